@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.sshd import SshServer, sshd_available
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def _require_sshd() -> None:
+    if sshd_available():
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail("OpenSSH sshd is missing; CI must install openssh-server (see README)")
+    pytest.skip("OpenSSH sshd not installed (run the README's test command)")
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory) -> SshServer:
+    """One loopback sshd shared by the whole test session (read-only use)."""
+    _require_sshd()
+    server = SshServer(tmp_path_factory.mktemp("sshd")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def make_sshd(tmp_path):
+    """Factory for a private sshd (to restart, break, or give a slow rc file)."""
+    _require_sshd()
+    servers: list[SshServer] = []
+
+    def make(**kwargs) -> SshServer:
+        server = SshServer(tmp_path / f"sshd{len(servers)}", **kwargs).start()
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_dirs(tmp_path, monkeypatch):
+    """Never touch the real user config or data dirs from a test."""
+    monkeypatch.setenv("PERFTRIAGE_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("PERFTRIAGE_SESSIONS_DIR", str(tmp_path / "sessions"))

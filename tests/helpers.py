@@ -1,0 +1,31 @@
+"""Shared helpers for tests (no fixtures here: see conftest.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE_SESSION = REPO / "sessions" / "example-moe-gap.jsonl"
+SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
+
+
+def replay_app(path: Path = EXAMPLE_SESSION):
+    """The cockpit app showing a saved session (deterministic: for snapshots)."""
+    from tui.app import PerftriageApp
+    from tui.services.cockpit import Cockpit
+    from tui.services.hosts import HostRegistry
+    from tui.services.session import Session
+
+    session, _ = Session.from_transcript(path)
+    return PerftriageApp(Cockpit(registry=HostRegistry(), session=session))
+
+
+async def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02):
+    """Poll ``predicate`` until true (instead of sleeping a fixed time)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s: {predicate}")
+        await asyncio.sleep(interval)

@@ -1,0 +1,48 @@
+import pytest
+
+from tui.core.config import ConfigError, load, parse
+
+GOOD = """
+[ui]
+theme = "perftriage-dark"
+
+[[hosts]]
+name = "gpu-a"
+ssh = "root@10.0.0.5:22"
+preamble = "source /root/ml-env/bin/activate"
+python = "python3"
+logs = ["/var/log/sglang/server.log"]
+tags = ["rtx6000"]
+"""
+
+
+def test_good_config():
+    cfg = parse(GOOD, "c.toml")
+    h = cfg.host("gpu-a")
+    assert h.ssh == "root@10.0.0.5:22" and h.logs == ["/var/log/sglang/server.log"]
+    assert cfg.ui.theme == "perftriage-dark"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        ('[[hosts]]\nname = "a"\n\n[[hosts]]\nname = "b"\nnmae = "c"\n', 6, "unknown key 'nmae'"),
+        ('[[hosts]]\nname = 3\n', 2, "Expected `str`"),
+        ('[ui]\nsample_interval = "fast"\n', 2, "Expected `float`"),
+        ('\n\nbogus = 1\n', 3, "unknown key 'bogus'"),
+        ('[[hosts]]\nssh = "x"\n', 1, "missing required field `name`"),
+        ('[ui]\ntheme = \n', 2, "invalid TOML"),
+    ],
+)
+def test_errors_name_file_and_line(text, line, fragment):
+    with pytest.raises(ConfigError) as info:
+        parse(text, "/etc/pt.toml")
+    assert info.value.line == line
+    assert str(info.value).startswith(f"/etc/pt.toml:{line}: ")
+    assert fragment in str(info.value)
+
+
+def test_missing_file(tmp_path):
+    assert load(tmp_path / "nope.toml").hosts == []
+    with pytest.raises(ConfigError, match="not found"):
+        load(tmp_path / "nope.toml", must_exist=True)

@@ -1,0 +1,120 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tui.core import events as ev
+from tui.core import transcript
+
+
+def _events(n):
+    out = []
+    for i in range(n):
+        out.append(ev.ProbeQueued(probe_id=f"p{i}", host="h", kind="shell", args=[f"echo {i}"],
+                                  t=float(i), wall=1000.0 + i))
+        out.append(ev.NoteAdded(text=f"note {i} ünïcode \n newline", t=float(i), wall=1000.0 + i))
+    return out
+
+
+def _write(path, events):
+    w = transcript.TranscriptWriter(path, transcript.make_header("2026-01-01T00:00:00", ["h"]))
+    for e in events:
+        w.write(e)
+    w.close()
+
+
+def test_header_is_first_line(tmp_path):
+    path = tmp_path / "s.jsonl"
+    _write(path, [])
+    header = json.loads(path.read_text().splitlines()[0])
+    assert header["format"] == "perftriage-session"
+    assert header["version"] == 1
+    assert header["hosts"] == ["h"]
+    assert header["started_at"] == "2026-01-01T00:00:00"
+    assert "perftriage" in header
+
+
+def test_round_trip(tmp_path):
+    path = tmp_path / "s.jsonl"
+    events = _events(50)
+    _write(path, events)
+    tr = transcript.read(path)
+    assert tr.events == events
+    assert tr.problems == []
+
+
+def test_writer_refuses_to_overwrite(tmp_path):
+    path = tmp_path / "s.jsonl"
+    _write(path, [])
+    with pytest.raises(FileExistsError):
+        _write(path, [])
+
+
+def test_torn_tail_keeps_everything_before(tmp_path):
+    path = tmp_path / "s.jsonl"
+    events = _events(5)
+    _write(path, events)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 7])  # cut the last event mid-line
+    tr = transcript.read(path)
+    assert tr.events == events[:-1]
+    assert tr.torn_tail
+    assert len(tr.problems) == 1 and tr.problems[0].line == len(events) + 1
+    assert "torn last line" in str(tr.problems[0])
+
+
+def test_corrupt_middle_line_reported_with_line_number(tmp_path):
+    path = tmp_path / "s.jsonl"
+    events = _events(3)
+    _write(path, events)
+    lines = path.read_text().splitlines(keepends=True)
+    lines[3] = '{"type": "probe.queued", "garbage\n'
+    path.write_text("".join(lines))
+    tr = transcript.read(path)
+    assert len(tr.events) == len(events) - 1
+    assert [p.line for p in tr.problems] == [4]
+    assert not tr.torn_tail
+    assert "line 4: corrupt line" in str(tr.problems[0])
+
+
+def test_not_a_transcript(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"hello": 1}\n')
+    with pytest.raises(transcript.TranscriptError, match="line 1"):
+        transcript.read(path)
+    path.write_text("")
+    with pytest.raises(transcript.TranscriptError, match="empty"):
+        transcript.read(path)
+
+
+WRITER_SCRIPT = """
+import sys, time
+from tui.core import events as ev, transcript
+w = transcript.TranscriptWriter(sys.argv[1], transcript.make_header("x", []))
+i = 0
+while True:
+    w.write(ev.NoteAdded(text=str(i), t=time.monotonic()))
+    i += 1
+    if i == 200:
+        print("ready", flush=True)
+    time.sleep(0.001)
+"""
+
+
+def test_kill_9_loses_at_most_the_tail(tmp_path):
+    path = tmp_path / "s.jsonl"
+    proc = subprocess.Popen([sys.executable, "-c", WRITER_SCRIPT, str(path)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(0.3)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    tr = transcript.read(path)
+    # every flushed line is readable and in order; at most the last is torn
+    texts = [int(e.text) for e in tr.events]
+    assert texts == list(range(len(texts))) and len(texts) >= 200
+    assert all(p.torn_tail for p in tr.problems)

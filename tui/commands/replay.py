@@ -1,0 +1,29 @@
+"""`perftriage replay SESSION`: the saved session in the same panes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from tui.core import transcript
+
+
+@click.command("replay")
+@click.argument("session", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_obj
+def command(g, session: Path) -> None:
+    """Open SESSION (a transcript file) in the cockpit, read-only."""
+    from tui.app import PerftriageApp
+    from tui.services.cockpit import Cockpit
+    from tui.services.hosts import HostRegistry
+    from tui.services.session import Session
+
+    try:
+        replayed, tr = Session.from_transcript(session)
+    except transcript.TranscriptError as exc:
+        raise click.ClickException(str(exc)) from None
+    for problem in tr.problems:
+        click.echo(f"warning: {session}: {problem}", err=True)
+    cockpit = Cockpit(g.load_config(), registry=HostRegistry(), session=replayed)
+    PerftriageApp(cockpit).run()

@@ -1,0 +1,157 @@
+"""The config file (TOML), validated strictly.
+
+An unknown key or a wrong type is a :class:`ConfigError` that names the file
+and the line, e.g. ``config.toml:7: unknown key 'nmae' in [[hosts]] #1``.
+All sections are optional; an absent file is an empty config.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+
+class ConfigError(Exception):
+    def __init__(self, path: Path | str, line: int | None, message: str) -> None:
+        self.path, self.line, self.message = str(path), line, message
+        where = f"{path}:{line}" if line else str(path)
+        super().__init__(f"{where}: {message}")
+
+
+class Strict(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    pass
+
+
+class HostConfig(Strict):
+    name: str
+    ssh: str | None = None  # "user@host:port" or an ~/.ssh/config alias; None = local
+    preamble: str | None = None
+    python: str = "python3"
+    logs: list[str] = []
+    tags: list[str] = []
+    accept_new_host_key: bool = False
+    max_channels: int = 8
+    connect_timeout: float = 10.0
+    keepalive_interval: float = 15.0
+
+
+class ProbeTemplate(Strict):
+    name: str
+    kind: str
+    args: list[str] = []
+    description: str = ""
+    timeout: float | None = None
+
+
+class ServerProfile(Strict):
+    name: str
+    command: str
+    host: str = "localhost"
+    log: str | None = None
+    ready_pattern: str | None = None
+    health_url: str | None = None
+    args: dict[str, str] = {}
+    workdir: str | None = None
+
+
+class UIConfig(Strict):
+    theme: str | None = None
+    keymap: dict[str, str] = {}
+    sample_interval: float = 1.0
+    log_ring_lines: int = 100_000
+    transcript_log_cap: int = 200_000
+    show_power_history: bool = False
+
+
+class Config(Strict):
+    hosts: list[HostConfig] = []
+    probes: list[ProbeTemplate] = []
+    servers: list[ServerProfile] = []
+    ui: UIConfig = msgspec.field(default_factory=UIConfig)
+
+    def host(self, name: str) -> HostConfig | None:
+        return next((h for h in self.hosts if h.name == name), None)
+
+
+_PATH_PART = re.compile(r"\.(\w+)|\[(\d+)\]")
+
+
+def _locate(text: str, path: str, key: str | None) -> int | None:
+    """Best-effort line number for a msgspec error path like ``$.hosts[1].nmae``."""
+    parts = [m.group(1) if m.group(1) else int(m.group(2)) for m in _PATH_PART.finditer(path)]
+    if key:
+        parts.append(key)
+    lines = text.splitlines()
+    table: str | None = None
+    seen: dict[str, int] = {}
+    # Find the array-of-tables block, then the key inside it.
+    target_table = parts[0] if parts and isinstance(parts[0], str) else None
+    target_index = parts[1] if len(parts) > 1 and isinstance(parts[1], int) else None
+    leaf = next((p for p in reversed(parts) if isinstance(p, str)), None)
+    block_start: int | None = None
+    for i, raw in enumerate(lines, 1):
+        line = raw.strip()
+        m = re.match(r"^\[\[\s*([\w.]+)\s*\]\]", line) or re.match(r"^\[\s*([\w.]+)\s*\]", line)
+        if m:
+            table = m.group(1)
+            idx = seen.get(table, -1) + 1 if line.startswith("[[") else 0
+            seen[table] = idx
+            in_block = table == target_table and (target_index is None or idx == target_index)
+            if in_block and block_start is None:
+                block_start = i
+            elif block_start is not None and not in_block:
+                if leaf == target_table:
+                    return block_start
+                break
+            continue
+        in_target = table == target_table and (
+            target_index is None or seen.get(table) == target_index
+        )
+        if leaf and (in_target or (table is None and target_table == leaf)):
+            if re.match(rf'^"?{re.escape(leaf)}"?\s*=', line):
+                return i
+    if block_start is not None:
+        return block_start
+    if leaf:  # inline tables and dotted keys: first mention of the key
+        for i, raw in enumerate(lines, 1):
+            if re.match(rf'^\s*"?{re.escape(leaf)}"?\s*=', raw):
+                return i
+    return None
+
+
+def parse(text: str, path: Path | str = "<config>") -> Config:
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        raise ConfigError(path, int(m.group(1)) if m else None, f"invalid TOML: {exc}") from None
+    try:
+        return msgspec.convert(data, Config, strict=True)
+    except msgspec.ValidationError as exc:
+        msg = str(exc)
+        m = re.match(r"(.*?) - at `(\$[^`]*)`", msg)
+        detail, where = (m.group(1), m.group(2)) if m else (msg, "$")
+        unknown = re.match(r"Object contains unknown field `([^`]+)`", detail)
+        key = unknown.group(1) if unknown else None
+        line = _locate(text, where, key)
+        section = where.replace("$.", "").replace("$", "top level")
+        if unknown:
+            message = f"unknown key '{key}' in {section}"
+        else:
+            message = f"{detail} at {section}"
+        raise ConfigError(path, line, message) from None
+
+
+def load(path: Path | str | None, *, must_exist: bool = False) -> Config:
+    if path is None:
+        return Config()
+    p = Path(path)
+    if not p.exists():
+        if must_exist:
+            raise ConfigError(p, None, "config file not found")
+        return Config()
+    return parse(p.read_text(encoding="utf-8"), p)

@@ -1,0 +1,34 @@
+"""Starting the cockpit from the command line (kept out of cli.py so that
+``--version`` and headless commands never import Textual)."""
+
+from __future__ import annotations
+
+import click
+
+from tui.cli import Globals
+
+
+def build_cockpit(g: Globals, name: str = "session"):
+    from tui.services.cockpit import Cockpit
+    from tui.services.hosts import build_registry
+
+    config = g.load_config()
+    registry = build_registry(config, only=None)
+    return Cockpit(
+        config,
+        sessions_dir=g.resolved_sessions_dir(),
+        registry=registry,
+        name=name,
+        sample_interval=g.sample_interval,
+    )
+
+
+def run_cockpit(g: Globals) -> int:
+    from tui.app import PerftriageApp
+
+    cockpit = build_cockpit(g)
+    app = PerftriageApp(cockpit)
+    app.run()
+    if cockpit.session.path:
+        click.echo(f"transcript: {cockpit.session.path}", err=True)
+    return app.return_code or 0

@@ -1,0 +1,89 @@
+"""Everything a live session runs, without any UI: the session, the hosts,
+the probe runner and the samplers. The Textual app drives one of these;
+headless commands use the same pieces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+from tui.core import events as ev
+from tui.core.config import Config
+from tui.services.hosts import HostRegistry, build_registry
+from tui.services.local_sampler import LocalSampler
+from tui.services.probe_runner import ProbeRunner
+from tui.services.session import Session
+
+
+class Cockpit:
+    def __init__(
+        self,
+        config: Config | None = None,
+        sessions_dir: Path | None = None,
+        *,
+        registry: HostRegistry | None = None,
+        session: Session | None = None,
+        name: str = "session",
+        sample_interval: float | None = None,
+    ) -> None:
+        self.config = config or Config()
+        self.registry = registry or build_registry(self.config)
+        self.session = session or Session(
+            name=name,
+            hosts=self.registry.names,
+            sessions_dir=sessions_dir,
+            log_ring=self.config.ui.log_ring_lines,
+        )
+        for host in self.registry.names:
+            self.session.state.host(host)
+        self.probes = ProbeRunner(self.session, self.registry)
+        self.sample_interval = sample_interval or self.config.ui.sample_interval
+        self._tasks: list[asyncio.Task] = []
+        self.started = False
+
+    @property
+    def replay(self) -> bool:
+        return self.session.replay
+
+    async def start(self) -> None:
+        if self.started or self.replay:
+            return
+        self.started = True
+        loop = asyncio.get_running_loop()
+        for host in self.registry.hosts.values():
+            if host.local:
+                self._tasks.append(loop.create_task(self._sample_local(host.name)))
+        self._tasks.append(loop.create_task(self._fsync_timer()))
+
+    def spawn(self, coro) -> asyncio.Task:
+        """Run a background task that stops with the cockpit."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.append(task)
+        return task
+
+    async def _sample_local(self, name: str) -> None:
+        sampler = await asyncio.to_thread(LocalSampler, name)
+        self.session.emit(ev.HostStatus(host=name, state="up"))
+        while True:
+            await asyncio.sleep(self.sample_interval)
+            self.session.emit(await asyncio.to_thread(sampler.sample))
+
+    async def _fsync_timer(self) -> None:
+        while True:
+            await asyncio.sleep(0.5)
+            self.session.tick()
+
+    async def stop(self, reason: str = "quit") -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in list(self.probes._tasks.values()):
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.gather(*self._tasks, *self.probes._tasks.values(),
+                                 return_exceptions=True)
+        self._tasks.clear()
+        with contextlib.suppress(Exception):
+            await self.registry.close()
+        self.session.close(reason)

@@ -1,0 +1,93 @@
+"""What every transport (local subprocess, SSH) offers the services above.
+
+``run`` returns a :class:`RunResult`; ``stream_batches`` yields lists of
+lines read in large chunks (a batch per read, never one await per line);
+``stream`` is the line-at-a-time convenience on top of it. Cancelling the
+task that consumes a stream, or closing its iterator, kills the process.
+Failures to reach a host raise :class:`TransportError` with a one-line
+``reason`` and a machine-readable ``kind``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Protocol
+
+CHUNK_BYTES = 256 * 1024
+
+# TransportError.kind values
+HOST_KEY_UNKNOWN = "host_key_unknown"
+HOST_KEY_CHANGED = "host_key_changed"
+AUTH = "auth"
+REFUSED = "refused"
+DNS = "dns"
+TIMEOUT = "timeout"
+LOST = "lost"
+CHANNEL_LIMIT = "channel_limit"
+OTHER = "other"
+
+
+class TransportError(Exception):
+    def __init__(self, reason: str, kind: str = OTHER, host: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.kind = kind
+        self.host = host
+
+    def __str__(self) -> str:
+        return f"{self.host}: {self.reason}" if self.host else self.reason
+
+
+@dataclass
+class RunResult:
+    exit_status: int | None
+    stdout: str
+    stderr: str
+    duration_s: float
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0 and not self.timed_out
+
+
+class Transport(Protocol):
+    name: str
+
+    async def run(
+        self, command: str, timeout: float | None = None, stdin: str | None = None
+    ) -> RunResult: ...
+
+    def stream_batches(self, command: str) -> AsyncIterator[list[str]]: ...
+
+    def stream(self, command: str) -> AsyncIterator[str]: ...
+
+    async def close(self) -> None: ...
+
+
+class LineSplitter:
+    """Turns arbitrary chunks into complete lines, keeping the partial tail."""
+
+    __slots__ = ("_tail",)
+
+    def __init__(self) -> None:
+        self._tail = ""
+
+    def feed(self, chunk: str) -> list[str]:
+        if not chunk:
+            return []
+        data = self._tail + chunk
+        lines = data.split("\n")
+        self._tail = lines.pop()
+        return lines
+
+    def flush(self) -> list[str]:
+        tail, self._tail = self._tail, ""
+        return [tail] if tail else []
+
+
+async def lines_of(batches: AsyncIterator[list[str]]) -> AsyncIterator[str]:
+    async for batch in batches:
+        for line in batch:
+            yield line
