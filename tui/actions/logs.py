@@ -1,0 +1,9 @@
+"""Logs keys (see the issue that owns this feature)."""
+
+from __future__ import annotations
+
+from tui.actions.base import ActionsMixin
+
+
+class LogsActions(ActionsMixin):
+    BINDINGS = []
