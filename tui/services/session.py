@@ -40,6 +40,8 @@ class Session:
         self.state = state or SessionState(name=name, started_at=now.isoformat(timespec="seconds"))
         if log_ring:
             self.state.log_ring = log_ring
+        for host in hosts or []:
+            self.state.host(host)  # as replay does from the header
         self._t0 = time.monotonic()
         self._listeners: list[Listener] = []
         self._ids: dict[str, itertools.count] = {}
