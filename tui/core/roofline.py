@@ -1,0 +1,197 @@
+"""Decode roofline: the memory-bandwidth floor per token and the gap to it.
+
+At batch 1 every decode step must stream the weights it uses (for an MoE only
+the active experts) plus the KV cache from HBM, so::
+
+    floor_s/token = bytes read per step / aggregate memory bandwidth
+
+Units: sizes in GB (1e9 bytes) and bandwidth in GB/s, like the vendors'
+datasheets. Pure arithmetic, no I/O: the CLI (``perftriage roofline``) and
+the UI panel both call :func:`compute`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+# Per-GPU peak memory bandwidth, GB/s (vendor datasheets).
+KNOWN_GPUS: dict[str, float] = {
+    "H100 SXM": 3350.0,
+    "H200": 4800.0,
+    "A100 80GB": 2039.0,
+    "B200": 8000.0,
+    "RTX PRO 6000 Blackwell Workstation": 1792.0,
+}
+
+# Normalised alias -> canonical name. Normalising drops case, spaces,
+# dashes, underscores and an "NVIDIA" prefix, so "nvidia-h200", "H200" and
+# the NVML name "NVIDIA H200" all match.
+_ALIASES: dict[str, str] = {
+    "h100": "H100 SXM",
+    "h100sxm": "H100 SXM",
+    "h100sxm5": "H100 SXM",
+    "h10080gbhbm3": "H100 SXM",
+    "h200": "H200",
+    "h200sxm": "H200",
+    "h200141gb": "H200",
+    "h200141gbhbm3e": "H200",
+    "a100": "A100 80GB",
+    "a10080gb": "A100 80GB",
+    "a100sxm80gb": "A100 80GB",
+    "a100sxm480gb": "A100 80GB",
+    "a10080gbsxm": "A100 80GB",
+    "b200": "B200",
+    "rtxpro6000": "RTX PRO 6000 Blackwell Workstation",
+    "rtxpro6000blackwell": "RTX PRO 6000 Blackwell Workstation",
+    "rtxpro6000blackwellworkstation": "RTX PRO 6000 Blackwell Workstation",
+    "rtxpro6000blackwellworkstationedition": "RTX PRO 6000 Blackwell Workstation",
+}
+
+
+class RooflineError(ValueError):
+    """Bad input: the message says which value and why."""
+
+
+def _norm(name: str) -> str:
+    key = re.sub(r"[\s\-_]+", "", name.strip().lower())
+    return key[len("nvidia"):] if key.startswith("nvidia") else key
+
+
+def lookup_gpu(name: str) -> tuple[str, float]:
+    """(canonical name, GB/s) for a known GPU name or alias, else RooflineError."""
+    canonical = _ALIASES.get(_norm(name))
+    if canonical is None:
+        known = ", ".join(KNOWN_GPUS)
+        raise RooflineError(
+            f"unknown GPU {name!r}; known: {known} (or give --bandwidth-gbs)"
+        )
+    return canonical, KNOWN_GPUS[canonical]
+
+
+def bandwidth_from_nvml(bus_width_bits: int | None, mem_clock_max_mhz: float | None) -> float | None:
+    """Peak GB/s from NVML's memory bus width and max memory clock
+    (double data rate: two transfers per clock), or None when unknown."""
+    if not bus_width_bits or not mem_clock_max_mhz:
+        return None
+    return bus_width_bits / 8 * mem_clock_max_mhz * 1e6 * 2 / 1e9
+
+
+@dataclass(frozen=True)
+class RooflineResult:
+    floor_ms: float
+    ceiling_tps: float
+    measured_ms: float | None
+    gap: float | None
+    efficiency_pct: float | None
+    bandwidth_gbs_total: float
+    bytes_gb: float  # read per decode step
+
+    def public(self) -> dict[str, float | None]:
+        """The ``--json`` object, in its documented key order."""
+        d = asdict(self)
+        d.pop("bytes_gb")
+        return d
+
+
+def _check(name: str, value: float | None, *, positive: bool = True) -> None:
+    if value is None:
+        return
+    if not math.isfinite(value):
+        raise RooflineError(f"{name} must be a finite number, got {value}")
+    if positive and value <= 0:
+        raise RooflineError(f"{name} must be greater than 0, got {value:g}")
+    if not positive and value < 0:
+        raise RooflineError(f"{name} must not be negative, got {value:g}")
+
+
+def bytes_per_step_gb(
+    weights_gb: float | None = None,
+    active_params_b: float | None = None,
+    bits: float | None = None,
+    kv_gb: float | None = None,
+) -> float:
+    """GB read per decode step: weights (given, or active params x bits) + KV."""
+    _check("--weights-gb", weights_gb)
+    _check("--active-params-b", active_params_b)
+    _check("--bits", bits)
+    _check("--kv-gb", kv_gb, positive=False)
+    if weights_gb is not None and active_params_b is not None:
+        raise RooflineError("give either --weights-gb or --active-params-b, not both")
+    if weights_gb is None:
+        if active_params_b is None:
+            raise RooflineError("give --weights-gb, or --active-params-b with --bits")
+        if bits is None:
+            raise RooflineError("--active-params-b needs --bits (e.g. 8 for FP8, 4 for FP4)")
+        weights_gb = active_params_b * bits / 8  # 1e9 params x bits/8 bytes = GB
+    elif bits is not None:
+        raise RooflineError("--bits only applies with --active-params-b")
+    return weights_gb + (kv_gb or 0.0)
+
+
+def resolve_bandwidth(bandwidth_gbs: float | None = None, gpu: str | None = None) -> float:
+    """Per-GPU GB/s from --bandwidth-gbs or the known-GPU table."""
+    _check("--bandwidth-gbs", bandwidth_gbs)
+    if bandwidth_gbs is not None and gpu:
+        raise RooflineError("give either --bandwidth-gbs or --gpu, not both")
+    if bandwidth_gbs is not None:
+        return bandwidth_gbs
+    if gpu:
+        return lookup_gpu(gpu)[1]
+    raise RooflineError("give --bandwidth-gbs or --gpu NAME")
+
+
+def _r(x: float) -> float:
+    return float(round(x, 4))
+
+
+def compute(
+    *,
+    gpus: int,
+    weights_gb: float | None = None,
+    active_params_b: float | None = None,
+    bits: float | None = None,
+    kv_gb: float | None = None,
+    bandwidth_gbs: float | None = None,
+    gpu: str | None = None,
+    measured_ms: float | None = None,
+) -> RooflineResult:
+    """Floor, ceiling and (with ``measured_ms``) gap and efficiency.
+    Raises :class:`RooflineError` on bad input."""
+    if gpus is None or isinstance(gpus, bool) or int(gpus) != gpus or gpus < 1:
+        raise RooflineError(f"--gpus must be a whole number of at least 1, got {gpus}")
+    size_gb = bytes_per_step_gb(weights_gb, active_params_b, bits, kv_gb)
+    per_gpu = resolve_bandwidth(bandwidth_gbs, gpu)
+    _check("--measured-ms", measured_ms)
+    total = per_gpu * int(gpus)
+    floor_ms = size_gb / total * 1000.0
+    gap = eff = None
+    if measured_ms is not None:
+        gap = measured_ms / floor_ms
+        eff = floor_ms / measured_ms * 100.0
+    return RooflineResult(
+        floor_ms=_r(floor_ms),
+        ceiling_tps=_r(1000.0 / floor_ms),
+        measured_ms=None if measured_ms is None else float(measured_ms),
+        gap=None if gap is None else _r(gap),
+        efficiency_pct=None if eff is None else _r(eff),
+        bandwidth_gbs_total=_r(total),
+        bytes_gb=_r(size_gb),
+    )
+
+
+def fmt_gap(gap: float | None) -> str:
+    return "n/a" if gap is None else f"{gap:.1f}x"
+
+
+def summary_line(r: Any) -> str:
+    """One line for a result or a GapComputed event (same field names)."""
+    parts = [f"floor {r.floor_ms:.3g} ms/token", f"ceiling {r.ceiling_tps:.0f} tok/s"]
+    if r.measured_ms is not None:
+        parts.append(f"measured {r.measured_ms:g} ms")
+        parts.append(f"gap {fmt_gap(r.gap)}")
+        if r.efficiency_pct is not None:
+            parts.append(f"bandwidth efficiency {r.efficiency_pct:.1f}%")
+    return " · ".join(parts)
