@@ -2,20 +2,33 @@
 the result into a verdict.
 
 Every argument goes through ``shlex.quote``: probe arguments are data,
-never shell. ``shell`` is the one kind whose argument *is* a shell command,
-and it is shown as such.
+never shell. The Python-based kinds pass their arguments as ``argv`` to a
+fixed ``python -c SCRIPT`` — an argument is never interpolated into script
+text. ``shell`` is the one kind whose argument *is* a shell command, and it
+is shown as such.
+
+The kinds themselves live in :mod:`tui.core.probe_kinds` (imported at the
+bottom of this module so that ``probes.KINDS`` is always complete).
+User templates (``[[probes]]`` in the config) resolve to a kind plus
+arguments through :func:`resolve`.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+# Marks the one result line a probe script prints (after anything the
+# imported code itself printed on stdout).
+RESULT_MARK = "@@perftriage-result@@"
+
 
 class ProbeUsageError(ValueError):
-    """Bad probe arguments (unknown kind, missing argument)."""
+    """Bad probe arguments (unknown kind, missing argument, bad URL)."""
 
 
 @dataclass
@@ -32,6 +45,17 @@ class HostContext:
     python: str = "python3"
 
 
+Interpret = Callable[[list[str], int | None, str, str], Verdict]
+
+
+def _split(value: str) -> list[str]:
+    """Split a one-line answer like a shell would (quotes group words)."""
+    try:
+        return shlex.split(value)
+    except ValueError as exc:
+        raise ProbeUsageError(f"cannot split arguments: {exc}") from None
+
+
 @dataclass
 class ProbeKind:
     name: str
@@ -40,13 +64,21 @@ class ProbeKind:
     min_args: int
     max_args: int | None
     build: Callable[[list[str], HostContext], str]
-    interpret: Callable[[list[str], int | None, str, str], Verdict]
+    interpret: Interpret
+    # extra validation of the arguments (raise ProbeUsageError)
+    check: Callable[[list[str]], None] | None = None
+    # how a one-line form answer becomes arguments (shell: the whole line)
+    parse_line: Callable[[str], list[str]] = _split
+    # what must be equal for two hosts' results to count as "the same"
+    compare: Callable[[str, str, dict[str, Any]], Any] | None = None
 
     def validate(self, args: list[str]) -> None:
         if len(args) < self.min_args:
             raise ProbeUsageError(f"usage: {self.usage}")
         if self.max_args is not None and len(args) > self.max_args:
             raise ProbeUsageError(f"usage: {self.usage} (too many arguments)")
+        if self.check is not None:
+            self.check(args)
 
 
 KINDS: dict[str, ProbeKind] = {}
@@ -72,71 +104,117 @@ def build_command(kind: str, args: list[str], ctx: HostContext | None = None) ->
     return spec.build(args, ctx or HostContext())
 
 
-def _exit_verdict(args: list[str], status: int | None, out: str, err: str) -> Verdict:
-    if status == 0:
-        return Verdict("ok", (out.strip().splitlines() or ["exit 0"])[-1][:200])
-    last = (err.strip() or out.strip()).splitlines()
-    return Verdict("failed", f"exit {status}" + (f": {last[-1][:200]}" if last else ""))
+# --- helpers shared by the kinds ---------------------------------------------
 
 
-register(
-    ProbeKind(
-        name="shell",
-        usage="shell COMMAND",
-        help="raw shell command (runs as shell, not quoted)",
-        min_args=1,
-        max_args=None,
-        build=lambda args, ctx: " ".join(args),
-        interpret=_exit_verdict,
-    )
-)
-
-# `import` is defined here in its first form; tui.core.probe_kinds adds the rest.
-_IMPORT_SCRIPT = r"""
-import importlib, sys, time, json
-spec = sys.argv[1]
-mod, _, attr = spec.partition(":")
-t0 = time.perf_counter()
-try:
-    m = importlib.import_module(mod)
-    if attr:
-        getattr(m, attr)
-except BaseException as e:
-    print(json.dumps({"ok": False, "error": type(e).__name__, "message": str(e)}))
-    sys.exit(1)
-print(json.dumps({"ok": True, "file": getattr(m, "__file__", None),
-                  "version": str(getattr(m, "__version__", "") or "") or None,
-                  "import_s": round(time.perf_counter() - t0, 4)}))
-"""
-
-
-def _python(ctx: HostContext, script: str, args: list[str]) -> str:
+def python_command(ctx: HostContext, script: str, args: Sequence[str]) -> str:
+    """``python -c SCRIPT ARG...`` with every word quoted. The script is a
+    constant; arguments reach it only as ``sys.argv[1:]``."""
     return " ".join(
         [shlex.quote(ctx.python), "-c", shlex.quote(script), *(shlex.quote(a) for a in args)]
     )
 
 
-def _import_verdict(args: list[str], status: int | None, out: str, err: str) -> Verdict:
-    import json
-
-    last = out.strip().splitlines()[-1] if out.strip() else ""
-    try:
-        data = json.loads(last)
-    except ValueError:
-        return Verdict("error", f"no result (exit {status}): {err.strip()[-200:]}")
-    if data.get("ok"):
-        return Verdict("ok", f"{args[0]} imported from {data.get('file')}", data)
-    return Verdict("failed", f"{data['error']}: {data['message']}", data)
-
-
-register(
-    ProbeKind(
-        name="import",
-        usage="import MODULE[:ATTR]",
-        help="import a module (and attribute) in the host's python",
-        min_args=1,
-        max_args=1,
-        build=lambda args, ctx: _python(ctx, _IMPORT_SCRIPT, args),
-        interpret=_import_verdict,
-    )
+# Prepended to every probe script: ``_emit`` prints the one marked result line.
+SCRIPT_PRELUDE = (
+    "import sys, json\n"
+    "def _emit(d, code=0):\n"
+    "    d['argv'] = sys.argv[1:]\n"
+    f"    sys.stdout.write('\\n{RESULT_MARK}' + json.dumps(d, default=str) + '\\n')\n"
+    "    sys.stdout.flush()\n"
+    "    sys.exit(code)\n"
 )
+
+
+def script_result(out: str) -> dict[str, Any] | None:
+    """The JSON object of the marked result line, or None."""
+    for line in reversed(out.splitlines()):
+        if line.startswith(RESULT_MARK):
+            try:
+                data = json.loads(line[len(RESULT_MARK):])
+            except ValueError:
+                return None
+            return data if isinstance(data, dict) else None
+    return None
+
+
+def visible_stdout(out: str) -> str:
+    """stdout without the result line (what the probed code printed)."""
+    return "\n".join(x for x in out.splitlines() if not x.startswith(RESULT_MARK)).strip()
+
+
+def no_result(status: int | None, err: str) -> Verdict:
+    """The script did not report: python missing, killed, or a broken preamble."""
+    tail = err.strip().splitlines()[-1][:200] if err.strip() else ""
+    if status == 127:
+        return Verdict("error", f"python not found (exit 127){': ' + tail if tail else ''}",
+                       {"exit_status": status})
+    return Verdict("error", f"no result (exit {status}){': ' + tail if tail else ''}",
+                   {"exit_status": status})
+
+
+def exit_verdict(args: list[str], status: int | None, out: str, err: str) -> Verdict:
+    if status == 0:
+        return Verdict("ok", (out.strip().splitlines() or ["exit 0"])[-1][:200],
+                       {"exit_status": 0})
+    last = (err.strip() or out.strip()).splitlines()
+    return Verdict("failed", f"exit {status}" + (f": {last[-1][:200]}" if last else ""),
+                   {"exit_status": status})
+
+
+# --- templates -------------------------------------------------------------
+
+
+@dataclass
+class Resolved:
+    kind: str
+    args: list[str]
+    template: str | None = None
+    timeout: float | None = None
+
+
+def resolve(name: str, args: list[str], templates: Iterable[Any] = ()) -> Resolved:
+    """A kind name or a user template (``[[probes]]``: name, kind, args).
+
+    A template's own arguments come first; extra ``args`` are appended.
+    Kind names win over template names (a template cannot shadow ``import``).
+    """
+    if name in KINDS:
+        spec = KINDS[name]
+        spec.validate(list(args))
+        return Resolved(name, list(args))
+    for t in templates:
+        if t.name == name:
+            spec = get(t.kind)
+            full = [*t.args, *args]
+            spec.validate(full)
+            return Resolved(t.kind, full, template=t.name, timeout=t.timeout)
+    known = sorted(KINDS) + sorted(t.name for t in templates)
+    raise ProbeUsageError(f"unknown probe kind {name!r}; known: {', '.join(known)}")
+
+
+# --- comparing a fan-out ----------------------------------------------------
+
+
+def compare_key(kind: str, status: str, summary: str, detail: dict[str, Any]) -> Any:
+    spec = KINDS.get(kind)
+    if spec is not None and spec.compare is not None and status in ("ok", "failed"):
+        return (status, spec.compare(status, summary, detail))
+    return (status, summary)
+
+
+def differing(results: Sequence[tuple[str, Any]]) -> set[str]:
+    """Ids whose key is not the most common one; all ids when there is a
+    tie for most common. ``results`` is ``[(probe_id, key), ...]``."""
+    if len(results) < 2:
+        return set()
+    counts = Counter(json.dumps(k, sort_keys=True, default=str) for _, k in results)
+    if len(counts) == 1:
+        return set()
+    (top, n), *rest = counts.most_common()
+    if rest and rest[0][1] == n:
+        return {pid for pid, _ in results}
+    return {pid for pid, k in results if json.dumps(k, sort_keys=True, default=str) != top}
+
+
+from tui.core import probe_kinds  # noqa: E402,F401  (registers the kinds)

@@ -38,7 +38,7 @@ class Cockpit:
         )
         for host in self.registry.names:
             self.session.state.host(host)
-        self.probes = ProbeRunner(self.session, self.registry)
+        self.probes = ProbeRunner(self.session, self.registry, templates=self.config.probes)
         self.sample_interval = sample_interval or self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
         self.started = False
