@@ -188,7 +188,7 @@ def fmt_gap(gap: float | None) -> str:
 
 def summary_line(r: Any) -> str:
     """One line for a result or a GapComputed event (same field names)."""
-    parts = [f"floor {r.floor_ms:.3g} ms/token", f"ceiling {r.ceiling_tps:.0f} tok/s"]
+    parts = [f"floor {r.floor_ms:.3g} ms/token", f"ceiling {r.ceiling_tps:.4g} tok/s"]
     if r.measured_ms is not None:
         parts.append(f"measured {r.measured_ms:g} ms")
         parts.append(f"gap {fmt_gap(r.gap)}")
