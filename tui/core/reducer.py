@@ -64,7 +64,7 @@ def _host_sample(state: SessionState, e: ev.HostSample) -> str:
     if e.cpu_pct is not None:
         hs.cpu_history.append(e.cpu_pct)
     maxlen = hs.cpu_history.maxlen
-    for gpu in e.gpus:
+    for gpu in e.gpus if e.gpu_age_s is None else ():  # stale readings: no new history
         if gpu.util_pct is not None:
             hs.util_history.setdefault(gpu.index, deque(maxlen=maxlen)).append(gpu.util_pct)
         if gpu.power_w is not None:
@@ -165,9 +165,12 @@ def _log_lines(state: SessionState, e: ev.LogLines) -> str:
         src = state.logs[e.source_id] = LogSourceState(
             source_id=e.source_id, host="?", path=e.source_id, lines=deque(maxlen=state.log_ring)
         )
+    src.metrics.feed(e.lines, src.total_lines + 1)
     src.lines.extend(e.lines)
     src.total_lines += len(e.lines)
     src.dropped += e.dropped
+    if e.lines:
+        state.log_batches.append((e.source_id, src.total_lines))
     return "logs"
 
 

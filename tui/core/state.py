@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tui.core.events import GpuSample, HostSample
+from tui.core.logparse import LogMetrics
 
 HISTORY_POINTS = 300  # ~5 minutes at 1 Hz
 DEFAULT_LOG_RING = 100_000
@@ -76,6 +77,8 @@ class LogSourceState:
     dropped: int = 0
     open: bool = True
     closed_reason: str | None = None
+    # throughput series and milestones parsed from the lines (tui.core.logparse)
+    metrics: LogMetrics = field(default_factory=LogMetrics)
 
 
 @dataclass
@@ -122,6 +125,9 @@ class SessionState:
     event_count: int = 0
     ended: bool = False
     log_ring: int = DEFAULT_LOG_RING
+    # arrival order of log batches across sources, for the merged view:
+    # (source_id, total_lines of that source after the batch)
+    log_batches: deque[tuple[str, int]] = field(default_factory=lambda: deque(maxlen=100_000))
     versions: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             ("hosts", "probes", "logs", "hypotheses", "notes", "gaps", "servers"), 0

@@ -1,0 +1,133 @@
+"""Parser tests on the captured-format fixtures and on known format variants."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import FIXTURES
+from tui.core import events as ev
+from tui.core import logparse as lp
+from tui.core.reducer import replay
+
+LOGS = FIXTURES / "logs"
+
+
+def metrics_of(name: str) -> list[lp.Metric]:
+    with open(LOGS / name, encoding="utf-8") as fh:
+        return list(lp.iter_metrics(fh))
+
+
+def test_sglang_fixture_metrics() -> None:
+    ms = metrics_of("sglang-0.5.23-tp8.log")
+    assert [m.kind for m in ms] == ["prefill", "prefill", "decode", "decode", "decode",
+                                    "prefill", "decode", "decode"]
+    d = ms[2]
+    assert (d.line, d.ts, d.engine, d.gen_tps, d.running, d.queued, d.token_usage) == (
+        19, "2026-11-28 09:16:06", "sglang", 10.31, 1, 0, 0.0)
+    p = ms[5]
+    assert (p.line, p.input_tps, p.queued, p.gen_tps) == (23, 5120.77, 48, None)
+    assert ms[-1].gen_tps == 405.66 and ms[-1].token_usage == 0.16
+
+
+def test_sglang_fixture_milestones_and_errors() -> None:
+    lines = (LOGS / "sglang-0.5.23-tp8.log").read_text().splitlines()
+    m = lp.LogMetrics()
+    m.feed(lines, 1)
+    names = [x.name for x in m.milestones]
+    for expected in ("weights loaded", "KV cache allocated", "CUDA graph captured", "ready"):
+        assert expected in names
+    assert m.ready
+    assert m.errors == 2  # Decode out of memory + KV cache pool is full
+    assert m.latest_gen_tps == 405.66
+    assert m.ms_per_token == pytest.approx(1000 / 405.66)
+
+
+def test_vllm_fixture_stats() -> None:
+    ms = metrics_of("vllm-0.33.0.log")
+    assert [(m.line, m.kind, m.engine) for m in ms] == [
+        (7, "stats", "vllm"), (8, "stats", "vllm"), (9, "stats", "vllm")]
+    first = ms[0]
+    assert (first.ts, first.gen_tps, first.input_tps, first.running, first.queued) == (
+        "11-28 09:23:12", 50.3, 1503.9, 1, 0)
+    assert first.token_usage == pytest.approx(0.001)
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        # period after "batch" and a trailing ", " (older sglang)
+        ("[2025-01-02 03:04:05 TP0] Decode batch. #running-req: 3, #token: 9, token usage: 0.02, "
+         "gen throughput (token/s): 77.50, #queue-req: 1, ",
+         ("decode", 77.5, None, 3, 1, 0.02, "2025-01-02 03:04:05")),
+        # no rank tag (tp=1), milliseconds (SGLANG_LOG_MS)
+        ("[2025-01-02 03:04:05.123] Decode batch, #running-req: 1, #token: 10, token usage: 0.00, "
+         "cuda graph: True, gen throughput (token/s): 100.0, #queue-req: 0",
+         ("decode", 100.0, None, 1, 0, 0.0, "2025-01-02 03:04:05.123")),
+        # DP/TP/EP rank tags
+        ("[2025-01-02 03:04:05 DP0 TP0 EP0] Prefill batch, #new-seq: 2, #new-token: 100, "
+         "#cached-token: 0, token usage: 0.10, #running-req: 5, #queue-req: 7, "
+         "input throughput (token/s): 1234.5",
+         ("prefill", None, 1234.5, 5, 7, 0.1, "2025-01-02 03:04:05")),
+        # old prefill without input throughput
+        ("[2024-06-01 10:00:00 TP3] Prefill batch. #new-seq: 1, #new-token: 6, #cached-token: 0, "
+         "cache hit rate: 0.00%, token usage: 0.00, #running-req: 0, #queue-req: 0",
+         ("prefill", None, None, 0, 0, 0.0, "2024-06-01 10:00:00")),
+        # vLLM without the (APIServer pid=N) prefix, with a year, no Engine tag, optional fields
+        ("INFO 2025-11-28 09:23:12 [loggers.py:80] Avg prompt throughput: 12.0 tokens/s, "
+         "Avg generation throughput: 33.3 tokens/s, Running: 4 reqs, Swapped: 0 reqs, "
+         "Pending: 2 reqs, GPU KV cache usage: 5.0%, CPU KV cache usage: 0.0%.",
+         ("stats", 33.3, 12.0, 4, 2, 0.05, "2025-11-28 09:23:12")),
+        # vLLM with milliseconds and the prefix
+        ("(APIServer pid=7) INFO 11-28 09:23:12.456 [loggers.py:271] Engine 000: Avg prompt "
+         "throughput: 0.0 tokens/s, Avg generation throughput: 61.8 tokens/s, Running: 1 reqs, "
+         "Waiting: 0 reqs, GPU KV cache usage: 0.2%, Prefix cache hit rate: 0.0%",
+         ("stats", 61.8, 0.0, 1, 0, 0.002, "11-28 09:23:12.456")),
+    ],
+)
+def test_format_variants(line: str, expected: tuple) -> None:
+    m = lp.parse_line(line)
+    assert isinstance(m, lp.Metric)
+    got = (m.kind, m.gen_tps, m.input_tps, m.running, m.queued, m.token_usage, m.ts)
+    assert got[:5] == expected[:5]
+    assert got[5] == pytest.approx(expected[5])
+    assert got[6] == expected[6]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "",
+        "random garbage",
+        "[2025-01-02 03:04:05] Decode batch",  # no fields at all: a metric with nulls, not error
+        "[not a date] Decode batch, #running-req: x",
+        "INFO 11-28 09:23:12 [x.py:1] hello",
+        "Traceback (most recent call last):",
+        "\x00\xff\ufffd" * 10,
+        "batch throughput batch throughput",
+    ],
+)
+def test_unknown_lines_never_raise(line: str) -> None:
+    rec = lp.parse_line(line)
+    assert rec is None or isinstance(rec, (lp.Metric, lp.Milestone))
+
+
+def test_fatal_and_error_patterns() -> None:
+    for text in ("torch.OutOfMemoryError: CUDA out of memory. Tried", "Decode out of memory.",
+                 "NCCL error in: x", "watchdog timeout", "KV cache pool is full. Retract",
+                 "Traceback (most recent call last):"):
+        assert lp.is_fatal(text) and lp.is_error(text)
+    assert lp.is_error("ValueError: bad") and lp.is_error("ERROR 11-28 x")
+    assert not lp.is_error("INFO all good, no errors here")
+    assert lp.ms_per_token(400.0) == 2.5 and lp.ms_per_token(0.0) is None
+
+
+def test_reducer_derives_metrics_deterministically() -> None:
+    lines = (LOGS / "sglang-0.5.23-tp8.log").read_text().splitlines()
+    events = [ev.LogSourceOpened(source_id="s1", host="h", path="x.log")]
+    events += [ev.LogLines(source_id="s1", lines=lines[i:i + 5]) for i in range(0, len(lines), 5)]
+    a, b = replay(events), replay(events)
+    ma, mb = a.logs["s1"].metrics, b.logs["s1"].metrics
+    assert list(ma.gen_tps) == list(mb.gen_tps) == [10.31, 10.29, 10.34, 402.18, 405.66]
+    assert list(ma.input_tps) == [0.0, 311.42, 5120.77]
+    assert ma.last_decode.line == 25
+    assert a.log_batches[-1] == ("s1", len(lines))
