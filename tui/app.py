@@ -51,6 +51,7 @@ class PerftriageApp(
         self.title = f"perftriage {__version__}"
 
     def on_mount(self) -> None:
+        self.apply_ui_preferences()  # theme + [ui] keymap (tui/actions/themes.py)
         self.push_screen(MainScreen())
         self.set_interval(1.0, self._tick)
         self._tick()

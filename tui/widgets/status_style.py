@@ -1,29 +1,46 @@
 """Status -> theme variable. Widgets colour states through these names only,
-so every theme (``themes/*.toml``) decides what "ok" or "failed" looks like."""
+so every theme (``themes/*.toml``) decides what "ok" or "failed" looks like.
+
+The variables (``$status-ok``, ``$log-error``, ... listed in
+``tui.core.theme_files.THEME_VARIABLES``) are defined by every bundled theme;
+for Textual's builtin themes the app derives them from the theme's
+success/error/warning/accent colours (``tui.theming.fallback_variables``)."""
 
 from __future__ import annotations
 
 STATUS_VAR = {
     # probe verdicts
-    "queued": "$text-muted",
-    "running": "$accent",
-    "ok": "$success",
-    "failed": "$error",
-    "error": "$error",
-    "timeout": "$warning",
-    "cancelled": "$text-muted",
+    "queued": "$status-muted",
+    "running": "$status-running",
+    "ok": "$status-ok",
+    "failed": "$status-failed",
+    "error": "$status-failed",
+    "timeout": "$status-warn",
+    "cancelled": "$status-muted",
     # host connection states
-    "connecting": "$accent",
-    "up": "$success",
-    "retrying": "$warning",
-    "down": "$error",
-    "stale": "$text-muted",
+    "connecting": "$status-running",
+    "up": "$status-ok",
+    "retrying": "$status-warn",
+    "down": "$status-failed",
+    "stale": "$status-muted",
     # hypothesis statuses
-    "open": "$text",
-    "testing": "$accent",
-    "supported": "$success",
-    "refuted": "$error",
-    "parked": "$text-muted",
+    "open": "$status-neutral",
+    "testing": "$status-running",
+    "supported": "$status-ok",
+    "refuted": "$status-failed",
+    "parked": "$status-muted",
+}
+
+# log levels (as the log parsers name them, lower-cased)
+LOG_LEVEL_VAR = {
+    "critical": "$log-error",
+    "fatal": "$log-error",
+    "error": "$log-error",
+    "warning": "$log-warning",
+    "warn": "$log-warning",
+    "info": "$log-info",
+    "debug": "$log-debug",
+    "trace": "$log-debug",
 }
 
 STATUS_ICON = {
@@ -45,21 +62,40 @@ def styled(status: str, text: str | None = None) -> str:
     return f"[{var}]{escape(text if text is not None else status)}[/]"
 
 
+def log_level_var(level: str | None) -> str:
+    """Theme variable for a log level (``$log-info`` when unknown)."""
+    return LOG_LEVEL_VAR.get((level or "").lower(), "$log-info")
+
+
 def threshold(value: float | None, warn: float, crit: float) -> str:
+    """Theme variable for a gauge: ok below ``warn``, warn, failed at ``crit``."""
     if value is None:
-        return "$text-muted"
+        return "$status-muted"
     if value >= crit:
-        return "$error"
+        return "$status-failed"
     if value >= warn:
-        return "$warning"
-    return "$success"
+        return "$status-warn"
+    return "$status-ok"
 
 
 def status_text(variables: dict[str, str], status: str, text: str | None = None):
     """A Rich ``Text`` in the status colour, for widgets that take Rich
     renderables (DataTable cells). ``variables`` is ``app.theme_variables``."""
+    from rich.style import Style
     from rich.text import Text
 
-    var = STATUS_VAR.get(status, "$text").lstrip("$")
-    colour = variables.get(var) or variables.get("foreground") or ""
-    return Text(text if text is not None else status, style=colour, no_wrap=True)
+    var = STATUS_VAR.get(status, "$status-neutral")
+    style = Style(color=rich_colour(variables, var))
+    return Text(text if text is not None else status, style=style, no_wrap=True)
+
+
+def rich_colour(variables: dict[str, str], var: str):
+    """A theme variable's value as a Rich colour (None if it has none):
+    theme values may be ``ansi_red`` or carry alpha, which Rich can't parse."""
+    from textual.color import Color, ColorParseError
+
+    value = variables.get(var.lstrip("$")) or variables.get("foreground") or ""
+    try:
+        return Color.parse(value).rich_color if value else None
+    except ColorParseError:
+        return None
