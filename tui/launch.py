@@ -26,9 +26,24 @@ def build_cockpit(g: Globals, name: str = "session"):
 def run_cockpit(g: Globals) -> int:
     from tui.app import PerftriageApp
 
+    options = app_options(g)  # before the cockpit: a bad --theme starts nothing
     cockpit = build_cockpit(g)
-    app = PerftriageApp(cockpit)
+    app = PerftriageApp(cockpit, **options)
     app.run()
     if cockpit.session.path:
         click.echo(f"transcript: {cockpit.session.path}", err=True)
     return app.return_code or 0
+
+
+def app_options(g: Globals) -> dict:
+    """``PerftriageApp`` keyword arguments from the global options: the
+    ``--theme`` (unknown name: exit 2 listing the known ones) and the config
+    file UI choices are saved into."""
+    from tui.cli import UsageFailure
+    from tui.theming import load_catalog, unknown_theme_message
+
+    if g.theme:
+        names = load_catalog().names()
+        if g.theme not in names:
+            raise UsageFailure(unknown_theme_message(g.theme, names))
+    return {"theme": g.theme, "config_path": g.resolved_config_path()}
