@@ -75,14 +75,19 @@ class Session:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
-    def emit(self, event: Event) -> Event:
+    def emit(self, event: Event, record: Event | None = None) -> Event:
+        """``record``, when given, is written to the transcript instead of
+        ``event`` (the log follower records only metric/error lines once the
+        transcript's log cap is reached, while the live state gets them all)."""
         if self.state.ended:
             return event
         if not self.replay:
             event.t = round(self.elapsed, 6)
             event.wall = round(time.time(), 6)
+            if record is not None:
+                record.t, record.wall = event.t, event.wall
         if self.writer is not None:
-            self.writer.write(event)
+            self.writer.write(record if record is not None else event)
         reducer.apply(self.state, event)
         for listener in tuple(self._listeners):
             listener(event)
