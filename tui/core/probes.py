@@ -77,6 +77,8 @@ class ProbeKind:
             raise ProbeUsageError(f"usage: {self.usage}")
         if self.max_args is not None and len(args) > self.max_args:
             raise ProbeUsageError(f"usage: {self.usage} (too many arguments)")
+        if any(not a.strip() for a in args):
+            raise ProbeUsageError(f"usage: {self.usage} (empty argument)")
         if self.check is not None:
             self.check(args)
 

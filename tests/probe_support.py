@@ -1,0 +1,153 @@
+"""Helpers for the probe tests: hosts over each transport, running a probe,
+a tiny HTTP server on 127.0.0.1, process liveness."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from tui.core.config import HostConfig
+from tui.services.hosts import Host, HostRegistry
+from tui.services.probe_runner import ProbeRunner
+from tui.services.session import Session
+from tui.transport.local import LocalTransport
+
+TRANSPORTS = ["local", pytest.param("ssh", marks=pytest.mark.ssh)]
+
+
+def ssh_available() -> bool:
+    return importlib.util.find_spec("tui.transport.ssh") is not None
+
+
+def local_host(name: str = "localhost", preamble: str | None = None, **cfg) -> Host:
+    hc = HostConfig(name=name, preamble=preamble, **cfg)
+    return Host(name, hc, LocalTransport(name, preamble), local=True)
+
+
+def ssh_host(sshd, name: str = "sshd", preamble: str | None = None, **cfg) -> Host:
+    """A host reached through the SSH transport on the loopback sshd."""
+    if not ssh_available():
+        pytest.skip("SSH transport (tui/transport/ssh.py) not landed yet")
+    from tui.transport.ssh import SSHTransport
+
+    hc = HostConfig(name=name, ssh=sshd.spec, preamble=preamble, **cfg)
+    kwargs = {}
+    import inspect
+
+    params = inspect.signature(SSHTransport.from_config).parameters
+    if "known_hosts" in params:
+        kwargs["known_hosts"] = str(sshd.known_hosts)
+    if "client_keys" in params:
+        kwargs["client_keys"] = [str(sshd.client_key)]
+    if "ssh_config" in params:
+        kwargs["ssh_config"] = str(sshd.ssh_config)
+    return Host(name, hc, SSHTransport.from_config(hc, **kwargs))
+
+
+def make_host(kind: str, request, name: str | None = None, preamble: str | None = None,
+              **cfg) -> Host:
+    if kind == "local":
+        return local_host(name or "localhost", preamble, **cfg)
+    sshd = request.getfixturevalue("sshd")
+    return ssh_host(sshd, name or "sshd", preamble, **cfg)
+
+
+def runner_for(*hosts: Host, **kw) -> ProbeRunner:
+    reg = HostRegistry()
+    for h in hosts:
+        reg.add(h)
+    return ProbeRunner(Session(hosts=reg.names), reg, **kw)
+
+
+async def run_probe(host: Host, kind: str, args: list[str], timeout: float = 30.0):
+    runner = runner_for(host)
+    try:
+        pid = runner.enqueue(host.name, kind, args, timeout=timeout)
+        await runner.wait(pid)
+        return runner.session.state.probes[pid]
+    finally:
+        await runner.hosts.close()
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+class _Handler(BaseHTTPRequestHandler):
+    routes = {
+        "/health": (200, "text/plain", ""),
+        "/server_info": (200, "application/json", json.dumps(
+            {"model_path": "deepseek-ai/DeepSeek-V3", "tp_size": 8,
+             "moe_runner_backend": "flashinfer_cutedsl", "version": "0.5.0",
+             "nested": {"ignored": True}})),
+        "/metrics": (200, "text/plain", (
+            "# HELP sglang:num_running_reqs running\n"
+            "# TYPE sglang:num_running_reqs gauge\n"
+            'sglang:num_running_reqs{model_name="m"} 7.0\n'
+            'sglang:gen_throughput{model_name="m"} 1234.5\n'
+            'sglang:e2e_request_latency_seconds_bucket{le="0.1"} 3\n')),
+        "/hello": (200, "text/plain", "hello from the test server\nsecond line"),
+    }
+
+    def do_GET(self):  # noqa: N802 - http.server API
+        code, ctype, body = self.routes.get(self.path, (404, "text/plain", "not here"))
+        data = body.encode()
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):  # keep test output quiet
+        return
+
+
+class HttpServer:
+    def __init__(self) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def __enter__(self) -> "HttpServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+FAKE_NVIDIA_SMI = """#!/usr/bin/env python3
+import sys
+fields = next(a for a in sys.argv if a.startswith("--query-gpu=")).split("=", 1)[1].split(",")
+for i in range(2):
+    cells = []
+    for f in fields:
+        cells.append({"index": str(i), "name": "NVIDIA H200", "uuid": "GPU-%d" % i,
+                      "pstate": "P0", "pci.bus_id": "00000000:00:06.0",
+                      "driver_version": "580.159.04", "memory.total": "143771"}.get(f, "42"))
+    print(", ".join(cells))
+"""
+
+
+def fake_nvidia_smi_dir(tmp_path) -> str:
+    d = tmp_path / "fakebin"
+    d.mkdir(exist_ok=True)
+    exe = d / "nvidia-smi"
+    exe.write_text(FAKE_NVIDIA_SMI)
+    exe.chmod(0o755)
+    return str(d)
+
+
