@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.core import events as ev
-from tui.core import reducer, roofline
+from tui.core import logparse, reducer, roofline
 from tui.core.state import Evidence, Hypothesis, ProbeState, SessionState
 
 # Reading order in the report: conclusions first.
@@ -30,42 +30,35 @@ MAX_NOTABLE = 40
 # --- log lines ---------------------------------------------------------------
 
 NOTABLE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("ready", re.compile(r"fired up and ready to roll|Starting vLLM (?:API )?server on"
-                         r"|Application startup complete", re.I)),
     ("oom", re.compile(r"out of memory|OutOfMemoryError|\bOOM\b", re.I)),
     ("nccl", re.compile(r"NCCL (?:error|WARN)|ncclInternalError|ncclSystemError|NCCL timeout", re.I)),
     ("traceback", re.compile(r"Traceback \(most recent call last\)")),
     ("error", re.compile(r"\b(?:ERROR|FATAL|CRITICAL)\b|RuntimeError|CUDA error|Killed\b")),
 )
 
-# SGLang "Decode batch. #running-req: 1, ... gen throughput (token/s): 10.31"
-_SGLANG_DECODE = re.compile(
-    r"Decode batch[.,]?\s*#running-req:\s*(?P<batch>\d+).*?"
-    r"gen throughput \(token/s\):\s*(?P<tps>[\d.]+)"
-)
-# vLLM "Avg generation throughput: 10.3 tokens/s, Running: 1 reqs"
-_VLLM_DECODE = re.compile(
-    r"Avg generation throughput:\s*(?P<tps>[\d.]+)\s*tokens/s.*?Running:\s*(?P<batch>\d+)\s*reqs"
-)
-
 
 def classify_log_line(line: str) -> str | None:
-    """``ready`` / ``oom`` / ``nccl`` / ``traceback`` / ``error`` or None."""
+    """``ready`` / ``oom`` / ``nccl`` / ``traceback`` / ``error`` or None.
+    Ready and error detection follow the log parser (``tui.core.logparse``);
+    the finer kind of error comes from :data:`NOTABLE_PATTERNS`."""
+    rec = logparse.parse_line(line) if ("fired up" in line or "Starting vLLM" in line) else None
+    if isinstance(rec, logparse.Milestone) and rec.name == "ready":
+        return "ready"
     for kind, pattern in NOTABLE_PATTERNS:
         if pattern.search(line):
             return kind
+    if logparse.is_error(line):
+        return "error"
     return None
 
 
 def decode_throughput(line: str) -> tuple[int, float] | None:
-    """(running requests, generation tok/s) from one SGLang/vLLM line, else None."""
-    m = _SGLANG_DECODE.search(line) or _VLLM_DECODE.search(line)
-    if m is None:
+    """(running requests, generation tok/s) of one SGLang decode or vLLM
+    stats line (parsed by ``tui.core.logparse``), else None."""
+    rec = logparse.parse_line(line)
+    if not isinstance(rec, logparse.Metric) or rec.kind == "prefill" or rec.gen_tps is None:
         return None
-    try:
-        return int(m["batch"]), float(m["tps"])
-    except ValueError:
-        return None
+    return (rec.running if rec.running is not None else 0), rec.gen_tps
 
 
 def batch1_ms_per_token(lines: Iterable[str]) -> float | None:
