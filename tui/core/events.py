@@ -67,6 +67,7 @@ class HostSample(Event, tag="host.sample"):
     load15: float | None = None
     gpus: list[GpuSample] = []
     gpu_error: str | None = None  # e.g. "no NVIDIA GPU", shown instead of rows
+    gpu_age_s: float | None = None  # set when the GPU readings are stale (source stalled)
 
 
 class HostStatus(Event, tag="host.status"):
