@@ -13,6 +13,7 @@ from tui.core import events as ev
 from tui.core.config import Config
 from tui.services.hosts import HostRegistry, build_registry
 from tui.services.local_sampler import LocalSampler
+from tui.services.remote_sampler import RemoteSampler, fetch_info
 from tui.services.probe_runner import ProbeRunner
 from tui.services.session import Session
 
@@ -41,6 +42,7 @@ class Cockpit:
         self.probes = ProbeRunner(self.session, self.registry, templates=self.config.probes)
         self.sample_interval = sample_interval or self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
+        self.remote_samplers: dict[str, RemoteSampler] = {}
         self.started = False
 
     @property
@@ -55,6 +57,8 @@ class Cockpit:
         for host in self.registry.hosts.values():
             if host.local:
                 self._tasks.append(loop.create_task(self._sample_local(host.name)))
+            else:
+                self._tasks.append(loop.create_task(self._sample_remote(host.name)))
         self._tasks.append(loop.create_task(self._fsync_timer()))
 
     def spawn(self, coro) -> asyncio.Task:
@@ -66,9 +70,30 @@ class Cockpit:
     async def _sample_local(self, name: str) -> None:
         sampler = await asyncio.to_thread(LocalSampler, name)
         self.session.emit(ev.HostStatus(host=name, state="up"))
+        if info := await asyncio.to_thread(sampler.info):
+            self.session.emit(ev.HostInfo(host=name, info=info))
         while True:
             await asyncio.sleep(self.sample_interval)
             self.session.emit(await asyncio.to_thread(sampler.sample))
+
+    async def _sample_remote(self, name: str) -> None:
+        """One streaming nvidia-smi and one /proc loop on the host (no spawn per sample)."""
+        sampler = RemoteSampler(name, self.registry.get(name).transport, self.session.emit,
+                                self.sample_interval)
+        self.remote_samplers[name] = sampler
+        await sampler.run()
+
+    async def host_detail(self, name: str) -> dict:
+        """Processes per GPU and the topology of ``name`` (emitted as HostInfo)."""
+        if (sampler := self.remote_samplers.get(name)) is not None:
+            return await sampler.refresh_detail()
+        hs = self.session.state.hosts.get(name)
+        if hs is not None and "topo" not in hs.info and "topo_error" not in hs.info:
+            info = await fetch_info(self.registry.get(name).transport)
+            if info:
+                self.session.emit(ev.HostInfo(host=name, info=info))
+            return info
+        return {}
 
     async def _fsync_timer(self) -> None:
         while True:

@@ -210,6 +210,15 @@ def parse_info(text: str) -> dict:
     return info
 
 
+async def fetch_info(transport: Transport) -> dict:
+    """Topology and bandwidth of a host (one command); {} when unreachable."""
+    try:
+        res = await transport.run(info_command(), timeout=30)
+    except TransportError:
+        return {}
+    return parse_info(res.stdout)
+
+
 # --- the sampler -----------------------------------------------------------------
 
 
