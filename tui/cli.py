@@ -77,6 +77,17 @@ class Globals:
         except ConfigError as exc:
             raise UsageFailure(str(exc)) from None
 
+    def resolve_hosts(self, config, *, with_localhost: bool | None = None):
+        """The HostRegistry for ``-H`` specs (none: localhost + configured hosts),
+        honouring ``--ssh-config`` and ``--accept-new-host-keys``; exit 2 on a bad spec."""
+        from tui.services.hosts import HostSpecError, resolve_hosts
+
+        try:
+            return resolve_hosts(config, self.hosts, self.ssh_config, self.accept_new_host_keys,
+                                 with_localhost=with_localhost)
+        except HostSpecError as exc:
+            raise UsageFailure(str(exc)) from None
+
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -10,10 +10,8 @@ from tui.cli import Globals
 
 def build_cockpit(g: Globals, name: str = "session"):
     from tui.services.cockpit import Cockpit
-    from tui.services.hosts import build_registry
-
     config = g.load_config()
-    registry = build_registry(config, only=None)
+    registry = g.resolve_hosts(config, with_localhost=True)  # -H hosts beside localhost
     return Cockpit(
         config,
         sessions_dir=g.resolved_sessions_dir(),

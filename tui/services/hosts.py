@@ -6,6 +6,7 @@ transport. Remote hosts (SSH) register their transports here too.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from tui.core.config import Config, HostConfig
@@ -50,13 +51,19 @@ class HostRegistry:
         for host in self.hosts.values():
             await host.transport.close()
 
+    @property
+    def remote(self) -> list[Host]:
+        return [h for h in self.hosts.values() if not h.local]
+
 
 def local_host(config: HostConfig | None = None) -> Host:
     cfg = config or HostConfig(name=LOCALHOST)
     return Host(cfg.name, cfg, LocalTransport(cfg.name, cfg.preamble), local=True)
 
 
-def build_registry(config: Config, only: list[str] | None = None) -> HostRegistry:
+def build_registry(config: Config, only: list[str] | None = None, *,
+                   ssh_config: str | os.PathLike | None = None,
+                   accept_new: bool = False) -> HostRegistry:
     """localhost plus every configured host (``only`` restricts to those names)."""
     reg = HostRegistry()
     local_cfg = config.host(LOCALHOST)
@@ -65,10 +72,65 @@ def build_registry(config: Config, only: list[str] | None = None) -> HostRegistr
     for hc in config.hosts:
         if hc.name == LOCALHOST or (only and hc.name not in only):
             continue
-        if hc.ssh is None:
-            reg.add(Host(hc.name, hc, LocalTransport(hc.name, hc.preamble), local=True))
-        else:
-            from tui.transport.ssh import SSHTransport  # noqa: PLC0415 - optional until used
+        reg.add(make_host(hc, ssh_config=ssh_config, accept_new=accept_new))
+    return reg
 
-            reg.add(Host(hc.name, hc, SSHTransport.from_config(hc)))
+
+def make_host(hc: HostConfig, *, ssh_config: str | os.PathLike | None = None,
+              accept_new: bool = False) -> Host:
+    """The host for one config entry: local when it has no ``ssh`` target."""
+    if hc.ssh is None:
+        return Host(hc.name, hc, LocalTransport(hc.name, hc.preamble), local=True)
+    from tui.transport.ssh import SSHTransport  # noqa: PLC0415 - asyncssh only when used
+
+    return Host(hc.name, hc, SSHTransport.from_config(hc, ssh_config=ssh_config,
+                                                      accept_new=accept_new))
+
+
+class HostSpecError(ValueError):
+    """A ``-H`` spec that is neither a config name, an alias nor user@host[:port]."""
+
+
+def resolve_hosts(
+    config: Config,
+    specs: list[str] | tuple[str, ...] | None = None,
+    ssh_config: str | os.PathLike | None = None,
+    accept_new: bool = False,
+    *,
+    with_localhost: bool | None = None,
+) -> HostRegistry:
+    """The hosts a command works on.
+
+    No ``specs``: localhost plus every configured host. With specs (``-H``,
+    repeatable): exactly those, each a config name, ``localhost``, an ssh
+    alias or ``user@host[:port]`` (ad-hoc hosts get default settings).
+    ``with_localhost`` forces localhost in (True) or out (False).
+    ``ssh_config`` replaces ``~/.ssh/config``; ``accept_new`` records
+    first-seen host keys (changed keys are always refused).
+    """
+    from tui.transport.ssh import parse_target  # noqa: PLC0415
+
+    if not specs:
+        reg = build_registry(config, ssh_config=ssh_config, accept_new=accept_new)
+        if with_localhost is False:
+            reg.hosts.pop(LOCALHOST, None)
+        return reg
+    reg = HostRegistry()
+    if with_localhost:
+        reg.add(local_host(config.host(LOCALHOST)))
+    for spec in specs:
+        spec = spec.strip()
+        if spec == LOCALHOST:
+            reg.add(local_host(config.host(LOCALHOST)))
+            continue
+        hc = config.host(spec)
+        if hc is None:
+            try:
+                parse_target(spec)
+            except ValueError as exc:
+                raise HostSpecError(
+                    f"{exc}; known hosts: {', '.join([LOCALHOST, *(h.name for h in config.hosts)])}"
+                ) from None
+            hc = HostConfig(name=spec, ssh=spec)
+        reg.add(make_host(hc, ssh_config=ssh_config, accept_new=accept_new))
     return reg
