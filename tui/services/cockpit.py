@@ -60,12 +60,26 @@ class Cockpit:
             else:
                 self._tasks.append(loop.create_task(self._sample_remote(host.name)))
         self._tasks.append(loop.create_task(self._fsync_timer()))
+        for host in self.registry.hosts.values():  # SSH connection state -> Hosts pane
+            if not host.local and hasattr(host.transport, "maintain"):
+                self._tasks.append(loop.create_task(self._watch_connection(host.name)))
 
     def spawn(self, coro) -> asyncio.Task:
         """Run a background task that stops with the cockpit."""
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.append(task)
         return task
+
+    async def _watch_connection(self, name: str) -> None:
+        """Keep a remote host's connection up (reconnecting with backoff) and
+        record its state (connecting / up / retrying / down, with the reason)."""
+        transport = self.registry.get(name).transport
+
+        def on_state(state: str, reason: str | None) -> None:
+            self.session.emit(ev.HostStatus(host=name, state=state, reason=reason))  # type: ignore[arg-type]
+
+        transport.on_state = on_state  # type: ignore[attr-defined]
+        await transport.maintain()  # type: ignore[attr-defined]
 
     async def _sample_local(self, name: str) -> None:
         sampler = await asyncio.to_thread(LocalSampler, name)
