@@ -1,30 +1,87 @@
-"""Hosts pane: per host its state, CPU / RAM / load, and one row per GPU."""
+"""Hosts pane: per host its state, CPU / RAM / load, and one row per GPU.
+
+Each GPU row: utilisation bar, memory used/total, power/limit, temperature,
+SM clock and a sparkline of recent utilisation — and, toggled with ``p``,
+of power (utilisation reads 100% even when a GPU is starved; power tells
+more). Colours come from theme variables through ``status_style``; data
+older than ``stale_after`` is greyed with its age.
+"""
 
 from __future__ import annotations
 
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.markup import escape
 from textual.widgets import Static
 
+from tui.core.events import GpuSample
 from tui.core.state import HostState, SessionState
 from tui.widgets.format import bar, gib, num, sparkline
 from tui.widgets.pane import Pane
-from tui.widgets.status_style import styled, threshold
+from tui.widgets.status_style import STATUS_VAR, styled, threshold
 
 STALE_AFTER_S = 5.0
+SPARK_W = 16
+MUTED = STATUS_VAR["stale"]
 
 
-def host_block(hs: HostState, now_t: float) -> str:
+def _age(age: float) -> str:
+    return f"{age:.0f}s" if age < 120 else f"{age / 60:.0f}m"
+
+
+def gpu_row(g: GpuSample, hs: HostState, show_power: bool, stale: bool) -> str:
+    util_hist = sparkline(hs.util_history.get(g.index, ()), SPARK_W, hi=100)
+    if stale:
+        col = temp_col = MUTED
+    else:
+        col = threshold(g.util_pct, 50, 90)
+        temp_col = threshold(g.temp_c, 75, 85)
+    power_pct = (100.0 * g.power_w / g.power_limit_w
+                 if g.power_w is not None and g.power_limit_w else None)
+    pwr_col = MUTED if stale else threshold(power_pct, 80, 95)
+    row = (
+        f" GPU{g.index} [{col}]{bar(g.util_pct, 8)}[/] {num(g.util_pct, '{:3.0f}')}%"
+        f"  mem {num(g.mem_used_mib, '{:.0f}')}/{num(g.mem_total_mib, '{:.0f}')}MiB"
+        f"  [{pwr_col}]{num(g.power_w)}/{num(g.power_limit_w)}W[/]"
+        f"  [{temp_col}]{num(g.temp_c)}°C[/]"
+        f"  {num(g.sm_clock_mhz)}MHz"
+        f"  [{col}]{util_hist}[/]"
+    )
+    if show_power:
+        hi = g.power_limit_w or None
+        row += f" [{pwr_col}]P{sparkline(hs.power_history.get(g.index, ()), SPARK_W, hi=hi)}[/]"
+    return f"[{MUTED}]{row}[/]" if stale else row
+
+
+def per_core_line(per_cpu: list[float], width: int) -> str | None:
+    """One spark character per core, when the pane is wide enough for all of them."""
+    if not per_cpu or width < 40:
+        return None
+    room = width - 9
+    if len(per_cpu) > room:
+        return None
+    cells = "".join(
+        f"[{threshold(v, 70, 90)}]{sparkline([v], 1, hi=100)}[/]" for v in per_cpu
+    )
+    return f" cores  {cells}"
+
+
+def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: int = 80,
+               stale_after: float = STALE_AFTER_S) -> str:
     s = hs.sample
     state = hs.conn_state
     age = (now_t - hs.sample_t) if hs.sample_t is not None else None
-    if state == "up" and age is not None and age > STALE_AFTER_S:
-        state_txt = styled("stale", f"stale {age:.0f}s")
+    host_stale = state == "up" and age is not None and age > stale_after
+    if host_stale:
+        state_txt = styled("stale", f"stale {_age(age)}")
     else:
         state_txt = styled(state)
     head = f"[b]{escape(hs.name)}[/b] {state_txt}"
     if hs.reason:
         head += f" [$text-muted]{escape(hs.reason)}[/]"
+    bw = hs.info.get("bandwidth_gbs_total")
+    if bw:
+        head += f" [$text-muted]· {bw / 1000:.2f} TB/s peak[/]"
     lines = [head]
     if s is not None:
         mem_pct = (
@@ -32,24 +89,23 @@ def host_block(hs: HostState, now_t: float) -> str:
             if s.mem_used_bytes is not None and s.mem_total_bytes
             else None
         )
-        cpu_col = threshold(s.cpu_pct, 70, 90)
-        lines.append(
+        cpu_col = MUTED if host_stale else threshold(s.cpu_pct, 70, 90)
+        cpu = (
             f" CPU [{cpu_col}]{bar(s.cpu_pct, 8)}[/] {num(s.cpu_pct, '{:5.1f}')}%"
             f"  RAM {gib(s.mem_used_bytes)}/{gib(s.mem_total_bytes)} ({num(mem_pct)}%)"
-            f"  load {num(s.load1, '{:.2f}')} {sparkline(hs.cpu_history, 16, hi=100)}"
+            f"  load {num(s.load1, '{:.2f}')} {sparkline(hs.cpu_history, SPARK_W, hi=100)}"
         )
-        if s.gpu_error and not s.gpus:
-            lines.append(f" [$text-muted]{escape(s.gpu_error)}[/]")
+        lines.append(f"[{MUTED}]{cpu}[/]" if host_stale else cpu)
+        if not host_stale and (cores := per_core_line(s.per_cpu_pct, width)):
+            lines.append(cores)
+        gpu_stale = host_stale or s.gpu_age_s is not None
+        if s.gpu_error:
+            msg = s.gpu_error
+            if s.gpu_age_s is not None and s.gpus:
+                msg = f"GPU readings stale {_age(s.gpu_age_s)}: {s.gpu_error}"
+            lines.append(f" [$text-muted]{escape(msg)}[/]")
         for g in s.gpus:
-            col = threshold(g.util_pct, 50, 90)
-            hist = sparkline(hs.util_history.get(g.index, ()), 16, hi=100)
-            lines.append(
-                f" GPU{g.index} [{col}]{bar(g.util_pct, 8)}[/] {num(g.util_pct, '{:3.0f}')}%"
-                f"  mem {num(g.mem_used_mib, '{:.0f}')}/{num(g.mem_total_mib, '{:.0f}')}MiB"
-                f"  {num(g.power_w)}/{num(g.power_limit_w)}W"
-                f"  [{threshold(g.temp_c, 75, 85)}]{num(g.temp_c)}°C[/]"
-                f"  {num(g.sm_clock_mhz)}MHz {hist}"
-            )
+            lines.append(gpu_row(g, hs, show_power, gpu_stale))
     elif state == "up":
         lines.append(" [$text-muted]waiting for the first sample…[/]")
     return "\n".join(lines)
@@ -58,11 +114,44 @@ def host_block(hs: HostState, now_t: float) -> str:
 class HostsPane(Pane):
     clock_driven = True
     section = "hosts"
+    BINDINGS = [
+        Binding("enter", "app.host_detail", "Detail", id="hosts.detail_enter",
+                tooltip="Open the detail view of the hosts (←/→ switch host there)"),
+    ]
+
+    def __init__(self, title: str, **kwargs) -> None:
+        super().__init__(title, **kwargs)
+        self.show_power = False
+        self.selected_host: str | None = None  # None: the first host
 
     def compose(self):
         with VerticalScroll():
             yield Static(id="hosts-body")
 
+    def now_t(self, state: SessionState) -> float:
+        """Session time now: the clock when live, the last event in a replay."""
+        cockpit = getattr(self.app, "cockpit", None)
+        if cockpit is not None and not cockpit.replay:
+            return max(cockpit.session.elapsed, state.last_t)
+        return state.last_t
+
+    def stale_after(self) -> float:
+        cockpit = getattr(self.app, "cockpit", None)
+        interval = getattr(cockpit, "sample_interval", None) or 1.0
+        return max(STALE_AFTER_S, 3 * interval)
+
     def render_state(self, state: SessionState) -> None:
-        blocks = [host_block(hs, state.last_t) for hs in state.hosts.values()]
+        now = self.now_t(state)
+        width = max(self.size.width - 2, 40)
+        stale_after = self.stale_after()
+        blocks = [
+            host_block(hs, now, show_power=self.show_power, width=width, stale_after=stale_after)
+            for hs in state.hosts.values()
+        ]
         self.query_one("#hosts-body", Static).update("\n\n".join(blocks) or "no hosts")
+
+    def toggle_power(self) -> bool:
+        self.show_power = not self.show_power
+        if self.is_mounted:
+            self.render_state(self.app.session.state)
+        return self.show_power
