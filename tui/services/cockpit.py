@@ -14,7 +14,9 @@ from tui.core.config import Config
 from tui.services.hosts import HostRegistry, build_registry
 from tui.services.local_sampler import LocalSampler
 from tui.services.remote_sampler import RemoteSampler, fetch_info
+from tui.services.log_follower import LogFollower
 from tui.services.probe_runner import ProbeRunner
+from tui.services.server_launcher import ServerLauncher
 from tui.services.session import Session
 
 
@@ -40,6 +42,9 @@ class Cockpit:
         for host in self.registry.names:
             self.session.state.host(host)
         self.probes = ProbeRunner(self.session, self.registry, templates=self.config.probes)
+        self.logs = LogFollower(self.session, self.registry,
+                                transcript_cap=self.config.ui.transcript_log_cap)
+        self.servers = ServerLauncher(self.session, self.logs, self.config.servers)
         self.sample_interval = sample_interval or self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
         self.remote_samplers: dict[str, RemoteSampler] = {}
@@ -63,6 +68,9 @@ class Cockpit:
         for host in self.registry.hosts.values():  # SSH connection state -> Hosts pane
             if not host.local and hasattr(host.transport, "maintain"):
                 self._tasks.append(loop.create_task(self._watch_connection(host.name)))
+        for host in self.registry.hosts.values():  # host config `logs`: followed from the start
+            for path in host.config.logs:
+                self.logs.open_file(host.name, path)
 
     def spawn(self, coro) -> asyncio.Task:
         """Run a background task that stops with the cockpit."""
@@ -115,6 +123,10 @@ class Cockpit:
             self.session.tick()
 
     async def stop(self, reason: str = "quit") -> None:
+        try:  # servers and log followers die (no orphan on any host) before the transcript ends
+            await self.servers.stop_all()
+        finally:
+            await self.logs.close_all(reason)
         for task in self._tasks:
             task.cancel()
         for task in list(self.probes._tasks.values()):

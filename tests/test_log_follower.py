@@ -1,0 +1,119 @@
+"""Log follower: truncation, rotation, no orphan tail, transcript cap."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from tests.helpers import wait_for
+from tui.core import events as ev
+from tui.core import transcript
+from tui.core.config import HostConfig
+from tui.services.hosts import Host, HostRegistry, local_host
+from tui.services.log_follower import LogFollower, strip_heartbeats
+from tui.services.session import Session
+
+
+def tails_of(path) -> list[str]:
+    out = subprocess.run(["ps", "-ewwo", "pid,args"], capture_output=True, text=True).stdout
+    return [ln for ln in out.splitlines() if "tail -n" in ln and str(path) in ln]
+
+
+def registry() -> HostRegistry:
+    reg = HostRegistry()
+    reg.add(local_host())
+    return reg
+
+
+async def follow_across(follower: LogFollower, session: Session, path, tmp_path) -> None:
+    sid = follower.open_file("localhost", str(path))
+    src = lambda: session.state.logs[sid]  # noqa: E731
+    await wait_for(lambda: list(src().lines) == ["one", "two"])
+    with open(path, "a") as fh:
+        fh.write("three\n")
+    await wait_for(lambda: list(src().lines)[-1:] == ["three"])
+    # truncation: the file shrinks and starts again (tail -F notices a shrink;
+    # a rewrite that is already longer than the old offset looks like growth)
+    with open(path, "w") as fh:
+        fh.write("t1\n")
+    await wait_for(lambda: "t1" in src().lines)
+    # rotation: the file is renamed away and a new one appears under the name
+    os.rename(path, tmp_path / "app.log.1")
+    with open(path, "w") as fh:
+        fh.write("rotated-1\nrotated-2\n")
+    await wait_for(lambda: list(src().lines)[-2:] == ["rotated-1", "rotated-2"])
+    assert "\x1e" not in "".join(src().lines)
+    assert tails_of(path)
+    await follower.close(sid)
+    assert not session.state.logs[sid].open
+    await wait_for(lambda: not tails_of(path), timeout=5)
+
+
+async def test_follow_local_truncation_and_rotation(tmp_path) -> None:
+    path = tmp_path / "app.log"
+    path.write_text("one\ntwo\n")
+    session = Session(sessions_dir=tmp_path / "s")
+    follower = LogFollower(session, registry())
+    await follow_across(follower, session, path, tmp_path)
+    session.close()
+
+
+@pytest.mark.ssh
+async def test_follow_over_ssh_and_no_orphan(sshd, tmp_path) -> None:
+    ssh = pytest.importorskip("tui.transport.ssh")
+    path = tmp_path / "remote.log"
+    path.write_text("one\ntwo\n")
+    cfg = HostConfig(name="r", ssh=sshd.alias)
+    try:
+        transport = ssh.SSHTransport.from_config(cfg, ssh_config=sshd.ssh_config)
+    except TypeError:
+        pytest.skip("SSHTransport.from_config signature differs")
+    reg = HostRegistry()
+    reg.add(Host("r", cfg, transport))
+    session = Session()
+    follower = LogFollower(session, reg)
+    sid = follower.open_file("r", str(path))
+    await wait_for(lambda: list(session.state.logs[sid].lines) == ["one", "two"])
+    with open(path, "w") as fh:
+        fh.write("t\n")
+    await wait_for(lambda: "t" in session.state.logs[sid].lines)
+    os.rename(path, tmp_path / "remote.log.1")
+    path.write_text("rotated\n")
+    await wait_for(lambda: "rotated" in session.state.logs[sid].lines)
+    assert tails_of(path)
+    await follower.close(sid)
+    await transport.close()
+    await wait_for(lambda: not tails_of(path), timeout=6)
+
+
+def test_strip_heartbeats() -> None:
+    assert strip_heartbeats(["\x1e\x1eabc", "\x1e", "", "d\x1eef"]) == ["abc", "", "def"]
+
+
+async def test_transcript_cap_keeps_metric_lines(tmp_path) -> None:
+    session = Session(sessions_dir=tmp_path)
+    follower = LogFollower(session, registry(), transcript_cap=5)
+    decode = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, token usage: "
+              "0.00, cuda graph: True, gen throughput (token/s): 10.31, #queue-req: 0")
+    lines = [f"line {i}" for i in range(8)] + [decode] + ["tail"]
+    from tui.services.log_follower import Source
+
+    session.emit(ev.LogSourceOpened(source_id="s", host="localhost", path="x"))
+    follower.emit_lines(Source("s", "localhost", "x", "file", ""), lines)
+    follower.emit_lines(Source("s", "localhost", "x", "file", ""), ["more"])
+    live = session.state.logs["s"]
+    assert live.total_lines == 11 and list(live.metrics.gen_tps) == [10.31]
+    session.close()
+    tr = transcript.read(session.path)
+    recorded = [e for e in tr.events if isinstance(e, ev.LogLines)]
+    assert recorded[0].lines == lines[:5] + [decode] and recorded[0].dropped == 4
+    assert recorded[1].lines == [] and recorded[1].dropped == 1
+    notes = [e for e in tr.events if isinstance(e, ev.NoteAdded)]
+    assert len(notes) == 1 and "cap" in notes[0].text
+    from tui.core.reducer import replay
+
+    replayed = replay(tr.events)
+    assert list(replayed.logs["s"].metrics.gen_tps) == [10.31]
+    assert replayed.logs["s"].dropped == 5

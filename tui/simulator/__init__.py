@@ -1,0 +1,1 @@
+"""Simulators of inference servers (no GPU): for `perftriage demo`, tests and benchmarks."""
