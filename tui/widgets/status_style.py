@@ -82,11 +82,14 @@ def status_text(variables: dict[str, str], status: str, text: str | None = None)
     """A Rich ``Text`` in the status colour, for widgets that take Rich
     renderables (DataTable cells). ``variables`` is ``app.theme_variables``."""
     from rich.style import Style
-    from rich.text import Text
+    from rich.text import Span, Text
 
     var = STATUS_VAR.get(status, "$status-neutral")
+    plain = text if text is not None else status
+    # The colour goes in a span, not the base style: Text equality compares
+    # spans only, and panes that skip unchanged rows must see a theme change.
     style = Style(color=rich_colour(variables, var))
-    return Text(text if text is not None else status, style=style, no_wrap=True)
+    return Text(plain, no_wrap=True, spans=[Span(0, len(plain), style)])
 
 
 def rich_colour(variables: dict[str, str], var: str):
