@@ -1,4 +1,5 @@
-"""A small modal form: one line of arguments, inline validation, history."""
+"""A small modal form: one line of arguments, inline validation, history,
+and optionally a choice (e.g. which host a probe runs on)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label
+from textual.widgets import Input, Label, Select
 
 # Recent arguments per prompt kind, newest last (kept for the app's lifetime).
 HISTORY: dict[str, list[str]] = {}
@@ -27,6 +28,7 @@ class PromptScreen(ModalScreen[str | None]):
     }
     PromptScreen #prompt-error { color: $error; height: auto; }
     PromptScreen #prompt-help { color: $text-muted; }
+    PromptScreen #prompt-choice { width: 1fr; margin-bottom: 1; }
     """
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="prompt.cancel"),
@@ -43,6 +45,9 @@ class PromptScreen(ModalScreen[str | None]):
         help: str = "",
         value: str = "",
         validate: Callable[[str], str | None] | None = None,
+        choices: list[tuple[str, str]] | None = None,
+        choice: str | None = None,
+        choice_label: str = "",
     ) -> None:
         super().__init__()
         self.title_text = title
@@ -52,13 +57,28 @@ class PromptScreen(ModalScreen[str | None]):
         self.initial = value
         self.validator = validate
         self._hist_pos = len(HISTORY.get(kind, []))
+        # (label, value) options shown in a Select above the input; the
+        # chosen value is read from ``self.choice`` after dismissal.
+        self.choices = choices
+        self.choice = choice if choice is not None else (choices[0][1] if choices else None)
+        self.choice_label = choice_label
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(f"[b]{self.title_text}[/b]")
+            if self.choices:
+                yield Select(self.choices, value=self.choice, allow_blank=False,
+                             prompt=self.choice_label, id="prompt-choice")
             yield Input(value=self.initial, placeholder=self.placeholder, id="prompt-input")
             yield Label("", id="prompt-error")
             yield Label(self.help_text + "  (Enter run · Esc cancel · ↑↓ history)", id="prompt-help")
+
+    def on_mount(self) -> None:
+        self.query_one("#prompt-input", Input).focus()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.value is not Select.BLANK:
+            self.choice = str(event.value)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.query_one("#prompt-error", Label).update("")
