@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
-import shlex
 from typing import Any
 
+import msgspec
+
+from tui.core import nvsmi
 from tui.core.probes import (
     SCRIPT_PRELUDE,
     ProbeKind,
@@ -50,74 +51,11 @@ register(
 )
 
 # --- nvsmi ----------------------------------------------------------------------
-# The CSV parser is shared with the hosts pane (tui/core/nvsmi.py, owned by
-# the hosts feature). Until that module exists, a minimal split of the same
-# query is used here: not a second parser, just enough to show a table.
-
-NVSMI_FIELDS = (
-    "index,name,uuid,utilization.gpu,utilization.memory,memory.used,memory.total,"
-    "power.draw,power.limit,temperature.gpu,clocks.sm,clocks.max.sm,clocks.mem,"
-    "clocks.max.mem,pstate"
-)
-_MINIMAL_KEYS = (
-    "index", "name", "uuid", "util_pct", "mem_util_pct", "mem_used_mib", "mem_total_mib",
-    "power_w", "power_limit_w", "temp_c", "sm_clock_mhz", "sm_clock_max_mhz",
-    "mem_clock_mhz", "mem_clock_max_mhz", "pstate",
-)
-
-
-def _shared_parser():
-    """(query fields, parse function) from tui.core.nvsmi when it exists."""
-    try:
-        mod = importlib.import_module("tui.core.nvsmi")
-    except ImportError:
-        return None
-    fields = getattr(mod, "QUERY_FIELDS", None) or getattr(mod, "QUERY_GPU_FIELDS", None)
-    parse = getattr(mod, "parse_query_csv", None) or getattr(mod, "parse_query", None) \
-        or getattr(mod, "parse_csv", None)
-    if not (fields and parse):
-        return None
-    if not isinstance(fields, str):
-        fields = ",".join(fields)
-    return fields, parse
+# Same query and parser as the hosts pane (tui/core/nvsmi.py).
 
 
 def _nvsmi_build(args: list[str], ctx) -> str:
-    shared = _shared_parser()
-    fields = shared[0] if shared else NVSMI_FIELDS
-    return "nvidia-smi " + shlex.join([f"--query-gpu={fields}",
-                                       "--format=csv,noheader,nounits"])
-
-
-def _minimal_rows(out: str) -> list[dict[str, Any]]:
-    rows = []
-    for line in out.splitlines():
-        if not line.strip():
-            continue
-        cells = [c.strip() for c in line.split(", ")]
-        row: dict[str, Any] = {}
-        for key, cell in zip(_MINIMAL_KEYS, cells, strict=False):
-            if cell in ("[N/A]", "N/A", "[Not Supported]", ""):
-                row[key] = None
-                continue
-            try:
-                row[key] = int(cell) if key == "index" else (
-                    cell if key in ("name", "uuid", "pstate") else float(cell))
-            except ValueError:
-                row[key] = cell
-        rows.append(row)
-    return rows
-
-
-def _as_dict(gpu: Any) -> dict[str, Any]:
-    if isinstance(gpu, dict):
-        return gpu
-    try:
-        import msgspec  # noqa: PLC0415
-
-        return msgspec.to_builtins(gpu)
-    except (ImportError, TypeError):
-        return dict(vars(gpu))
+    return nvsmi.query_command(nvsmi.QUERY_FIELDS)
 
 
 def _nvsmi_verdict(args: list[str], status: int | None, out: str, err: str) -> Verdict:
@@ -127,21 +65,16 @@ def _nvsmi_verdict(args: list[str], status: int | None, out: str, err: str) -> V
         last = (err.strip() or out.strip()).splitlines()
         return Verdict("failed", f"nvidia-smi exit {status}" + (f": {last[-1]}" if last else ""),
                        {"exit_status": status})
-    shared = _shared_parser()
-    if shared:
-        gpus = [_as_dict(g) for g in shared[1](out)]
-        parser = "tui.core.nvsmi"
-    else:
-        gpus, parser = _minimal_rows(out), "minimal"
+    gpus = [msgspec.to_builtins(g) for g in nvsmi.parse_query_csv(out, nvsmi.QUERY_FIELDS)]
     if not gpus:
-        return Verdict("failed", "nvidia-smi listed no GPUs", {"gpus": [], "parser": parser})
+        return Verdict("failed", "nvidia-smi listed no GPUs", {"gpus": []})
     names = sorted({str(g.get("name")) for g in gpus})
     util = [g.get("util_pct") for g in gpus]
     mem = [g.get("mem_used_mib") for g in gpus]
     summary = (f"{len(gpus)} GPU ({', '.join(names)}); util "
                + "/".join("?" if u is None else f"{u:.0f}%" for u in util)
                + "; mem " + "/".join("?" if m is None else f"{m / 1024:.0f}G" for m in mem))
-    return Verdict("ok", summary, {"gpus": gpus, "parser": parser})
+    return Verdict("ok", summary, {"gpus": gpus})
 
 
 register(
