@@ -83,12 +83,12 @@ def build_command(profile: ServerProfile, values: dict[str, str] | None = None,
     cmd = render(profile.command, {**profile.args, **(values or {})})
     if extra:
         cmd += " " + " ".join(shlex.quote(a) for a in extra)
-    inner = f"exec {cmd}" if not profile.log else cmd
+    inner = cmd
     if profile.workdir:
         inner = f"cd {shlex.quote(profile.workdir)} && {inner}"
     if profile.log:
         return f"{{ {inner} ; }} 2>&1 | tee -a {shlex.quote(profile.log)}"
-    return f"{inner} 2>&1"
+    return f"{{ {inner} ; }} 2>&1"
 
 
 def launch_script(command: str) -> str:
