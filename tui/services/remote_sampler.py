@@ -271,11 +271,15 @@ class RemoteSampler:
         self.samples = 0
         self._qs = nvsmi.QueryStream(nvsmi.QUERY_FIELDS)
         self._pf = ProcFrames()
+        # An SSH transport that keeps its own connection up reports connecting /
+        # down itself (the cockpit records it); then only stalls are ours to say.
+        self.owns_connection_state = not hasattr(transport, "maintain")
 
     # -- life cycle --
 
     async def run(self) -> None:
-        self._set_status("connecting")
+        if self.owns_connection_state:
+            self._set_status("connecting")
         tasks = [
             asyncio.create_task(self._keep(self.gpu, gpu_command(self.interval), self._on_gpu_lines)),
             asyncio.create_task(self._keep(self.proc, proc_command(self.interval), self._on_proc_lines)),
@@ -324,7 +328,8 @@ class RemoteSampler:
                     on_lines(batch)
             except TransportError as exc:
                 reason = exc.reason
-                self._set_status("retrying" if self.samples else "down", exc.reason)
+                if self.owns_connection_state:
+                    self._set_status("retrying" if self.samples else "down", exc.reason)
             finally:
                 watch.running = False
                 with contextlib.suppress(Exception):
@@ -449,3 +454,112 @@ class RemoteSampler:
         self._set_status("up")
         self.emit(sample)
         return sample
+
+
+# --- one-shot snapshot (perftriage status) ------------------------------------------
+
+SNAPSHOT_BASH = r"""
+frame() {
+  printf '@@proc\n'
+  mapfile -t a < /proc/stat
+  for l in "${a[@]}"; do [[ $l == cpu* ]] && printf '%s\n' "$l"; done
+  mapfile -t -n 5 m < /proc/meminfo
+  printf '%s\n' "${m[@]}"
+  read -r l < /proc/loadavg
+  printf 'loadavg %s\n@@end\n' "$l"
+}
+frame; sleep "$1"; frame
+printf '@@gpu\n'
+if command -v nvidia-smi >/dev/null 2>&1; then "$2" "$3" "$4" 2>&1; else printf '@@nogpu\n'; fi
+"""
+
+GPU_JSON_FIELDS = ("index", "name", "uuid", "util_pct", "mem_used_mib", "mem_total_mib", "power_w",
+                   "power_limit_w", "temp_c", "sm_clock_mhz", "mem_clock_mhz")
+GPU_JSON_EXTRA = ("mem_util_pct", "sm_clock_max_mhz", "mem_clock_max_mhz", "pstate",
+                  "bandwidth_gbs")
+
+
+def snapshot_command(cpu_window_s: float = 0.5) -> str:
+    args = [f"{cpu_window_s:g}", "nvidia-smi", f"--query-gpu={','.join(nvsmi.QUERY_FIELDS)}",
+            "--format=csv,noheader,nounits"]
+    return f"bash -c {shlex.quote(SNAPSHOT_BASH)} perftriage-snapshot " + " ".join(
+        shlex.quote(a) for a in args)
+
+
+def parse_snapshot(name: str, text: str) -> HostSample:
+    """Output of :func:`snapshot_command` -> one HostSample."""
+    lines = text.splitlines()
+    try:
+        cut = lines.index("@@gpu")
+    except ValueError:
+        cut = len(lines)
+    frames = ProcFrames().feed(lines[:cut])
+    gpu_lines = lines[cut + 1:]
+    f = frames[-1] if frames else ProcFrame()
+    cpu = cpu_pct(frames[0].cpu, frames[1].cpu) if len(frames) >= 2 else None
+    per = ([p for p in (cpu_pct(a, b) for a, b in zip(frames[0].per_cpu, frames[1].per_cpu,
+                                                         strict=False)) if p is not None]
+           if len(frames) >= 2 else [])
+    gpus = nvsmi.parse_query_csv("\n".join(gpu_lines))
+    gpu_error = None
+    if "@@nogpu" in gpu_lines:
+        gpu_error = "no NVIDIA GPU (nvidia-smi not found)"
+    elif not gpus:
+        first = next((l.strip() for l in gpu_lines if l.strip()), "no output")
+        gpu_error = f"no NVIDIA GPU (nvidia-smi: {nvsmi.strip_ansi(first)[:200]})"
+    avail = f.mem_available if f.mem_available is not None else f.mem_free
+    return HostSample(
+        host=name, cpu_pct=cpu, per_cpu_pct=per,
+        mem_used_bytes=f.mem_total - avail if f.mem_total is not None and avail is not None else None,
+        mem_total_bytes=f.mem_total,
+        load1=f.load[0] if f.load else None, load5=f.load[1] if f.load else None,
+        load15=f.load[2] if f.load else None, gpus=gpus, gpu_error=gpu_error,
+    )
+
+
+def host_json(name: str, sample: HostSample | None, error: str | None = None) -> dict:
+    """The ``perftriage status --json`` shape for one host (public interface)."""
+    s = sample
+    out = {
+        "host": name,
+        "ok": error is None,
+        "error": error,
+        "cpu_pct": s.cpu_pct if s else None,
+        "mem_used_bytes": s.mem_used_bytes if s else None,
+        "mem_total_bytes": s.mem_total_bytes if s else None,
+        "load1": s.load1 if s else None,
+        "gpus": [
+            {k: getattr(g, k) for k in (*GPU_JSON_FIELDS, *GPU_JSON_EXTRA)} for g in (s.gpus if s else [])
+        ],
+        "gpu_error": s.gpu_error if s else None,
+    }
+    return out
+
+
+async def snapshot_host(host, timeout: float = 20.0, cpu_window_s: float = 0.5) -> dict:
+    """One snapshot of ``host`` (a :class:`tui.services.hosts.Host`) as status JSON."""
+    if host.local and host.config.preamble is None:
+        from tui.services.local_sampler import LocalSampler  # noqa: PLC0415
+
+        sampler = await asyncio.to_thread(LocalSampler, host.name)
+        await asyncio.sleep(cpu_window_s)
+        sample = await asyncio.to_thread(sampler.sample)
+        return host_json(host.name, sample)
+    try:
+        res = await asyncio.wait_for(host.transport.run(snapshot_command(cpu_window_s), timeout=timeout),
+                                     timeout + 5)
+    except TransportError as exc:
+        return host_json(host.name, None, one_line(exc.reason))
+    except TimeoutError:
+        return host_json(host.name, None, f"no answer within {timeout:g}s")
+    if res.timed_out:
+        return host_json(host.name, None, f"no answer within {timeout:g}s")
+    sample = parse_snapshot(host.name, res.stdout)
+    if sample.mem_total_bytes is None and sample.cpu_pct is None:
+        why = (res.stderr.strip() or res.stdout.strip() or f"exit {res.exit_status}").splitlines()
+        return host_json(host.name, None, one_line(f"no /proc data: {why[0] if why else ''}"))
+    return host_json(host.name, sample)
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())[:300]

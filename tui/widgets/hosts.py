@@ -71,9 +71,11 @@ def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: 
     s = hs.sample
     state = hs.conn_state
     age = (now_t - hs.sample_t) if hs.sample_t is not None else None
-    host_stale = state == "up" and age is not None and age > stale_after
-    if host_stale:
+    host_stale = age is not None and age > stale_after
+    if host_stale and state == "up":
         state_txt = styled("stale", f"stale {_age(age)}")
+    elif host_stale:
+        state_txt = styled(state) + f" [{MUTED}]data {_age(age)} old[/]"
     else:
         state_txt = styled(state)
     head = f"[b]{escape(hs.name)}[/b] {state_txt}"
