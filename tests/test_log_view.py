@@ -1,0 +1,79 @@
+"""Filter / search / error navigation over the bounded ring (no Textual)."""
+
+from __future__ import annotations
+
+from tui.core import events as ev
+from tui.core.log_view import ALL, LogIndex
+from tui.core.reducer import apply
+from tui.core.state import SessionState
+
+
+def state_with(ring: int = 1000) -> SessionState:
+    st = SessionState(log_ring=ring)
+    apply(st, ev.LogSourceOpened(source_id="a", host="h", path="a.log"))
+    apply(st, ev.LogSourceOpened(source_id="b", host="h", path="b.log"))
+    return st
+
+
+def texts(ix: LogIndex) -> list[str]:
+    return [ix.row(i)[1] for i in range(len(ix))]
+
+
+def test_filters_keep_buffered_lines() -> None:
+    st = state_with()
+    apply(st, ev.LogLines(source_id="a", lines=["INFO x", "ERROR boom", "INFO y", "debug z"]))
+    ix = LogIndex(st, "a")
+    ix.refresh()
+    assert texts(ix) == ["INFO x", "ERROR boom", "INFO y", "debug z"]
+    ix.set_filters(filter_in="info")
+    assert texts(ix) == ["INFO x", "INFO y"]
+    ix.set_filters(filter_out="INFO")
+    assert texts(ix) == ["ERROR boom", "debug z"]
+    apply(st, ev.LogLines(source_id="a", lines=["INFO later", "warn later"]))
+    ix.refresh()
+    assert texts(ix) == ["ERROR boom", "debug z", "warn later"]
+    ix.set_filters()
+    assert len(ix) == 6  # nothing was lost by filtering
+
+
+def test_search_count_next_prev_and_errors() -> None:
+    st = state_with()
+    apply(st, ev.LogLines(source_id="a", lines=[f"line {i}" for i in range(10)]
+                          + ["Traceback (most recent call last):", "line 42", "NCCL error here"]))
+    ix = LogIndex(st, "a")
+    ix.refresh()
+    ix.set_search(r"line 4\d?")
+    assert len(ix.matches) == 2  # "line 4", "line 42"
+    assert ix.find(0, +1) == 4 and ix.find(4, +1) == 11 and ix.find(11, +1) == 4  # wraps
+    assert ix.find(4, -1) == 11
+    apply(st, ev.LogLines(source_id="a", lines=["line 4 again"]))
+    ix.refresh()
+    assert len(ix.matches) == 3
+    assert ix.next_error(0, +1) == 10 and ix.next_error(10, +1) == 12 and ix.next_error(10, -1) == 12
+
+
+def test_merged_view_in_arrival_order_and_ring_bound() -> None:
+    st = state_with(ring=5)
+    apply(st, ev.LogLines(source_id="a", lines=["a1", "a2"]))
+    apply(st, ev.LogLines(source_id="b", lines=["b1"]))
+    apply(st, ev.LogLines(source_id="a", lines=["a3"]))
+    ix = LogIndex(st, ALL)
+    ix.refresh()
+    assert texts(ix) == ["a1", "a2", "b1", "a3"]
+    assert ix.source_of(ix.rows[2]) == "b"
+    apply(st, ev.LogLines(source_id="a", lines=[f"x{i}" for i in range(10)]))
+    ix.refresh()
+    assert texts(ix) == ["x5", "x6", "x7", "x8", "x9"]  # the view is bounded like the ring
+    single = LogIndex(st, "a")
+    single.refresh()
+    assert texts(single) == ["x5", "x6", "x7", "x8", "x9"]
+
+
+def test_flat_memory_over_many_batches() -> None:
+    st = state_with(ring=100)
+    ix = LogIndex(st, "a")
+    for n in range(200):
+        apply(st, ev.LogLines(source_id="a", lines=[f"{n}-{i}" for i in range(50)]))
+        ix.refresh()
+    assert len(ix) == 100 and len(st.logs["a"].lines) == 100
+    assert texts(ix)[-1] == "199-49"
