@@ -29,31 +29,34 @@ def local_host(name: str = "localhost", preamble: str | None = None, **cfg) -> H
 
 
 def ssh_host(sshd, name: str = "sshd", preamble: str | None = None, **cfg) -> Host:
-    """A host reached through the SSH transport on the loopback sshd."""
+    """A host reached through the SSH transport on the loopback sshd (its
+    ssh_config alias carries port, user, key and known_hosts)."""
     if not ssh_available():
         pytest.skip("SSH transport (tui/transport/ssh.py) not landed yet")
-    from tui.transport.ssh import SSHTransport
+    from tui.services.hosts import make_host as make_configured_host
 
-    hc = HostConfig(name=name, ssh=sshd.spec, preamble=preamble, **cfg)
-    kwargs = {}
-    import inspect
-
-    params = inspect.signature(SSHTransport.from_config).parameters
-    if "known_hosts" in params:
-        kwargs["known_hosts"] = str(sshd.known_hosts)
-    if "client_keys" in params:
-        kwargs["client_keys"] = [str(sshd.client_key)]
-    if "ssh_config" in params:
-        kwargs["ssh_config"] = str(sshd.ssh_config)
-    return Host(name, hc, SSHTransport.from_config(hc, **kwargs))
+    hc = HostConfig(name=name, ssh=sshd.alias, preamble=preamble, **cfg)
+    return make_configured_host(hc, ssh_config=sshd.ssh_config)
 
 
 def make_host(kind: str, request, name: str | None = None, preamble: str | None = None,
               **cfg) -> Host:
+    """A host over ``kind`` ("local" or "ssh"); closed after the test by
+    ``close_probe_hosts`` (import that fixture into the test module)."""
     if kind == "local":
-        return local_host(name or "localhost", preamble, **cfg)
-    sshd = request.getfixturevalue("sshd")
-    return ssh_host(sshd, name or "sshd", preamble, **cfg)
+        host = local_host(name or "localhost", preamble, **cfg)
+    else:
+        sshd = request.getfixturevalue("sshd")
+        host = ssh_host(sshd, name or "sshd", preamble, **cfg)
+    request.node.__dict__.setdefault("_probe_hosts", []).append(host)
+    return host
+
+
+@pytest.fixture(autouse=True)
+async def close_probe_hosts(request):
+    yield
+    for host in request.node.__dict__.get("_probe_hosts", []):
+        await host.transport.close()
 
 
 def runner_for(*hosts: Host, **kw) -> ProbeRunner:
@@ -65,12 +68,9 @@ def runner_for(*hosts: Host, **kw) -> ProbeRunner:
 
 async def run_probe(host: Host, kind: str, args: list[str], timeout: float = 30.0):
     runner = runner_for(host)
-    try:
-        pid = runner.enqueue(host.name, kind, args, timeout=timeout)
-        await runner.wait(pid)
-        return runner.session.state.probes[pid]
-    finally:
-        await runner.hosts.close()
+    pid = runner.enqueue(host.name, kind, args, timeout=timeout)
+    await runner.wait(pid)
+    return runner.session.state.probes[pid]
 
 
 def alive(pid: int) -> bool:

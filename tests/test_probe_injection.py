@@ -10,6 +10,7 @@ import pytest
 from tui.core.probes import ProbeUsageError
 
 from tests.probe_support import TRANSPORTS, make_host, runner_for
+from tests.probe_support import close_probe_hosts  # noqa: F401  (autouse)
 
 pytestmark = pytest.mark.parametrize("transport", TRANSPORTS)
 
@@ -47,7 +48,6 @@ async def test_hostile_arguments_arrive_verbatim_and_never_run(transport, kind, 
             continue
         cases[runner.enqueue(host.name, kind, args, timeout=30)] = args
     await runner.wait()
-    await runner.hosts.close()
     assert not marker.exists()
     for pid, args in cases.items():
         p = runner.session.state.probes[pid]
@@ -63,7 +63,6 @@ async def test_template_and_multi_arg_kinds_quote_every_word(transport, request,
     args = [a for a in payloads(marker) if a]
     pid = runner.enqueue(host.name, "version", args, timeout=30)
     await runner.wait(pid)
-    await runner.hosts.close()
     p = runner.session.state.probes[pid]
     assert p.detail["argv"] == args
     assert list(p.detail["versions"]) == list(dict.fromkeys(args))

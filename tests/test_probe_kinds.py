@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from tests.probe_support import TRANSPORTS, HttpServer, fake_nvidia_smi_dir, make_host, run_probe
+from tests.probe_support import close_probe_hosts  # noqa: F401  (autouse)
 
 pytestmark = pytest.mark.parametrize("transport", TRANSPORTS)
 

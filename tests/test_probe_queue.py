@@ -18,6 +18,7 @@ from tui.services.session import Session
 
 from tests.helpers import wait_for
 from tests.probe_support import TRANSPORTS, alive, local_host, make_host, runner_for
+from tests.probe_support import close_probe_hosts  # noqa: F401  (autouse)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -38,7 +39,6 @@ async def test_concurrency_cap_and_fifo_order(transport, request):
     runner.session.subscribe(watch)
     ids = [runner.enqueue(host.name, "shell", ["sleep 0.2"]) for _ in range(6)]
     await runner.wait()
-    await runner.hosts.close()
     assert peak == 2
     assert started == ids  # FIFO
     assert all(runner.session.state.probes[i].status == "ok" for i in ids)
@@ -67,7 +67,6 @@ async def test_cancel_kills_the_running_process(transport, request, tmp_path):
     assert state[pid].status == "cancelled" and state[pid].duration_s is not None
     assert state[queued].status == "cancelled" and state[queued].started_t is None
     assert not runner.cancel(pid)  # already finished
-    await runner.hosts.close()
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -76,7 +75,6 @@ async def test_timeout(transport, request):
     runner = runner_for(host)
     pid = runner.enqueue(host.name, "shell", ["sleep 30"], timeout=0.3)
     await runner.wait(pid)
-    await runner.hosts.close()
     p = runner.session.state.probes[pid]
     assert p.status == "timeout" and "0.3" in p.summary
 
@@ -93,7 +91,6 @@ async def test_fan_out_over_two_hosts_with_differing_results(transport, request,
     ids = runner.enqueue_all("import", ["fakemod_qq"])
     same = runner.enqueue_all("import", ["json"])
     await runner.wait()
-    await runner.hosts.close()
     state = runner.session.state.probes
     assert [state[i].host for i in ids] == ["plain", "other"]
     assert len({state[i].group for i in ids}) == 1 and state[ids[0]].group
