@@ -123,10 +123,10 @@ async def test_add_attach_last_probe_and_change_status_by_keyboard(tmp_path):
         # a finished probe to attach
         await pilot.press("i", *"json", "enter")
         await wait_for(lambda: any(p.finished for p in app.session.state.probes.values()))
-        await _add(pilot, "json is importable", "sanity check")
+        await _add(pilot, "json ok", "nb")
         state = app.session.state
         assert [(h.title, h.note, h.status) for h in state.hypotheses] == [
-            ("json is importable", "sanity check", "open")]
+            ("json ok", "nb", "open")]
         pane = app.screen.query_one(HypothesesPane)
         assert app.focused is pane.table  # the new hypothesis is ready for its keys
         await pilot.press("plus")
@@ -173,9 +173,9 @@ async def test_edit_reorder_and_delete_by_keyboard(tmp_path):
         assert pane.selected_hyp_id == state.hypotheses[0].hyp_id  # cursor follows
         await pilot.press("ctrl+down")
         assert [h.title for h in state.hypotheses] == ["first", "second"]
-        await pilot.press("e", "ctrl+u", *"2nd", "tab", *"a note", "enter")
+        await pilot.press("e", "ctrl+u", *"2nd", "tab", *"nb", "enter")
         await pilot.pause()
-        assert (state.hypotheses[1].title, state.hypotheses[1].note) == ("2nd", "a note")
+        assert (state.hypotheses[1].title, state.hypotheses[1].note) == ("2nd", "nb")
         await pilot.press("d")
         await pilot.press("n")  # declined
         assert len(state.hypotheses) == 2
@@ -200,17 +200,17 @@ async def test_pick_a_log_line_as_evidence_and_notes_strip(tmp_path):
         app.session.emit(ev.LogSourceOpened(source_id="l1", host="localhost", path="/x.log"))
         app.session.emit(ev.LogLines(source_id="l1", lines=[
             "hello", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"]))
-        await _add(pilot, "KV cache too big")
+        await _add(pilot, "KV")
         await pilot.press("E")
         await pilot.pause()
         await pilot.press("minus")
         h = app.session.state.hypotheses[0]
         assert [(e.ref_kind, e.ref_id, e.stance) for e in h.evidence] == [("log", "l1:2", "against")]
         assert "OutOfMemoryError" in h.evidence[0].summary
-        await pilot.press("N", *"restarting server", "enter")
+        await pilot.press("N", *"restart", "enter")
         await pilot.pause(0.1)
         notes = str(app.screen.query_one("#hyp-notes").render())
-        assert "restarting server" in notes
+        assert "restart" in notes
         await pilot.press("q")
 
 
@@ -246,11 +246,11 @@ async def test_roofline_panel_records_a_gap_event(tmp_path):
 async def test_report_key_writes_next_to_the_transcript(tmp_path):
     app = _live_app(tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
-        await _add(pilot, "a hypothesis for the report")
+        await _add(pilot, "hyp-x")
         await pilot.press("M")
         md = app.session.path.with_suffix(".md")
         await wait_for(md.exists)
-        assert "a hypothesis for the report" in md.read_text()
+        assert "hyp-x" in md.read_text()
         await pilot.press("q")
 
 
