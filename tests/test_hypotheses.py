@@ -141,7 +141,7 @@ async def test_add_attach_last_probe_and_change_status_by_keyboard(tmp_path):
         assert [e.stance for e in h.evidence] == ["against"]
         await pilot.pause(0.1)
         row = [str(c) for c in pane.table.get_row(h.hyp_id)]
-        assert "refuted" in row[1] and row[3].startswith("1 ")
+        assert "refuted" in row[1] and row[2].startswith("1 ")
         # details show the evidence with the probe's verdict
         await pilot.press("enter")
         await pilot.pause()

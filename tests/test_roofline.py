@@ -97,3 +97,29 @@ def test_bad_input_exits_2_with_a_clear_message(args, message):
     assert r.exit_code == 2, r.output
     assert message in r.output
     assert "Traceback" not in r.output
+
+
+def test_panel_prefill_from_hosts_and_log():
+    from tui.core import events as ev
+    from tui.core.reducer import replay
+    from tui.screens.roofline import parse, prefill
+
+    line = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, "
+            "token usage: 0.00, cuda graph: True, gen throughput (token/s): 10.00, #queue-req: 0")
+    gpus = [ev.GpuSample(index=i, name="NVIDIA H200", bus_width_bits=6144,
+                         mem_clock_max_mhz=3201) for i in range(8)]
+    state = replay([ev.HostSample(host="g", gpus=gpus),
+                    ev.LogSourceOpened(source_id="l1", host="g", path="/x"),
+                    ev.LogLines(source_id="l1", lines=[line])])
+    values = prefill(state)
+    assert values["gpus"] == "8" and values["bandwidth_gbs"] == "4917"
+    assert values["measured_ms"] == "100.0"
+    # NVML names map to the table when no bandwidth is known
+    gpus = [ev.GpuSample(index=0, name="NVIDIA H200")]
+    assert prefill(replay([ev.HostSample(host="g", gpus=gpus)]))["gpu"] == "H200"
+    # a filled-in form computes
+    kwargs = parse({"weights_gb": "46.08", "gpus": "8", "bandwidth_gbs": "1800",
+                    "measured_ms": "97"})
+    assert roofline.compute(**kwargs).floor_ms == 3.2
+    with pytest.raises(roofline.RooflineError, match="GPUs: not a whole number"):
+        parse({"gpus": "eight"})

@@ -27,7 +27,7 @@ FIELDS: tuple[tuple[str, str, str, str], ...] = (
     ("kv_gb", "KV GB / step", "kv_gb", "optional"),
     ("gpus", "GPUs", "gpus", "weights spread over"),
     ("bandwidth_gbs", "GB/s per GPU", "bandwidth_gbs", "or give a GPU name"),
-    ("gpu", "GPU name", "gpu", ", ".join(roofline.KNOWN_GPUS)),
+    ("gpu", "GPU name", "gpu", "known: " + ", ".join(roofline.KNOWN_GPUS)),
     ("measured_ms", "measured ms/token", "measured_ms", "batch 1"),
 )
 FLOAT_FIELDS = {"weights_gb", "active_params_b", "bits", "kv_gb", "bandwidth_gbs", "measured_ms"}
@@ -92,8 +92,11 @@ class RooflineScreen(ModalScreen[tuple[roofline.RooflineResult, dict[str, Any]] 
         width: 96; height: auto; padding: 1 2;
         border: thick $accent; background: $surface;
     }
-    RooflineScreen Grid { grid-size: 3; grid-columns: 22 24 1fr; height: auto; grid-rows: 3; }
-    RooflineScreen Grid Label { padding: 1 0 0 0; }
+    RooflineScreen Grid {
+        grid-size: 3; grid-columns: 20 22 1fr; grid-rows: 1; grid-gutter: 0 1;
+        height: auto; margin: 1 0 0 0;
+    }
+    RooflineScreen Grid Label { text-wrap: nowrap; text-overflow: ellipsis; }
     RooflineScreen .help { color: $text-muted; }
     RooflineScreen #roofline-result { height: auto; padding: 1 0 0 0; }
     """

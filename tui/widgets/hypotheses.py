@@ -66,7 +66,7 @@ class HypothesesPane(Pane):
 
     def compose(self):
         table = DataTable(id="hyp-table", cursor_type="row", zebra_stripes=True)
-        table.add_columns("#", "status", "hypothesis", "evidence")
+        table.add_columns("#", "status", "evidence", "hypothesis")
         yield table
         yield Static("", id="hyp-gap")
         yield Static("", id="hyp-notes")
@@ -111,8 +111,8 @@ class HypothesesPane(Pane):
             table.add_row(
                 str(i),
                 status_text(variables, h.status, f"{STATUS_ICON.get(h.status, '')} {h.status}"),
-                title,
                 evidence_cell(h, variables),
+                title,
                 key=h.hyp_id,
             )
         if selected is not None:
@@ -127,7 +127,14 @@ class HypothesesPane(Pane):
             return
         g = state.gaps[-1]
         status = "refuted" if g.gap is not None and g.gap > 2 else "supported"
-        line = roofline.summary_line(g)
+        parts = [f"floor {g.floor_ms:.3g} ms/token"]
+        if g.measured_ms is not None:
+            parts += [f"measured {g.measured_ms:g} ms", f"gap {roofline.fmt_gap(g.gap)}"]
+            if g.efficiency_pct is not None:
+                parts.append(f"{g.efficiency_pct:.1f}% of bandwidth")
+        else:
+            parts.append(f"ceiling {g.ceiling_tps:.4g} tok/s")
+        line = " · ".join(parts)
         gap.update(Text.assemble("gap: ", status_text(self.app.theme_variables, status, line)))
 
     def _render_notes(self, state: SessionState) -> None:
