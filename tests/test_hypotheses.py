@@ -270,3 +270,13 @@ async def test_replay_is_read_only_but_shows_details_and_reports(tmp_path, monke
         await pilot.press("M")
         await wait_for(lambda: (tmp_path / "example-moe-gap.md").exists())
         await pilot.press("q")
+
+
+async def test_palette_has_hypothesis_commands(tmp_path):
+    app = _live_app(tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("ctrl+p", *"hypothesis: add")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(lambda: type(app.screen).__name__ == "HypothesisFormScreen")
+        await pilot.press("escape", "q")

@@ -13,6 +13,7 @@ import asyncio
 from pathlib import Path
 
 from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from tui.actions.base import ActionsMixin
 from tui.core import events as ev
@@ -28,7 +29,38 @@ from tui.widgets.hypotheses import HypothesesPane
 STATUSES = ev.HYPOTHESIS_STATUSES
 
 
+# palette entry -> (app action, help)
+PALETTE = (
+    ("hypothesis: add", "hyp_add", "Add a hypothesis that might explain the gap"),
+    ("hypothesis: details", "hyp_details", "Evidence of the highlighted hypothesis"),
+    ("hypothesis: attach probe for", "hyp_attach('for')", "Selected/last probe supports it"),
+    ("hypothesis: attach probe against", "hyp_attach('against')", "Selected/last probe refutes it"),
+    ("hypothesis: pick evidence", "hyp_pick_evidence", "A probe, log line, gap or note"),
+    ("roofline: gap", "roofline", "Decode floor per token and the gap to it"),
+    ("report: write", "report", "Markdown report next to the transcript"),
+)
+
+
+class HypothesisCommands(Provider):
+    """``hypothesis: ...``, ``roofline: gap`` and ``report: write``."""
+
+    def _callback(self, action: str):
+        return lambda: self.app.call_later(self.app.run_action, action)
+
+    async def discover(self) -> Hits:
+        for text, action, help_text in PALETTE:
+            yield DiscoveryHit(text, self._callback(action), text=text, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for text, action, help_text in PALETTE:
+            if (score := matcher.match(text)) > 0:
+                yield Hit(score, matcher.highlight(text), self._callback(action), text=text,
+                          help=help_text)
+
+
 class HypothesesActions(ActionsMixin):
+    PROVIDERS = (HypothesisCommands,)
     BINDINGS = [
         Binding("H", "hyp_add", "Hypothesis", id="hypothesis.add",
                 tooltip="Add a hypothesis that might explain the gap"),

@@ -56,7 +56,11 @@ def prefill(state: SessionState) -> dict[str, str]:
                 pass  # an unknown card: the user types the bandwidth
     measured = None
     for src in state.logs.values():
-        measured = batch1_ms_per_token(src.lines) or measured
+        last = src.metrics.last_decode  # the log parser's newest decode metric
+        if last is not None and last.running == 1 and last.gen_tps:
+            measured = 1000.0 / last.gen_tps
+        else:
+            measured = batch1_ms_per_token(src.lines) or measured
     if measured is not None:
         values["measured_ms"] = f"{measured:.1f}"
     return values
