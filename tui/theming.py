@@ -122,6 +122,8 @@ def fallback_variables(theme: Theme) -> dict[str, str]:
         "log-warning": colours["warning"],
         "log-info": neutral,
         "log-debug": muted,
+        "pane-border": muted if muted.startswith("ansi_") else colours["panel-lighten-2"],
+        "pane-border-focus": colours["accent"],
     }
 
 

@@ -44,6 +44,8 @@ THEME_VARIABLES: dict[str, str] = {
     "log-warning": "log lines at WARNING",
     "log-info": "log lines at INFO",
     "log-debug": "log lines at DEBUG",
+    "pane-border": "the four panes' borders",
+    "pane-border-focus": "the border of the pane with focus",
 }
 
 COLOUR_FIELDS = (

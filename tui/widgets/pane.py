@@ -15,15 +15,15 @@ class Pane(Vertical, can_focus=False):
     clock_driven: ClassVar[bool] = False  # re-rendered every second (ages, elapsed)
     DEFAULT_CSS = """
     Pane {
-        border: round $panel-lighten-2;
+        border: round $pane-border;
         border-title-color: $text-muted;
         border-title-style: bold;
         height: 1fr;
         width: 1fr;
     }
     Pane:focus-within {
-        border: round $accent;
-        border-title-color: $accent;
+        border: round $pane-border-focus;
+        border-title-color: $pane-border-focus;
     }
     """
 
