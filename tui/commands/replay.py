@@ -15,6 +15,7 @@ from tui.core import transcript
 def command(g, session: Path) -> None:
     """Open SESSION (a transcript file) in the cockpit, read-only."""
     from tui.app import PerftriageApp
+    from tui.launch import app_options
     from tui.services.cockpit import Cockpit
     from tui.services.hosts import HostRegistry
     from tui.services.session import Session
@@ -25,5 +26,6 @@ def command(g, session: Path) -> None:
         raise click.ClickException(str(exc)) from None
     for problem in tr.problems:
         click.echo(f"warning: {session}: {problem}", err=True)
+    options = app_options(g)
     cockpit = Cockpit(g.load_config(), registry=HostRegistry(), session=replayed)
-    PerftriageApp(cockpit).run()
+    PerftriageApp(cockpit, **options).run()
