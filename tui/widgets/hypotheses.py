@@ -49,7 +49,6 @@ class HypothesesPane(Pane):
         Binding("enter", "app.hyp_details", "Details", id="hypothesis.details"),
         Binding("e", "app.hyp_edit", "Edit", id="hypothesis.edit"),
         Binding("s", "app.hyp_status(1)", "Status", id="hypothesis.status_next"),
-        Binding("S", "app.hyp_status(-1)", "Status back", show=False, id="hypothesis.status_prev"),
         Binding("plus", "app.hyp_attach('for')", "+Evidence", id="hypothesis.evidence_for"),
         Binding("minus", "app.hyp_attach('against')", "−Evidence", id="hypothesis.evidence_against"),
         Binding("E", "app.hyp_pick_evidence", "Evidence…", id="hypothesis.evidence_pick"),
