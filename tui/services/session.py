@@ -47,6 +47,7 @@ class Session:
         self._ids: dict[str, itertools.count] = {}
         self.writer: transcript.TranscriptWriter | None = None
         self.replay: bool = state is not None
+        self.source_path: Path | None = None  # the transcript a replay was read from
         if sessions_dir is not None and state is None:
             path = Path(sessions_dir) / session_filename(name, now)
             n = 1
@@ -116,4 +117,5 @@ class Session:
         for event in tr.events:
             reducer.apply(state, event)
         session.replay = True
+        session.source_path = Path(path)
         return session, tr
