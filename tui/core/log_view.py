@@ -11,11 +11,12 @@ filtering never loses buffered lines. ``refresh`` is incremental.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import deque
 from collections.abc import Iterator
 
-from tui.core.logparse import ERROR_RE
+from tui.core.logparse import is_error
 from tui.core.state import LogSourceState, SessionState
 
 ALL = "*"  # the merged view's source id
@@ -29,6 +30,12 @@ def compile_pattern(text: str | None) -> re.Pattern | None:
         return None
     flags = 0 if any(c.isupper() for c in text) else re.IGNORECASE
     return re.compile(text, flags)
+
+
+class _ErrorMatcher:
+    """Quacks like a compiled pattern for :meth:`LogIndex.find`."""
+
+    search = staticmethod(is_error)
 
 
 class LogIndex:
@@ -207,13 +214,25 @@ class LogIndex:
                 seq = before[-1] if before else self.matches[-1]
             return seq - self.first_seq
         search = pattern.search
-        idx = start
-        for _ in range(n):
-            idx = (idx + step) % n
-            text = self.line(self.rows[idx])
+        line = self.line
+        start = min(max(start, -1), n)
+        # walk the deque with iterators (indexing the middle of a deque is O(n))
+        if step > 0:
+            order = itertools.chain(
+                zip(range(start + 1, n), itertools.islice(self.rows, start + 1, None)),
+                zip(range(0, start + 1), itertools.islice(self.rows, 0, start + 1)),
+            )
+        else:
+            rev_start = n - start  # rows after `start`, counted from the end
+            order = itertools.chain(
+                zip(range(start - 1, -1, -1), itertools.islice(reversed(self.rows), rev_start, None)),
+                zip(range(n - 1, start - 1, -1), itertools.islice(reversed(self.rows), 0, rev_start)),
+            )
+        for idx, key in order:
+            text = line(key)
             if text is not None and search(text):
                 return idx
         return None
 
     def next_error(self, start: int, step: int) -> int | None:
-        return self.find(start, step, ERROR_RE)
+        return self.find(start, step, _ErrorMatcher)

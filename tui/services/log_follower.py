@@ -33,7 +33,7 @@ from tui.transport.base import TransportError
 
 HEARTBEAT = "\x1e"
 FLUSH_S = 0.05
-FLUSH_LINES = 8192
+FLUSH_LINES = 4096
 DEFAULT_TRANSCRIPT_CAP = 200_000
 
 
@@ -183,6 +183,9 @@ class LogFollower:
                 pending.extend(batch)
                 if len(pending) >= FLUSH_LINES or time.monotonic() - last_flush >= FLUSH_S:
                     flush()
+                    # a read that finds data buffered never suspends: yield so the UI
+                    # (keys, frames) runs between batches of a flood
+                    await asyncio.sleep(0)
                 elif handle is None:
                     handle = loop.call_later(FLUSH_S, flush)
             flush()

@@ -1,0 +1,177 @@
+"""Flood benchmark of the Logs pane (not collected by pytest).
+
+    python -m tests.bench.bench_logs [--lines 1000000] [--local]
+
+A 1M-line SGLang-style log (the simulator's format: decode/prefill lines
+mixed with request lines) is followed with the real path — guarded
+``tail -n +1 -F`` over the loopback OpenSSH sshd (tests/sshd.py) through
+SSHTransport, LogFollower, the reducer (ring + metric parsing) and the
+line-API LogView in a headless app — and compared with a raw asyncssh
+chunked read of the same file in the same run. Reports lines/s reaching the
+widget, key-press latency p50/p95 during the flood, and RSS after the flood.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+TARGETS = {"lines_s": 200_000, "p95_ms": 50.0, "rss_mib": 150.0}
+
+
+def make_file(path: Path, n: int) -> None:
+    from tui.simulator.sglang_sim import Steady
+
+    sim = Steady(seed=1, error_every=5000)
+    req = '[2026-11-28 09:15:37] INFO:     127.0.0.1:51240 - "POST /generate HTTP/1.1" 200 OK'
+    with open(path, "w") as fh:
+        buf = []
+        for i in range(n):
+            buf.append(sim.line() if i % 4 == 0 else req)
+            if len(buf) == 10000:
+                fh.write("\n".join(buf) + "\n")
+                buf.clear()
+        if buf:
+            fh.write("\n".join(buf) + "\n")
+
+
+async def raw_asyncssh(server, path: Path, n: int) -> float:
+    import asyncssh
+
+    async with asyncssh.connect(server.host, port=server.port, username=server.user,
+                                client_keys=[str(server.client_key)],
+                                known_hosts=str(server.known_hosts)) as conn:
+        t0 = time.perf_counter()
+        proc = await conn.create_process(f"cat {path}", encoding=None)
+        lines = 0
+        while True:
+            chunk = await proc.stdout.read(256 * 1024)
+            if not chunk:
+                break
+            lines += chunk.count(b"\n")
+        dt = time.perf_counter() - t0
+        assert lines == n, lines
+        return n / dt
+
+
+async def flood(host, path: Path, n: int) -> dict:
+    from tui.app import PerftriageApp
+    from tui.services.cockpit import Cockpit
+    from tui.services.hosts import HostRegistry
+    from tui.widgets.logs import LogsPane
+
+    reg = HostRegistry()
+    reg.add(host)
+    with tempfile.TemporaryDirectory() as sessions:
+        cockpit = Cockpit(registry=reg, sessions_dir=Path(sessions), sample_interval=60)
+        app = PerftriageApp(cockpit)
+        lat: list[float] = []
+        async with app.run_test(size=(160, 50)) as pilot:
+            pane = app.screen.query_one(LogsPane)
+            view = pane.view
+            view.focus()
+            await pilot.pause()
+            t0 = time.perf_counter()
+            sid = cockpit.logs.open_file(host.name, str(path))
+            state = cockpit.session.state
+            # key latency: a real Key event posted to the app, timed until the
+            # bound action (e = jump to the next error line, a scan of the ring,
+            # on the focused LogView) has run
+            from textual import events
+
+            done: list[float] = []
+            original = view.action_next_error
+
+            def stamped(step: int) -> None:
+                original(step)
+                done.append(time.perf_counter())
+
+            view.action_next_error = stamped  # type: ignore[method-assign]
+            while view.index._seen.get(sid, 0) < n:
+                s = time.perf_counter()
+                before = len(done)
+                app.post_message(events.Key("e", "e"))
+                while len(done) == before:
+                    await asyncio.sleep(0.001)
+                    if time.perf_counter() - s > 30:
+                        break
+                lat.append((done[-1] - s) * 1000 if len(done) > before else 30_000.0)
+                await view.run_action("follow")
+                await asyncio.sleep(0.05)
+                if time.perf_counter() - t0 > 300:
+                    raise SystemExit(f"timeout: {state.logs[sid].total_lines} lines")
+            dt = time.perf_counter() - t0
+            rss = psutil.Process().memory_info().rss / 2**20
+            ring = len(state.logs[sid].lines)
+            gen = len(state.logs[sid].metrics.gen_tps)
+            await cockpit.logs.close(sid)
+            await pilot.press("q")
+        lat.sort()
+        return {
+            "lines_s": n / dt,
+            "p50_ms": statistics.median(lat) if lat else float("nan"),
+            "p95_ms": lat[min(len(lat) - 1, -(-len(lat) * 95 // 100) - 1)] if lat else float("nan"),
+            "presses": len(lat),
+            "rss_mib": rss,
+            "ring": ring,
+            "series": gen,
+        }
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--local", action="store_true", help="local transport instead of sshd")
+    args = ap.parse_args()
+    n = args.lines
+    tmp = Path(tempfile.mkdtemp(prefix="bench-logs-"))
+    path = tmp / "flood.log"
+    make_file(path, n)
+    size_mib = path.stat().st_size / 2**20
+    rows = []
+    server = None
+    try:
+        if args.local:
+            from tui.services.hosts import local_host
+
+            host = local_host()
+            base = None
+        else:
+            from tests.sshd import SshServer
+            from tui.core.config import HostConfig
+            from tui.services.hosts import Host
+            from tui.transport.ssh import SSHTransport
+
+            server = SshServer(tmp / "sshd").start()
+            base = await raw_asyncssh(server, path, n)
+            hc = HostConfig(name="bench", ssh=server.alias)
+            host = Host("bench", hc, SSHTransport.from_config(hc, ssh_config=server.ssh_config))
+        res = await flood(host, path, n)
+        await host.transport.close()
+    finally:
+        if server is not None:
+            server.stop()
+    via = "local" if args.local else "loopback sshd"
+    print(f"\nLogs flood: {n:,} lines ({size_mib:.0f} MiB) via {via}, "
+          f"{os.cpu_count()} CPUs\n")
+    print(f"| measure | result | target |\n|---|---|---|")
+    if base is not None:
+        print(f"| baseline: raw asyncssh 256 KiB chunked read | {base:,.0f} lines/s | |")
+    print(f"| end-to-end to the Logs widget | {res['lines_s']:,.0f} lines/s | "
+          f">= {TARGETS['lines_s']:,} |")
+    print(f"| key latency p50 / p95 during flood ({res['presses']} presses) | "
+          f"{res['p50_ms']:.1f} / {res['p95_ms']:.1f} ms | p95 <= {TARGETS['p95_ms']:.0f} ms |")
+    print(f"| RSS after {n:,} lines (ring {res['ring']:,}, {res['series']} gen points) | "
+          f"{res['rss_mib']:.0f} MiB | <= {TARGETS['rss_mib']:.0f} MiB |")
+    rows.append(res)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
