@@ -113,7 +113,7 @@ def test_unknown_lines_never_raise(line: str) -> None:
 
 def test_fatal_and_error_patterns() -> None:
     for text in ("torch.OutOfMemoryError: CUDA out of memory. Tried", "Decode out of memory.",
-                 "NCCL error in: x", "watchdog timeout", "KV cache pool is full. Retract",
+                 "NCCL error in: x", "watchdog timeout", "Watchdog timeout", "KV cache pool is full. Retract",
                  "Traceback (most recent call last):"):
         assert lp.is_fatal(text) and lp.is_error(text)
     assert lp.is_error("ValueError: bad") and lp.is_error("ERROR 11-28 x")
