@@ -41,6 +41,21 @@ def keygen(path: Path, kind: str = "ed25519") -> Path:
     return path
 
 
+def _children(ppid: int) -> list[int]:
+    """PIDs whose parent is ``ppid`` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == ppid:
+            found.append(int(entry.name))
+    return found
+
+
 @dataclass
 class SshServer:
     root: Path
@@ -135,7 +150,13 @@ class SshServer:
     def stop(self) -> None:
         if self.proc is None:
             return
-        # Kill the listener and every session it forked (its process group).
+        # Kill the listener and every session it forked: its process group,
+        # and each connection's sshd, which setsid()s into its own group.
+        for pid in _children(self.proc.pid):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
         try:
             os.killpg(self.proc.pid, signal.SIGTERM)
         except ProcessLookupError:

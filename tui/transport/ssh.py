@@ -456,6 +456,8 @@ class SSHTransport:
         self.connect_timeout = connect_timeout
         self.keepalive_interval = keepalive_interval
         self.on_state = on_state
+        self.channel_retries = CHANNEL_RETRIES  # refused channel opens retried, with backoff
+        self.shell_start_timeout = connect_timeout + 30.0  # rc files + preamble, once per shell
 
         self.state: str = "down"
         self.reason: str | None = None
@@ -684,7 +686,8 @@ class SSHTransport:
     # -- channels ------------------------------------------------------------------------
 
     async def _open(self, conn: asyncssh.SSHClientConnection, factory, command: str,
-                    retries: int = CHANNEL_RETRIES):
+                    retries: int | None = None):
+        retries = self.channel_retries if retries is None else retries
         delay = 0.05
         for attempt in range(retries + 1):
             try:
@@ -713,9 +716,16 @@ class SSHTransport:
         ready = b"PT" + secrets.token_hex(12).encode()
         command = _bash_command(_POOL_SCRIPT, self.preamble or ":", ready.decode())
         _chan, shell = await self._open(conn, lambda: _PoolShell(self, conn, ready), command,
-                                        retries=2 if self._nshells > 1 else CHANNEL_RETRIES)
+                                        retries=2 if self._nshells > 1 else None)
         try:
-            await asyncio.wait_for(asyncio.shield(shell.ready), self.connect_timeout + 30)
+            await asyncio.wait_for(asyncio.shield(shell.ready), self.shell_start_timeout)
+        except TimeoutError:
+            shell.forgotten = True  # its slot is given back by _acquire
+            shell.close()
+            raise TransportError(
+                f"remote shell on {self._where} did not start within "
+                f"{self.shell_start_timeout:g}s (slow or stuck shell start-up files?)",
+                TIMEOUT, self.name) from None
         except BaseException:
             shell.forgotten = True  # its slot is given back by _acquire
             shell.close()
