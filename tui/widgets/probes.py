@@ -69,7 +69,8 @@ class ProbesPane(Pane):
 
     def compose(self):
         table = DataTable(id="probes-table", cursor_type="row", zebra_stripes=True)
-        table.add_columns("id", "host", "status", "probe", "time", "result")
+        for name in ("id", "host", "status", "probe", "time", "result"):
+            table.add_column(name, key=name)
         yield table
 
     def on_mount(self) -> None:
@@ -117,8 +118,10 @@ class ProbesPane(Pane):
             self._rows[p.probe_id] = key
             row = probe_row(p, now_t, variables, diff)
             if p.probe_id in table.rows:
+                # id, host and probe never change: only status, time, result
                 for col, value in zip(table.columns, row, strict=False):
-                    table.update_cell(p.probe_id, col, value)
+                    if col.value in ("status", "time", "result"):
+                        table.update_cell(p.probe_id, col, value)
             else:
                 table.add_row(*row, key=p.probe_id)
         if at_bottom and table.row_count:
