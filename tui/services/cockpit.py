@@ -13,7 +13,7 @@ from tui.core import events as ev
 from tui.core.config import Config
 from tui.services.hosts import HostRegistry, build_registry
 from tui.services.local_sampler import LocalSampler
-from tui.services.remote_sampler import RemoteSampler, fetch_info
+from tui.services.remote_sampler import RemoteSampler, fetch_info, fetch_processes
 from tui.services.log_follower import LogFollower
 from tui.services.probe_runner import ProbeRunner
 from tui.services.server_launcher import ServerLauncher
@@ -110,12 +110,16 @@ class Cockpit:
         if (sampler := self.remote_samplers.get(name)) is not None:
             return await sampler.refresh_detail()
         hs = self.session.state.hosts.get(name)
+        transport = self.registry.get(name).transport
+        info: dict = {}
         if hs is not None and "topo" not in hs.info and "topo_error" not in hs.info:
-            info = await fetch_info(self.registry.get(name).transport)
-            if info:
-                self.session.emit(ev.HostInfo(host=name, info=info))
-            return info
-        return {}
+            info = await fetch_info(transport)
+        if hs is not None and hs.gpus and not any(g.processes for g in hs.gpus):
+            # NVML listed no compute process (seen on a VM): ask nvidia-smi
+            info["processes"] = await fetch_processes(transport, hs.gpus)
+        if info:
+            self.session.emit(ev.HostInfo(host=name, info=info))
+        return info
 
     async def _fsync_timer(self) -> None:
         while True:

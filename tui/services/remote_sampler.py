@@ -219,6 +219,19 @@ async def fetch_info(transport: Transport) -> dict:
     return parse_info(res.stdout)
 
 
+async def fetch_processes(transport: Transport, gpus: list[GpuSample]) -> dict[str, list[dict]]:
+    """``{gpu index: [{pid, name, used_mib}]}`` from ``--query-compute-apps``."""
+    res = await transport.run(detail_command(), timeout=15)
+    by_uuid = {g.uuid: g.index for g in gpus}
+    per_gpu: dict[str, list[dict]] = {}
+    for uuid, p in nvsmi.parse_compute_apps(res.stdout):
+        idx = by_uuid.get(uuid or "")
+        per_gpu.setdefault(str(idx if idx is not None else uuid), []).append(
+            {"pid": p.pid, "name": p.name, "used_mib": p.used_mib}
+        )
+    return per_gpu
+
+
 # --- the sampler -----------------------------------------------------------------
 
 
@@ -316,12 +329,14 @@ class RemoteSampler:
             watch.running = True
             try:
                 while True:
+                    # the first line may take a while (channel open, a cold nvidia-smi)
+                    wait = self.stall_s if got else max(15.0, 3 * self.stall_s)
                     try:
-                        batch = await asyncio.wait_for(anext(stream), self.stall_s)
+                        batch = await asyncio.wait_for(anext(stream), wait)
                     except StopAsyncIteration:
                         break
                     except TimeoutError:
-                        reason = f"stalled (no output for {self.stall_s:.0f}s)"
+                        reason = f"stalled (no output for {wait:.0f}s)"
                         break
                     watch.last_line_t = self.clock()
                     got += len(batch)
@@ -396,16 +411,7 @@ class RemoteSampler:
 
     async def refresh_detail(self) -> dict:
         """Compute processes per GPU (for the detail view), as a HostInfo."""
-        res = await self.transport.run(detail_command(), timeout=15)
-        procs = nvsmi.parse_compute_apps(res.stdout)
-        by_uuid = {g.uuid: g.index for g in self.gpus}
-        per_gpu: dict[str, list[dict]] = {}
-        for uuid, p in procs:
-            idx = by_uuid.get(uuid or "")
-            per_gpu.setdefault(str(idx if idx is not None else uuid), []).append(
-                {"pid": p.pid, "name": p.name, "used_mib": p.used_mib}
-            )
-        info = {"processes": per_gpu}
+        info = {"processes": await fetch_processes(self.transport, self.gpus)}
         if "topo" not in self.info and "topo_error" not in self.info:
             with contextlib.suppress(TransportError):
                 got = parse_info((await self.transport.run(info_command(), timeout=30)).stdout)
