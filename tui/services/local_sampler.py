@@ -69,7 +69,10 @@ class NvmlReader:
         return nvsmi.throttle_names(_try(lambda: fn(h))) if fn else []
 
     def _processes(self, h) -> list[tuple[int, str, int | None]]:
-        procs = _try(lambda: self._nvml.nvmlDeviceGetComputeProcesses(h), []) or []
+        nv = self._nvml
+        fn = getattr(nv, "nvmlDeviceGetComputeRunningProcesses", None) or getattr(
+            nv, "nvmlDeviceGetComputeProcesses", None)  # the name NVML uses; older alias
+        procs = (_try(lambda: fn(h), []) or []) if fn else []
         out = []
         for p in procs:
             used = getattr(p, "usedGpuMemory", None)
