@@ -93,6 +93,8 @@ class ProbeActions(ActionsMixin):
         return names[0] if names else "localhost"
 
     def probe_target_label(self) -> str:
+        if self.cockpit.replay:
+            return ""
         if self.probe_all_hosts:
             return f"→ all hosts ({len(self.cockpit.registry.names)})"
         return f"→ {self.selected_host()}"
