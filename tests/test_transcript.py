@@ -118,3 +118,18 @@ def test_kill_9_loses_at_most_the_tail(tmp_path):
     texts = [int(e.text) for e in tr.events]
     assert texts == list(range(len(texts))) and len(texts) >= 200
     assert all(p.torn_tail for p in tr.problems)
+
+
+def test_background_thread_fsyncs_new_events_without_further_writes(tmp_path, monkeypatch):
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(transcript.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
+    w = transcript.TranscriptWriter(tmp_path / "s.jsonl", transcript.make_header("x", []))
+    before = len(synced)
+    w.write(ev.NoteAdded(text="one"))  # and then nothing: the thread must still sync it
+    deadline = time.monotonic() + 5
+    while len(synced) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(synced) > before
+    w.close()
+    assert w.closed

@@ -8,9 +8,9 @@ Line 1 is a header::
 then one event per line (see :mod:`tui.core.events`), each carrying ``t``
 (seconds since start, monotonic) and ``wall`` (Unix time).
 
-Durability: every write is flushed to the OS, and the file is fsync'd at
-least once a second (on the next write, or by :meth:`TranscriptWriter.sync`
-which the session calls from a 1 s timer) and at close. A ``kill -9`` thus
+Durability: every write is flushed to the OS, and a background thread
+fsyncs the file at least once a second when it has new events (off the event
+loop, so a slow disk never freezes the UI), and at close. A ``kill -9`` thus
 loses at most the last second; a torn last line is tolerated by the reader.
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -54,17 +55,29 @@ def make_header(started_at: str, hosts: list[str], **extra: Any) -> dict[str, An
 class TranscriptWriter:
     """Append-only writer; one instance per live session."""
 
-    def __init__(self, path: Path, header: dict[str, Any]) -> None:
+    def __init__(
+        self, path: Path, header: dict[str, Any], *, background_sync: bool = True
+    ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Exclusive create: never clobber an earlier session.
         self._fh = open(self.path, "xb")  # noqa: SIM115 - lives as long as the session
         self._last_sync = time.monotonic()
         self._dirty = False
+        self._lock = threading.Lock()  # fsync vs close
+        self._stop = threading.Event()
         self.events_written = 0
         self._fh.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
         self._fh.flush()
         self.sync()
+        # fsync off the event loop: a slow disk must not freeze the UI, and a
+        # blocked loop must not delay durability.
+        self._thread: threading.Thread | None = None
+        if background_sync:
+            self._thread = threading.Thread(
+                target=self._sync_loop, name="transcript-fsync", daemon=True
+            )
+            self._thread.start()
 
     @property
     def closed(self) -> bool:
@@ -74,29 +87,39 @@ class TranscriptWriter:
         if self._fh.closed:
             return
         self._fh.write(ev.encode(event) + b"\n")
-        self._fh.flush()
+        self._fh.flush()  # in the OS after every event: survives a crash of this process
         self._dirty = True
         self.events_written += 1
-        if time.monotonic() - self._last_sync >= FSYNC_INTERVAL_S:
+        if self._thread is None and time.monotonic() - self._last_sync >= FSYNC_INTERVAL_S:
             self.sync()
 
+    def _sync_loop(self) -> None:
+        while not self._stop.wait(FSYNC_INTERVAL_S / 2):
+            if self._dirty:
+                self.sync()
+
     def sync(self) -> None:
-        if self._fh.closed:
-            return
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-        self._last_sync = time.monotonic()
-        self._dirty = False
+        with self._lock:
+            if self._fh.closed:
+                return
+            self._dirty = False
+            os.fsync(self._fh.fileno())
+            self._last_sync = time.monotonic()
 
     def sync_if_due(self) -> None:
         if self._dirty and time.monotonic() - self._last_sync >= FSYNC_INTERVAL_S:
             self.sync()
 
     def close(self) -> None:
-        if self._fh.closed:
-            return
-        self.sync()
-        self._fh.close()
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        with self._lock:
+            if self._fh.closed:
+                return
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
 
 
 @dataclass
