@@ -92,6 +92,18 @@ class SshServer:
         )
         self.config = self.root / "sshd_config"
         env = {"BASH_ENV": str(self.rc_file), **self.env}
+        if self.rc_sleep:
+            # bash started by sshd reads ~/.bashrc, not BASH_ENV: point HOME at a
+            # directory whose .bashrc sleeps, then restores HOME and sources the
+            # real ~/.bashrc (so only the delay differs from a normal server).
+            home = env.get("HOME") or os.path.expanduser("~")
+            rc_home = self.root / "rc_home"
+            rc_home.mkdir(exist_ok=True)
+            (rc_home / ".bashrc").write_text(
+                f"sleep {self.rc_sleep}\nexport HOME={home}\n"
+                f'[ -f "$HOME/.bashrc" ] && . "$HOME/.bashrc"\n'
+            )
+            env["HOME"] = str(rc_home)
         set_env = " ".join(f'"{k}={v}"' for k, v in env.items())
         self.config.write_text(
             f"Port {self.port}\n"
