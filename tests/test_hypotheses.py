@@ -11,7 +11,7 @@ from tui.services.cockpit import Cockpit
 from tui.services.session import Session
 from tui.widgets.hypotheses import HypothesesPane
 
-from tests.helpers import replay_app, wait_for
+from tests.helpers import EXAMPLE_SESSION, replay_app, wait_for
 
 # --- reducer ---------------------------------------------------------------------
 
@@ -254,9 +254,10 @@ async def test_report_key_writes_next_to_the_transcript(tmp_path):
         await pilot.press("q")
 
 
-async def test_replay_is_read_only_but_shows_details_and_reports(tmp_path, monkeypatch):
-    monkeypatch.setenv("PERFTRIAGE_SESSIONS_DIR", str(tmp_path))
-    app = replay_app()
+async def test_replay_is_read_only_but_shows_details_and_reports(tmp_path):
+    copy = tmp_path / "example-moe-gap.jsonl"
+    copy.write_bytes(EXAMPLE_SESSION.read_bytes())
+    app = replay_app(copy)  # the report goes next to the replayed transcript
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause(0.1)
         pane = app.screen.query_one(HypothesesPane)
