@@ -49,7 +49,7 @@ async def test_two_gpus_render_two_rows(tmp_path):
         text = body_text(app)
         gpu_rows = [l for l in text.splitlines() if l.lstrip().startswith("GPU")]
         assert len(gpu_rows) == 2
-        assert "31731/143771MiB" in gpu_rows[0] and "691/700W" in gpu_rows[0]
+        assert "31.0/140G" in gpu_rows[0] and "691/700W" in gpu_rows[0]
         assert "100%" in gpu_rows[0] and "1500MHz" in gpu_rows[0]
         assert "cores" in text  # wide enough for the per-core line
         # p: the power sparkline joins the utilisation one

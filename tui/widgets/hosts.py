@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.markup import escape
 from textual.widgets import Static
 
@@ -29,8 +30,20 @@ def _age(age: float) -> str:
     return f"{age:.0f}s" if age < 120 else f"{age / 60:.0f}m"
 
 
-def gpu_row(g: GpuSample, hs: HostState, show_power: bool, stale: bool) -> str:
-    util_hist = sparkline(hs.util_history.get(g.index, ()), SPARK_W, hi=100)
+def _mem(used_mib: float | None, total_mib: float | None) -> str:
+    """GPU memory, in GiB once it is large (keeps the row short on narrow panes)."""
+    if total_mib is not None and total_mib >= 10 * 1024:
+        used = "n/a" if used_mib is None else f"{used_mib / 1024:.1f}"
+        return f"{used}/{total_mib / 1024:.0f}G"
+    return f"{num(used_mib, '{:.0f}')}/{num(total_mib, '{:.0f}')}MiB"
+
+
+def _cells(markup: str) -> int:
+    return Content.from_markup(markup).cell_length
+
+
+def gpu_row(g: GpuSample, hs: HostState, show_power: bool, stale: bool, width: int = 200) -> str:
+    """One GPU on one line; the sparklines shrink to fit ``width`` rather than wrap."""
     if stale:
         col = temp_col = MUTED
     else:
@@ -41,15 +54,20 @@ def gpu_row(g: GpuSample, hs: HostState, show_power: bool, stale: bool) -> str:
     pwr_col = MUTED if stale else threshold(power_pct, 80, 95)
     row = (
         f" GPU{g.index} [{col}]{bar(g.util_pct, 8)}[/] {num(g.util_pct, '{:3.0f}')}%"
-        f"  mem {num(g.mem_used_mib, '{:.0f}')}/{num(g.mem_total_mib, '{:.0f}')}MiB"
+        f"  mem {_mem(g.mem_used_mib, g.mem_total_mib)}"
         f"  [{pwr_col}]{num(g.power_w)}/{num(g.power_limit_w)}W[/]"
         f"  [{temp_col}]{num(g.temp_c)}°C[/]"
         f"  {num(g.sm_clock_mhz)}MHz"
-        f"  [{col}]{util_hist}[/]"
     )
-    if show_power:
-        hi = g.power_limit_w or None
-        row += f" [{pwr_col}]P{sparkline(hs.power_history.get(g.index, ()), SPARK_W, hi=hi)}[/]"
+    room = width - _cells(row) - 2
+    spark_w = min(SPARK_W, room // 2 - 1 if show_power else room)
+    if spark_w >= 4:
+        util_hist = sparkline(hs.util_history.get(g.index, ()), spark_w, hi=100)
+        row += f"  [{col}]{util_hist}[/]"
+        if show_power:
+            hi = g.power_limit_w or None
+            power_hist = sparkline(hs.power_history.get(g.index, ()), spark_w, hi=hi)
+            row += f" [{pwr_col}]P{power_hist}[/]"
     return f"[{MUTED}]{row}[/]" if stale else row
 
 
@@ -107,7 +125,7 @@ def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: 
                 msg = f"GPU readings stale {_age(s.gpu_age_s)}: {s.gpu_error}"
             lines.append(f" [$text-muted]{escape(msg)}[/]")
         for g in s.gpus:
-            lines.append(gpu_row(g, hs, show_power, gpu_stale))
+            lines.append(gpu_row(g, hs, show_power, gpu_stale, width))
     elif state == "up":
         lines.append(" [$text-muted]waiting for the first sample…[/]")
     return "\n".join(lines)

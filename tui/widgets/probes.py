@@ -19,6 +19,15 @@ from tui.widgets.pane import Pane
 from tui.widgets.status_style import STATUS_ICON, status_text
 
 DIFF_MARK = "≠ "
+LABEL_MAX = 44  # long module paths keep their end: that is the part that differs
+
+
+def short_label(label: str, limit: int = LABEL_MAX) -> str:
+    if len(label) <= limit:
+        return label
+    kind, _, rest = label.partition(" ")
+    keep = max(limit - len(kind) - 2, 8)
+    return f"{kind} …{rest[-keep:]}"
 
 
 def differing_probes(state: SessionState) -> set[str]:
@@ -44,7 +53,7 @@ def probe_row(p: ProbeState, now_t: float, variables: dict[str, str],
         dur = duration(max(0.0, now_t - p.started_t)) + "…"
     else:
         dur = duration(p.duration_s)
-    label = ("⇉ " if p.group else "") + p.label
+    label = ("⇉ " if p.group else "") + short_label(p.label)
     if differs:
         result = status_text(variables, "timeout", DIFF_MARK + p.summary)
     else:
