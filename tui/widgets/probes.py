@@ -19,7 +19,7 @@ from tui.widgets.pane import Pane
 from tui.widgets.status_style import STATUS_ICON, status_text
 
 DIFF_MARK = "≠ "
-LABEL_MAX = 44  # long module paths keep their end: that is the part that differs
+LABEL_MAX = 30  # long module paths keep their end: that is the part that differs
 
 
 def short_label(label: str, limit: int = LABEL_MAX) -> str:
