@@ -46,3 +46,16 @@ def test_missing_file(tmp_path):
     assert load(tmp_path / "nope.toml").hosts == []
     with pytest.raises(ConfigError, match="not found"):
         load(tmp_path / "nope.toml", must_exist=True)
+
+
+def test_readme_config_example_is_valid():
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    blocks = re.findall(r"```toml\n(.*?)```", readme, flags=re.S)
+    example = next(b for b in blocks if "[[hosts]]" in b)
+    cfg = parse(example, "README.md")
+    assert cfg.host("gpu-a").logs == ["/var/log/sglang/server.log"]
+    assert cfg.probes[0].name == "cutedsl-import"
+    assert cfg.servers[0].args["tp"] == "8"
