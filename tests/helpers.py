@@ -29,3 +29,16 @@ async def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02):
         if loop.time() > deadline:
             raise AssertionError(f"condition not met within {timeout}s: {predicate}")
         await asyncio.sleep(interval)
+
+
+def capture_notifications(app) -> list[tuple[str, str]]:
+    """Record (message, severity) of every ``app.notify`` call."""
+    seen: list[tuple[str, str]] = []
+    original = app.notify
+
+    def notify(message, *args, **kwargs):
+        seen.append((str(message), kwargs.get("severity", "information")))
+        return original(message, *args, **kwargs)
+
+    app.notify = notify
+    return seen

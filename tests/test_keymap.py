@@ -6,7 +6,7 @@ from tui.core.config import load
 from tui.screens.prompt import PromptScreen
 from tui.services.cockpit import Cockpit
 
-from tests.helpers import wait_for
+from tests.helpers import capture_notifications, wait_for
 
 
 def _app_with_config(tmp_path, text: str):
@@ -14,15 +14,7 @@ def _app_with_config(tmp_path, text: str):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     app = PerftriageApp(Cockpit(load(path), sessions_dir=tmp_path / "s", sample_interval=0.5))
-    seen: list[tuple[str, str]] = []
-    original = app.notify
-
-    def notify(message, *args, **kwargs):
-        seen.append((str(message), kwargs.get("severity", "information")))
-        return original(message, *args, **kwargs)
-
-    app.notify = notify
-    return app, seen
+    return app, capture_notifications(app)
 
 
 async def test_remapped_key_triggers_the_action_and_the_old_key_does_not(tmp_path):

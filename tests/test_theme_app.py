@@ -8,21 +8,12 @@ from tui.core.config import load
 from tui.theming import DEFAULT_THEME
 from tui.widgets.probes import ProbesPane
 
-from tests.helpers import replay_app, wait_for
+from tests.helpers import capture_notifications, replay_app, wait_for
 
 BUNDLED = ["perftriage-dark", "perftriage-light", "perftriage-contrast"]
 
 
-def _capture_notifications(app):
-    seen: list[tuple[str, str]] = []
-    original = app.notify
 
-    def notify(message, *args, **kwargs):
-        seen.append((str(message), kwargs.get("severity", "information")))
-        return original(message, *args, **kwargs)
-
-    app.notify = notify
-    return seen
 
 
 @pytest.mark.parametrize("name", [*BUNDLED, "textual-dark"])
@@ -77,7 +68,7 @@ async def test_broken_user_theme_is_reported_and_the_app_still_starts():
     (themes / "broken.toml").write_text('name = "broken"\nprimary = "#fff"\nbogus = 1\n')
     (themes / "fine.toml").write_text('name = "fine"\nprimary = "#ff8800"\n')
     app = replay_app()
-    seen = _capture_notifications(app)
+    seen = capture_notifications(app)
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         assert app.theme == DEFAULT_THEME
@@ -94,7 +85,7 @@ async def test_broken_user_theme_is_reported_and_the_app_still_starts():
 async def test_unknown_configured_theme_warns_and_falls_back(tmp_path):
     app = replay_app()
     app.cockpit.config.ui.theme = "gone-theme"
-    seen = _capture_notifications(app)
+    seen = capture_notifications(app)
     async with app.run_test() as pilot:
         assert app.theme == DEFAULT_THEME
         assert any("gone-theme" in m and sev == "warning" for m, sev in seen)

@@ -31,15 +31,7 @@ FEATURES = (
 )
 
 
-class PerftriageApp(
-    SessionActions,
-    ProbeActions,
-    HostsActions,
-    LogsActions,
-    HypothesesActions,
-    ThemesActions,
-    App[int],
-):
+class PerftriageApp(*FEATURES, App[int]):  # type: ignore[misc]
     TITLE = "perftriage"
     BINDINGS = [b for feature in FEATURES for b in feature.BINDINGS]
     COMMANDS = App.COMMANDS | {p for feature in FEATURES for p in feature.PROVIDERS}

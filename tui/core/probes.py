@@ -219,4 +219,44 @@ def differing(results: Sequence[tuple[str, Any]]) -> set[str]:
     return {pid for pid, k in results if json.dumps(k, sort_keys=True, default=str) != top}
 
 
+
+
+def register_lookup_kind(
+    name: str, usage: str, help: str, script: str, key: str, found: str, missing: str
+) -> ProbeKind:
+    """A kind that looks up each argument on the host (``version``, ``which``).
+
+    ``script`` runs after :data:`SCRIPT_PRELUDE` and must bind ``found``, a
+    dict name -> value or None; the verdict fails when any value is None.
+    ``found``/``missing`` format one name in the summary ({name}, {value}).
+    """
+    body = SCRIPT_PRELUDE + script + (
+        "\nmissing = [n for n, v in found.items() if v is None]\n"
+        f"_emit({{{key!r}: found, 'missing': missing}}, 1 if missing else 0)\n"
+    )
+
+    def interpret(args: list[str], status: int | None, out: str, err: str) -> Verdict:
+        data = script_result(out)
+        if data is None:
+            return no_result(status, err)
+        values: dict[str, str | None] = data.get(key, {})
+        parts = [
+            (found if v else missing).format(name=k, value=v) for k, v in values.items()
+        ]
+        return Verdict("failed" if data.get("missing") else "ok", ", ".join(parts), data)
+
+    return register(
+        ProbeKind(
+            name=name,
+            usage=usage,
+            help=help,
+            min_args=1,
+            max_args=None,
+            build=lambda args, ctx: python_command(ctx, body, args),
+            interpret=interpret,
+            compare=lambda s, summ, d: d.get(key),
+        )
+    )
+
+
 from tui.core import probe_kinds  # noqa: E402,F401  (registers the kinds)

@@ -38,10 +38,8 @@ log = logging.getLogger(__name__)
 KIB = 1024
 
 # Builtins only: after the start this loop never forks. $1 = period (s).
-PROC_LOOP_BASH = r"""
-p=$1
-exec {z}<> <(:)
-while :; do
+PROC_FRAME_BASH = r"""
+frame() {
   printf '@@proc\n'
   mapfile -t a < /proc/stat
   for l in "${a[@]}"; do [[ $l == cpu* ]] && printf '%s\n' "$l"; done
@@ -49,6 +47,14 @@ while :; do
   printf '%s\n' "${m[@]}"
   read -r l < /proc/loadavg
   printf 'loadavg %s\n@@end\n' "$l"
+}
+"""
+
+PROC_LOOP_BASH = PROC_FRAME_BASH + r"""
+p=$1
+exec {z}<> <(:)
+while :; do
+  frame
   read -r -t "$p" -u "$z" _
 done
 """
@@ -464,16 +470,7 @@ class RemoteSampler:
 
 # --- one-shot snapshot (perftriage status) ------------------------------------------
 
-SNAPSHOT_BASH = r"""
-frame() {
-  printf '@@proc\n'
-  mapfile -t a < /proc/stat
-  for l in "${a[@]}"; do [[ $l == cpu* ]] && printf '%s\n' "$l"; done
-  mapfile -t -n 5 m < /proc/meminfo
-  printf '%s\n' "${m[@]}"
-  read -r l < /proc/loadavg
-  printf 'loadavg %s\n@@end\n' "$l"
-}
+SNAPSHOT_BASH = PROC_FRAME_BASH + r"""
 frame; sleep "$1"; frame
 printf '@@gpu\n'
 if command -v nvidia-smi >/dev/null 2>&1; then "$2" "$3" "$4" 2>&1; else printf '@@nogpu\n'; fi

@@ -14,6 +14,7 @@ from tui.core.probes import (
     no_result,
     python_command,
     register,
+    register_lookup_kind,
     script_result,
 )
 
@@ -197,38 +198,21 @@ register(
 
 # --- version PKG... ----------------------------------------------------------------
 
-VERSION_SCRIPT = SCRIPT_PRELUDE + r"""
+register_lookup_kind(
+    "version",
+    usage="version PKG...",
+    help="installed distribution versions (importlib.metadata); missing ones reported",
+    script=r"""
 from importlib import metadata
-versions = {}
+found = {}
 for name in sys.argv[1:]:
     try:
-        versions[name] = metadata.version(name)
+        found[name] = metadata.version(name)
     except metadata.PackageNotFoundError:
-        versions[name] = None
-missing = [n for n, v in versions.items() if v is None]
-_emit({"versions": versions, "missing": missing}, 1 if missing else 0)
-"""
-
-
-def _version_verdict(args: list[str], status: int | None, out: str, err: str) -> Verdict:
-    data = script_result(out)
-    if data is None:
-        return no_result(status, err)
-    versions: dict[str, str | None] = data.get("versions", {})
-    parts = [f"{k} {v}" if v else f"{k} MISSING" for k, v in versions.items()]
-    return Verdict("failed" if data.get("missing") else "ok", ", ".join(parts), data)
-
-
-register(
-    ProbeKind(
-        name="version",
-        usage="version PKG...",
-        help="installed distribution versions (importlib.metadata); missing ones reported",
-        min_args=1,
-        max_args=None,
-        build=lambda args, ctx: python_command(ctx, VERSION_SCRIPT, args),
-        interpret=_version_verdict,
-        compare=lambda s, summ, d: d.get("versions"),
-    )
+        found[name] = None
+""",
+    key="versions",
+    found="{name} {value}",
+    missing="{name} MISSING",
 )
 

@@ -8,46 +8,26 @@ import msgspec
 
 from tui.core import nvsmi
 from tui.core.probes import (
-    SCRIPT_PRELUDE,
     ProbeKind,
     Verdict,
     exit_verdict,
-    no_result,
-    python_command,
     register,
-    script_result,
+    register_lookup_kind,
 )
 
 # --- which NAME... ----------------------------------------------------------
 
-WHICH_SCRIPT = SCRIPT_PRELUDE + r"""
+register_lookup_kind(
+    "which",
+    usage="which NAME...",
+    help="executables on the host's PATH (e.g. is nsys there?)",
+    script=r"""
 import shutil
-paths = {name: shutil.which(name) for name in sys.argv[1:]}
-missing = [n for n, p in paths.items() if p is None]
-_emit({"paths": paths, "missing": missing}, 1 if missing else 0)
-"""
-
-
-def _which_verdict(args: list[str], status: int | None, out: str, err: str) -> Verdict:
-    data = script_result(out)
-    if data is None:
-        return no_result(status, err)
-    paths: dict[str, str | None] = data.get("paths", {})
-    parts = [f"{k}: {v}" if v else f"{k}: NOT FOUND" for k, v in paths.items()]
-    return Verdict("failed" if data.get("missing") else "ok", ", ".join(parts), data)
-
-
-register(
-    ProbeKind(
-        name="which",
-        usage="which NAME...",
-        help="executables on the host's PATH (e.g. is nsys there?)",
-        min_args=1,
-        max_args=None,
-        build=lambda args, ctx: python_command(ctx, WHICH_SCRIPT, args),
-        interpret=_which_verdict,
-        compare=lambda s, summ, d: d.get("paths"),
-    )
+found = {name: shutil.which(name) for name in sys.argv[1:]}
+""",
+    key="paths",
+    found="{name}: {value}",
+    missing="{name}: NOT FOUND",
 )
 
 # --- nvsmi ----------------------------------------------------------------------
