@@ -19,6 +19,7 @@ W, clocks in MHz, like nvidia-smi itself.
 
 from __future__ import annotations
 
+import functools
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
@@ -91,6 +92,7 @@ def strip_ansi(text: str) -> str:
     return _ANSI_RE.sub("", text)
 
 
+@functools.lru_cache(maxsize=512)
 def canonical_field(name: str) -> str:
     """``"clocks.current.sm [MHz]"`` -> ``"clocks.sm"`` (header names, aliases)."""
     name = _UNIT_RE.sub("", name.strip()).strip().lower()
@@ -98,7 +100,13 @@ def canonical_field(name: str) -> str:
 
 
 def is_na(value: str | None) -> bool:
-    return value is None or value.strip() == "" or bool(_NA_RE.match(value.strip()))
+    if value is None:
+        return True
+    value = value.strip()
+    if not value:
+        return True
+    # fast path: a number is never n/a (nearly every streamed value)
+    return not value[0].isdigit() and bool(_NA_RE.match(value))
 
 
 def to_float(value: str | None) -> float | None:
@@ -161,7 +169,7 @@ def parse_query_rows(text: str | Iterable[str], fields: Sequence[str]) -> list[d
         parts = split_csv_line(line, len(canon), pos)
         if len(parts) != len(canon):
             continue
-        if [canonical_field(p) for p in parts] == canon:
+        if canonical_field(parts[0]) == canon[0] and [canonical_field(p) for p in parts] == canon:
             continue  # the header line
         rows.append({f: (None if is_na(v) else v) for f, v in zip(canon, parts, strict=True)})
     return rows
