@@ -77,3 +77,40 @@ def test_flat_memory_over_many_batches() -> None:
         ix.refresh()
     assert len(ix) == 100 and len(st.logs["a"].lines) == 100
     assert texts(ix)[-1] == "199-49"
+
+
+def _scan_errors(ix: LogIndex, start: int, step: int) -> int | None:
+    """Reference: walk the rows for the next error line (what the index replaces)."""
+    from tui.core.log_view import _ErrorMatcher
+
+    return ix.find(start, step, _ErrorMatcher)
+
+
+def test_error_index_agrees_with_a_scan_under_filters_merge_and_eviction() -> None:
+    import random
+
+    rng = random.Random(3)
+    words = ["INFO ok", "ERROR bad", "Traceback (most recent call last):", "debug x",
+             "ValueError: no", "KV cache pool is full. Retract", "warn y", "CUDA out of memory"]
+    st = state_with(ring=50)
+    views = [LogIndex(st, "a"), LogIndex(st, ALL), LogIndex(st, "b")]
+    views[1].set_filters(filter_out="debug")
+    views[2].set_filters(filter_in="error|info")
+    for step in range(40):
+        sid = "a" if step % 3 else "b"
+        apply(st, ev.LogLines(source_id=sid, lines=[rng.choice(words) + f" {step}.{k}"
+                                                    for k in range(rng.randint(1, 30))]))
+        for ix in views:
+            ix.refresh()
+            n = len(ix)
+            for start in (-1, 0, n // 3, n - 1, n):
+                for direction in (1, -1):
+                    assert ix.next_error(start, direction) == _scan_errors(ix, start, direction)
+    # rebuilt by a filter change: the index is rebuilt from the ring as well
+    views[0].set_filters(filter_in="bad|memory")
+    for start in (-1, 3, len(views[0])):
+        assert views[0].next_error(start, 1) == _scan_errors(views[0], start, 1)
+    # the source's error list only keeps lines still in its ring
+    src = st.logs["a"]
+    oldest = src.total_lines - len(src.lines)
+    assert all(a >= oldest for a in src.errors)

@@ -131,3 +131,71 @@ def test_reducer_derives_metrics_deterministically() -> None:
     assert list(ma.input_tps) == [0.0, 311.42, 5120.77]
     assert ma.last_decode.line == 25
     assert a.log_batches[-1] == ("s1", len(lines))
+
+
+def _reference_feed(lines: list[str], first_line: int) -> lp.LogMetrics:
+    """The per-line algorithm that LogMetrics.feed must match (one call per line)."""
+    m = lp.LogMetrics()
+    for n, line in enumerate(lines, first_line):
+        if not lp._worth_a_look(line):
+            continue
+        rec = lp._parse_general(line)
+        if not isinstance(rec, lp.Metric) and lp.FATAL_RE.search(line) is not None:
+            m.errors += 1
+        if rec is None:
+            continue
+        rec.line = n
+        if isinstance(rec, lp.Milestone):
+            m.engine = m.engine or rec.engine
+            m.milestones.append(rec)
+            continue
+        m.add(rec)
+    return m
+
+
+def _fixture_lines() -> list[str]:
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    out: list[str] = []
+    for d in (here / "fixtures" / "logs", here.parent.parent / "shared" / "fixtures" / "logs"):
+        for p in sorted(d.glob("*.log")) if d.is_dir() else []:
+            out += p.read_text(errors="replace").splitlines()
+    return out
+
+
+def test_batch_scan_and_fast_paths_match_the_general_parser() -> None:
+    from tui.simulator.sglang_sim import Steady, startup_lines
+
+    sim = Steady(seed=7, error_every=13)
+    lines = [text for _, text in startup_lines()] + [sim.line() for _ in range(3000)]
+    lines += _fixture_lines()
+    lines += [
+        ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 3, #token: 9, token usage: 0.10, "
+         "cuda graph: ERROR, gen throughput (token/s): 12.5, #queue-req: 0"),  # odd value
+        ("[2026-11-28 09:16:06] Decode batch. #running-req: 3, #token: 9, token usage: 0.10, "
+         "gen throughput (token/s): 12.5, #queue-req: 0, "),
+        ("(APIServer pid=1) INFO 11-28 09:23:12 [loggers.py:271] Engine 000: Avg prompt throughput: "
+         "1.0 tokens/s, Avg generation throughput: 99.5 tokens/s, Running: 4 reqs, Waiting: 0 reqs, "
+         "GPU KV cache usage: 5.1%"),
+        "NCCL error: unhandled", "RuntimeError: CUDA out of memory", "plain line",
+    ]
+    for line in lines:  # the fast paths give what the general parser gives
+        assert lp.parse_line(line) == lp._parse_general(line)
+    # in batches of odd sizes, against the per-line reference
+    got = lp.LogMetrics()
+    pos = 0
+    for size in (1, 7, 500, 64, 2000, 10_000):
+        got.feed(lines[pos:pos + size], pos + 1)
+        pos += size
+    ref = _reference_feed(lines[:pos], 1)
+    for attr in ("engine", "count", "errors", "last", "last_decode", "last_prefill"):
+        assert getattr(got, attr) == getattr(ref, attr), attr
+    for attr in ("gen_tps", "input_tps", "running", "queued", "token_usage", "milestones"):
+        assert list(getattr(got, attr)) == list(getattr(ref, attr)), attr
+    # error lines of a batch are exactly the is_error ones
+    assert lp.scan(lines).errors == [i for i, ln in enumerate(lines) if lp.is_error(ln)]
+    assert lp.scan(lines).matters() == [
+        i for i, ln in enumerate(lines)
+        if lp._worth_a_look(ln) and (lp.parse_line(ln) is not None or lp.is_fatal(ln))
+    ]

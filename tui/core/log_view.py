@@ -11,10 +11,10 @@ filtering never loses buffered lines. ``refresh`` is incremental.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 from collections import deque
-from collections.abc import Iterator
 
 from tui.core.logparse import is_error
 from tui.core.state import LogSourceState, SessionState
@@ -48,6 +48,7 @@ class LogIndex:
         self.rows: deque[Key] = deque(maxlen=max(1, state.log_ring))
         self.first_seq = 0  # sequence number of rows[0]
         self.matches: deque[int] = deque()  # seqs of rows matching the search
+        self.errors: deque[int] = deque()  # seqs of rows that are error lines
         self._seen: dict[str, int] = {}  # source_id -> total_lines processed
         self.version = 0  # bumped when rows change (caches key on it)
 
@@ -79,6 +80,7 @@ class LogIndex:
     def rebuild(self) -> None:
         self.rows.clear()
         self.matches.clear()
+        self.errors.clear()
         self._seen = {}
         self.first_seq = 0
         self.refresh()
@@ -89,35 +91,69 @@ class LogIndex:
             return False
         return self.filter_out is None or self.filter_out.search(line) is None
 
-    def _new_lines(self, src: LogSourceState, start: int, end: int) -> Iterator[tuple[int, str]]:
-        """(abs, line) for abs in [start, end) still in the ring."""
-        base = src.total_lines - len(src.lines)
-        start = max(start, base)
-        if start >= end:
-            return iter(())
+    def _extend(self, keys, n: int) -> None:
+        """Append ``n`` keys; the deque drops as many from the left as overflow."""
+        overflow = len(self.rows) + n - self.rows.maxlen
+        if overflow > 0:
+            self.first_seq += overflow
+        self.rows.extend(keys)
+
+    def _take(self, sid: str, src: LogSourceState, start: int, end: int) -> None:
+        """Append the rows of ``src``'s lines [start, end) still in its ring:
+        a few C-level calls per batch, never a Python call per line unless a
+        filter or a search has to look at each line."""
+        base = max(start, src.total_lines - len(src.lines))
+        if base >= end:
+            return
+        merged = self.source == ALL
+        errs = src.errors
+        # error line numbers in [base, end): new ones are at the right end
+        new_errors = []
+        for abs_ in reversed(errs):
+            if abs_ < base:
+                break
+            if abs_ < end:
+                new_errors.append(abs_)
+        new_errors.reverse()
+        seq0 = self.end_seq
         lines = src.lines
-        n = len(lines)
-        # islice from the right end is cheap for the usual case (new lines at the end)
-        offset = start - base
-        if offset > n // 2:
-            tail = [lines[-k] for k in range(n - offset, n - (end - base), -1)]
-            return zip(range(start, end), tail)
-        from itertools import islice
-
-        return zip(range(start, end), islice(lines, offset, end - base))
-
-    def _append(self, key: Key, line: str) -> None:
-        if len(self.rows) == self.rows.maxlen:
-            self.first_seq += 1
-        seq = self.first_seq + len(self.rows)
-        self.rows.append(key)
-        if self.search is not None and self.search.search(line):
-            self.matches.append(seq)
+        ring_base = src.total_lines - len(lines)
+        filtered = self.filter_in is not None or self.filter_out is not None
+        if not filtered:
+            n = end - base
+            absolutes = range(base, end)
+            self._extend(zip(itertools.repeat(sid), absolutes) if merged else absolutes, n)
+            if new_errors:
+                self.errors.extend([seq0 + a - base for a in new_errors])
+            if self.search is not None:
+                s = self.search.search
+                self.matches.extend([
+                    seq0 + k for k, ln in
+                    enumerate(itertools.islice(lines, base - ring_base, end - ring_base)) if s(ln)
+                ])
+            return
+        keep = self._keep
+        kept = [a for a, ln in zip(range(base, end),
+                                   itertools.islice(lines, base - ring_base, end - ring_base))
+                if keep(ln)]
+        if not kept:
+            return
+        self._extend(zip(itertools.repeat(sid), kept) if merged else kept, len(kept))
+        if new_errors:
+            for a in new_errors:
+                k = bisect.bisect_left(kept, a)
+                if k < len(kept) and kept[k] == a:
+                    self.errors.append(seq0 + k)
+        if self.search is not None:
+            s = self.search.search
+            self.matches.extend([
+                seq0 + k for k, a in enumerate(kept) if s(lines[a - ring_base])
+            ])
 
     def refresh(self) -> bool:
-        """Take in lines that arrived since the last call; True if rows changed."""
+        """Take in lines that arrived since the last call (O(new lines)); True
+        if rows changed."""
         before = (self.first_seq, len(self.rows))
-        plain = self.filter_in is None and self.filter_out is None and self.search is None
         if self.source == ALL:
             batches = []
             for sid, end in reversed(self.state.log_batches):
@@ -128,10 +164,7 @@ class LogIndex:
                 src = self.state.logs.get(sid)
                 if src is None:
                     continue
-                start = self._seen.get(sid, 0)
-                for abs_, line in self._new_lines(src, start, end):
-                    if plain or self._keep(line):
-                        self._append((sid, abs_), line)
+                self._take(sid, src, self._seen.get(sid, 0), end)
                 self._seen[sid] = end
         else:
             src = self.state.logs.get(self.source)
@@ -139,28 +172,16 @@ class LogIndex:
                 start = self._seen.get(self.source, 0)
                 end = src.total_lines
                 if end > start:
-                    if plain:
-                        base = max(start, end - len(src.lines))
-                        n_new = end - base
-                        if n_new >= self.rows.maxlen:
-                            self.first_seq += len(self.rows) + n_new - self.rows.maxlen
-                            self.rows.clear()
-                        else:
-                            overflow = len(self.rows) + n_new - self.rows.maxlen
-                            if overflow > 0:
-                                self.first_seq += overflow
-                        self.rows.extend(range(base, end))
-                    else:
-                        for abs_, line in self._new_lines(src, start, end):
-                            if self._keep(line):
-                                self._append(abs_, line)
+                    self._take(self.source, src, start, end)
                     self._seen[self.source] = end
-        # drop rows whose lines left their ring, and matches of dropped rows
+        # drop rows whose lines left their ring, and matches/errors of dropped rows
         while self.rows and self.line(self.rows[0]) is None:
             self.rows.popleft()
             self.first_seq += 1
-        while self.matches and self.matches[0] < self.first_seq:
-            self.matches.popleft()
+        first = self.first_seq
+        for seqs in (self.matches, self.errors):
+            while seqs and seqs[0] < first:
+                seqs.popleft()
         changed = (self.first_seq, len(self.rows)) != before
         if changed:
             self.version += 1
@@ -195,6 +216,18 @@ class LogIndex:
 
     # --- navigation ----------------------------------------------------------------
 
+    @staticmethod
+    def _neighbour(seqs: deque[int], cur: int, step: int) -> int | None:
+        """The seq after ``cur`` (step +1) or before it (step -1) in the sorted
+        ``seqs``, wrapping around: a bisect, not a scan."""
+        if not seqs:
+            return None
+        if step > 0:
+            k = bisect.bisect_right(seqs, cur)
+            return seqs[k] if k < len(seqs) else seqs[0]
+        k = bisect.bisect_left(seqs, cur) - 1
+        return seqs[k] if k >= 0 else seqs[-1]
+
     def find(self, start: int, step: int, pattern: re.Pattern | None = None) -> int | None:
         """Next row index after ``start`` (step +1) or before it (step -1) whose
         line matches ``pattern`` (default: the search), wrapping around."""
@@ -202,17 +235,10 @@ class LogIndex:
         if n == 0:
             return None
         if pattern is None:
-            if self.search is None or not self.matches:
+            if self.search is None:
                 return None
-            # matches are sorted seqs: pick the neighbour
-            cur = self.first_seq + start
-            if step > 0:
-                after = [s for s in self.matches if s > cur]
-                seq = after[0] if after else self.matches[0]
-            else:
-                before = [s for s in self.matches if s < cur]
-                seq = before[-1] if before else self.matches[-1]
-            return seq - self.first_seq
+            seq = self._neighbour(self.matches, self.first_seq + start, step)
+            return None if seq is None else seq - self.first_seq
         search = pattern.search
         line = self.line
         start = min(max(start, -1), n)
@@ -235,4 +261,9 @@ class LogIndex:
         return None
 
     def next_error(self, start: int, step: int) -> int | None:
-        return self.find(start, step, _ErrorMatcher)
+        """Like :meth:`find` for error lines, from the error index kept in step
+        with the rows (the reducer marks error lines as they arrive)."""
+        if not self.rows:
+            return None
+        seq = self._neighbour(self.errors, self.first_seq + start, step)
+        return None if seq is None else seq - self.first_seq

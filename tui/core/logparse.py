@@ -258,12 +258,30 @@ def _milestone(line: str) -> tuple[Engine, str] | None:
     return None
 
 
-# Fast path for the current SGLang decode line (most metric lines); any other
-# shape falls through to the tolerant general parser below.
+# Fast paths for the current SGLang decode and prefill lines (most metric
+# lines); any other shape falls through to the tolerant general parser below,
+# which gives the same record for these shapes (tests/test_logparse.py checks).
 _DECODE_FAST = re.compile(
     r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)(?: [A-Z]{2}\d+)*\] Decode batch[.,] "
     r"#running-req: (\d+), #token: \d+, token usage: (\d+(?:\.\d+)?), (?:cuda graph: \w+, )?"
     r"gen throughput \(token/s\): (\d+(?:\.\d+)?), #queue-req: (\d+)(?:, )?$"
+)
+# The same shape for :func:`scan`, ~25 % cheaper (ASCII digit classes) and
+# narrower: "cuda graph" only True/False, so a line it accepts can hold no
+# error pattern (scan skips the error test for it). Lines it refuses go the
+# general way and get the same record.
+_DECODE_SCAN = re.compile(
+    r"\[([0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)"
+    r"(?: [A-Z]{2}[0-9]+)*\] Decode batch[.,] "
+    r"#running-req: ([0-9]+), #token: [0-9]+, token usage: ([0-9]+(?:\.[0-9]+)?), "
+    r"(?:cuda graph: (?:True|False), )?"
+    r"gen throughput \(token/s\): ([0-9]+(?:\.[0-9]+)?), #queue-req: ([0-9]+)(?:, )?\Z"
+)
+_PREFILL_FAST = re.compile(
+    r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)(?: [A-Z]{2}\d+)*\] Prefill batch[.,] "
+    r"#new-seq: \d+, #new-token: \d+, #cached-token: \d+, #token: \d+, "
+    r"token usage: (\d+(?:\.\d+)?), #running-req: (\d+), #queue-req: (\d+), "
+    r"#pending-token: \d+, cuda graph: \w+, input throughput \(token/s\): (\d+(?:\.\d+)?)(?:, )?$"
 )
 
 
@@ -274,6 +292,15 @@ def parse_line(line: str) -> Metric | Milestone | None:
         ts, running, usage, gen, queued = fast.groups()
         return Metric(ts, "sglang", "decode", float(gen), None, int(running), int(queued),
                       float(usage))
+    fast = _PREFILL_FAST.match(line)
+    if fast is not None:
+        ts, usage, running, queued, inp = fast.groups()
+        return Metric(ts, "sglang", "prefill", None, float(inp), int(running), int(queued),
+                      float(usage))
+    return _parse_general(line)
+
+
+def _parse_general(line: str) -> Metric | Milestone | None:
     metric_hint = "batch" in line or "throughput" in line
     if not metric_hint and not any(k in line for k in _MILESTONE_KEYS):
         return None
@@ -297,6 +324,84 @@ def parse_line(line: str) -> Metric | Milestone | None:
         hit = _milestone(msg)
         return Milestone(ts, "vllm", hit[1], msg) if hit else None
     return None
+
+
+def _gate(lines: list[str]) -> list[int]:
+    """Offsets of the lines that could be a metric, a milestone, fatal or an
+    error: a superset of :func:`_worth_a_look` and of :func:`is_error`'s gate,
+    as one inline expression (no call per line; most lines fail every test)."""
+    return [
+        i for i, ln in enumerate(lines)
+        if "batch" in ln or "rror" in ln or "RROR" in ln or "throughput" in ln
+        or "of memory" in ln or "xception" in ln or "Traceback" in ln or "NCCL" in ln
+        or "nccl" in ln or "atchdog" in ln or "pool is full" in ln or "CRITICAL" in ln
+        or "FATAL" in ln or "Load weight" in ln or "KV " in ln or "raph" in ln
+        or "Uvicorn" in ln or "fired up" in ln or "Model loading" in ln or "Starting vLLM" in ln
+    ]
+
+
+class Scan:
+    """What one batch of lines holds, found in one pass (:func:`scan`).
+
+    ``items``: (offset, record, fatal) for every line :func:`_worth_a_look`
+    lets through — record is what :func:`parse_line` returns, except that a
+    line of the SGLang fast decode shape is kept as its match groups (a tuple)
+    so no Metric is built for points the bounded series drop anyway; fatal is
+    whether a non-metric line matches FATAL_RE. ``errors``: offsets of the
+    lines :func:`is_error` accepts.
+    """
+
+    __slots__ = ("errors", "items")
+
+    def __init__(self, items: list, errors: list[int]) -> None:
+        self.items = items
+        self.errors = errors
+
+    def matters(self) -> list[int]:
+        """Offsets of metric, milestone and fatal lines (what a capped transcript keeps)."""
+        return [i for i, rec, fatal in self.items if rec is not None or fatal]
+
+
+_scan_memo: tuple[list[str], int, Scan] | None = None
+
+
+def scan(lines: list[str]) -> Scan:
+    """Metrics, milestones, fatal and error lines of a batch, per batch instead
+    of per line: one inline gate over all lines, then the (few) candidates.
+
+    The last result is memoised on the list itself (identity and length), so
+    the log follower (which needs it for the transcript cap) and the reducer
+    parse a batch once. Pure: the same lines always give the same Scan.
+    """
+    global _scan_memo
+    memo = _scan_memo
+    if memo is not None and memo[0] is lines and memo[1] == len(lines):
+        return memo[2]
+    items = []
+    errors = []
+    decode = _DECODE_SCAN.match
+    fatal_search = FATAL_RE.search
+    error_search = ERROR_RE.search
+    for i in _gate(lines):
+        line = lines[i]
+        fast = decode(line)
+        if fast is not None:  # the bulk of a busy server's metric lines
+            items.append((i, fast.groups(), False))
+            continue
+        if (
+            "rror" in line or "RROR" in line or "xception" in line or "Traceback" in line
+            or "of memory" in line or "CRITICAL" in line or "FATAL" in line
+            or "atchdog" in line or "pool is full" in line or "NCCL" in line or "nccl" in line
+        ) and error_search(line) is not None:
+            errors.append(i)
+        if not _worth_a_look(line):
+            continue
+        rec = parse_line(line)
+        fatal = not isinstance(rec, Metric) and fatal_search(line) is not None
+        items.append((i, rec, fatal))
+    result = Scan(items, errors)
+    _scan_memo = (lines, len(lines), result)
+    return result
 
 
 def iter_metrics(lines, first_line: int = 1):
@@ -345,26 +450,53 @@ class LogMetrics:
     def ms_per_token(self) -> float | None:
         return ms_per_token(self.latest_gen_tps)
 
-    def feed(self, lines, first_line: int) -> bool:
-        """Parse a batch; True when anything was recorded."""
+    def feed(self, lines, first_line: int, found: Scan | None = None) -> bool:
+        """Parse a batch; True when anything was recorded. ``found`` is
+        ``scan(lines)`` when the caller has it."""
+        if found is None:
+            found = scan(lines if isinstance(lines, list) else list(lines))
         changed = False
-        for n, line in enumerate(lines, first_line):
-            if not _worth_a_look(line):
+        gen_tps, running, queued, usage = self.gen_tps, self.running, self.queued, self.token_usage
+        last_fast = None  # (groups, line) of the latest fast-shape decode line
+        fast_is_last = False
+        for i, rec, fatal in found.items:
+            if type(rec) is tuple:
+                # SGLang decode line (fast shape): append straight to the series
+                ts, run, use, gen, que = rec
+                gen_tps.append(float(gen))
+                running.append(int(run))
+                queued.append(int(que))
+                usage.append(float(use))
+                self.count += 1
+                last_fast = (rec, first_line + i)
+                fast_is_last = True
+                changed = True
                 continue
-            rec = parse_line(line)
-            if not isinstance(rec, Metric) and FATAL_RE.search(line) is not None:
+            if fatal:
                 self.errors += 1
                 changed = True
             if rec is None:
                 continue
-            rec.line = n
             changed = True
             if isinstance(rec, Milestone):
+                rec = Milestone(rec.ts, rec.engine, rec.name, rec.text, first_line + i)
                 self.engine = self.engine or rec.engine
                 if len(self.milestones) < 1000:
                     self.milestones.append(rec)
                 continue
+            rec = Metric(rec.ts, rec.engine, rec.kind, rec.gen_tps, rec.input_tps, rec.running,
+                         rec.queued, rec.token_usage, first_line + i)
+            if rec.kind != "prefill":
+                last_fast = None  # a later decode/stats record is the last decode
+            fast_is_last = False
             self.add(rec)
+        if last_fast is not None:
+            (ts, run, use, gen, que), n = last_fast
+            m = Metric(ts, "sglang", "decode", float(gen), None, int(run), int(que), float(use), n)
+            self.engine = "sglang"
+            self.last_decode = m
+            if fast_is_last:
+                self.last = m
         return changed
 
     def add(self, m: Metric) -> None:

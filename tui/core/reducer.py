@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 
 from tui.core import events as ev
+from tui.core import logparse
 from tui.core.state import (
     Evidence,
     Hypothesis,
@@ -165,9 +166,17 @@ def _log_lines(state: SessionState, e: ev.LogLines) -> str:
         src = state.logs[e.source_id] = LogSourceState(
             source_id=e.source_id, host="?", path=e.source_id, lines=deque(maxlen=state.log_ring)
         )
-    src.metrics.feed(e.lines, src.total_lines + 1)
+    found = logparse.scan(e.lines)
+    src.metrics.feed(e.lines, src.total_lines + 1, found)
+    first = src.total_lines
     src.lines.extend(e.lines)
     src.total_lines += len(e.lines)
+    errors = src.errors
+    if found.errors:
+        errors.extend([first + i for i in found.errors])
+    oldest = src.total_lines - len(src.lines)
+    while errors and errors[0] < oldest:
+        errors.popleft()
     src.dropped += e.dropped
     if e.lines:
         state.log_batches.append((e.source_id, src.total_lines))

@@ -79,6 +79,9 @@ class LogSourceState:
     closed_reason: str | None = None
     # throughput series and milestones parsed from the lines (tui.core.logparse)
     metrics: LogMetrics = field(default_factory=LogMetrics)
+    # line numbers (0-based, as counted by total_lines) of the error lines still
+    # in the ring, ascending: error navigation bisects this, never scans the ring
+    errors: deque[int] = field(default_factory=deque)
 
 
 @dataclass

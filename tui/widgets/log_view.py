@@ -93,7 +93,15 @@ class LogView(ScrollView, can_focus=True):
     def _update_size(self) -> None:
         n = len(self.index)
         # width: grow from what was seen on screen; cheap and good enough for x-scroll
-        self.virtual_size = Size(max(self._max_width, self.size.width), n)
+        size = Size(max(self._max_width, self.size.width), n)
+        if size != self.virtual_size:
+            # Widget.virtual_size is a layout reactive: assigning it re-lays out
+            # the whole screen (~50 ms) at every frame of a flood. Only this
+            # view's scroll region changes, so set it without a layout and
+            # update the scrollbars as ScrollView does on a resize (a scrollbar
+            # appearing still lays out, once).
+            self.set_reactive(LogView.virtual_size, size)
+            self._scroll_update(size)
         if self.follow:
             self._scroll_to_end()
         self.refresh()
@@ -140,6 +148,26 @@ class LogView(ScrollView, can_focus=True):
         text = text.expandtabs(4).replace("\r", "")
         if len(text) > self._max_width:
             self._max_width = min(len(text), 4000)
+        if not cursor and self.index.search is None:
+            # the common row while following a flood (every row on screen is new
+            # at each frame): segments straight away, not a rich Text rendered
+            # through the console (~4x the cost)
+            shown = text[: scroll_x + width + 200]
+            segments = []
+            if self.index.source == ALL:
+                segments.append(Segment(f"{self.index.source_of(key)} ", SOURCE_STYLE))
+            if FATAL_RE.search(text):
+                segments.append(Segment(shown, FATAL_STYLE))
+            else:
+                m = LEVEL_RE.search(text, 0, 80)
+                if m is None or m.start() >= len(shown):
+                    segments.append(Segment(shown))
+                else:
+                    a, b = m.start(), min(m.end(), len(shown))
+                    segments += [Segment(shown[:a]), Segment(shown[a:b], LEVEL_STYLES[m.group(1)]),
+                                 Segment(shown[b:])]
+            strip = Strip(segments).crop(scroll_x, scroll_x + width)
+            return strip.extend_cell_length(width, self.rich_style)
         line = Text(no_wrap=True)
         if self.index.source == ALL:
             line.append(f"{self.index.source_of(key)} ", SOURCE_STYLE)

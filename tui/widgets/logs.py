@@ -66,6 +66,7 @@ class LogsPane(Pane):
         self._sources: list[str] = []
         self.selected = ALL
         self._metrics_seen: tuple = ()
+        self._status_seen: str | None = None
 
     def compose(self):
         yield Tabs(Tab("all", id=_tab_id(ALL)), id="logs-tabs")
@@ -110,7 +111,8 @@ class LogsPane(Pane):
             return
         self._metrics_seen = key
         label = "" if self.selected != ALL else f"[dim]{src.source_id}[/dim] "
-        self.query_one("#logs-metrics", Static).update(label + metrics_line(m))
+        # fixed one-row widgets: no layout for new text (a layout costs ~50 ms)
+        self.query_one("#logs-metrics", Static).update(label + metrics_line(m), layout=False)
         self.query_one("#logs-spark", Sparkline).data = list(m.gen_tps)[-60:]
 
     def _render_status(self, state: SessionState) -> None:
@@ -120,7 +122,10 @@ class LogsPane(Pane):
                 parts.append(f"closed: {src.closed_reason or ''}")
             if src.dropped:
                 parts.append(f"{src.dropped:,} lines not recorded (transcript cap)")
-        self.query_one("#logs-status", Static).update(" · ".join(parts))
+        text = " · ".join(parts)
+        if text != self._status_seen:
+            self._status_seen = text
+            self.query_one("#logs-status", Static).update(text, layout=False)
 
     def on_log_view_changed(self, event: LogView.Changed) -> None:
         self._render_status(self.app.session.state)
