@@ -3,7 +3,6 @@ a tiny HTTP server on 127.0.0.1, process liveness."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,10 +18,6 @@ from tui.transport.local import LocalTransport
 TRANSPORTS = ["local", pytest.param("ssh", marks=pytest.mark.ssh)]
 
 
-def ssh_available() -> bool:
-    return importlib.util.find_spec("tui.transport.ssh") is not None
-
-
 def local_host(name: str = "localhost", preamble: str | None = None, **cfg) -> Host:
     hc = HostConfig(name=name, preamble=preamble, **cfg)
     return Host(name, hc, LocalTransport(name, preamble), local=True)
@@ -31,8 +26,6 @@ def local_host(name: str = "localhost", preamble: str | None = None, **cfg) -> H
 def ssh_host(sshd, name: str = "sshd", preamble: str | None = None, **cfg) -> Host:
     """A host reached through the SSH transport on the loopback sshd (its
     ssh_config alias carries port, user, key and known_hosts)."""
-    if not ssh_available():
-        pytest.skip("SSH transport (tui/transport/ssh.py) not landed yet")
     from tui.services.hosts import make_host as make_configured_host
 
     hc = HostConfig(name=name, ssh=sshd.alias, preamble=preamble, **cfg)

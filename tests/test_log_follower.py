@@ -14,6 +14,7 @@ from tui.core.config import HostConfig
 from tui.services.hosts import Host, HostRegistry, local_host
 from tui.services.log_follower import LogFollower, strip_heartbeats
 from tui.services.session import Session
+from tui.transport.ssh import SSHTransport
 
 
 def tails_of(path) -> list[str]:
@@ -62,14 +63,10 @@ async def test_follow_local_truncation_and_rotation(tmp_path) -> None:
 
 @pytest.mark.ssh
 async def test_follow_over_ssh_and_no_orphan(sshd, tmp_path) -> None:
-    ssh = pytest.importorskip("tui.transport.ssh")
     path = tmp_path / "remote.log"
     path.write_text("one\ntwo\n")
     cfg = HostConfig(name="r", ssh=sshd.alias)
-    try:
-        transport = ssh.SSHTransport.from_config(cfg, ssh_config=sshd.ssh_config)
-    except TypeError:
-        pytest.skip("SSHTransport.from_config signature differs")
+    transport = SSHTransport.from_config(cfg, ssh_config=sshd.ssh_config)
     reg = HostRegistry()
     reg.add(Host("r", cfg, transport))
     session = Session()

@@ -124,3 +124,35 @@ async def test_health_url_readiness(tmp_path) -> None:
         session.close()
     finally:
         srv.shutdown()
+
+
+@pytest.mark.ssh
+async def test_simulator_launched_over_ssh_is_ready_and_stops_cleanly(sshd, tmp_path) -> None:
+    """The same simulator through the real SSH path: start, ready, metrics, stop."""
+    from tui.core.config import HostConfig
+    from tui.services.hosts import Host
+    from tui.transport.ssh import SSHTransport
+
+    cfg = HostConfig(name="gpu-sim", ssh=sshd.alias)
+    transport = SSHTransport.from_config(cfg, ssh_config=sshd.ssh_config)
+    reg = HostRegistry()
+    reg.add(Host("gpu-sim", cfg, transport))
+    session = Session(sessions_dir=tmp_path / "sessions")
+    profile = ServerProfile(name="sim", host="gpu-sim", command=SIM + " --seed 23",
+                            log=str(tmp_path / "remote server.log"),
+                            args={"startup": "0.05", "rate": "50"}, workdir=str(tmp_path))
+    servers = ServerLauncher(session, LogFollower(session, reg), [profile])
+    try:
+        run = servers.start("sim", "--error-every 0")
+        await wait_for(lambda: run.state == "ready", timeout=20)
+        ready = server_events(session, "sim")[-1]
+        assert ready.host == "gpu-sim" and ready.time_to_ready_s is not None
+        src = session.state.logs[run.source_id]
+        await wait_for(lambda: len(src.metrics.gen_tps) >= 3)
+        assert sims_running("--seed 23")
+        await servers.stop("sim")
+        assert server_events(session, "sim")[-1].state == "stopped"
+        await wait_for(lambda: not sims_running("--seed 23"), timeout=10)
+    finally:
+        await transport.close()
+        session.close()
