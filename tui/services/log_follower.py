@@ -41,7 +41,7 @@ FLUSH_LINES = 4096
 # a backlog is emitted in slices this long (a few ms of parsing each), with a
 # yield between them: a key press crosses several message pumps, each hop
 # waits at most one slice
-SLICE_LINES = 2048
+SLICE_LINES = 1024
 DEFAULT_TRANSCRIPT_CAP = 200_000
 
 
