@@ -19,7 +19,6 @@ from tui.actions.session import SessionActions
 from tui.actions.themes import ThemesActions
 from tui.screens.main import MainScreen
 from tui.services.cockpit import Cockpit
-from tui.widgets.format import duration
 
 FEATURES = (
     SessionActions,
@@ -45,14 +44,14 @@ class PerftriageApp(*FEATURES, App[int]):  # type: ignore[misc]
     def on_mount(self) -> None:
         self.apply_ui_preferences()  # theme + [ui] keymap (tui/actions/themes.py)
         self.push_screen(MainScreen())
-        self.set_interval(1.0, self._tick)
-        self._tick()
+        self._set_sub_title()
         self.run_worker(self.cockpit.start(), exit_on_error=False, group="cockpit")
 
-    def _tick(self) -> None:
+    def _set_sub_title(self) -> None:
+        # Set once: the elapsed time lives in the header's ElapsedClock, which
+        # redraws itself each second without re-laying out the screen.
         mode = "replay" if self.cockpit.replay else "live"
-        elapsed = self.session.state.last_t if self.cockpit.replay else self.session.elapsed
-        self.sub_title = f"{self.session.state.name} · {mode} · {duration(elapsed)}"
+        self.sub_title = f"{self.session.state.name} · {mode}"
 
     @property
     def main_screen(self) -> MainScreen | None:

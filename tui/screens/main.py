@@ -5,14 +5,15 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Grid
 from textual.screen import Screen
-from textual.widgets import Footer, Header
+from textual.widgets import Footer
 
+from tui.widgets.header import CockpitHeader
 from tui.widgets.hosts import HostsPane
 from tui.widgets.hypotheses import HypothesesPane
 from tui.widgets.logs import LogsPane
 from tui.widgets.probes import ProbesPane
 
-FRAME_S = 1 / 15
+FRAME_S = 1 / 10
 
 
 class MainScreen(Screen):
@@ -25,7 +26,7 @@ class MainScreen(Screen):
     """
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
+        yield CockpitHeader()
         with Grid(id="cockpit"):
             yield HostsPane("Hosts", id="hosts")
             yield ProbesPane("Probes", id="probes")

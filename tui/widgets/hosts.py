@@ -143,6 +143,7 @@ class HostsPane(Pane):
         super().__init__(title, **kwargs)
         self.show_power = False
         self.selected_host: str | None = None  # None: the first host
+        self._text: str | None = None  # what the body shows now
 
     def compose(self):
         with VerticalScroll():
@@ -168,7 +169,14 @@ class HostsPane(Pane):
             host_block(hs, now, show_power=self.show_power, width=width, stale_after=stale_after)
             for hs in state.hosts.values()
         ]
-        self.query_one("#hosts-body", Static).update("\n\n".join(blocks) or "no hosts")
+        text = "\n\n".join(blocks) or "no hosts"
+        if text == self._text:
+            return
+        # Same number of lines (rows never wrap): no re-layout of the screen,
+        # which would otherwise stall a log flood once a second.
+        same_height = self._text is not None and text.count("\n") == self._text.count("\n")
+        self._text = text
+        self.query_one("#hosts-body", Static).update(text, layout=not same_height)
 
     def toggle_power(self) -> bool:
         self.show_power = not self.show_power
