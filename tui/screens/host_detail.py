@@ -11,11 +11,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.markup import escape
-from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, Static
 
 from tui.core.events import GpuProcess
 from tui.core.state import HostState
+from tui.screens.detail_modal import DetailModal
 from tui.widgets.format import gib, num
 from tui.widgets.status_style import styled, threshold
 
@@ -107,12 +107,8 @@ def host_detail_text(hs: HostState) -> str:
     return "\n".join(lines)
 
 
-class HostDetailScreen(ModalScreen[None]):
+class HostDetailScreen(DetailModal):
     DEFAULT_CSS = """
-    HostDetailScreen { align: center middle; }
-    HostDetailScreen > Vertical {
-        width: 95%; height: 90%; border: thick $accent; background: $surface;
-    }
     HostDetailScreen #host-detail-title { padding: 0 1; text-style: bold; }
     HostDetailScreen VerticalScroll { height: 1fr; }
     """

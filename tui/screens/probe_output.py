@@ -9,10 +9,10 @@ import json
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, TextArea
 
 from tui.core.state import ProbeState
+from tui.screens.detail_modal import DetailModal
 from tui.widgets.format import duration
 
 
@@ -42,12 +42,8 @@ def probe_report(p: ProbeState) -> str:
     return "\n".join(head) + "\n"
 
 
-class ProbeOutputScreen(ModalScreen[None]):
+class ProbeOutputScreen(DetailModal):
     DEFAULT_CSS = """
-    ProbeOutputScreen { align: center middle; }
-    ProbeOutputScreen > Vertical {
-        width: 95%; height: 90%; border: thick $accent; background: $surface;
-    }
     ProbeOutputScreen #probe-output-title { padding: 0 1; text-style: bold; }
     ProbeOutputScreen TextArea { height: 1fr; }
     """
