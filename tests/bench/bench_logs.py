@@ -190,7 +190,7 @@ async def main() -> None:
     via = "local" if args.local else "loopback sshd"
     print(f"\nLogs flood: {n:,} lines ({size_mib:.0f} MiB) via {via}, "
           f"{os.cpu_count()} CPUs\n")
-    print(f"| measure | result | target |\n|---|---|---|")
+    print("| measure | result | target |\n|---|---|---|")
     if base is not None:
         print(f"| baseline: raw asyncssh 256 KiB chunked read | {base:,.0f} lines/s | |")
     print(f"| end-to-end to the Logs widget | {res['lines_s']:,.0f} lines/s | "
