@@ -130,7 +130,7 @@ class ProbesPane(Pane):
                 # id, host and probe never change: only status, time, result
                 for col, value in zip(table.columns, row, strict=False):
                     if col.value in ("status", "time", "result"):
-                        table.update_cell(p.probe_id, col, value)
+                        table.update_cell(p.probe_id, col, value, update_width=True)
             else:
                 table.add_row(*row, key=p.probe_id)
         if at_bottom and table.row_count:
