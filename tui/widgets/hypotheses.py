@@ -8,6 +8,7 @@ table has focus); they call the app's ``hyp_*`` actions
 
 from __future__ import annotations
 
+from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
@@ -16,7 +17,7 @@ from tui.core import roofline
 from tui.core.report import STATUS_ICON, clock
 from tui.core.state import Hypothesis, SessionState
 from tui.widgets.pane import Pane
-from tui.widgets.status_style import status_text
+from tui.widgets.status_style import rich_colour, status_text
 
 NOTES_SHOWN = 2
 ICONS_SHOWN = 6
@@ -25,7 +26,7 @@ ICONS_SHOWN = 6
 def evidence_cell(h: Hypothesis, variables: dict[str, str]) -> Text:
     """``3 ▲▲▼``: the count, then one verdict icon per piece (for / against)."""
     if not h.evidence:
-        return Text("–", style=variables.get("text-muted", ""))
+        return Text("–", style=Style(color=rich_colour(variables, "$status-muted")))
     out = Text(f"{len(h.evidence)} ", no_wrap=True)
     for e in h.evidence[:ICONS_SHOWN]:
         if e.stance == "for":
@@ -106,7 +107,7 @@ class HypothesesPane(Pane):
         for i, h in enumerate(state.hypotheses, 1):
             title = Text(h.title, no_wrap=True)
             if h.note:
-                title.append(f"  {h.note}", style=variables.get("text-muted", ""))
+                title.append(f"  {h.note}", style=Style(color=rich_colour(variables, "$status-muted")))
             table.add_row(
                 str(i),
                 status_text(variables, h.status, f"{STATUS_ICON.get(h.status, '')} {h.status}"),

@@ -24,20 +24,34 @@ from textual.strip import Strip
 from tui.core.log_view import ALL, LogIndex
 from tui.core.logparse import FATAL_RE, LEVEL_RE
 from tui.core.state import SessionState
+from tui.widgets.status_style import rich_colour
 
-LEVEL_STYLES = {
-    "CRITICAL": Style(color="red", bold=True),
-    "FATAL": Style(color="red", bold=True),
-    "ERROR": Style(color="red", bold=True),
-    "WARNING": Style(color="yellow"),
-    "WARN": Style(color="yellow"),
-    "INFO": Style(color="green"),
-    "DEBUG": Style(dim=True),
-}
-FATAL_STYLE = Style(color="white", bgcolor="dark_red", bold=True)
+
+class LogStyles:
+    """Rich styles of the log rows, from the theme's variables (``$log-*``),
+    on the widget's own background so light themes stay light."""
+
+    def __init__(self, variables: dict[str, str], base: Style) -> None:
+        def colour(var: str):
+            return rich_colour(variables, var)
+
+        error = base + Style(color=colour("$log-error"), bold=True)
+        self.base = base
+        self.levels = {
+            "CRITICAL": error,
+            "FATAL": error,
+            "ERROR": error,
+            "WARNING": base + Style(color=colour("$log-warning")),
+            "WARN": base + Style(color=colour("$log-warning")),
+            "INFO": base + Style(color=colour("$log-info")),
+            "DEBUG": base + Style(color=colour("$log-debug")),
+        }
+        self.fatal = base + Style(color=colour("$background"), bgcolor=colour("$log-error"),
+                                  bold=True)
+        self.cursor = base + Style(bgcolor=colour("$panel"))
+        self.source = base + Style(color=colour("$accent"), dim=True)
+
 MATCH_STYLE = Style(reverse=True, bold=True)
-CURSOR_STYLE = Style(bgcolor="grey23")
-SOURCE_STYLE = Style(color="cyan", dim=True)
 CACHE_LINES = 2000
 
 
@@ -64,6 +78,7 @@ class LogView(ScrollView, can_focus=True):
     def __init__(self, state: SessionState, source: str = ALL, **kwargs) -> None:
         super().__init__(**kwargs)
         self.index = LogIndex(state, source)
+        self._log_styles: LogStyles | None = None
         self.follow = True
         self.cursor: int | None = None  # highlighted row (search / error jumps)
         self.filter_in_text: str | None = None
@@ -153,45 +168,56 @@ class LogView(ScrollView, can_focus=True):
             # at each frame): segments straight away, not a rich Text rendered
             # through the console (~4x the cost)
             shown = text[: scroll_x + width + 200]
+            st = self.styles_
             segments = []
             if self.index.source == ALL:
-                segments.append(Segment(f"{self.index.source_of(key)} ", SOURCE_STYLE))
+                segments.append(Segment(f"{self.index.source_of(key)} ", st.source))
             if FATAL_RE.search(text):
-                segments.append(Segment(shown, FATAL_STYLE))
+                segments.append(Segment(shown, st.fatal))
             else:
                 m = LEVEL_RE.search(text, 0, 80)
                 if m is None or m.start() >= len(shown):
-                    segments.append(Segment(shown))
+                    segments.append(Segment(shown, st.base))
                 else:
                     a, b = m.start(), min(m.end(), len(shown))
-                    segments += [Segment(shown[:a]), Segment(shown[a:b], LEVEL_STYLES[m.group(1)]),
-                                 Segment(shown[b:])]
+                    segments += [Segment(shown[:a], st.base),
+                                 Segment(shown[a:b], st.levels[m.group(1)]),
+                                 Segment(shown[b:], st.base)]
             strip = Strip(segments).crop(scroll_x, scroll_x + width)
             return strip.extend_cell_length(width, self.rich_style)
-        line = Text(no_wrap=True)
+        st = self.styles_
+        line = Text(no_wrap=True, style=st.base)
         if self.index.source == ALL:
-            line.append(f"{self.index.source_of(key)} ", SOURCE_STYLE)
+            line.append(f"{self.index.source_of(key)} ", st.source)
         start = len(line)
         line.append(text[: scroll_x + width + 200])
         if FATAL_RE.search(text):
-            line.stylize(FATAL_STYLE, start)
+            line.stylize(st.fatal, start)
         else:
             m = LEVEL_RE.search(text, 0, 80)
             if m is not None:
-                line.stylize(LEVEL_STYLES[m.group(1)], start + m.start(), start + m.end())
+                line.stylize(st.levels[m.group(1)], start + m.start(), start + m.end())
         if self.index.search is not None:
             for m in self.index.search.finditer(text[: scroll_x + width + 200]):
                 if m.end() > m.start():
                     line.stylize(MATCH_STYLE, start + m.start(), start + m.end())
         if cursor:
-            line.stylize(CURSOR_STYLE)
+            line.stylize(st.cursor)
         segments = list(line.render(self.app.console))
         strip = Strip(segments).crop(scroll_x, scroll_x + width)
-        return strip.extend_cell_length(width, self.rich_style if not cursor else CURSOR_STYLE)
+        return strip.extend_cell_length(width, st.base if not cursor else st.cursor)
+
+    @property
+    def styles_(self) -> LogStyles:
+        """Row styles for the current theme (rebuilt when the theme changes)."""
+        if self._log_styles is None:
+            self._log_styles = LogStyles(self.app.theme_variables, self.rich_style)
+        return self._log_styles
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._cache.clear()
+        self._log_styles = None
 
     # --- actions -----------------------------------------------------------------
 
