@@ -100,3 +100,15 @@ async def test_replay_shows_saved_state():
         body = str(app.screen.query_one("#hosts-body").render())
         assert "gpu-a" in body and "GPU1" in body
         await pilot.press("q")
+
+
+async def test_question_mark_toggles_the_keys_panel(tmp_path):
+    app = _live_app(tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert app.screen.query("HelpPanel")
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert not app.screen.query("HelpPanel")
+        await pilot.press("q")

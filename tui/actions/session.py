@@ -13,7 +13,15 @@ class SessionActions(ActionsMixin):
     BINDINGS = [
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("N", "note", "Note", id="session.note"),
+        Binding("question_mark", "toggle_help", "Keys", id="app.help",
+                tooltip="Show or hide every key of the focused pane and the app"),
     ]
+
+    def action_toggle_help(self) -> None:
+        if self.screen.query("HelpPanel"):  # type: ignore[attr-defined]
+            self.action_hide_help_panel()  # type: ignore[attr-defined]
+        else:
+            self.action_show_help_panel()  # type: ignore[attr-defined]
 
     def action_note(self) -> None:
         if self.refuse_in_replay():
