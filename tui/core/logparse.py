@@ -300,29 +300,27 @@ def parse_line(line: str) -> Metric | Milestone | None:
     return _parse_general(line)
 
 
+# (line prefix, engine, metric parser for the message after the prefix)
+_ENGINES = ((_SGLANG, "sglang", _sglang_batch), (_VLLM, "vllm", _vllm_stats))
+
+
 def _parse_general(line: str) -> Metric | Milestone | None:
+    """Any line: an SGLang or vLLM metric, a startup milestone, or None."""
     metric_hint = "batch" in line or "throughput" in line
     if not metric_hint and not any(k in line for k in _MILESTONE_KEYS):
         return None
     line = line.rstrip("\r\n")
-    m = _SGLANG.match(line)
-    if m is not None:
+    for pattern, engine, metric_of in _ENGINES:
+        m = pattern.match(line)
+        if m is None:
+            continue
         ts, msg = m.group("ts"), m.group("msg")
         if metric_hint:
-            metric = _sglang_batch(ts, msg)
+            metric = metric_of(ts, msg)
             if metric is not None:
                 return metric
         hit = _milestone(msg)
-        return Milestone(ts, "sglang", hit[1], msg) if hit else None
-    v = _VLLM.match(line)
-    if v is not None:
-        ts, msg = v.group("ts"), v.group("msg")
-        if metric_hint:
-            metric = _vllm_stats(ts, msg)
-            if metric is not None:
-                return metric
-        hit = _milestone(msg)
-        return Milestone(ts, "vllm", hit[1], msg) if hit else None
+        return Milestone(ts, engine, hit[1], msg) if hit else None
     return None
 
 
