@@ -50,7 +50,8 @@ def test_render_quotes_values() -> None:
     p = ServerProfile(name="s", command="serve --tp {tp}", args={"tp": "8"}, workdir="/w d",
                       log="/tmp/x y.log")
     assert build_command(p, {"tp": "2"}, ["--flag", "$(boom)"]) == (
-        "{ cd '/w d' && serve --tp 2 --flag '$(boom)' ; } 2>&1 | tee -a '/tmp/x y.log'")
+        "{ cd '/w d' && serve --tp 2 --flag '$(boom)' ; } 2>&1 | tee -a '/tmp/x y.log'; "
+        'exit "${PIPESTATUS[0]}"')
 
 
 async def test_ready_then_stop_kills_server(tmp_path) -> None:
@@ -96,6 +97,17 @@ async def test_exit_before_ready_is_failed(tmp_path) -> None:
     assert "exit status 3" in failed.detail and "starting" in failed.last_lines
     with pytest.raises(LaunchError, match="unknown server"):
         servers.start("nope")
+    session.close()
+
+
+async def test_exit_status_is_the_servers_not_tees(tmp_path) -> None:
+    log = tmp_path / "quick.log"
+    profile = ServerProfile(name="quick", command="echo starting; exit 7", log=str(log))
+    session, servers = launcher(tmp_path, profile)
+    servers.start("quick")
+    await wait_for(lambda: server_events(session, "quick")[-1].state == "failed")
+    assert "exit status 7" in server_events(session, "quick")[-1].detail
+    assert "starting" in log.read_text()
     session.close()
 
 

@@ -87,13 +87,15 @@ def build_command(profile: ServerProfile, values: dict[str, str] | None = None,
     if profile.workdir:
         inner = f"cd {shlex.quote(profile.workdir)} && {inner}"
     if profile.log:
-        return f"{{ {inner} ; }} 2>&1 | tee -a {shlex.quote(profile.log)}"
+        # the server's exit status, not tee's (bash: remote hosts need it anyway)
+        return (f"{{ {inner} ; }} 2>&1 | tee -a {shlex.quote(profile.log)}; "
+                'exit "${PIPESTATUS[0]}"')
     return f"{{ {inner} ; }} 2>&1"
 
 
 def launch_script(command: str) -> str:
     return guarded(
-        f"sh -c {shlex.quote(command)} </dev/null",
+        f"bash -c {shlex.quote(command)} </dev/null",
         epilogue=f"printf '\\n{EXIT_MARK}%s\\n' \"$rc\"\n",
     )
 
