@@ -42,3 +42,12 @@ def capture_notifications(app) -> list[tuple[str, str]]:
 
     app.notify = notify
     return seen
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie (a zombie is dead for us)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):  # gone, maybe between open and read
+        return False

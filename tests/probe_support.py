@@ -9,6 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from tests.helpers import alive  # noqa: F401 - re-exported for the probe tests
+
 from tui.core.config import HostConfig
 from tui.services.hosts import Host, HostRegistry
 from tui.services.probe_runner import ProbeRunner
@@ -64,15 +66,6 @@ async def run_probe(host: Host, kind: str, args: list[str], timeout: float = 30.
     pid = runner.enqueue(host.name, kind, args, timeout=timeout)
     await runner.wait(pid)
     return runner.session.state.probes[pid]
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 class _Handler(BaseHTTPRequestHandler):

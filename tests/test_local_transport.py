@@ -1,7 +1,8 @@
 import asyncio
-import os
 
 from tui.transport.local import LocalTransport
+
+from tests.helpers import alive
 
 
 async def test_run_captures_status_and_streams():
@@ -16,7 +17,7 @@ async def test_run_timeout_kills_the_child(tmp_path):
     assert r.timed_out and r.exit_status is None
     pid = int(pidfile.read_text())
     await asyncio.sleep(0.1)
-    assert not _alive(pid)
+    assert not alive(pid)
 
 
 async def test_stream_batches_and_lines():
@@ -44,23 +45,13 @@ async def test_cancelling_a_stream_kills_the_process(tmp_path):
             break
         await asyncio.sleep(0.02)
     pid = int(pidfile.read_text())
-    assert _alive(pid)
+    assert alive(pid)
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     await asyncio.sleep(0.1)
-    assert not _alive(pid)
+    assert not alive(pid)
 
 
 async def test_preamble_wraps_commands():
     r = await LocalTransport(preamble="export PT_X=42").run("echo $PT_X")
     assert r.stdout == "42\n"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie is dead for our purposes
-    with open(f"/proc/{pid}/stat") as fh:
-        return fh.read().split()[2] != "Z"

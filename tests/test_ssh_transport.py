@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import subprocess
 import time
 
 import pytest
 
-from tests.helpers import wait_for
+from tests.helpers import alive, wait_for
 from tests.sshd import free_port, keygen
 from tui.transport.base import (
     AUTH,
@@ -32,18 +31,6 @@ def transport(server, **kw) -> SSHTransport:
     kw.setdefault("ssh_config", server.ssh_config)
     kw.setdefault("connect_timeout", 10.0)
     return SSHTransport(kw.pop("name", "box"), kw.pop("target", server.alias), **kw)
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def processes_matching(text: str) -> list[str]:
