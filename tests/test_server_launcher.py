@@ -50,7 +50,8 @@ def test_render_quotes_values() -> None:
     p = ServerProfile(name="s", command="serve --tp {tp}", args={"tp": "8"}, workdir="/w d",
                       log="/tmp/x y.log")
     assert build_command(p, {"tp": "2"}, ["--flag", "$(boom)"]) == (
-        "{ cd '/w d' && serve --tp 2 --flag '$(boom)' ; } 2>&1 | tee -a '/tmp/x y.log'; "
+        "{ cd '/w d' && serve --tp 2 --flag '$(boom)' ; } 2>&1 | "
+        "{ trap '' TERM; exec tee -a '/tmp/x y.log'; }; "
         'exit "${PIPESTATUS[0]}"')
 
 
@@ -68,10 +69,12 @@ async def test_ready_then_stop_kills_server(tmp_path) -> None:
     assert src.kind == "server"
     await wait_for(lambda: len(src.metrics.gen_tps) >= 3)
     assert sims_running("--seed 11")
+    assert run.guard_pid is not None
     await servers.stop("sim")
     assert server_events(session, "sim")[-1].state == "stopped"
     await wait_for(lambda: not sims_running("--seed 11"), timeout=5)
     assert "fired up" in log.read_text()  # the output was also appended to the log file
+    assert "shutting down gracefully" in log.read_text()  # SIGTERM came first, not SIGKILL
     session.close()
 
 
@@ -165,6 +168,7 @@ async def test_simulator_launched_over_ssh_is_ready_and_stops_cleanly(sshd, tmp_
         await servers.stop("sim")
         assert server_events(session, "sim")[-1].state == "stopped"
         await wait_for(lambda: not sims_running("--seed 23"), timeout=10)
+        assert "shutting down gracefully" in (tmp_path / "remote server.log").read_text()
     finally:
         await transport.close()
         session.close()

@@ -49,8 +49,10 @@ def guarded(start: str, *, epilogue: str = "") -> str:
     """Shell that runs ``start`` (a simple command) and dies with the channel.
 
     The loop writes HEARTBEAT every second; once the channel is gone that
-    write fails (EPIPE / SIGPIPE) and the guard TERMs its whole process group
-    (``kill 0``) — the child and everything it started. Both transports also
+    write fails (EPIPE / SIGPIPE), or the guard itself gets TERM (a server
+    stop), and the guard TERMs its whole process group (``kill 0``) — the
+    child and everything it started — then waits for the child to finish
+    (so a server shutting down on TERM is not cut short by the guard's exit). Both transports also
     kill that group themselves when a stream is closed (LocalTransport by
     killpg, SSHTransport by a stdin-EOF watchdog); the heartbeat is the
     fallback for a channel that dies without either noticing. No ``setsid``:
@@ -59,7 +61,7 @@ def guarded(start: str, *, epilogue: str = "") -> str:
     return (
         f"{start} &\n"
         "c=$!\n"
-        "stop() { trap - HUP INT TERM PIPE; kill -TERM 0 2>/dev/null; exit 143; }\n"
+        "stop() { trap '' HUP INT TERM PIPE; kill -TERM 0 2>/dev/null; wait $c; exit 143; }\n"
         "trap stop HUP INT TERM PIPE\n"
         "while kill -0 $c 2>/dev/null; do\n"
         "  sleep 1\n"

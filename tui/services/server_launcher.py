@@ -35,6 +35,8 @@ from tui.transport.base import TransportError
 LAST_LINES = 20
 HEALTH_PERIOD_S = 1.0
 EXIT_MARK = "perftriage: server exited with status "
+PID_MARK = "perftriage: server guard pid "
+STOP_GRACE_S = 10.0  # SIGTERM first; the group is killed if still there after this
 
 
 class LaunchError(ValueError):
@@ -87,15 +89,22 @@ def build_command(profile: ServerProfile, values: dict[str, str] | None = None,
     if profile.workdir:
         inner = f"cd {shlex.quote(profile.workdir)} && {inner}"
     if profile.log:
-        # the server's exit status, not tee's (bash: remote hosts need it anyway)
-        return (f"{{ {inner} ; }} 2>&1 | tee -a {shlex.quote(profile.log)}; "
+        # tee ignores the stop's SIGTERM so the server's last words reach the
+        # log (it ends at EOF); the exit status is the server's, not tee's
+        return (f"{{ {inner} ; }} 2>&1 | {{ trap '' TERM; exec tee -a {shlex.quote(profile.log)}; }}; "
                 'exit "${PIPESTATUS[0]}"')
     return f"{{ {inner} ; }} 2>&1"
 
 
 def launch_script(command: str) -> str:
-    return guarded(
-        f"bash -c {shlex.quote(command)} </dev/null",
+    # The guard announces its own pid (the exec'd sh's parent is this shell,
+    # whatever $$ means under the transport's wrapper), so stop() can TERM it:
+    # its trap then TERMs the whole group, the server included.
+    announce = f"printf '{PID_MARK}%s\\n' \"$(exec sh -c 'echo $PPID')\"\n"
+    return announce + guarded(
+        # `trap : TERM`: this bash outlives a stop's TERM and keeps waiting for
+        # the server (handlers, unlike ignores, are not inherited by it)
+        f"bash -c {shlex.quote('trap : TERM; ' + command)} </dev/null",
         epilogue=f"printf '\\n{EXIT_MARK}%s\\n' \"$rc\"\n",
     )
 
@@ -110,6 +119,7 @@ class ServerRun:
     last: deque[str] = field(default_factory=lambda: deque(maxlen=LAST_LINES))
     health_task: asyncio.Task | None = None
     exit_status: int | None = None
+    guard_pid: int | None = None
     ready_re: re.Pattern | None = None
 
 
@@ -169,10 +179,28 @@ class ServerLauncher:
         run.state = "stopped"
         if run.health_task is not None:
             run.health_task.cancel()
+        if was in ("starting", "ready"):
+            await self._terminate(run)
         await self.follower.close(run.source_id, reason)
         if was in ("starting", "ready"):
             self.session.emit(ev.ServerEvent(server=name, host=run.profile.host, state="stopped",
                                              detail=reason, command=run.command))
+
+    async def _terminate(self, run: ServerRun) -> None:
+        """SIGTERM first (a real server frees its GPUs and port on TERM), then
+        wait up to STOP_GRACE_S for it to end; the follower's close kills
+        whatever is left."""
+        if run.guard_pid is None:
+            return
+        try:
+            transport = self.follower.hosts.get(run.profile.host).transport
+            await transport.run(f"kill -TERM {int(run.guard_pid)}", timeout=5)
+        except (TransportError, KeyError, OSError):
+            return  # the close below still kills the group
+        source = self.follower.sources.get(run.source_id)
+        if source is not None and source.task is not None:
+            # the guard's trap TERMs its group and the stream ends by itself
+            await asyncio.wait({source.task}, timeout=STOP_GRACE_S)
 
     async def restart(self, name: str, overrides: str = "") -> ServerRun:
         await self.stop(name, "restart")
@@ -191,6 +219,11 @@ class ServerLauncher:
 
     def _lines(self, name: str, run: ServerRun, lines: list[str]) -> None:
         run.last.extend(lines)
+        if run.guard_pid is None:
+            for line in lines[:3]:
+                if line.startswith(PID_MARK):
+                    with contextlib.suppress(ValueError):
+                        run.guard_pid = int(line[len(PID_MARK):].strip())
         if run.state != "starting":
             return
         for line in lines:

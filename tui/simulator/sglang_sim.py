@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import signal
 import sys
 import time
 from datetime import datetime
@@ -102,6 +103,14 @@ class Steady:
                 f"gen throughput (token/s): {gen:.2f}, #queue-req: {max(0, int(-20 * phase))}")
 
 
+class _Terminated(Exception):
+    """SIGTERM: shut down the way a server does, with a last log line."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise _Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tui.simulator.sglang_sim",
                                  description="SIMULATED SGLang 0.5.23 server log (no GPU).")
@@ -115,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=None)
     args = ap.parse_args(argv)
     out = open(args.log, "a", encoding="utf-8", buffering=1) if args.log else sys.stdout  # noqa: SIM115
+    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         for i, (delay, text) in enumerate(startup_lines()):
             time.sleep(delay * args.startup_s)
@@ -144,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(min(0.05, 1.0 / args.rate))
         out.flush()
     except (BrokenPipeError, KeyboardInterrupt):
+        return 0
+    except _Terminated:
+        out.write(f"{stamp()} Received sigterm, shutting down gracefully (simulator).\n")
+        out.flush()
         return 0
     finally:
         if out is not sys.stdout:
