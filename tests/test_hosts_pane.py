@@ -100,3 +100,16 @@ def test_no_gpu_message_and_na_fields():
     apply(state, ev.HostSample(host="na", gpus=[ev.GpuSample(index=0)]))
     text = host_block(state.hosts["na"], 0.0)
     assert "n/a/n/aMiB" in text and "n/a/n/aW" in text
+
+
+async def test_config_can_show_power_history_from_the_start(tmp_path):
+    from tui.app import PerftriageApp
+    from tui.core.config import parse
+    from tui.services.cockpit import Cockpit
+    from tui.widgets.hosts import HostsPane
+
+    config = parse("[ui]\nshow_power_history = true\n")
+    app = PerftriageApp(Cockpit(config, sessions_dir=tmp_path, sample_interval=0.2))
+    async with app.run_test(size=(140, 40)) as pilot:
+        assert app.screen.query_one(HostsPane).show_power
+        await pilot.press("q")

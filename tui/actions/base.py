@@ -1,12 +1,14 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from textual.binding import Binding
 
 if TYPE_CHECKING:  # pragma: no cover
     from tui.services.cockpit import Cockpit
     from tui.services.session import Session
+
+P = TypeVar("P")
 
 
 class ActionsMixin:
@@ -24,3 +26,10 @@ class ActionsMixin:
             self.notify("this is a replay: read-only", severity="warning")  # type: ignore[attr-defined]
             return True
         return False
+
+    def pane(self, cls: type[P]) -> P | None:
+        """The main screen's pane of type ``cls`` (None before it is mounted)."""
+        screen = self.main_screen  # type: ignore[attr-defined]
+        if screen is None or not screen.is_mounted:
+            return None
+        return screen.query_one(cls)

@@ -21,10 +21,7 @@ class HostsActions(ActionsMixin):
     ]
 
     def hosts_pane(self) -> HostsPane | None:
-        screen = self.main_screen  # type: ignore[attr-defined]
-        if screen is None or not screen.is_mounted:
-            return None
-        return screen.query_one(HostsPane)
+        return self.pane(HostsPane)
 
     def action_hosts_power(self) -> None:
         pane = self.hosts_pane()

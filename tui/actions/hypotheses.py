@@ -73,10 +73,7 @@ class HypothesesActions(ActionsMixin):
     # --- helpers --------------------------------------------------------------
 
     def hypotheses_pane(self) -> HypothesesPane | None:
-        screen = self.main_screen  # type: ignore[attr-defined]
-        if screen is None or not screen.is_mounted:
-            return None
-        return screen.query_one(HypothesesPane)
+        return self.pane(HypothesesPane)
 
     def selected_hypothesis(self) -> Hypothesis | None:
         pane = self.hypotheses_pane()

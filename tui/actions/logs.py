@@ -31,8 +31,7 @@ class LogsActions(ActionsMixin):
     def _logs_pane(self):
         from tui.widgets.logs import LogsPane
 
-        screen = self.main_screen  # type: ignore[attr-defined]
-        return screen.query_one(LogsPane) if screen else None
+        return self.pane(LogsPane)
 
     def action_log_open(self) -> None:
         if self.refuse_in_replay():

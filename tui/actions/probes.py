@@ -116,10 +116,7 @@ class ProbeActions(ActionsMixin):
             pane.border_subtitle = self.probe_target_label()
 
     def _probes_pane(self) -> ProbesPane | None:
-        screen = self.main_screen  # type: ignore[attr-defined]
-        if screen is None or not screen.is_mounted:
-            return None
-        return screen.query_one(ProbesPane)
+        return self.pane(ProbesPane)
 
     def selected_probe_id(self) -> str | None:
         pane = self._probes_pane()

@@ -282,14 +282,6 @@ def parse_compute_apps(text: str, fields: Sequence[str] = COMPUTE_APPS_FIELDS
     return out
 
 
-def attach_processes(gpus: list[GpuSample], procs: list[tuple[str | None, GpuProcess]]) -> None:
-    by_uuid = {g.uuid: g for g in gpus if g.uuid}
-    for uuid, p in procs:
-        g = by_uuid.get(uuid or "")
-        if g is not None:
-            g.processes = [*g.processes, p]
-
-
 class QueryStream:
     """Groups the lines of ``--query-gpu ... -lms N`` into samples.
 

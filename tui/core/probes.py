@@ -140,11 +140,6 @@ def script_result(out: str) -> dict[str, Any] | None:
     return None
 
 
-def visible_stdout(out: str) -> str:
-    """stdout without the result line (what the probed code printed)."""
-    return "\n".join(x for x in out.splitlines() if not x.startswith(RESULT_MARK)).strip()
-
-
 def no_result(status: int | None, err: str) -> Verdict:
     """The script did not report: python missing, killed, or a broken preamble."""
     tail = err.strip().splitlines()[-1][:200] if err.strip() else ""

@@ -106,10 +106,6 @@ class TranscriptWriter:
             os.fsync(self._fh.fileno())
             self._last_sync = time.monotonic()
 
-    def sync_if_due(self) -> None:
-        if self._dirty and time.monotonic() - self._last_sync >= FSYNC_INTERVAL_S:
-            self.sync()
-
     def close(self) -> None:
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():

@@ -64,7 +64,6 @@ class Cockpit:
                 self._tasks.append(loop.create_task(self._sample_local(host.name)))
             else:
                 self._tasks.append(loop.create_task(self._sample_remote(host.name)))
-        self._tasks.append(loop.create_task(self._fsync_timer()))
         for host in self.registry.hosts.values():  # SSH connection state -> Hosts pane
             if not host.local and hasattr(host.transport, "maintain"):
                 self._tasks.append(loop.create_task(self._watch_connection(host.name)))
@@ -120,11 +119,6 @@ class Cockpit:
         if info:
             self.session.emit(ev.HostInfo(host=name, info=info))
         return info
-
-    async def _fsync_timer(self) -> None:
-        while True:
-            await asyncio.sleep(0.5)
-            self.session.tick()
 
     async def stop(self, reason: str = "quit") -> None:
         try:  # servers and log followers die (no orphan on any host) before the transcript ends

@@ -94,11 +94,6 @@ class Session:
             listener(event)
         return event
 
-    def tick(self) -> None:
-        """Call about once a second: fsyncs the transcript if it has unsynced writes."""
-        if self.writer is not None:
-            self.writer.sync_if_due()
-
     def close(self, reason: str = "quit") -> None:
         if not self.state.ended:
             self.emit(SessionEnded(reason=reason))

@@ -149,6 +149,11 @@ class HostsPane(Pane):
         with VerticalScroll():
             yield Static(id="hosts-body")
 
+    def on_mount(self) -> None:
+        cockpit = getattr(self.app, "cockpit", None)
+        if cockpit is not None:  # [ui] show_power_history: power sparklines from the start
+            self.show_power = cockpit.config.ui.show_power_history
+
     def now_t(self, state: SessionState) -> float:
         """Session time now: the clock when live, the last event in a replay."""
         cockpit = getattr(self.app, "cockpit", None)
