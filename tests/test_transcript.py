@@ -133,3 +133,14 @@ def test_background_thread_fsyncs_new_events_without_further_writes(tmp_path, mo
     assert len(synced) > before
     w.close()
     assert w.closed
+
+
+def test_sync_makes_every_written_event_readable_before_close(tmp_path):
+    path = tmp_path / "s.jsonl"
+    w = transcript.TranscriptWriter(path, transcript.make_header("x", []))
+    events = _events(300)
+    for e in events:
+        w.write(e)
+    w.sync()  # what the report key does on a live session
+    assert transcript.read(path).events == events
+    w.close()
