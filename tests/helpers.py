@@ -12,10 +12,10 @@ SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
 
 def replay_app(path: Path = EXAMPLE_SESSION):
     """The cockpit app showing a saved session (deterministic: for snapshots)."""
-    from tui.app import PerftriageApp
-    from tui.services.cockpit import Cockpit
-    from tui.services.hosts import HostRegistry
-    from tui.services.session import Session
+    from perftriage.app import PerftriageApp
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.services.hosts import HostRegistry
+    from perftriage.services.session import Session
 
     session, _ = Session.from_transcript(path)
     return PerftriageApp(Cockpit(registry=HostRegistry(), session=session))

@@ -11,11 +11,11 @@ import pytest
 
 from tests.helpers import alive  # noqa: F401 - re-exported for the probe tests
 
-from tui.core.config import HostConfig
-from tui.services.hosts import Host, HostRegistry
-from tui.services.probe_runner import ProbeRunner
-from tui.services.session import Session
-from tui.transport.local import LocalTransport
+from perftriage.core.config import HostConfig
+from perftriage.services.hosts import Host, HostRegistry
+from perftriage.services.probe_runner import ProbeRunner
+from perftriage.services.session import Session
+from perftriage.transport.local import LocalTransport
 
 TRANSPORTS = ["local", pytest.param("ssh", marks=pytest.mark.ssh)]
 
@@ -28,7 +28,7 @@ def local_host(name: str = "localhost", preamble: str | None = None, **cfg) -> H
 def ssh_host(sshd, name: str = "sshd", preamble: str | None = None, **cfg) -> Host:
     """A host reached through the SSH transport on the loopback sshd (its
     ssh_config alias carries port, user, key and known_hosts)."""
-    from tui.services.hosts import make_host as make_configured_host
+    from perftriage.services.hosts import make_host as make_configured_host
 
     hc = HostConfig(name=name, ssh=sshd.alias, preamble=preamble, **cfg)
     return make_configured_host(hc, ssh_config=sshd.ssh_config)

@@ -1,12 +1,12 @@
 import json
 
-from tui.app import PerftriageApp
-from tui.core import transcript
-from tui.services.cockpit import Cockpit
-from tui.widgets.hosts import HostsPane
-from tui.widgets.hypotheses import HypothesesPane
-from tui.widgets.logs import LogsPane
-from tui.widgets.probes import ProbesPane
+from perftriage.app import PerftriageApp
+from perftriage.core import transcript
+from perftriage.services.cockpit import Cockpit
+from perftriage.widgets.hosts import HostsPane
+from perftriage.widgets.hypotheses import HypothesesPane
+from perftriage.widgets.logs import LogsPane
+from perftriage.widgets.probes import ProbesPane
 
 from tests.helpers import replay_app, wait_for
 

@@ -17,8 +17,8 @@ def test_import_linter_contracts_hold():
 
 def test_core_has_no_textual_at_runtime():
     code = (
-        "import sys, tui.core.reducer, tui.core.transcript, tui.services.cockpit, "
-        "tui.transport.local\nassert 'textual' not in sys.modules"
+        "import sys, perftriage.core.reducer, perftriage.core.transcript, perftriage.services.cockpit, "
+        "perftriage.transport.local\nassert 'textual' not in sys.modules"
     )
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

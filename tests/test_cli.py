@@ -4,14 +4,14 @@ import sys
 
 from click.testing import CliRunner
 
-from tui import __version__
-from tui.cli import cli
+from perftriage import __version__
+from perftriage.cli import cli
 
 
 def test_version_is_fast_and_does_not_import_textual():
     code = (
         "import sys; sys.argv=['perftriage','--version']\n"
-        "from tui.cli import main\n"
+        "from perftriage.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "assert 'textual' not in sys.modules, 'textual imported'\n"
     )
@@ -21,7 +21,7 @@ def test_version_is_fast_and_does_not_import_textual():
 
 
 def test_python_dash_m_tui():
-    r = subprocess.run([sys.executable, "-m", "tui", "--version"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "perftriage", "--version"], capture_output=True, text=True)
     assert r.returncode == 0 and __version__ in r.stdout
 
 
@@ -33,8 +33,8 @@ def test_help_lists_commands():
 
 
 def test_sessions_table(tmp_path):
-    from tui.core import events as ev
-    from tui.services.session import Session
+    from perftriage.core import events as ev
+    from perftriage.services.session import Session
 
     s = Session("demo", hosts=["localhost"], sessions_dir=tmp_path)
     s.emit(ev.NoteAdded(text="hi"))
@@ -51,7 +51,7 @@ def test_bad_config_is_exit_2_with_file_and_line(tmp_path):
     cfg.write_text('[[hosts]]\nname = "a"\nbogus = 1\n')
     r = CliRunner().invoke(cli, ["--config", str(cfg), "sessions"])
     # `sessions` does not read the config; the cockpit and host commands do
-    from tui.cli import Globals, UsageFailure
+    from perftriage.cli import Globals, UsageFailure
 
     g = Globals(config_path=cfg, config_explicit=True)
     try:
@@ -65,7 +65,7 @@ def test_bad_config_is_exit_2_with_file_and_line(tmp_path):
 
 
 def test_header_json_shape(tmp_path):
-    from tui.services.session import Session
+    from perftriage.services.session import Session
 
     s = Session("x", hosts=["localhost"], sessions_dir=tmp_path)
     s.close()

@@ -1,6 +1,6 @@
 import pytest
 
-from tui.core.config import ConfigError, load, parse
+from perftriage.core.config import ConfigError, load, parse
 
 GOOD = """
 [ui]

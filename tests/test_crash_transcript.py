@@ -3,14 +3,14 @@
 import subprocess
 import sys
 
-from tui.core import transcript
+from perftriage.core import transcript
 
 CRASHING_APP = """
 import sys
 from pathlib import Path
-from tui.app import PerftriageApp
-from tui.core import events as ev
-from tui.services.cockpit import Cockpit
+from perftriage.app import PerftriageApp
+from perftriage.core import events as ev
+from perftriage.services.cockpit import Cockpit
 
 class Crashy(PerftriageApp):
     def on_ready(self):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import subprocess
 
 from tests.helpers import wait_for
-from tui.app import PerftriageApp
-from tui.commands.demo import DEMO_SERVER, build, start_demo
-from tui.widgets.logs import LogsPane
+from perftriage.app import PerftriageApp
+from perftriage.commands.demo import DEMO_SERVER, build, start_demo
+from perftriage.widgets.logs import LogsPane
 
 
 def sims(marker: str) -> list[str]:

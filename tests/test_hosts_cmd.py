@@ -7,9 +7,9 @@ from click.testing import CliRunner
 
 from tests.helpers import wait_for
 from tests.sshd import free_port
-from tui.cli import EXIT_UNREACHABLE, cli
-from tui.core.config import Config, HostConfig
-from tui.services.hosts import HostSpecError, resolve_hosts
+from perftriage.cli import EXIT_UNREACHABLE, cli
+from perftriage.core.config import Config, HostConfig
+from perftriage.services.hosts import HostSpecError, resolve_hosts
 
 pytestmark = pytest.mark.ssh
 
@@ -94,8 +94,8 @@ def test_resolve_hosts_names_aliases_and_specs():
 
 
 async def test_cockpit_shows_the_ssh_hosts_state(tmp_path, sshd):
-    from tui.services.cockpit import Cockpit
-    from tui.widgets.hosts import host_block
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.widgets.hosts import host_block
 
     known = tmp_path / "empty_known_hosts"
     known.write_text("")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from tests.helpers import wait_for
-from tui.core import events as ev
-from tui.core.reducer import apply
-from tui.core.state import SessionState
+from perftriage.core import events as ev
+from perftriage.core.reducer import apply
+from perftriage.core.state import SessionState
 
 from textual.widgets import Static
 
@@ -27,9 +27,9 @@ def two_gpu_sample(host: str = "gpubox", **kw) -> ev.HostSample:
 
 
 def make_app(tmp_path):
-    from tui.app import PerftriageApp
-    from tui.services.cockpit import Cockpit
-    from tui.services.hosts import HostRegistry
+    from perftriage.app import PerftriageApp
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.services.hosts import HostRegistry
 
     cockpit = Cockpit(registry=HostRegistry(), sessions_dir=tmp_path)
     return PerftriageApp(cockpit)
@@ -71,7 +71,7 @@ async def test_two_gpus_render_two_rows(tmp_path):
 
 
 def test_stale_host_and_stale_gpus_are_marked():
-    from tui.widgets.hosts import host_block
+    from perftriage.widgets.hosts import host_block
 
     state = SessionState()
     s = two_gpu_sample()
@@ -92,7 +92,7 @@ def test_stale_host_and_stale_gpus_are_marked():
 
 
 def test_no_gpu_message_and_na_fields():
-    from tui.widgets.hosts import host_block
+    from perftriage.widgets.hosts import host_block
 
     state = SessionState()
     apply(state, ev.HostSample(host="cpu-only", cpu_pct=5.0, gpu_error="no NVIDIA GPU (NVML: x)"))
@@ -103,10 +103,10 @@ def test_no_gpu_message_and_na_fields():
 
 
 async def test_config_can_show_power_history_from_the_start(tmp_path):
-    from tui.app import PerftriageApp
-    from tui.core.config import parse
-    from tui.services.cockpit import Cockpit
-    from tui.widgets.hosts import HostsPane
+    from perftriage.app import PerftriageApp
+    from perftriage.core.config import parse
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.widgets.hosts import HostsPane
 
     config = parse("[ui]\nshow_power_history = true\n")
     app = PerftriageApp(Cockpit(config, sessions_dir=tmp_path, sample_interval=0.2))

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from tui.app import PerftriageApp
-from tui.core import events as ev
-from tui.core import transcript
-from tui.core.reducer import apply, replay
-from tui.core.state import SessionState
-from tui.services.cockpit import Cockpit
-from tui.services.session import Session
-from tui.widgets.hypotheses import HypothesesPane
+from perftriage.app import PerftriageApp
+from perftriage.core import events as ev
+from perftriage.core import transcript
+from perftriage.core.reducer import apply, replay
+from perftriage.core.state import SessionState
+from perftriage.services.cockpit import Cockpit
+from perftriage.services.session import Session
+from perftriage.widgets.hypotheses import HypothesesPane
 
 from tests.helpers import EXAMPLE_SESSION, replay_app, wait_for
 

@@ -1,10 +1,10 @@
 """``[ui] keymap`` remaps bindings by id (App.set_keymap); unknown ids warn."""
 
-from tui.app import PerftriageApp
-from tui.core import paths
-from tui.core.config import load
-from tui.screens.prompt import PromptScreen
-from tui.services.cockpit import Cockpit
+from perftriage.app import PerftriageApp
+from perftriage.core import paths
+from perftriage.core.config import load
+from perftriage.screens.prompt import PromptScreen
+from perftriage.services.cockpit import Cockpit
 
 from tests.helpers import capture_notifications, wait_for
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tui.services import local_sampler
+from perftriage.services import local_sampler
 
 
 def fake_pynvml():

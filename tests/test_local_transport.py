@@ -1,6 +1,6 @@
 import asyncio
 
-from tui.transport.local import LocalTransport
+from perftriage.transport.local import LocalTransport
 
 from tests.helpers import alive
 

@@ -8,13 +8,13 @@ import subprocess
 import pytest
 
 from tests.helpers import wait_for
-from tui.core import events as ev
-from tui.core import transcript
-from tui.core.config import HostConfig
-from tui.services.hosts import Host, HostRegistry, local_host
-from tui.services.log_follower import LogFollower, strip_heartbeats
-from tui.services.session import Session
-from tui.transport.ssh import SSHTransport
+from perftriage.core import events as ev
+from perftriage.core import transcript
+from perftriage.core.config import HostConfig
+from perftriage.services.hosts import Host, HostRegistry, local_host
+from perftriage.services.log_follower import LogFollower, strip_heartbeats
+from perftriage.services.session import Session
+from perftriage.transport.ssh import SSHTransport
 
 
 def tails_of(path) -> list[str]:
@@ -95,7 +95,7 @@ async def test_transcript_cap_keeps_metric_lines(tmp_path) -> None:
     decode = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, token usage: "
               "0.00, cuda graph: True, gen throughput (token/s): 10.31, #queue-req: 0")
     lines = [f"line {i}" for i in range(8)] + [decode] + ["tail"]
-    from tui.services.log_follower import Source
+    from perftriage.services.log_follower import Source
 
     session.emit(ev.LogSourceOpened(source_id="s", host="localhost", path="x"))
     follower.emit_lines(Source("s", "localhost", "x", "file", ""), lines)
@@ -109,7 +109,7 @@ async def test_transcript_cap_keeps_metric_lines(tmp_path) -> None:
     assert recorded[1].lines == [] and recorded[1].dropped == 1
     notes = [e for e in tr.events if isinstance(e, ev.NoteAdded)]
     assert len(notes) == 1 and "cap" in notes[0].text
-    from tui.core.reducer import replay
+    from perftriage.core.reducer import replay
 
     replayed = replay(tr.events)
     assert list(replayed.logs["s"].metrics.gen_tps) == [10.31]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import FIXTURES
-from tui.core import events as ev
-from tui.core import logparse as lp
-from tui.core.reducer import replay
+from perftriage.core import events as ev
+from perftriage.core import logparse as lp
+from perftriage.core.reducer import replay
 
 LOGS = FIXTURES / "logs"
 
@@ -165,7 +165,7 @@ def _fixture_lines() -> list[str]:
 
 
 def test_batch_scan_and_fast_paths_match_the_general_parser() -> None:
-    from tui.simulator.sglang_sim import Steady, startup_lines
+    from perftriage.simulator.sglang_sim import Steady, startup_lines
 
     sim = Steady(seed=7, error_every=13)
     lines = [text for _, text in startup_lines()] + [sim.line() for _ in range(3000)]

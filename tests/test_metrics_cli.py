@@ -9,7 +9,7 @@ import json
 from click.testing import CliRunner
 
 from tests.conftest import FIXTURES
-from tui.cli import cli
+from perftriage.cli import cli
 
 SG = str(FIXTURES / "logs" / "sglang-0.5.23-tp8.log")
 VL = str(FIXTURES / "logs" / "vllm-0.33.0.log")

@@ -8,7 +8,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from tui.cli import cli
+from perftriage.cli import cli
 
 FIELDS = {"host", "kind", "args", "verdict", "exit_status", "duration_s", "stdout", "stderr",
           "detail"}

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tui.core.probes import ProbeUsageError
+from perftriage.core.probes import ProbeUsageError
 
 from tests.probe_support import TRANSPORTS, make_host, runner_for
 from tests.probe_support import close_probe_hosts  # noqa: F401  (autouse)

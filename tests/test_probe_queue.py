@@ -8,13 +8,13 @@ import sys
 
 import pytest
 
-from tui.core import events as ev
-from tui.core import probes, transcript
-from tui.core.config import ProbeTemplate
-from tui.core.probes import ProbeUsageError
-from tui.services.hosts import HostRegistry
-from tui.services.probe_runner import ProbeRunner
-from tui.services.session import Session
+from perftriage.core import events as ev
+from perftriage.core import probes, transcript
+from perftriage.core.config import ProbeTemplate
+from perftriage.core.probes import ProbeUsageError
+from perftriage.services.hosts import HostRegistry
+from perftriage.services.probe_runner import ProbeRunner
+from perftriage.services.session import Session
 
 from tests.helpers import wait_for
 from tests.probe_support import TRANSPORTS, alive, local_host, make_host, runner_for
@@ -158,7 +158,7 @@ async def test_a_broken_transport_is_an_error_not_a_crash():
         name = "broken"
 
         async def run(self, command, timeout=None, stdin=None):
-            from tui.transport.base import TransportError
+            from perftriage.transport.base import TransportError
 
             raise TransportError("connection refused", kind="refused", host="broken")
 

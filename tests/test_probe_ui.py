@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sys
 
-from tui.app import PerftriageApp
-from tui.core.config import Config, HostConfig, ProbeTemplate, UIConfig
-from tui.screens.probe_output import ProbeOutputScreen
-from tui.screens.prompt import PromptScreen
-from tui.services.cockpit import Cockpit
-from tui.widgets.probes import ProbesPane
+from perftriage.app import PerftriageApp
+from perftriage.core.config import Config, HostConfig, ProbeTemplate, UIConfig
+from perftriage.screens.probe_output import ProbeOutputScreen
+from perftriage.screens.prompt import PromptScreen
+from perftriage.services.cockpit import Cockpit
+from perftriage.widgets.probes import ProbesPane
 
 from tests.helpers import replay_app, wait_for
 

@@ -1,6 +1,6 @@
-from tui.core import events as ev
-from tui.core.reducer import apply, replay
-from tui.core.state import SessionState
+from perftriage.core import events as ev
+from perftriage.core.reducer import apply, replay
+from perftriage.core.state import SessionState
 
 
 def test_probe_lifecycle():

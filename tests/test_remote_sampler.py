@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import wait_for
-from tui.core import events as ev
-from tui.services import remote_sampler as rs
-from tui.transport.local import LocalTransport
+from perftriage.core import events as ev
+from perftriage.services import remote_sampler as rs
+from perftriage.transport.local import LocalTransport
 
 FAKE_DIR = Path(__file__).parent / "fake_nvidia_smi"
 

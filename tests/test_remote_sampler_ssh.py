@@ -13,8 +13,8 @@ import pytest
 
 from tests.helpers import wait_for
 from tests.test_remote_sampler import Sink, starts
-from tui.core import events as ev
-from tui.services import remote_sampler as rs
+from perftriage.core import events as ev
+from perftriage.services import remote_sampler as rs
 
 pytestmark = pytest.mark.ssh
 
@@ -22,7 +22,7 @@ FAKE_DIR = Path(__file__).parent / "fake_nvidia_smi"
 
 
 def ssh_transport(sshd, tmp_path: Path):
-    from tui.transport.ssh import SSHTransport
+    from perftriage.transport.ssh import SSHTransport
 
     control = tmp_path / "control"
     control.write_text("ok")

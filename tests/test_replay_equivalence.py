@@ -4,8 +4,8 @@ reducer, rebuild exactly the state the live session had."""
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tui.core import events as ev
-from tui.services.session import Session
+from perftriage.core import events as ev
+from perftriage.services.session import Session
 
 ids = st.sampled_from(["p1", "p2", "p3"])
 hyps = st.sampled_from(["h1", "h2"])

@@ -5,9 +5,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from tui.cli import cli
-from tui.core import report, transcript
-from tui.core.state import SessionState
+from perftriage.cli import cli
+from perftriage.core import report, transcript
+from perftriage.core.state import SessionState
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "fixtures" / "report" / "investigation.jsonl"

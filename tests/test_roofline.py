@@ -3,8 +3,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from tui.cli import cli
-from tui.core import roofline
+from perftriage.cli import cli
+from perftriage.core import roofline
 
 
 def run(*args):
@@ -100,9 +100,9 @@ def test_bad_input_exits_2_with_a_clear_message(args, message):
 
 
 def test_panel_prefill_from_hosts_and_log():
-    from tui.core import events as ev
-    from tui.core.reducer import replay
-    from tui.screens.roofline import parse, prefill
+    from perftriage.core import events as ev
+    from perftriage.core.reducer import replay
+    from perftriage.screens.roofline import parse, prefill
 
     line = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, "
             "token usage: 0.00, cuda graph: True, gen throughput (token/s): 10.00, #queue-req: 0")

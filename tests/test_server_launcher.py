@@ -8,20 +8,20 @@ import sys
 import pytest
 
 from tests.helpers import wait_for
-from tui.core import events as ev
-from tui.core.config import ServerProfile
-from tui.services.hosts import HostRegistry, local_host
-from tui.services.log_follower import LogFollower
-from tui.services.server_launcher import (
+from perftriage.core import events as ev
+from perftriage.core.config import ServerProfile
+from perftriage.services.hosts import HostRegistry, local_host
+from perftriage.services.log_follower import LogFollower
+from perftriage.services.server_launcher import (
     LaunchError,
     ServerLauncher,
     build_command,
     parse_overrides,
     render,
 )
-from tui.services.session import Session
+from perftriage.services.session import Session
 
-SIM = f"{sys.executable} -m tui.simulator.sglang_sim --startup-s {{startup}} --rate {{rate}}"
+SIM = f"{sys.executable} -m perftriage.simulator.sglang_sim --startup-s {{startup}} --rate {{rate}}"
 
 
 def launcher(tmp_path, *profiles: ServerProfile) -> tuple[Session, ServerLauncher]:
@@ -144,9 +144,9 @@ async def test_health_url_readiness(tmp_path) -> None:
 @pytest.mark.ssh
 async def test_simulator_launched_over_ssh_is_ready_and_stops_cleanly(sshd, tmp_path) -> None:
     """The same simulator through the real SSH path: start, ready, metrics, stop."""
-    from tui.core.config import HostConfig
-    from tui.services.hosts import Host
-    from tui.transport.ssh import SSHTransport
+    from perftriage.core.config import HostConfig
+    from perftriage.services.hosts import Host
+    from perftriage.transport.ssh import SSHTransport
 
     cfg = HostConfig(name="gpu-sim", ssh=sshd.alias)
     transport = SSHTransport.from_config(cfg, ssh_config=sshd.ssh_config)

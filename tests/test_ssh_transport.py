@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers import alive, wait_for
 from tests.sshd import free_port, keygen
-from tui.transport.base import (
+from perftriage.transport.base import (
     AUTH,
     CHANNEL_LIMIT,
     DNS,
@@ -21,7 +21,7 @@ from tui.transport.base import (
     TIMEOUT,
     TransportError,
 )
-from tui.transport.ssh import SSHTransport, classify, parse_target
+from perftriage.transport.ssh import SSHTransport, classify, parse_target
 
 pytestmark = pytest.mark.ssh
 

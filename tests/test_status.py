@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tui.cli import cli
-from tui.services import remote_sampler as rs
+from perftriage.cli import cli
+from perftriage.services import remote_sampler as rs
 
 FAKE_DIR = Path(__file__).parent / "fake_nvidia_smi"
 HOST_KEYS = {"host", "ok", "error", "cpu_pct", "mem_used_bytes", "mem_total_bytes", "load1", "gpus"}

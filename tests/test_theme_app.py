@@ -3,10 +3,10 @@
 
 import pytest
 
-from tui.core import paths
-from tui.core.config import load
-from tui.theming import DEFAULT_THEME
-from tui.widgets.probes import ProbesPane
+from perftriage.core import paths
+from perftriage.core.config import load
+from perftriage.theming import DEFAULT_THEME
+from perftriage.widgets.probes import ProbesPane
 
 from tests.helpers import capture_notifications, replay_app, wait_for
 

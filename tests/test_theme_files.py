@@ -1,13 +1,13 @@
 """Theme files: bundled ones are complete, broken ones are reported with
-file and reason (tui.core.theme_files, no Textual), and they become Textual
-themes (tui.theming)."""
+file and reason (perftriage.core.theme_files, no Textual), and they become Textual
+themes (perftriage.theming)."""
 
 from pathlib import Path
 
 import pytest
 
-from tui.core import paths, theme_files
-from tui.core.theme_files import THEME_VARIABLES, ThemeFileError
+from perftriage.core import paths, theme_files
+from perftriage.core.theme_files import THEME_VARIABLES, ThemeFileError
 
 BUNDLED = sorted(paths.bundled_themes_dir().glob("*.toml"))
 
@@ -21,7 +21,7 @@ def test_at_least_three_bundled_themes():
 def test_each_bundled_theme_loads_with_every_status_variable(path):
     from textual.color import Color
 
-    from tui.theming import to_theme
+    from perftriage.theming import to_theme
 
     spec = theme_files.load(path, "bundled")
     assert spec.missing_variables == []
@@ -65,7 +65,7 @@ def test_broken_theme_file_names_file_line_and_reason(tmp_path, text, line, reas
 
 
 def test_colour_textual_rejects_is_reported_by_the_ui_layer(tmp_path):
-    from tui.theming import load_catalog
+    from perftriage.theming import load_catalog
 
     (tmp_path / "odd.toml").write_text('name = "odd"\nprimary = "notacolour"\n')
     catalog = load_catalog([(tmp_path, "user")])
@@ -90,8 +90,8 @@ def test_user_theme_overrides_bundled_and_duplicates_are_errors(tmp_path):
 def test_builtin_textual_themes_get_every_variable_as_a_rich_colour():
     from textual.theme import BUILTIN_THEMES
 
-    from tui.theming import fallback_variables
-    from tui.widgets.status_style import rich_colour
+    from perftriage.theming import fallback_variables
+    from perftriage.widgets.status_style import rich_colour
 
     for theme in BUILTIN_THEMES.values():
         variables = fallback_variables(theme)
@@ -101,7 +101,7 @@ def test_builtin_textual_themes_get_every_variable_as_a_rich_colour():
 
 
 def test_status_mapping_uses_theme_variables_only():
-    from tui.widgets.status_style import LOG_LEVEL_VAR, STATUS_VAR, threshold
+    from perftriage.widgets.status_style import LOG_LEVEL_VAR, STATUS_VAR, threshold
 
     used = {*STATUS_VAR.values(), *LOG_LEVEL_VAR.values(), threshold(None, 1, 2),
             threshold(0, 1, 2), threshold(1, 1, 2), threshold(2, 1, 2)}
@@ -112,7 +112,7 @@ def test_theme_files_module_has_no_textual():
     import subprocess
     import sys
 
-    code = "import sys, tui.core.theme_files, tui.core.config_edit; assert 'textual' not in sys.modules"
+    code = "import sys, perftriage.core.theme_files, perftriage.core.config_edit; assert 'textual' not in sys.modules"
     repo = Path(__file__).resolve().parent.parent
     r = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

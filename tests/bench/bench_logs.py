@@ -29,7 +29,7 @@ TARGETS = {"lines_s": 200_000, "p95_ms": 50.0, "rss_mib": 150.0}
 
 
 def make_file(path: Path, n: int) -> None:
-    from tui.simulator.sglang_sim import Steady
+    from perftriage.simulator.sglang_sim import Steady
 
     sim = Steady(seed=1, error_every=5000)
     req = '[2026-11-28 09:15:37] INFO:     127.0.0.1:51240 - "POST /generate HTTP/1.1" 200 OK'
@@ -64,10 +64,10 @@ async def raw_asyncssh(server, path: Path, n: int) -> float:
 
 
 async def flood(host, path: Path, n: int) -> dict:
-    from tui.app import PerftriageApp
-    from tui.services.cockpit import Cockpit
-    from tui.services.hosts import HostRegistry
-    from tui.widgets.logs import LogsPane
+    from perftriage.app import PerftriageApp
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.services.hosts import HostRegistry
+    from perftriage.widgets.logs import LogsPane
 
     reg = HostRegistry()
     reg.add(host)
@@ -168,15 +168,15 @@ async def main() -> None:
     server = None
     try:
         if args.local:
-            from tui.services.hosts import local_host
+            from perftriage.services.hosts import local_host
 
             host = local_host()
             base = None
         else:
             from tests.sshd import SshServer
-            from tui.core.config import HostConfig
-            from tui.services.hosts import Host
-            from tui.transport.ssh import SSHTransport
+            from perftriage.core.config import HostConfig
+            from perftriage.services.hosts import Host
+            from perftriage.transport.ssh import SSHTransport
 
             server = SshServer(tmp / "sshd").start()
             base = await raw_asyncssh(server, path, n)

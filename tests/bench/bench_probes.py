@@ -28,11 +28,11 @@ from pathlib import Path
 
 import asyncssh
 
-from tui.core import probes
-from tui.core.config import Config, HostConfig
-from tui.services.hosts import HostRegistry, make_host
-from tui.services.probe_runner import ProbeRunner
-from tui.services.session import Session
+from perftriage.core import probes
+from perftriage.core.config import Config, HostConfig
+from perftriage.services.hosts import HostRegistry, make_host
+from perftriage.services.probe_runner import ProbeRunner
+from perftriage.services.session import Session
 
 from tests.sshd import SshServer
 
@@ -102,8 +102,8 @@ async def queue(srv: SshServer, n: int, tmp: Path) -> tuple[float, int, float]:
 
 
 async def key_latency(srv: SshServer, n: int, tmp: Path) -> tuple[list[float], list[float], int]:
-    from tui.app import PerftriageApp
-    from tui.services.cockpit import Cockpit
+    from perftriage.app import PerftriageApp
+    from perftriage.services.cockpit import Cockpit
 
     config = Config(hosts=[host_config(srv)])
     reg = HostRegistry()

@@ -32,11 +32,11 @@ import time
 from pathlib import Path
 
 from tests.sshd import SshServer
-from tui.core import events as ev
-from tui.core import nvsmi
-from tui.services.cockpit import Cockpit
-from tui.services.hosts import Host, HostRegistry
-from tui.core.config import HostConfig
+from perftriage.core import events as ev
+from perftriage.core import nvsmi
+from perftriage.services.cockpit import Cockpit
+from perftriage.services.hosts import Host, HostRegistry
+from perftriage.core.config import HostConfig
 
 FAKE_DIR = Path(__file__).resolve().parent.parent / "fake_nvidia_smi"
 
@@ -61,7 +61,7 @@ open(out, "w").write(str(len(new)))
 
 
 def registry(srv: SshServer, n: int) -> HostRegistry:
-    from tui.transport.ssh import SSHTransport
+    from perftriage.transport.ssh import SSHTransport
 
     reg = HostRegistry()
     for i in range(n):

@@ -20,7 +20,7 @@ from pathlib import Path
 import asyncssh
 
 from tests.sshd import SshServer
-from tui.transport.ssh import SSHTransport
+from perftriage.transport.ssh import SSHTransport
 
 
 async def _median_ms(fn, n: int) -> float:

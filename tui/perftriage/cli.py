@@ -1,0 +1,155 @@
+"""Command line: ``perftriage`` opens the cockpit; subcommands are headless.
+
+Subcommands live in ``tui/perftriage/commands/<name>.py`` (one module each, exposing a
+click command called ``command``) and are imported only when used, so
+``perftriage --version`` stays fast and never imports Textual.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from perftriage import __version__
+
+# name -> (module, one-line help shown in --help without importing it)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "sessions": ("perftriage.commands.sessions", "List saved sessions."),
+    "replay": ("perftriage.commands.replay", "Open a saved session in the cockpit, read-only."),
+    "hosts": ("perftriage.commands.hosts", "List configured hosts; --check connects to each."),
+    "probe": ("perftriage.commands.probe", "Run one probe headless and print the result."),
+    "status": ("perftriage.commands.status", "Print a snapshot of hosts, CPUs and GPUs."),
+    "metrics": ("perftriage.commands.metrics", "Extract throughput metrics from SGLang/vLLM logs."),
+    "roofline": ("perftriage.commands.roofline", "Compute the decode floor and the gap to it."),
+    "report": ("perftriage.commands.report", "Write a Markdown report of a session."),
+    "themes": ("perftriage.commands.themes", "List available themes."),
+    "demo": ("perftriage.commands.demo", "Open the cockpit on a simulated SGLang server."),
+}
+
+# Exit codes shared by the headless commands.
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_UNREACHABLE = 3
+EXIT_TIMEOUT = 4
+
+
+class UsageFailure(click.ClickException):
+    """Bad input (config, arguments): message on stderr, exit status 2."""
+
+    exit_code = EXIT_USAGE
+
+
+@dataclass
+class Globals:
+    """Options given before the subcommand, shared by all of them."""
+
+    sessions_dir: Path | None = None
+    config_path: Path | None = None
+    config_explicit: bool = False
+    hosts: list[str] = field(default_factory=list)
+    ssh_config: Path | None = None
+    accept_new_host_keys: bool = False
+    theme: str | None = None
+    sample_interval: float | None = None
+
+    def resolved_sessions_dir(self) -> Path:
+        from perftriage.core.paths import default_sessions_dir
+
+        return self.sessions_dir or default_sessions_dir()
+
+    def resolved_config_path(self) -> Path:
+        from perftriage.core.paths import default_config_file
+
+        return self.config_path or default_config_file()
+
+    def load_config(self):
+        """The validated config, or exit 2 with 'file:line: reason'."""
+        from perftriage.core.config import ConfigError, load
+
+        try:
+            return load(self.resolved_config_path(), must_exist=self.config_explicit)
+        except ConfigError as exc:
+            raise UsageFailure(str(exc)) from None
+
+    def resolve_hosts(self, config, *, with_localhost: bool | None = None):
+        """The HostRegistry for ``-H`` specs (none: localhost + configured hosts),
+        honouring ``--ssh-config`` and ``--accept-new-host-keys``; exit 2 on a bad spec."""
+        from perftriage.services.hosts import HostSpecError, resolve_hosts
+
+        try:
+            return resolve_hosts(config, self.hosts, self.ssh_config, self.accept_new_host_keys,
+                                 with_localhost=with_localhost)
+        except HostSpecError as exc:
+            raise UsageFailure(str(exc)) from None
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        eager = super().list_commands(ctx)
+        lazy = [n for n, (mod, _) in SUBCOMMANDS.items() if importlib.util.find_spec(mod)]
+        return eager + sorted(lazy)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in SUBCOMMANDS:
+            module_name = SUBCOMMANDS[name][0]
+            if importlib.util.find_spec(module_name) is None:
+                return None
+            return importlib.import_module(module_name).command
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(n, SUBCOMMANDS[n][1]) for n in self.list_commands(ctx) if n in SUBCOMMANDS]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="perftriage")
+@click.option("--sessions-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where transcripts are written (default: the user data dir, see README).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Config file (default: the user config dir's config.toml).")
+@click.option("-H", "--host", "hosts", multiple=True, metavar="SPEC",
+              help="Host to use: a config name, an ssh alias or user@host[:port]. Repeatable.")
+@click.option("--ssh-config", type=click.Path(dir_okay=False, path_type=Path),
+              help="OpenSSH client config to use instead of ~/.ssh/config.")
+@click.option("--accept-new-host-keys", is_flag=True,
+              help="Record first-seen host keys in known_hosts (like accept-new). "
+                   "Changed keys are always refused.")
+@click.option("--theme", help="Theme name (see `perftriage themes`).")
+@click.option("--sample-interval", type=click.FloatRange(min=0.05), metavar="SECONDS",
+              help="Host sampling/recording period (default 1.0).")
+@click.pass_context
+def cli(ctx: click.Context, sessions_dir, config_path, hosts, ssh_config,
+        accept_new_host_keys, theme, sample_interval) -> None:
+    """perftriage: a terminal cockpit for chasing performance gaps on GPU servers.
+
+    With no command it opens the cockpit on localhost plus the configured
+    hosts, recording the session to a transcript.
+    """
+    ctx.obj = Globals(
+        sessions_dir=sessions_dir,
+        config_path=config_path,
+        config_explicit=config_path is not None,
+        hosts=list(hosts),
+        ssh_config=ssh_config,
+        accept_new_host_keys=accept_new_host_keys,
+        theme=theme,
+        sample_interval=sample_interval,
+    )
+    if ctx.invoked_subcommand is None:
+        from perftriage.launch import run_cockpit
+
+        sys.exit(run_cockpit(ctx.obj))
+
+
+def main() -> None:
+    cli(prog_name="perftriage")

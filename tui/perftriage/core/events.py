@@ -1,0 +1,248 @@
+"""Every state change in a session is one of these events.
+
+Events are msgspec Structs tagged by ``type`` so a transcript line decodes
+straight back to the right class. ``t`` is the monotonic offset in seconds
+since the session started, ``wall`` the Unix wall time; both are stamped by
+the session when the event is emitted (see ``perftriage.services.session``).
+
+Adding an event: subclass :class:`Event` with a ``tag``, add it to
+:data:`ALL_EVENTS`, and teach :func:`perftriage.core.reducer.apply` about it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+import msgspec
+
+
+class Event(msgspec.Struct, tag_field="type", kw_only=True, omit_defaults=True):
+    t: float = 0.0
+    wall: float = 0.0
+
+
+# --- hosts -----------------------------------------------------------------
+
+HostConnState = Literal["connecting", "up", "retrying", "down"]
+
+
+class GpuProcess(msgspec.Struct, omit_defaults=True):
+    pid: int
+    name: str = ""
+    used_mib: float | None = None
+
+
+class GpuSample(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One GPU at one instant. Field names match ``perftriage status --json``."""
+
+    index: int
+    name: str = ""
+    uuid: str = ""
+    util_pct: float | None = None
+    mem_util_pct: float | None = None
+    mem_used_mib: float | None = None
+    mem_total_mib: float | None = None
+    power_w: float | None = None
+    power_limit_w: float | None = None
+    temp_c: float | None = None
+    sm_clock_mhz: float | None = None
+    sm_clock_max_mhz: float | None = None
+    mem_clock_mhz: float | None = None
+    mem_clock_max_mhz: float | None = None
+    pstate: str | None = None
+    throttle: list[str] = []
+    processes: list[GpuProcess] = []
+    bus_width_bits: int | None = None
+    bandwidth_gbs: float | None = None
+
+
+class HostSample(Event, tag="host.sample"):
+    host: str
+    cpu_pct: float | None = None
+    per_cpu_pct: list[float] = []
+    mem_used_bytes: int | None = None
+    mem_total_bytes: int | None = None
+    load1: float | None = None
+    load5: float | None = None
+    load15: float | None = None
+    gpus: list[GpuSample] = []
+    gpu_error: str | None = None  # e.g. "no NVIDIA GPU", shown instead of rows
+    gpu_age_s: float | None = None  # set when the GPU readings are stale (source stalled)
+
+
+class HostStatus(Event, tag="host.status"):
+    host: str
+    state: HostConnState
+    reason: str | None = None
+
+
+class HostInfo(Event, tag="host.info"):
+    """Slow-changing facts about a host (topology, driver, bandwidth)."""
+
+    host: str
+    info: dict[str, Any] = {}
+
+
+# --- probes ----------------------------------------------------------------
+
+ProbeStatus = Literal["queued", "running", "ok", "failed", "error", "timeout", "cancelled"]
+
+
+class ProbeQueued(Event, tag="probe.queued"):
+    probe_id: str
+    host: str
+    kind: str
+    args: list[str] = []
+    command: str = ""
+    group: str | None = None  # shared by the probes of one fan-out
+    timeout_s: float | None = None
+    template: str | None = None
+
+
+class ProbeStarted(Event, tag="probe.started"):
+    probe_id: str
+
+
+class ProbeOutput(Event, tag="probe.output"):
+    probe_id: str
+    stream: Literal["stdout", "stderr"] = "stdout"
+    data: str = ""
+
+
+class ProbeFinished(Event, tag="probe.finished"):
+    probe_id: str
+    status: ProbeStatus
+    exit_status: int | None = None
+    duration_s: float | None = None
+    summary: str = ""
+    detail: dict[str, Any] = {}
+
+
+# --- logs ------------------------------------------------------------------
+
+
+class LogSourceOpened(Event, tag="log.opened"):
+    source_id: str
+    host: str
+    path: str
+    kind: Literal["file", "server", "command"] = "file"
+
+
+class LogLines(Event, tag="log.lines"):
+    """A batch of lines from one source (never one event per line)."""
+
+    source_id: str
+    lines: list[str] = []
+    dropped: int = 0  # lines not recorded because of the transcript cap
+
+
+class LogSourceClosed(Event, tag="log.closed"):
+    source_id: str
+    reason: str | None = None
+
+
+class ServerEvent(Event, tag="server"):
+    """Launcher life cycle: starting / ready / failed / exited / stopped."""
+
+    server: str
+    host: str
+    state: Literal["starting", "ready", "failed", "exited", "stopped"]
+    detail: str = ""
+    command: str = ""
+    time_to_ready_s: float | None = None
+    last_lines: list[str] = []
+
+
+# --- hypotheses, notes, gap ---------------------------------------------------
+
+HypothesisStatus = Literal["open", "testing", "supported", "refuted", "parked"]
+HYPOTHESIS_STATUSES: tuple[str, ...] = ("open", "testing", "supported", "refuted", "parked")
+
+
+class HypothesisAdded(Event, tag="hypothesis.added"):
+    hyp_id: str
+    title: str
+    note: str = ""
+    status: HypothesisStatus = "open"
+    priority: int | None = None  # None: append at the bottom
+
+
+class HypothesisUpdated(Event, tag="hypothesis.updated"):
+    hyp_id: str
+    title: str | None = None
+    note: str | None = None
+    status: HypothesisStatus | None = None
+    priority: int | None = None  # new position in the list (0 = top)
+
+
+class HypothesisDeleted(Event, tag="hypothesis.deleted"):
+    hyp_id: str
+
+
+class EvidenceLinked(Event, tag="evidence.linked"):
+    hyp_id: str
+    ref_kind: Literal["probe", "log", "metric", "note"] = "probe"
+    ref_id: str = ""
+    stance: Literal["for", "against"] = "for"
+    summary: str = ""
+
+
+class EvidenceUnlinked(Event, tag="evidence.unlinked"):
+    hyp_id: str
+    ref_kind: str = "probe"
+    ref_id: str = ""
+
+
+class NoteAdded(Event, tag="note"):
+    text: str
+    host: str | None = None
+
+
+class GapComputed(Event, tag="gap.computed"):
+    floor_ms: float
+    ceiling_tps: float
+    bandwidth_gbs_total: float
+    measured_ms: float | None = None
+    gap: float | None = None
+    efficiency_pct: float | None = None
+    inputs: dict[str, Any] = {}
+
+
+class SessionEnded(Event, tag="session.ended"):
+    reason: str = "quit"
+
+
+ALL_EVENTS = (
+    HostSample,
+    HostStatus,
+    HostInfo,
+    ProbeQueued,
+    ProbeStarted,
+    ProbeOutput,
+    ProbeFinished,
+    LogSourceOpened,
+    LogLines,
+    LogSourceClosed,
+    ServerEvent,
+    HypothesisAdded,
+    HypothesisUpdated,
+    HypothesisDeleted,
+    EvidenceLinked,
+    EvidenceUnlinked,
+    NoteAdded,
+    GapComputed,
+    SessionEnded,
+)
+
+AnyEvent = Union[ALL_EVENTS]  # type: ignore[valid-type]
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(AnyEvent)
+
+
+def encode(event: Event) -> bytes:
+    return _encoder.encode(event)
+
+
+def decode(data: bytes | str) -> Event:
+    return _decoder.decode(data)

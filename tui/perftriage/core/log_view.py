@@ -1,0 +1,269 @@
+"""What a log view shows, without Textual: the rows of one source (or of all
+sources merged in arrival order) after filter-in / filter-out, plus search
+and error navigation over those rows.
+
+The lines themselves stay in the bounded rings of ``SessionState.logs``; a
+view keeps only keys (``abs`` line numbers, or ``(source_id, abs)`` in the
+merged view) in a deque as long as the ring, so memory stays flat however
+long the log runs. Changing a filter rebuilds the keys from the ring:
+filtering never loses buffered lines. ``refresh`` is incremental.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+from collections import deque
+
+from perftriage.core.logparse import is_error
+from perftriage.core.state import LogSourceState, SessionState
+
+ALL = "*"  # the merged view's source id
+
+Key = int | tuple[str, int]
+
+
+def compile_pattern(text: str | None) -> re.Pattern | None:
+    """A regex (smart case: case-insensitive unless it has a capital)."""
+    if not text:
+        return None
+    flags = 0 if any(c.isupper() for c in text) else re.IGNORECASE
+    return re.compile(text, flags)
+
+
+class _ErrorMatcher:
+    """Quacks like a compiled pattern for :meth:`LogIndex.find`."""
+
+    search = staticmethod(is_error)
+
+
+class LogIndex:
+    def __init__(self, state: SessionState, source: str = ALL) -> None:
+        self.state = state
+        self.source = source
+        self.filter_in: re.Pattern | None = None
+        self.filter_out: re.Pattern | None = None
+        self.search: re.Pattern | None = None
+        self.rows: deque[Key] = deque(maxlen=max(1, state.log_ring))
+        self.first_seq = 0  # sequence number of rows[0]
+        self.matches: deque[int] = deque()  # seqs of rows matching the search
+        self.errors: deque[int] = deque()  # seqs of rows that are error lines
+        self._seen: dict[str, int] = {}  # source_id -> total_lines processed
+        self.version = 0  # bumped when rows change (caches key on it)
+
+    # --- building ----------------------------------------------------------------
+
+    @property
+    def end_seq(self) -> int:
+        return self.first_seq + len(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def set_filters(self, filter_in: str | None = None, filter_out: str | None = None) -> None:
+        self.filter_in = compile_pattern(filter_in)
+        self.filter_out = compile_pattern(filter_out)
+        self.rebuild()
+
+    def set_search(self, pattern: str | None) -> None:
+        self.search = compile_pattern(pattern)
+        self.matches.clear()
+        if self.search is not None:
+            s = self.search.search
+            self.matches.extend(
+                seq for seq, key in zip(range(self.first_seq, self.end_seq), self.rows)
+                if s(self.line(key) or "")
+            )
+        self.version += 1
+
+    def rebuild(self) -> None:
+        self.rows.clear()
+        self.matches.clear()
+        self.errors.clear()
+        self._seen = {}
+        self.first_seq = 0
+        self.refresh()
+        self.version += 1
+
+    def _keep(self, line: str) -> bool:
+        if self.filter_in is not None and self.filter_in.search(line) is None:
+            return False
+        return self.filter_out is None or self.filter_out.search(line) is None
+
+    def _extend(self, keys, n: int) -> None:
+        """Append ``n`` keys; the deque drops as many from the left as overflow."""
+        overflow = len(self.rows) + n - self.rows.maxlen
+        if overflow > 0:
+            self.first_seq += overflow
+        self.rows.extend(keys)
+
+    def _take(self, sid: str, src: LogSourceState, start: int, end: int) -> None:
+        """Append the rows of ``src``'s lines [start, end) still in its ring:
+        a few C-level calls per batch, never a Python call per line unless a
+        filter or a search has to look at each line."""
+        base = max(start, src.total_lines - len(src.lines))
+        if base >= end:
+            return
+        merged = self.source == ALL
+        errs = src.errors
+        # error line numbers in [base, end): new ones are at the right end
+        new_errors = []
+        for abs_ in reversed(errs):
+            if abs_ < base:
+                break
+            if abs_ < end:
+                new_errors.append(abs_)
+        new_errors.reverse()
+        seq0 = self.end_seq
+        lines = src.lines
+        ring_base = src.total_lines - len(lines)
+        filtered = self.filter_in is not None or self.filter_out is not None
+        if not filtered:
+            n = end - base
+            absolutes = range(base, end)
+            self._extend(zip(itertools.repeat(sid), absolutes) if merged else absolutes, n)
+            if new_errors:
+                self.errors.extend([seq0 + a - base for a in new_errors])
+            if self.search is not None:
+                s = self.search.search
+                self.matches.extend([
+                    seq0 + k for k, ln in
+                    enumerate(itertools.islice(lines, base - ring_base, end - ring_base)) if s(ln)
+                ])
+            return
+        keep = self._keep
+        kept = [a for a, ln in zip(range(base, end),
+                                   itertools.islice(lines, base - ring_base, end - ring_base))
+                if keep(ln)]
+        if not kept:
+            return
+        self._extend(zip(itertools.repeat(sid), kept) if merged else kept, len(kept))
+        if new_errors:
+            for a in new_errors:
+                k = bisect.bisect_left(kept, a)
+                if k < len(kept) and kept[k] == a:
+                    self.errors.append(seq0 + k)
+        if self.search is not None:
+            s = self.search.search
+            self.matches.extend([
+                seq0 + k for k, a in enumerate(kept) if s(lines[a - ring_base])
+            ])
+
+    def refresh(self) -> bool:
+        """Take in lines that arrived since the last call (O(new lines)); True
+        if rows changed."""
+        before = (self.first_seq, len(self.rows))
+        if self.source == ALL:
+            batches = []
+            for sid, end in reversed(self.state.log_batches):
+                if end <= self._seen.get(sid, 0):
+                    break
+                batches.append((sid, end))
+            for sid, end in reversed(batches):
+                src = self.state.logs.get(sid)
+                if src is None:
+                    continue
+                self._take(sid, src, self._seen.get(sid, 0), end)
+                self._seen[sid] = end
+        else:
+            src = self.state.logs.get(self.source)
+            if src is not None:
+                start = self._seen.get(self.source, 0)
+                end = src.total_lines
+                if end > start:
+                    self._take(self.source, src, start, end)
+                    self._seen[self.source] = end
+        # drop rows whose lines left their ring, and matches/errors of dropped rows
+        while self.rows and self.line(self.rows[0]) is None:
+            self.rows.popleft()
+            self.first_seq += 1
+        first = self.first_seq
+        for seqs in (self.matches, self.errors):
+            while seqs and seqs[0] < first:
+                seqs.popleft()
+        changed = (self.first_seq, len(self.rows)) != before
+        if changed:
+            self.version += 1
+        return changed
+
+    # --- reading -----------------------------------------------------------------
+
+    def line(self, key: Key) -> str | None:
+        if isinstance(key, tuple):
+            src = self.state.logs.get(key[0])
+            abs_ = key[1]
+        else:
+            src = self.state.logs.get(self.source)
+            abs_ = key
+        if src is None:
+            return None
+        off = abs_ - (src.total_lines - len(src.lines))
+        if off < 0 or off >= len(src.lines):
+            return None
+        return src.lines[off]
+
+    def row(self, index: int) -> tuple[Key, str] | None:
+        """(key, text) of the view's row ``index`` (0 = oldest kept)."""
+        if not 0 <= index < len(self.rows):
+            return None
+        key = self.rows[index]
+        text = self.line(key)
+        return None if text is None else (key, text)
+
+    def source_of(self, key: Key) -> str:
+        return key[0] if isinstance(key, tuple) else self.source
+
+    # --- navigation ----------------------------------------------------------------
+
+    @staticmethod
+    def _neighbour(seqs: deque[int], cur: int, step: int) -> int | None:
+        """The seq after ``cur`` (step +1) or before it (step -1) in the sorted
+        ``seqs``, wrapping around: a bisect, not a scan."""
+        if not seqs:
+            return None
+        if step > 0:
+            k = bisect.bisect_right(seqs, cur)
+            return seqs[k] if k < len(seqs) else seqs[0]
+        k = bisect.bisect_left(seqs, cur) - 1
+        return seqs[k] if k >= 0 else seqs[-1]
+
+    def find(self, start: int, step: int, pattern: re.Pattern | None = None) -> int | None:
+        """Next row index after ``start`` (step +1) or before it (step -1) whose
+        line matches ``pattern`` (default: the search), wrapping around."""
+        n = len(self.rows)
+        if n == 0:
+            return None
+        if pattern is None:
+            if self.search is None:
+                return None
+            seq = self._neighbour(self.matches, self.first_seq + start, step)
+            return None if seq is None else seq - self.first_seq
+        search = pattern.search
+        line = self.line
+        start = min(max(start, -1), n)
+        # walk the deque with iterators (indexing the middle of a deque is O(n))
+        if step > 0:
+            order = itertools.chain(
+                zip(range(start + 1, n), itertools.islice(self.rows, start + 1, None)),
+                zip(range(0, start + 1), itertools.islice(self.rows, 0, start + 1)),
+            )
+        else:
+            rev_start = n - start  # rows after `start`, counted from the end
+            order = itertools.chain(
+                zip(range(start - 1, -1, -1), itertools.islice(reversed(self.rows), rev_start, None)),
+                zip(range(n - 1, start - 1, -1), itertools.islice(reversed(self.rows), 0, rev_start)),
+            )
+        for idx, key in order:
+            text = line(key)
+            if text is not None and search(text):
+                return idx
+        return None
+
+    def next_error(self, start: int, step: int) -> int | None:
+        """Like :meth:`find` for error lines, from the error index kept in step
+        with the rows (the reducer marks error lines as they arrive)."""
+        if not self.rows:
+            return None
+        seq = self._neighbour(self.errors, self.first_seq + start, step)
+        return None if seq is None else seq - self.first_seq

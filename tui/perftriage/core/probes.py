@@ -1,0 +1,257 @@
+"""Probe kinds: each builds a remote command from its arguments and turns
+the result into a verdict.
+
+Every argument goes through ``shlex.quote``: probe arguments are data,
+never shell. The Python-based kinds pass their arguments as ``argv`` to a
+fixed ``python -c SCRIPT`` — an argument is never interpolated into script
+text. ``shell`` is the one kind whose argument *is* a shell command, and it
+is shown as such.
+
+The kinds themselves live in :mod:`perftriage.core.probe_kinds` (imported at the
+bottom of this module so that ``probes.KINDS`` is always complete).
+User templates (``[[probes]]`` in the config) resolve to a kind plus
+arguments through :func:`resolve`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# Marks the one result line a probe script prints (after anything the
+# imported code itself printed on stdout).
+RESULT_MARK = "@@perftriage-result@@"
+
+
+class ProbeUsageError(ValueError):
+    """Bad probe arguments (unknown kind, missing argument, bad URL)."""
+
+
+@dataclass
+class Verdict:
+    status: str  # ok / failed / error
+    summary: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class HostContext:
+    """What a probe needs to know about the host it runs on."""
+
+    python: str = "python3"
+
+
+Interpret = Callable[[list[str], int | None, str, str], Verdict]
+
+
+def _split(value: str) -> list[str]:
+    """Split a one-line answer like a shell would (quotes group words)."""
+    try:
+        return shlex.split(value)
+    except ValueError as exc:
+        raise ProbeUsageError(f"cannot split arguments: {exc}") from None
+
+
+@dataclass
+class ProbeKind:
+    name: str
+    usage: str
+    help: str
+    min_args: int
+    max_args: int | None
+    build: Callable[[list[str], HostContext], str]
+    interpret: Interpret
+    # extra validation of the arguments (raise ProbeUsageError)
+    check: Callable[[list[str]], None] | None = None
+    # how a one-line form answer becomes arguments (shell: the whole line)
+    parse_line: Callable[[str], list[str]] = _split
+    # what must be equal for two hosts' results to count as "the same"
+    compare: Callable[[str, str, dict[str, Any]], Any] | None = None
+
+    def validate(self, args: list[str]) -> None:
+        if len(args) < self.min_args:
+            raise ProbeUsageError(f"usage: {self.usage}")
+        if self.max_args is not None and len(args) > self.max_args:
+            raise ProbeUsageError(f"usage: {self.usage} (too many arguments)")
+        if any(not a.strip() for a in args):
+            raise ProbeUsageError(f"usage: {self.usage} (empty argument)")
+        if self.check is not None:
+            self.check(args)
+
+
+KINDS: dict[str, ProbeKind] = {}
+
+
+def register(kind: ProbeKind) -> ProbeKind:
+    KINDS[kind.name] = kind
+    return kind
+
+
+def get(name: str) -> ProbeKind:
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise ProbeUsageError(
+            f"unknown probe kind {name!r}; known: {', '.join(sorted(KINDS))}"
+        ) from None
+
+
+def build_command(kind: str, args: list[str], ctx: HostContext | None = None) -> str:
+    spec = get(kind)
+    spec.validate(args)
+    return spec.build(args, ctx or HostContext())
+
+
+# --- helpers shared by the kinds ---------------------------------------------
+
+
+def python_command(ctx: HostContext, script: str, args: Sequence[str]) -> str:
+    """``python -c SCRIPT ARG...`` with every word quoted. The script is a
+    constant; arguments reach it only as ``sys.argv[1:]``."""
+    return " ".join(
+        [shlex.quote(ctx.python), "-c", shlex.quote(script), *(shlex.quote(a) for a in args)]
+    )
+
+
+# Prepended to every probe script: ``_emit`` prints the one marked result line.
+SCRIPT_PRELUDE = (
+    "import sys, json\n"
+    "def _emit(d, code=0):\n"
+    "    d['argv'] = sys.argv[1:]\n"
+    f"    sys.stdout.write('\\n{RESULT_MARK}' + json.dumps(d, default=str) + '\\n')\n"
+    "    sys.stdout.flush()\n"
+    "    sys.exit(code)\n"
+)
+
+
+def script_result(out: str) -> dict[str, Any] | None:
+    """The JSON object of the marked result line, or None."""
+    for line in reversed(out.splitlines()):
+        if line.startswith(RESULT_MARK):
+            try:
+                data = json.loads(line[len(RESULT_MARK):])
+            except ValueError:
+                return None
+            return data if isinstance(data, dict) else None
+    return None
+
+
+def no_result(status: int | None, err: str) -> Verdict:
+    """The script did not report: python missing, killed, or a broken preamble."""
+    tail = err.strip().splitlines()[-1][:200] if err.strip() else ""
+    if status == 127:
+        return Verdict("error", f"python not found (exit 127){': ' + tail if tail else ''}",
+                       {"exit_status": status})
+    return Verdict("error", f"no result (exit {status}){': ' + tail if tail else ''}",
+                   {"exit_status": status})
+
+
+def exit_verdict(args: list[str], status: int | None, out: str, err: str) -> Verdict:
+    if status == 0:
+        return Verdict("ok", (out.strip().splitlines() or ["exit 0"])[-1][:200],
+                       {"exit_status": 0})
+    last = (err.strip() or out.strip()).splitlines()
+    return Verdict("failed", f"exit {status}" + (f": {last[-1][:200]}" if last else ""),
+                   {"exit_status": status})
+
+
+# --- templates -------------------------------------------------------------
+
+
+@dataclass
+class Resolved:
+    kind: str
+    args: list[str]
+    template: str | None = None
+    timeout: float | None = None
+
+
+def resolve(name: str, args: list[str], templates: Iterable[Any] = ()) -> Resolved:
+    """A kind name or a user template (``[[probes]]``: name, kind, args).
+
+    A template's own arguments come first; extra ``args`` are appended.
+    Kind names win over template names (a template cannot shadow ``import``).
+    """
+    if name in KINDS:
+        spec = KINDS[name]
+        spec.validate(list(args))
+        return Resolved(name, list(args))
+    for t in templates:
+        if t.name == name:
+            spec = get(t.kind)
+            full = [*t.args, *args]
+            spec.validate(full)
+            return Resolved(t.kind, full, template=t.name, timeout=t.timeout)
+    known = sorted(KINDS) + sorted(t.name for t in templates)
+    raise ProbeUsageError(f"unknown probe kind {name!r}; known: {', '.join(known)}")
+
+
+# --- comparing a fan-out ----------------------------------------------------
+
+
+def compare_key(kind: str, status: str, summary: str, detail: dict[str, Any]) -> Any:
+    spec = KINDS.get(kind)
+    if spec is not None and spec.compare is not None and status in ("ok", "failed"):
+        return (status, spec.compare(status, summary, detail))
+    return (status, summary)
+
+
+def differing(results: Sequence[tuple[str, Any]]) -> set[str]:
+    """Ids whose key is not the most common one; all ids when there is a
+    tie for most common. ``results`` is ``[(probe_id, key), ...]``."""
+    if len(results) < 2:
+        return set()
+    counts = Counter(json.dumps(k, sort_keys=True, default=str) for _, k in results)
+    if len(counts) == 1:
+        return set()
+    (top, n), *rest = counts.most_common()
+    if rest and rest[0][1] == n:
+        return {pid for pid, _ in results}
+    return {pid for pid, k in results if json.dumps(k, sort_keys=True, default=str) != top}
+
+
+
+
+def register_lookup_kind(
+    name: str, usage: str, help: str, script: str, key: str, found: str, missing: str
+) -> ProbeKind:
+    """A kind that looks up each argument on the host (``version``, ``which``).
+
+    ``script`` runs after :data:`SCRIPT_PRELUDE` and must bind ``found``, a
+    dict name -> value or None; the verdict fails when any value is None.
+    ``found``/``missing`` format one name in the summary ({name}, {value}).
+    """
+    body = SCRIPT_PRELUDE + script + (
+        "\nmissing = [n for n, v in found.items() if v is None]\n"
+        f"_emit({{{key!r}: found, 'missing': missing}}, 1 if missing else 0)\n"
+    )
+
+    def interpret(args: list[str], status: int | None, out: str, err: str) -> Verdict:
+        data = script_result(out)
+        if data is None:
+            return no_result(status, err)
+        values: dict[str, str | None] = data.get(key, {})
+        parts = [
+            (found if v else missing).format(name=k, value=v) for k, v in values.items()
+        ]
+        return Verdict("failed" if data.get("missing") else "ok", ", ".join(parts), data)
+
+    return register(
+        ProbeKind(
+            name=name,
+            usage=usage,
+            help=help,
+            min_args=1,
+            max_args=None,
+            build=lambda args, ctx: python_command(ctx, body, args),
+            interpret=interpret,
+            compare=lambda s, summ, d: d.get(key),
+        )
+    )
+
+
+from perftriage.core import probe_kinds  # noqa: E402,F401  (registers the kinds)

@@ -1,0 +1,280 @@
+"""The one reducer: ``apply(state, event)``.
+
+Live mode and replay both feed events through here, so a replayed session
+looks exactly like the live one. The reducer does no I/O and reads no clock:
+the same events always give the same state. It updates ``state`` in place
+(copying 100k-line log rings per event would be ruinous) and bumps the
+version counter of every section it touches.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+
+from perftriage.core import events as ev
+from perftriage.core import logparse
+from perftriage.core.state import (
+    Evidence,
+    Hypothesis,
+    LogSourceState,
+    Note,
+    ProbeState,
+    SessionState,
+)
+
+_HANDLERS: dict[type, Callable[[SessionState, ev.Event], str | None]] = {}
+
+
+def handles(event_type: type) -> Callable:
+    def register(fn: Callable) -> Callable:
+        _HANDLERS[event_type] = fn
+        return fn
+
+    return register
+
+
+def apply(state: SessionState, event: ev.Event) -> SessionState:
+    handler = _HANDLERS.get(type(event))
+    if handler is not None:
+        section = handler(state, event)
+        if section:
+            state.bump(section)
+    state.event_count += 1
+    state.last_t = max(state.last_t, event.t)
+    return state
+
+
+def replay(events: Iterable[ev.Event], state: SessionState | None = None) -> SessionState:
+    state = state or SessionState()
+    for event in events:
+        apply(state, event)
+    return state
+
+
+# --- hosts -----------------------------------------------------------------
+
+
+@handles(ev.HostSample)
+def _host_sample(state: SessionState, e: ev.HostSample) -> str:
+    hs = state.host(e.host)
+    hs.sample = e
+    hs.sample_t = e.t
+    if hs.conn_state in ("connecting", "retrying"):
+        hs.conn_state, hs.reason = "up", None
+    if e.cpu_pct is not None:
+        hs.cpu_history.append(e.cpu_pct)
+    maxlen = hs.cpu_history.maxlen
+    for gpu in e.gpus if e.gpu_age_s is None else ():  # stale readings: no new history
+        if gpu.util_pct is not None:
+            hs.util_history.setdefault(gpu.index, deque(maxlen=maxlen)).append(gpu.util_pct)
+        if gpu.power_w is not None:
+            hs.power_history.setdefault(gpu.index, deque(maxlen=maxlen)).append(gpu.power_w)
+    return "hosts"
+
+
+@handles(ev.HostStatus)
+def _host_status(state: SessionState, e: ev.HostStatus) -> str:
+    hs = state.host(e.host)
+    hs.conn_state, hs.reason = e.state, e.reason
+    return "hosts"
+
+
+@handles(ev.HostInfo)
+def _host_info(state: SessionState, e: ev.HostInfo) -> str:
+    state.host(e.host).info.update(e.info)
+    return "hosts"
+
+
+# --- probes ----------------------------------------------------------------
+
+
+@handles(ev.ProbeQueued)
+def _probe_queued(state: SessionState, e: ev.ProbeQueued) -> str:
+    state.probes[e.probe_id] = ProbeState(
+        probe_id=e.probe_id,
+        host=e.host,
+        kind=e.kind,
+        args=list(e.args),
+        command=e.command,
+        group=e.group,
+        template=e.template,
+        timeout_s=e.timeout_s,
+        queued_t=e.t,
+    )
+    return "probes"
+
+
+@handles(ev.ProbeStarted)
+def _probe_started(state: SessionState, e: ev.ProbeStarted) -> str | None:
+    p = state.probes.get(e.probe_id)
+    if p is None:
+        return None
+    p.status, p.started_t = "running", e.t
+    return "probes"
+
+
+@handles(ev.ProbeOutput)
+def _probe_output(state: SessionState, e: ev.ProbeOutput) -> str | None:
+    p = state.probes.get(e.probe_id)
+    if p is None:
+        return None
+    if e.stream == "stderr":
+        p.stderr += e.data
+    else:
+        p.stdout += e.data
+    return "probes"
+
+
+@handles(ev.ProbeFinished)
+def _probe_finished(state: SessionState, e: ev.ProbeFinished) -> str | None:
+    p = state.probes.get(e.probe_id)
+    if p is None:
+        return None
+    p.status = e.status
+    p.finished_t = e.t
+    p.exit_status = e.exit_status
+    p.duration_s = e.duration_s
+    p.summary = e.summary
+    p.detail = dict(e.detail)
+    return "probes"
+
+
+# --- logs ------------------------------------------------------------------
+
+
+@handles(ev.LogSourceOpened)
+def _log_opened(state: SessionState, e: ev.LogSourceOpened) -> str:
+    src = state.logs.get(e.source_id)
+    if src is None:
+        state.logs[e.source_id] = LogSourceState(
+            source_id=e.source_id,
+            host=e.host,
+            path=e.path,
+            kind=e.kind,
+            lines=deque(maxlen=state.log_ring),
+        )
+    else:
+        src.open, src.closed_reason = True, None
+    return "logs"
+
+
+@handles(ev.LogLines)
+def _log_lines(state: SessionState, e: ev.LogLines) -> str:
+    src = state.logs.get(e.source_id)
+    if src is None:
+        src = state.logs[e.source_id] = LogSourceState(
+            source_id=e.source_id, host="?", path=e.source_id, lines=deque(maxlen=state.log_ring)
+        )
+    found = logparse.scan(e.lines)
+    src.metrics.feed(e.lines, src.total_lines + 1, found)
+    first = src.total_lines
+    src.lines.extend(e.lines)
+    src.total_lines += len(e.lines)
+    errors = src.errors
+    if found.errors:
+        errors.extend([first + i for i in found.errors])
+    oldest = src.total_lines - len(src.lines)
+    while errors and errors[0] < oldest:
+        errors.popleft()
+    src.dropped += e.dropped
+    if e.lines:
+        state.log_batches.append((e.source_id, src.total_lines))
+    return "logs"
+
+
+@handles(ev.LogSourceClosed)
+def _log_closed(state: SessionState, e: ev.LogSourceClosed) -> str | None:
+    src = state.logs.get(e.source_id)
+    if src is None:
+        return None
+    src.open, src.closed_reason = False, e.reason
+    return "logs"
+
+
+@handles(ev.ServerEvent)
+def _server(state: SessionState, e: ev.ServerEvent) -> str:
+    state.servers[e.server] = e
+    state.server_events.append(e)
+    return "servers"
+
+
+# --- hypotheses, notes, gap ---------------------------------------------------
+
+
+@handles(ev.HypothesisAdded)
+def _hyp_added(state: SessionState, e: ev.HypothesisAdded) -> str:
+    h = Hypothesis(
+        hyp_id=e.hyp_id, title=e.title, note=e.note, status=e.status, created_t=e.t, updated_t=e.t
+    )
+    if e.priority is None:
+        state.hypotheses.append(h)
+    else:
+        state.hypotheses.insert(max(0, e.priority), h)
+    return "hypotheses"
+
+
+@handles(ev.HypothesisUpdated)
+def _hyp_updated(state: SessionState, e: ev.HypothesisUpdated) -> str | None:
+    h = state.hypothesis(e.hyp_id)
+    if h is None:
+        return None
+    if e.title is not None:
+        h.title = e.title
+    if e.note is not None:
+        h.note = e.note
+    if e.status is not None:
+        h.status = e.status
+    if e.priority is not None:
+        state.hypotheses.remove(h)
+        pos = min(max(0, e.priority), len(state.hypotheses))
+        state.hypotheses.insert(pos, h)
+    h.updated_t = e.t
+    return "hypotheses"
+
+
+@handles(ev.HypothesisDeleted)
+def _hyp_deleted(state: SessionState, e: ev.HypothesisDeleted) -> str | None:
+    h = state.hypothesis(e.hyp_id)
+    if h is None:
+        return None
+    state.hypotheses.remove(h)
+    return "hypotheses"
+
+
+@handles(ev.EvidenceLinked)
+def _evidence_linked(state: SessionState, e: ev.EvidenceLinked) -> str | None:
+    h = state.hypothesis(e.hyp_id)
+    if h is None:
+        return None
+    h.evidence = [x for x in h.evidence if (x.ref_kind, x.ref_id) != (e.ref_kind, e.ref_id)]
+    h.evidence.append(Evidence(e.ref_kind, e.ref_id, e.stance, e.summary, e.t))
+    h.updated_t = e.t
+    return "hypotheses"
+
+
+@handles(ev.EvidenceUnlinked)
+def _evidence_unlinked(state: SessionState, e: ev.EvidenceUnlinked) -> str | None:
+    h = state.hypothesis(e.hyp_id)
+    if h is None:
+        return None
+    h.evidence = [x for x in h.evidence if (x.ref_kind, x.ref_id) != (e.ref_kind, e.ref_id)]
+    return "hypotheses"
+
+
+@handles(ev.NoteAdded)
+def _note(state: SessionState, e: ev.NoteAdded) -> str:
+    state.notes.append(Note(text=e.text, t=e.t, wall=e.wall, host=e.host))
+    return "notes"
+
+
+@handles(ev.GapComputed)
+def _gap(state: SessionState, e: ev.GapComputed) -> str:
+    state.gaps.append(e)
+    return "gaps"
+
+
+@handles(ev.SessionEnded)
+def _ended(state: SessionState, e: ev.SessionEnded) -> None:
+    state.ended = True
+    return None

@@ -1,0 +1,419 @@
+"""The investigation report: session state (or a transcript) -> Markdown.
+
+Pure: no I/O, no clock. ``perftriage report`` and the cockpit's report key
+both call :func:`render_transcript` (or :func:`render` for a session whose
+transcript is not on disk). The report is written for someone who was not
+there: what was measured, what was suspected, what each probe said.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from perftriage.core import events as ev
+from perftriage.core import logparse, reducer, roofline
+from perftriage.core.state import Evidence, Hypothesis, ProbeState, SessionState
+
+# Reading order in the report: conclusions first.
+STATUS_ORDER = ("supported", "testing", "open", "refuted", "parked")
+STATUS_ICON = {"open": "○", "testing": "◐", "supported": "✔", "refuted": "✘", "parked": "⏸"}
+STANCE_ICON = {"for": "▲", "against": "▼"}
+FAILED = ("failed", "error", "timeout")
+OUTPUT_LINES = 8  # first lines of output shown for a failed probe
+MAX_NOTABLE = 40
+
+# --- log lines ---------------------------------------------------------------
+
+NOTABLE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("oom", re.compile(r"out of memory|OutOfMemoryError|\bOOM\b", re.I)),
+    ("nccl", re.compile(r"NCCL (?:error|WARN)|ncclInternalError|ncclSystemError|NCCL timeout", re.I)),
+    ("traceback", re.compile(r"Traceback \(most recent call last\)")),
+    ("error", re.compile(r"\b(?:ERROR|FATAL|CRITICAL)\b|RuntimeError|CUDA error|Killed\b")),
+)
+
+
+def classify_log_line(line: str) -> str | None:
+    """``ready`` / ``oom`` / ``nccl`` / ``traceback`` / ``error`` or None.
+    Ready and error detection follow the log parser (``perftriage.core.logparse``);
+    the finer kind of error comes from :data:`NOTABLE_PATTERNS`."""
+    rec = logparse.parse_line(line) if ("fired up" in line or "Starting vLLM" in line) else None
+    if isinstance(rec, logparse.Milestone) and rec.name == "ready":
+        return "ready"
+    for kind, pattern in NOTABLE_PATTERNS:
+        if pattern.search(line):
+            return kind
+    if logparse.is_error(line):
+        return "error"
+    return None
+
+
+def decode_throughput(line: str) -> tuple[int, float] | None:
+    """(running requests, generation tok/s) of one SGLang decode or vLLM
+    stats line (parsed by ``perftriage.core.logparse``), else None."""
+    rec = logparse.parse_line(line)
+    if not isinstance(rec, logparse.Metric) or rec.kind == "prefill" or rec.gen_tps is None:
+        return None
+    return (rec.running if rec.running is not None else 0), rec.gen_tps
+
+
+def batch1_ms_per_token(lines: Iterable[str]) -> float | None:
+    """ms/token at batch 1 from the newest batch-1 decode line (1000 / tok/s)."""
+    latest = None
+    for line in lines:
+        got = decode_throughput(line)
+        if got and got[0] == 1 and got[1] > 0:
+            latest = got[1]
+    return None if latest is None else 1000.0 / latest
+
+
+@dataclass
+class Notable:
+    t: float | None
+    source: str
+    kind: str
+    line: str
+    count: int = 1
+
+
+@dataclass
+class Throughput:
+    source: str
+    samples: list[tuple[int, float]]  # (batch, tok/s)
+
+
+def _scan_logs(state: SessionState, events: Iterable[ev.Event] | None) -> tuple[list[Notable], list[Throughput]]:
+    """Notable lines (with their time when the events are at hand) and the
+    decode-throughput samples per log source."""
+    def label(source_id: str) -> str:
+        src = state.logs.get(source_id)
+        return f"{src.host}:{src.path}" if src else source_id
+
+    batches: list[tuple[float | None, str, list[str]]] = []
+    if events is not None:
+        batches = [(e.t, e.source_id, e.lines) for e in events if isinstance(e, ev.LogLines)]
+    else:
+        batches = [(None, sid, list(src.lines)) for sid, src in state.logs.items()]
+    notables: list[Notable] = []
+    seen: dict[tuple[str, str], Notable] = {}
+    throughput: dict[str, Throughput] = {}
+    for t, sid, lines in batches:
+        for line in lines:
+            kind = classify_log_line(line)
+            if kind is not None:
+                key = (sid, line.strip())
+                if key in seen:
+                    seen[key].count += 1
+                else:
+                    seen[key] = Notable(t, label(sid), kind, line.strip())
+                    notables.append(seen[key])
+            got = decode_throughput(line)
+            if got is not None:
+                throughput.setdefault(sid, Throughput(label(sid), [])).samples.append(got)
+    return notables, list(throughput.values())
+
+
+# --- formatting helpers ---------------------------------------------------------
+
+
+def clock(t: float | None) -> str:
+    """Session offset as m:ss or h:mm:ss."""
+    if t is None:
+        return "—"
+    s = int(t)
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m:02d}:{sec:02d}"
+
+
+def human_duration(s: float | None) -> str:
+    if s is None:
+        return ""
+    if s < 1:
+        return f"{s * 1000:.0f} ms"
+    if s < 60:
+        return f"{s:.1f} s"
+    if s < 3600:
+        return f"{int(s // 60)} min {int(s % 60)} s"
+    return f"{int(s // 3600)} h {int(s % 3600 // 60)} min"
+
+
+def cell(text: Any) -> str:
+    """Text safe inside a Markdown table cell."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip()
+
+
+def code(text: str) -> str:
+    text = text.replace("\n", " ")
+    return f"``{text}``" if "`" in text else f"`{text}`"
+
+
+# --- evidence --------------------------------------------------------------------
+
+
+def evidence_result(state: SessionState, e: Evidence) -> tuple[str, str]:
+    """(status, text) of one piece of evidence: for a probe its verdict and
+    summary as they are now; for a log line, metric or note what was recorded."""
+    if e.ref_kind == "probe":
+        p = state.probes.get(e.ref_id)
+        if p is None:
+            return "?", e.summary or f"probe {e.ref_id} (not in this session)"
+        text = f"{p.label} on {p.host} → {p.status}"
+        if p.summary:
+            text += f": {p.summary}"
+        if p.duration_s is not None:
+            text += f" ({human_duration(p.duration_s)})"
+        return p.status, text
+    return e.ref_kind, e.summary or f"{e.ref_kind} {e.ref_id}"
+
+
+def evidence_label(e: Evidence) -> str:
+    return f"{e.ref_kind} {e.ref_id}" if e.ref_id else e.ref_kind
+
+
+def probe_summary(p: ProbeState) -> str:
+    """What EvidenceLinked.summary records when a probe is attached."""
+    text = f"{p.label} on {p.host} → {p.status}"
+    return f"{text}: {p.summary}" if p.summary else text
+
+
+# --- the report --------------------------------------------------------------------
+
+
+def _hosts_section(state: SessionState, hosts: list[str]) -> list[str]:
+    out = ["## Hosts", ""]
+    names = list(dict.fromkeys([*hosts, *state.hosts]))
+    if not names:
+        return [*out, "No hosts recorded.", ""]
+    for name in names:
+        hs = state.hosts.get(name)
+        if hs is None:
+            out.append(f"- **{name}**: no data recorded")
+            continue
+        desc = hs.conn_state
+        if hs.reason:
+            desc += f" ({hs.reason})"
+        gpus = hs.gpus
+        if gpus:
+            kinds: dict[str, int] = {}
+            for g in gpus:
+                mem = f", {g.mem_total_mib / 1024:.0f} GiB" if g.mem_total_mib else ""
+                label = f"{g.name or 'GPU'}{mem}"
+                kinds[label] = kinds.get(label, 0) + 1
+            gpu_text = "; ".join(f"{n} × {k}" for k, n in kinds.items())
+        elif hs.sample is not None and hs.sample.gpu_error:
+            gpu_text = hs.sample.gpu_error
+        else:
+            gpu_text = "no GPU data"
+        extra = []
+        if hs.sample is not None and hs.sample.mem_total_bytes:
+            extra.append(f"{hs.sample.mem_total_bytes / 2**30:.0f} GiB RAM")
+        info_bw = hs.info.get("bandwidth_gbs")
+        if info_bw:
+            extra.append(f"{float(info_bw):.0f} GB/s per GPU")
+        suffix = f"; {', '.join(extra)}" if extra else ""
+        out.append(f"- **{name}** ({desc}): {gpu_text}{suffix}")
+    return [*out, ""]
+
+
+def _gap_section(state: SessionState) -> list[str]:
+    out = ["## Gap to the memory-bandwidth floor", ""]
+    if not state.gaps:
+        return [*out, "No roofline was computed in this session.", ""]
+    latest = state.gaps[-1]
+    out.append(f"**{roofline.summary_line(latest)}**")
+    out.append("")
+    inputs = ", ".join(f"{k}={v}" for k, v in latest.inputs.items())
+    out.append(
+        f"Floor = bytes read per decode step / aggregate bandwidth "
+        f"({latest.bandwidth_gbs_total:g} GB/s)" + (f"; inputs: {inputs}" if inputs else "") + "."
+    )
+    if latest.gap is not None:
+        out.append(
+            f"The server decodes {roofline.fmt_gap(latest.gap)} slower than the floor: "
+            f"it uses {latest.efficiency_pct:.1f}% of the memory bandwidth at batch 1."
+        )
+    if len(state.gaps) > 1:
+        out += ["", "| time | floor ms | measured ms | gap | efficiency |", "|---|---|---|---|---|"]
+        for g in state.gaps:
+            meas = "" if g.measured_ms is None else f"{g.measured_ms:g}"
+            eff = "" if g.efficiency_pct is None else f"{g.efficiency_pct:.1f}%"
+            out.append(f"| {clock(g.t)} | {g.floor_ms:g} | {meas} | {roofline.fmt_gap(g.gap)} | {eff} |")
+    return [*out, ""]
+
+
+def _hypothesis_lines(state: SessionState, h: Hypothesis, rank: int) -> list[str]:
+    pro = sum(1 for e in h.evidence if e.stance == "for")
+    con = len(h.evidence) - pro
+    count = f" — evidence: {pro} for, {con} against" if h.evidence else " — no evidence yet"
+    out = [f"{rank}. {STATUS_ICON.get(h.status, '')} **{h.title}**{count}"]
+    if h.note:
+        out.append(f"   - note: {h.note}")
+    for e in h.evidence:
+        status, text = evidence_result(state, e)
+        verdict = f" [{status}]" if e.ref_kind == "probe" else ""
+        out.append(
+            f"   - {STANCE_ICON.get(e.stance, '')} {e.stance} ({evidence_label(e)}, "
+            f"{clock(e.t)}){verdict}: {text}"
+        )
+    return out
+
+
+def _hypotheses_section(state: SessionState) -> list[str]:
+    out = ["## Hypotheses", ""]
+    if not state.hypotheses:
+        return [*out, "No hypotheses were recorded.", ""]
+    rank = {h.hyp_id: i for i, h in enumerate(state.hypotheses, 1)}
+    statuses = [*STATUS_ORDER, *sorted({h.status for h in state.hypotheses} - set(STATUS_ORDER))]
+    for status in statuses:
+        group = [h for h in state.hypotheses if h.status == status]
+        if not group:
+            continue
+        out += [f"### {STATUS_ICON.get(status, '')} {status} ({len(group)})", ""]
+        for h in group:
+            out += _hypothesis_lines(state, h, rank[h.hyp_id])
+        out.append("")
+    out.append("Numbers are the priority order in the session (1 = top).")
+    return [*out, ""]
+
+
+def _probe_output(p: ProbeState) -> list[str]:
+    text = (p.stderr.strip() + "\n" + p.stdout.strip()).strip()
+    lines = text.splitlines()
+    if not lines:
+        return []
+    shown = lines[:OUTPUT_LINES]
+    if len(lines) > OUTPUT_LINES:
+        shown.append(f"… ({len(lines) - OUTPUT_LINES} more lines)")
+    return ["```", *shown, "```"]
+
+
+def _probes_section(state: SessionState) -> list[str]:
+    out = ["## Probe timeline", ""]
+    if not state.probes:
+        return [*out, "No probes were run.", ""]
+    out += ["| time | id | host | probe | verdict | duration | result |",
+            "|---|---|---|---|---|---|---|"]
+    for p in state.probes.values():
+        out.append(
+            f"| {clock(p.queued_t)} | {p.probe_id} | {cell(p.host)} | {cell(code(p.label))} | "
+            f"{cell(p.status)} | {human_duration(p.duration_s)} | {cell(p.summary)} |"
+        )
+    failed = [p for p in state.probes.values() if p.status in FAILED]
+    for p in failed:
+        out += ["", f"**{p.probe_id}** `{p.label}` on {p.host} — {p.status}"
+                + (f" (exit {p.exit_status})" if p.exit_status is not None else "")
+                + (f": {p.summary}" if p.summary else "")]
+        body = _probe_output(p)
+        if body:
+            out += ["", *body]
+    return [*out, ""]
+
+
+def _notes_section(state: SessionState) -> list[str]:
+    out = ["## Notes", ""]
+    if not state.notes:
+        return [*out, "No notes.", ""]
+    for n in state.notes:
+        host = f" ({n.host})" if n.host else ""
+        out.append(f"- {clock(n.t)}{host}: {n.text}")
+    return [*out, ""]
+
+
+def _logs_section(state: SessionState, events: Iterable[ev.Event] | None) -> list[str]:
+    out = ["## Server log", ""]
+    notables, throughput = _scan_logs(state, events)
+    server = [e for e in state.server_events if isinstance(e, ev.ServerEvent)]
+    if not state.logs and not server:
+        return [*out, "No server log was followed.", ""]
+    out += ["### Notable events", ""]
+    items: list[tuple[float, int, str]] = []
+    for e in server:
+        ttr = f" after {human_duration(e.time_to_ready_s)}" if e.time_to_ready_s else ""
+        detail = f": {e.detail}" if e.detail else ""
+        items.append((e.t, len(items), f"server {e.server} on {e.host} {e.state}{ttr}{detail}"))
+    for n in notables[:MAX_NOTABLE]:
+        times = f" (×{n.count})" if n.count > 1 else ""
+        items.append((n.t if n.t is not None else float("inf"), len(items),
+                      f"{n.kind} in {n.source}{times}: {code(n.line[:200])}"))
+    for t, _, text in sorted(items):
+        out.append(f"- {clock(None if t == float('inf') else t)} {text}")
+    if len(notables) > MAX_NOTABLE:
+        out.append(f"- … {len(notables) - MAX_NOTABLE} more log lines like these")
+    if not items:
+        out.append("Nothing notable (no ready line, no errors).")
+    out += ["", "### Throughput", ""]
+    if not throughput:
+        return [*out, "No decode throughput lines in the log.", ""]
+    for tp in throughput:
+        tps = [x for _, x in tp.samples]
+        b1 = [x for b, x in tp.samples if b == 1 and x > 0]
+        line = (f"- {tp.source}: {len(tps)} decode lines; generation throughput "
+                f"min {min(tps):g} / median {statistics.median(tps):g} / max {max(tps):g} tok/s")
+        out.append(line)
+        if b1:
+            med = statistics.median(b1)
+            out.append(f"  - batch 1: median {med:g} tok/s = {1000 / med:.1f} ms/token "
+                       f"(latest {b1[-1]:g} tok/s, {len(b1)} lines)")
+    return [*out, ""]
+
+
+def render(
+    state: SessionState,
+    *,
+    header: dict[str, Any] | None = None,
+    events: Iterable[ev.Event] | None = None,
+    problems: Iterable[Any] = (),
+    source: str | None = None,
+) -> str:
+    """The Markdown report. ``events`` (the transcript's) give log lines their
+    times; without them the state's log rings are used."""
+    header = header or {}
+    if events is not None:
+        events = list(events)
+    name = str(header.get("name") or state.name)
+    started = str(header.get("started_at") or state.started_at or "unknown")
+    hosts = [str(h) for h in header.get("hosts", [])]
+    lines = [f"# perftriage report: {name}", ""]
+    meta = [f"- Started: {started}", f"- Duration: {human_duration(state.last_t) or '0 s'}"
+            + ("" if state.ended else " (session still running or cut short)"),
+            f"- Hosts: {', '.join(dict.fromkeys([*hosts, *state.hosts])) or 'none'}",
+            f"- Hypotheses: {len(state.hypotheses)}, probes: {len(state.probes)}, "
+            f"notes: {len(state.notes)}"]
+    if source:
+        meta.append(f"- Transcript: {source} ({state.event_count} events)")
+    lines += [*meta, ""]
+    lines += _hosts_section(state, hosts)
+    for p in problems:
+        lines += [f"> Warning: the transcript has a problem at {p}; everything before it is "
+                  "included.", ""]
+    lines += _gap_section(state)
+    lines += _hypotheses_section(state)
+    lines += _probes_section(state)
+    lines += _notes_section(state)
+    lines += _logs_section(state, events)
+    lines.append("Times are minutes:seconds since the session started.")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def state_from_transcript(tr: Any) -> SessionState:
+    """Replay a :class:`perftriage.core.transcript.Transcript` into a fresh state."""
+    state = SessionState(name=str(tr.header.get("name") or Path(tr.path).stem),
+                         started_at=str(tr.header.get("started_at", "")))
+    for host in tr.hosts:
+        state.host(host)
+    return reducer.replay(tr.events, state)
+
+
+def render_transcript(tr: Any) -> str:
+    return render(state_from_transcript(tr), header=tr.header, events=tr.events,
+                  problems=tr.problems, source=Path(tr.path).name)
+
+
+def default_output(transcript_path: Path) -> Path:
+    """The report goes next to its transcript: ``x.jsonl`` -> ``x.md``."""
+    return Path(transcript_path).with_suffix(".md")

@@ -1,0 +1,153 @@
+"""In-memory session state, built only by :func:`perftriage.core.reducer.apply`.
+
+The UI renders from this; nothing else writes it. Each section carries a
+version counter (``state.versions``) bumped by the reducer, so panes can
+re-render at frame rate only when their section changed.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from perftriage.core.events import GpuSample, HostSample
+from perftriage.core.logparse import LogMetrics
+
+HISTORY_POINTS = 300  # ~5 minutes at 1 Hz
+DEFAULT_LOG_RING = 100_000
+
+
+@dataclass
+class HostState:
+    name: str
+    conn_state: str = "connecting"
+    reason: str | None = None
+    sample: HostSample | None = None
+    sample_t: float | None = None  # session offset of the latest sample
+    info: dict[str, Any] = field(default_factory=dict)
+    cpu_history: deque[float] = field(default_factory=lambda: deque(maxlen=HISTORY_POINTS))
+    # per GPU index: utilisation and power history
+    util_history: dict[int, deque[float]] = field(default_factory=dict)
+    power_history: dict[int, deque[float]] = field(default_factory=dict)
+
+    @property
+    def gpus(self) -> list[GpuSample]:
+        return self.sample.gpus if self.sample else []
+
+
+@dataclass
+class ProbeState:
+    probe_id: str
+    host: str
+    kind: str
+    args: list[str]
+    command: str = ""
+    group: str | None = None
+    template: str | None = None
+    timeout_s: float | None = None
+    status: str = "queued"
+    queued_t: float = 0.0
+    started_t: float | None = None
+    finished_t: float | None = None
+    exit_status: int | None = None
+    duration_s: float | None = None
+    summary: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+    stdout: str = ""
+    stderr: str = ""
+
+    @property
+    def finished(self) -> bool:
+        return self.status not in ("queued", "running")
+
+    @property
+    def label(self) -> str:
+        return " ".join([self.kind, *self.args])
+
+
+@dataclass
+class LogSourceState:
+    source_id: str
+    host: str
+    path: str
+    kind: str = "file"
+    lines: deque[str] = field(default_factory=lambda: deque(maxlen=DEFAULT_LOG_RING))
+    total_lines: int = 0  # ever received, including those evicted from the ring
+    dropped: int = 0
+    open: bool = True
+    closed_reason: str | None = None
+    # throughput series and milestones parsed from the lines (perftriage.core.logparse)
+    metrics: LogMetrics = field(default_factory=LogMetrics)
+    # line numbers (0-based, as counted by total_lines) of the error lines still
+    # in the ring, ascending: error navigation bisects this, never scans the ring
+    errors: deque[int] = field(default_factory=deque)
+
+
+@dataclass
+class Evidence:
+    ref_kind: str
+    ref_id: str
+    stance: str
+    summary: str = ""
+    t: float = 0.0
+
+
+@dataclass
+class Hypothesis:
+    hyp_id: str
+    title: str
+    note: str = ""
+    status: str = "open"
+    evidence: list[Evidence] = field(default_factory=list)
+    created_t: float = 0.0
+    updated_t: float = 0.0
+
+
+@dataclass
+class Note:
+    text: str
+    t: float
+    wall: float
+    host: str | None = None
+
+
+@dataclass
+class SessionState:
+    name: str = "session"
+    started_at: str = ""
+    hosts: dict[str, HostState] = field(default_factory=dict)
+    probes: dict[str, ProbeState] = field(default_factory=dict)  # insertion order = queue order
+    logs: dict[str, LogSourceState] = field(default_factory=dict)
+    servers: dict[str, Any] = field(default_factory=dict)
+    hypotheses: list[Hypothesis] = field(default_factory=list)  # list order = priority
+    notes: list[Note] = field(default_factory=list)
+    gaps: list[Any] = field(default_factory=list)
+    server_events: list[Any] = field(default_factory=list)
+    last_t: float = 0.0
+    event_count: int = 0
+    ended: bool = False
+    log_ring: int = DEFAULT_LOG_RING
+    # arrival order of log batches across sources, for the merged view:
+    # (source_id, total_lines of that source after the batch)
+    log_batches: deque[tuple[str, int]] = field(default_factory=lambda: deque(maxlen=100_000))
+    versions: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("hosts", "probes", "logs", "hypotheses", "notes", "gaps", "servers"), 0
+        )
+    )
+
+    def bump(self, section: str) -> None:
+        self.versions[section] = self.versions.get(section, 0) + 1
+
+    def host(self, name: str) -> HostState:
+        hs = self.hosts.get(name)
+        if hs is None:
+            hs = self.hosts[name] = HostState(name=name)
+        return hs
+
+    def hypothesis(self, hyp_id: str) -> Hypothesis | None:
+        for h in self.hypotheses:
+            if h.hyp_id == hyp_id:
+                return h
+        return None

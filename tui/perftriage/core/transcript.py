@@ -1,0 +1,249 @@
+"""Session transcripts: JSON Lines, written as events happen.
+
+Line 1 is a header::
+
+    {"format": "perftriage-session", "version": 1, "started_at": ISO8601,
+     "hosts": [...], "perftriage": "<version>"}
+
+then one event per line (see :mod:`perftriage.core.events`), each carrying ``t``
+(seconds since start, monotonic) and ``wall`` (Unix time).
+
+Durability: a writer thread writes and flushes each event to the OS as it
+comes (off the event loop, so a slow disk never freezes the UI) and fsyncs
+at least once a second when it has new events, and at close. A ``kill -9`` thus
+loses at most the last second; a torn last line is tolerated by the reader.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from perftriage import __version__
+from perftriage.core import events as ev
+
+FORMAT = "perftriage-session"
+VERSION = 1
+SUFFIX = ".jsonl"
+FSYNC_INTERVAL_S = 1.0
+
+
+class TranscriptError(Exception):
+    """The file is not a perftriage transcript at all (bad or missing header)."""
+
+
+def make_header(started_at: str, hosts: list[str], **extra: Any) -> dict[str, Any]:
+    header = {
+        "format": FORMAT,
+        "version": VERSION,
+        "started_at": started_at,
+        "hosts": list(hosts),
+        "perftriage": __version__,
+    }
+    header.update(extra)
+    return header
+
+
+class TranscriptWriter:
+    """Append-only writer; one instance per live session.
+
+    With ``background=True`` (the default) a writer thread takes the encoded
+    events from a queue, writes and flushes each batch at once and fsyncs at
+    least once a second: the event loop never waits on the disk (on ext4 an
+    append can stall behind a concurrent fsync of the same file, which cost
+    a log flood 10-20 %). An event is in the OS within a moment of
+    ``write``; ``sync()`` and ``close()`` drain the queue first.
+    """
+
+    def __init__(
+        self, path: Path, header: dict[str, Any], *, background: bool = True
+    ) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Exclusive create: never clobber an earlier session.
+        self._fh = open(self.path, "xb")  # noqa: SIM115 - lives as long as the session
+        self._last_sync = time.monotonic()
+        self._dirty = False
+        self._io = threading.Lock()  # the file: writer thread vs sync/close
+        self._queue: list[bytes] = []
+        self._wake = threading.Condition()
+        self._stopping = False
+        self.events_written = 0
+        self._fh.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._thread: threading.Thread | None = None
+        if background:
+            self._thread = threading.Thread(
+                target=self._run, name="transcript-writer", daemon=True
+            )
+            self._thread.start()
+
+    @property
+    def closed(self) -> bool:
+        return self._fh.closed
+
+    def write(self, event: ev.Event) -> None:
+        if self._fh.closed:
+            return
+        data = ev.encode(event) + b"\n"
+        self.events_written += 1
+        if self._thread is None:
+            with self._wake:
+                self._queue.append(data)
+            self._drain()
+            if time.monotonic() - self._last_sync >= FSYNC_INTERVAL_S:
+                self.sync()
+            return
+        with self._wake:
+            self._queue.append(data)
+            self._wake.notify()
+
+    def _drain(self) -> None:
+        """Write the queued events, in order (taken and written under one lock)."""
+        with self._io:
+            with self._wake:
+                batch, self._queue = self._queue, []
+            if not batch or self._fh.closed:
+                return
+            self._fh.write(b"".join(batch))
+            self._fh.flush()  # in the OS: survives a crash of this process
+            self._dirty = True
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                if not self._queue and not self._stopping:
+                    self._wake.wait(FSYNC_INTERVAL_S / 2)
+                stopping = self._stopping
+            self._drain()
+            if self._dirty and time.monotonic() - self._last_sync >= FSYNC_INTERVAL_S / 2:
+                self._fsync()
+            if stopping:
+                return
+
+    def _fsync(self) -> None:
+        with self._io:
+            if self._fh.closed:
+                return
+            self._dirty = False
+            os.fsync(self._fh.fileno())
+            self._last_sync = time.monotonic()
+
+    def sync(self) -> None:
+        """Everything written so far is on disk when this returns."""
+        self._drain()
+        self._fsync()
+
+    def close(self) -> None:
+        with self._wake:
+            self._stopping = True
+            self._wake.notify()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        self.sync()
+        with self._io:
+            if not self._fh.closed:
+                self._fh.close()
+
+
+@dataclass
+class Problem:
+    line: int  # 1-based line number in the file
+    message: str
+    torn_tail: bool = False
+
+    def __str__(self) -> str:
+        kind = "torn last line" if self.torn_tail else "corrupt line"
+        return f"line {self.line}: {kind}: {self.message}"
+
+
+@dataclass
+class Transcript:
+    path: Path
+    header: dict[str, Any]
+    events: list[ev.Event] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def torn_tail(self) -> bool:
+        return any(p.torn_tail for p in self.problems)
+
+    @property
+    def duration_s(self) -> float:
+        return self.events[-1].t if self.events else 0.0
+
+    @property
+    def hosts(self) -> list[str]:
+        return list(self.header.get("hosts", []))
+
+
+def _parse_header(path: Path, first: bytes) -> dict[str, Any]:
+    try:
+        header = json.loads(first)
+    except ValueError as exc:
+        raise TranscriptError(f"{path}: line 1: not a perftriage header ({exc})") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise TranscriptError(f"{path}: line 1: not a perftriage session (no format header)")
+    if header.get("version") != VERSION:
+        raise TranscriptError(
+            f"{path}: line 1: unsupported transcript version {header.get('version')!r}"
+        )
+    return header
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
+    """Yield (line number, raw line, is_last_and_unterminated)."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    lines = data.split(b"\n")
+    last_index = len(lines) - 1
+    for i, raw in enumerate(lines):
+        if i == last_index and raw == b"":
+            break  # file ended with a newline
+        yield i + 1, raw, (i == last_index)
+
+
+def read_header(path: Path) -> dict[str, Any]:
+    with open(path, "rb") as fh:
+        first = fh.readline()
+    if not first.strip():
+        raise TranscriptError(f"{path}: empty file, not a perftriage session")
+    return _parse_header(Path(path), first)
+
+
+def read(path: Path | str) -> Transcript:
+    """Read a transcript. Never raises for bad event lines: they become
+    ``problems`` (a torn unterminated last line, or a corrupt line in the
+    middle with its line number); everything readable is kept."""
+    path = Path(path)
+    header: dict[str, Any] | None = None
+    result: Transcript | None = None
+    for lineno, raw, unterminated in iter_lines(path):
+        if header is None:
+            header = _parse_header(path, raw)
+            result = Transcript(path=path, header=header)
+            continue
+        assert result is not None
+        if not raw.strip():
+            continue
+        try:
+            result.events.append(ev.decode(raw))
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            result.problems.append(Problem(lineno, str(exc), torn_tail=unterminated))
+    if result is None:
+        raise TranscriptError(f"{path}: empty file, not a perftriage session")
+    return result
+
+
+def count_lines(path: Path) -> int:
+    with open(path, "rb") as fh:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))

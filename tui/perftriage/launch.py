@@ -1,0 +1,47 @@
+"""Starting the cockpit from the command line (kept out of cli.py so that
+``--version`` and headless commands never import Textual)."""
+
+from __future__ import annotations
+
+import click
+
+from perftriage.cli import Globals
+
+
+def build_cockpit(g: Globals, name: str = "session"):
+    from perftriage.services.cockpit import Cockpit
+    config = g.load_config()
+    registry = g.resolve_hosts(config, with_localhost=True)  # -H hosts beside localhost
+    return Cockpit(
+        config,
+        sessions_dir=g.resolved_sessions_dir(),
+        registry=registry,
+        name=name,
+        sample_interval=g.sample_interval,
+    )
+
+
+def run_cockpit(g: Globals) -> int:
+    from perftriage.app import PerftriageApp
+
+    options = app_options(g)  # before the cockpit: a bad --theme starts nothing
+    cockpit = build_cockpit(g)
+    app = PerftriageApp(cockpit, **options)
+    app.run()
+    if cockpit.session.path:
+        click.echo(f"transcript: {cockpit.session.path}", err=True)
+    return app.return_code or 0
+
+
+def app_options(g: Globals) -> dict:
+    """``PerftriageApp`` keyword arguments from the global options: the
+    ``--theme`` (unknown name: exit 2 listing the known ones) and the config
+    file UI choices are saved into."""
+    from perftriage.cli import UsageFailure
+    from perftriage.theming import load_catalog, unknown_theme_message
+
+    if g.theme:
+        names = load_catalog().names()
+        if g.theme not in names:
+            raise UsageFailure(unknown_theme_message(g.theme, names))
+    return {"theme": g.theme, "config_path": g.resolved_config_path()}

@@ -1,0 +1,138 @@
+"""Everything a live session runs, without any UI: the session, the hosts,
+the probe runner and the samplers. The Textual app drives one of these;
+headless commands use the same pieces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+from perftriage.core import events as ev
+from perftriage.core.config import Config
+from perftriage.services.hosts import HostRegistry, build_registry
+from perftriage.services.local_sampler import LocalSampler
+from perftriage.services.remote_sampler import RemoteSampler, fetch_info, fetch_processes
+from perftriage.services.log_follower import LogFollower
+from perftriage.services.probe_runner import ProbeRunner
+from perftriage.services.server_launcher import ServerLauncher
+from perftriage.services.session import Session
+
+
+class Cockpit:
+    def __init__(
+        self,
+        config: Config | None = None,
+        sessions_dir: Path | None = None,
+        *,
+        registry: HostRegistry | None = None,
+        session: Session | None = None,
+        name: str = "session",
+        sample_interval: float | None = None,
+    ) -> None:
+        self.config = config or Config()
+        self.registry = registry or build_registry(self.config)
+        self.session = session or Session(
+            name=name,
+            hosts=self.registry.names,
+            sessions_dir=sessions_dir,
+            log_ring=self.config.ui.log_ring_lines,
+        )
+        for host in self.registry.names:
+            self.session.state.host(host)
+        self.probes = ProbeRunner(self.session, self.registry, templates=self.config.probes)
+        self.logs = LogFollower(self.session, self.registry,
+                                transcript_cap=self.config.ui.transcript_log_cap)
+        self.servers = ServerLauncher(self.session, self.logs, self.config.servers)
+        self.sample_interval = sample_interval or self.config.ui.sample_interval
+        self._tasks: list[asyncio.Task] = []
+        self.remote_samplers: dict[str, RemoteSampler] = {}
+        self.started = False
+
+    @property
+    def replay(self) -> bool:
+        return self.session.replay
+
+    async def start(self) -> None:
+        if self.started or self.replay:
+            return
+        self.started = True
+        loop = asyncio.get_running_loop()
+        for host in self.registry.hosts.values():
+            if host.local:
+                self._tasks.append(loop.create_task(self._sample_local(host.name)))
+            else:
+                self._tasks.append(loop.create_task(self._sample_remote(host.name)))
+        for host in self.registry.hosts.values():  # SSH connection state -> Hosts pane
+            if not host.local and hasattr(host.transport, "maintain"):
+                self._tasks.append(loop.create_task(self._watch_connection(host.name)))
+        for host in self.registry.hosts.values():  # host config `logs`: followed from the start
+            for path in host.config.logs:
+                self.logs.open_file(host.name, path)
+
+    def spawn(self, coro) -> asyncio.Task:
+        """Run a background task that stops with the cockpit."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.append(task)
+        return task
+
+    async def _watch_connection(self, name: str) -> None:
+        """Keep a remote host's connection up (reconnecting with backoff) and
+        record its state (connecting / up / retrying / down, with the reason)."""
+        transport = self.registry.get(name).transport
+
+        def on_state(state: str, reason: str | None) -> None:
+            self.session.emit(ev.HostStatus(host=name, state=state, reason=reason))  # type: ignore[arg-type]
+
+        transport.on_state = on_state  # type: ignore[attr-defined]
+        await transport.maintain()  # type: ignore[attr-defined]
+
+    async def _sample_local(self, name: str) -> None:
+        sampler = await asyncio.to_thread(LocalSampler, name)
+        self.session.emit(ev.HostStatus(host=name, state="up"))
+        if info := await asyncio.to_thread(sampler.info):
+            self.session.emit(ev.HostInfo(host=name, info=info))
+        while True:
+            await asyncio.sleep(self.sample_interval)
+            self.session.emit(await asyncio.to_thread(sampler.sample))
+
+    async def _sample_remote(self, name: str) -> None:
+        """One streaming nvidia-smi and one /proc loop on the host (no spawn per sample)."""
+        sampler = RemoteSampler(name, self.registry.get(name).transport, self.session.emit,
+                                self.sample_interval)
+        self.remote_samplers[name] = sampler
+        await sampler.run()
+
+    async def host_detail(self, name: str) -> dict:
+        """Processes per GPU and the topology of ``name`` (emitted as HostInfo)."""
+        if (sampler := self.remote_samplers.get(name)) is not None:
+            return await sampler.refresh_detail()
+        hs = self.session.state.hosts.get(name)
+        transport = self.registry.get(name).transport
+        info: dict = {}
+        if hs is not None and "topo" not in hs.info and "topo_error" not in hs.info:
+            info = await fetch_info(transport)
+        if hs is not None and hs.gpus and not any(g.processes for g in hs.gpus):
+            # NVML listed no compute process (seen on a VM): ask nvidia-smi
+            info["processes"] = await fetch_processes(transport, hs.gpus)
+        if info:
+            self.session.emit(ev.HostInfo(host=name, info=info))
+        return info
+
+    async def stop(self, reason: str = "quit") -> None:
+        try:  # servers and log followers die (no orphan on any host) before the transcript ends
+            await self.servers.stop_all()
+        finally:
+            await self.logs.close_all(reason)
+        for task in self._tasks:
+            task.cancel()
+        for task in list(self.probes._tasks.values()):
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.gather(*self._tasks, *self.probes._tasks.values(),
+                                 return_exceptions=True)
+        self._tasks.clear()
+        with contextlib.suppress(Exception):
+            await self.registry.close()
+        self.session.close(reason)

@@ -1,0 +1,136 @@
+"""The hosts of a session and how to reach them.
+
+With no configuration the only host is ``localhost`` through the local
+transport. Remote hosts (SSH) register their transports here too.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from perftriage.core.config import Config, HostConfig
+from perftriage.core.probes import HostContext
+from perftriage.transport.base import Transport
+from perftriage.transport.local import LocalTransport
+
+LOCALHOST = "localhost"
+
+
+@dataclass
+class Host:
+    name: str
+    config: HostConfig
+    transport: Transport
+    local: bool = False
+
+    @property
+    def context(self) -> HostContext:
+        return HostContext(python=self.config.python)
+
+
+@dataclass
+class HostRegistry:
+    hosts: dict[str, Host] = field(default_factory=dict)
+
+    def add(self, host: Host) -> Host:
+        self.hosts[host.name] = host
+        return host
+
+    def get(self, name: str) -> Host:
+        try:
+            return self.hosts[name]
+        except KeyError:
+            raise KeyError(f"unknown host {name!r}; known: {', '.join(self.hosts)}") from None
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.hosts)
+
+    async def close(self) -> None:
+        for host in self.hosts.values():
+            await host.transport.close()
+
+    @property
+    def remote(self) -> list[Host]:
+        return [h for h in self.hosts.values() if not h.local]
+
+
+def local_host(config: HostConfig | None = None) -> Host:
+    cfg = config or HostConfig(name=LOCALHOST)
+    return Host(cfg.name, cfg, LocalTransport(cfg.name, cfg.preamble), local=True)
+
+
+def build_registry(config: Config, only: list[str] | None = None, *,
+                   ssh_config: str | os.PathLike | None = None,
+                   accept_new: bool = False) -> HostRegistry:
+    """localhost plus every configured host (``only`` restricts to those names)."""
+    reg = HostRegistry()
+    local_cfg = config.host(LOCALHOST)
+    if not only or LOCALHOST in only:
+        reg.add(local_host(local_cfg))
+    for hc in config.hosts:
+        if hc.name == LOCALHOST or (only and hc.name not in only):
+            continue
+        reg.add(make_host(hc, ssh_config=ssh_config, accept_new=accept_new))
+    return reg
+
+
+def make_host(hc: HostConfig, *, ssh_config: str | os.PathLike | None = None,
+              accept_new: bool = False) -> Host:
+    """The host for one config entry: local when it has no ``ssh`` target."""
+    if hc.ssh is None:
+        return Host(hc.name, hc, LocalTransport(hc.name, hc.preamble), local=True)
+    from perftriage.transport.ssh import SSHTransport  # noqa: PLC0415 - asyncssh only when used
+
+    return Host(hc.name, hc, SSHTransport.from_config(hc, ssh_config=ssh_config,
+                                                      accept_new=accept_new))
+
+
+class HostSpecError(ValueError):
+    """A ``-H`` spec that is neither a config name, an alias nor user@host[:port]."""
+
+
+def resolve_hosts(
+    config: Config,
+    specs: list[str] | tuple[str, ...] | None = None,
+    ssh_config: str | os.PathLike | None = None,
+    accept_new: bool = False,
+    *,
+    with_localhost: bool | None = None,
+) -> HostRegistry:
+    """The hosts a command works on.
+
+    No ``specs``: localhost plus every configured host. With specs (``-H``,
+    repeatable): exactly those, each a config name, ``localhost``, an ssh
+    alias or ``user@host[:port]`` (ad-hoc hosts get default settings).
+    ``with_localhost`` forces localhost in (True) or out (False).
+    ``ssh_config`` replaces ``~/.ssh/config``; ``accept_new`` records
+    first-seen host keys (changed keys are always refused).
+    """
+    from perftriage.transport.ssh import parse_target  # noqa: PLC0415
+
+    if not specs:
+        reg = build_registry(config, ssh_config=ssh_config, accept_new=accept_new)
+        if with_localhost is False:
+            reg.hosts.pop(LOCALHOST, None)
+        return reg
+    reg = HostRegistry()
+    if with_localhost:
+        reg.add(local_host(config.host(LOCALHOST)))
+    for spec in specs:
+        spec = spec.strip()
+        if spec == LOCALHOST:
+            reg.add(local_host(config.host(LOCALHOST)))
+            continue
+        hc = config.host(spec)
+        if hc is None:
+            try:
+                parse_target(spec)
+            except ValueError as exc:
+                raise HostSpecError(
+                    f"{exc}; known hosts: {', '.join([LOCALHOST, *(h.name for h in config.hosts)])}"
+                ) from None
+            hc = HostConfig(name=spec, ssh=spec)
+        reg.add(make_host(hc, ssh_config=ssh_config, accept_new=accept_new))
+    return reg

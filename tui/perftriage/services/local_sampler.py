@@ -1,0 +1,212 @@
+"""Samples this machine: CPU / RAM / load via psutil, GPUs via NVML.
+
+NVML units: memory in bytes, power in milliwatts, clocks in MHz (converted
+by :func:`perftriage.core.nvsmi.gpu_from_nvml`). Slow-changing facts (name, UUID,
+max clocks, bus width) are read once. With no NVIDIA driver the sample
+carries ``gpu_error`` ("no NVIDIA GPU ...") and CPU/RAM still work; with
+NVML missing but ``nvidia-smi`` on the PATH, GPUs are read through it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import psutil
+
+from perftriage.core import nvsmi
+from perftriage.core.events import GpuSample, HostSample
+
+MIB = nvsmi.MIB
+
+
+class NvmlReader:
+    """Thin wrapper around pynvml (package nvidia-ml-py); initialised once."""
+
+    def __init__(self) -> None:
+        self.error: str | None = None
+        self._nvml = None
+        self._handles: list = []
+        self._static: list[dict] = []
+        self.driver: str | None = None
+        self._proc_names: dict[int, str] = {}
+        try:
+            import pynvml  # provided by nvidia-ml-py
+
+            pynvml.nvmlInit()
+            count = pynvml.nvmlDeviceGetCount()
+            self._handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
+            self._nvml = pynvml
+            self.driver = _try(lambda: _s(pynvml.nvmlSystemGetDriverVersion()))
+            self._static = [self._read_static(h) for h in self._handles]
+            if count == 0:
+                self.error = "no NVIDIA GPU (driver loaded, 0 devices)"
+        except ImportError:
+            self.error = "no NVIDIA GPU (nvidia-ml-py not installed)"
+        except Exception as exc:  # pynvml.NVMLError and friends: no usable driver
+            self.error = f"no NVIDIA GPU ({_nvml_reason(exc)})"
+
+    @property
+    def available(self) -> bool:
+        return self._nvml is not None and bool(self._handles)
+
+    def _read_static(self, h) -> dict:
+        nv = self._nvml
+        return {
+            "name": _try(lambda: _s(nv.nvmlDeviceGetName(h)), ""),
+            "uuid": _try(lambda: _s(nv.nvmlDeviceGetUUID(h)), ""),
+            "sm_clock_max": _try(lambda: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM)),
+            "mem_clock_max": _try(lambda: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_MEM)),
+            "bus_width_bits": _try(lambda: int(nv.nvmlDeviceGetMemoryBusWidth(h))),
+        }
+
+    def _throttle(self, h) -> list[str]:
+        nv = self._nvml
+        fn = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or getattr(
+            nv, "nvmlDeviceGetCurrentClocksThrottleReasons", None
+        )
+        return nvsmi.throttle_names(_try(lambda: fn(h))) if fn else []
+
+    def _processes(self, h) -> list[tuple[int, str, int | None]]:
+        nv = self._nvml
+        fn = getattr(nv, "nvmlDeviceGetComputeRunningProcesses", None) or getattr(
+            nv, "nvmlDeviceGetComputeProcesses", None)  # the name NVML uses; older alias
+        procs = (_try(lambda: fn(h), []) or []) if fn else []
+        out = []
+        for p in procs:
+            used = getattr(p, "usedGpuMemory", None)
+            out.append((int(p.pid), self._proc_name(int(p.pid)), used if isinstance(used, int) else None))
+        return out
+
+    def _proc_name(self, pid: int) -> str:
+        name = self._proc_names.get(pid)
+        if name is None:
+            try:
+                name = psutil.Process(pid).name()
+            except (psutil.Error, OSError):
+                name = "?"  # another container's pid namespace, or gone
+            if len(self._proc_names) > 1024:
+                self._proc_names.clear()
+            self._proc_names[pid] = name
+        return name
+
+    def read(self) -> list[GpuSample]:
+        if not self.available:
+            return []
+        nv = self._nvml
+        gpus = []
+        for index, (h, st) in enumerate(zip(self._handles, self._static, strict=True)):
+            util = _try(lambda: nv.nvmlDeviceGetUtilizationRates(h))
+            mem = _try(lambda: nv.nvmlDeviceGetMemoryInfo(h))
+            gpus.append(nvsmi.gpu_from_nvml(
+                index,
+                name=st["name"],
+                uuid=st["uuid"],
+                util_gpu=util.gpu if util is not None else None,
+                util_mem=util.memory if util is not None else None,
+                mem_used_bytes=mem.used if mem is not None else None,
+                mem_total_bytes=mem.total if mem is not None else None,
+                power_mw=_try(lambda: nv.nvmlDeviceGetPowerUsage(h)),
+                power_limit_mw=_try(lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h)),
+                temp_c=_try(lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)),
+                sm_clock=_try(lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM)),
+                mem_clock=_try(lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)),
+                sm_clock_max=st["sm_clock_max"],
+                mem_clock_max=st["mem_clock_max"],
+                pstate=_try(lambda: int(nv.nvmlDeviceGetPerformanceState(h))),
+                bus_width_bits=st["bus_width_bits"],
+                throttle=self._throttle(h),
+                processes=self._processes(h),
+            ))
+        return gpus
+
+
+class SmiReader:
+    """Fallback when NVML is unusable but ``nvidia-smi`` is on the PATH: one
+    short ``nvidia-smi --query-gpu`` per sample (local, ~30 ms)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.error: str | None = None
+
+    def read(self) -> list[GpuSample]:
+        argv = [self.path, f"--query-gpu={','.join(nvsmi.QUERY_FIELDS)}",
+                "--format=csv,noheader,nounits"]
+        try:
+            res = subprocess.run(argv, capture_output=True, text=True, timeout=5, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            self.error = f"nvidia-smi: {exc}"
+            return []
+        gpus = nvsmi.parse_query_csv(res.stdout)
+        if not gpus:
+            first = (res.stdout.strip() or res.stderr.strip()).splitlines()[:1]
+            self.error = f"no NVIDIA GPU (nvidia-smi: {first[0] if first else f'exit {res.returncode}'})"
+        else:
+            self.error = None
+        return gpus
+
+
+def _s(v) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def _try(fn, default=None):
+    try:
+        return fn()
+    except Exception:  # NVMLError_NotSupported etc.: the field is n/a
+        return default
+
+
+def _nvml_reason(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    return f"NVML: {text}"
+
+
+class LocalSampler:
+    def __init__(self, host: str = "localhost") -> None:
+        self.host = host
+        self.nvml = NvmlReader()
+        self.smi: SmiReader | None = None
+        if not self.nvml.available and (path := shutil.which("nvidia-smi")):
+            self.smi = SmiReader(path)
+        psutil.cpu_percent(percpu=True)  # prime: the first call always reads 0
+
+    def info(self) -> dict:
+        """Slow-changing facts for a HostInfo event (bandwidth for the roofline)."""
+        if not self.nvml.available:
+            return {"gpu_source": "nvidia-smi" if self.smi else None}
+        gpus = self.nvml.read()
+        return {
+            "gpu_source": "nvml",
+            "driver": self.nvml.driver,
+            "bandwidth_gbs": {str(g.index): g.bandwidth_gbs for g in gpus},
+            "bandwidth_gbs_total": round(sum(g.bandwidth_gbs or 0 for g in gpus), 1) or None,
+            "bus_width_bits": {str(g.index): g.bus_width_bits for g in gpus},
+        }
+
+    def read_gpus(self) -> tuple[list[GpuSample], str | None]:
+        if self.nvml.available:
+            return self.nvml.read(), None
+        if self.smi is not None:
+            gpus = self.smi.read()
+            return gpus, self.smi.error
+        return [], self.nvml.error
+
+    def sample(self) -> HostSample:
+        per_cpu = psutil.cpu_percent(percpu=True)
+        vm = psutil.virtual_memory()
+        load1, load5, load15 = os.getloadavg()
+        gpus, gpu_error = self.read_gpus()
+        return HostSample(
+            host=self.host,
+            cpu_pct=round(sum(per_cpu) / len(per_cpu), 1) if per_cpu else None,
+            per_cpu_pct=[float(x) for x in per_cpu],
+            mem_used_bytes=int(vm.total - vm.available),
+            mem_total_bytes=int(vm.total),
+            load1=load1,
+            load5=load5,
+            load15=load15,
+            gpus=gpus,
+            gpu_error=gpu_error if not gpus else None,
+        )

@@ -1,0 +1,116 @@
+"""A live (or replayed) session: the one place events enter.
+
+``Session.emit(event)`` stamps the event (``t`` since start, ``wall``),
+appends it to the transcript, applies it to ``state`` through the reducer,
+and tells subscribers. Everything — probe runner, samplers, log followers,
+UI actions — goes through ``emit``; nothing writes ``state`` directly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from perftriage.core import reducer, transcript
+from perftriage.core.events import Event, SessionEnded
+from perftriage.core.state import SessionState
+
+Listener = Callable[[Event], None]
+
+
+def session_filename(name: str, now: datetime) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in name).strip("-") or "session"
+    return f"{now:%Y%m%d-%H%M%S}-{safe}{transcript.SUFFIX}"
+
+
+class Session:
+    def __init__(
+        self,
+        name: str = "session",
+        hosts: list[str] | None = None,
+        sessions_dir: Path | None = None,
+        *,
+        log_ring: int | None = None,
+        state: SessionState | None = None,
+    ) -> None:
+        now = datetime.now(timezone.utc)
+        self.state = state or SessionState(name=name, started_at=now.isoformat(timespec="seconds"))
+        if log_ring:
+            self.state.log_ring = log_ring
+        for host in hosts or []:
+            self.state.host(host)  # as replay does from the header
+        self._t0 = time.monotonic()
+        self._listeners: list[Listener] = []
+        self._ids: dict[str, itertools.count] = {}
+        self.writer: transcript.TranscriptWriter | None = None
+        self.replay: bool = state is not None
+        self.source_path: Path | None = None  # the transcript a replay was read from
+        if sessions_dir is not None and state is None:
+            path = Path(sessions_dir) / session_filename(name, now)
+            n = 1
+            while path.exists():  # two sessions started in the same second
+                n += 1
+                path = Path(sessions_dir) / session_filename(f"{name}-{n}", now)
+            header = transcript.make_header(self.state.started_at, hosts or [], name=name)
+            self.writer = transcript.TranscriptWriter(path, header)
+
+    @property
+    def path(self) -> Path | None:
+        return self.writer.path if self.writer else None
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self._t0
+
+    def new_id(self, prefix: str) -> str:
+        counter = self._ids.get(prefix)
+        if counter is None:
+            # continue after ids already present (replayed or resumed state)
+            counter = self._ids[prefix] = itertools.count(1)
+        return f"{prefix}{next(counter)}"
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def emit(self, event: Event, record: Event | None = None) -> Event:
+        """``record``, when given, is written to the transcript instead of
+        ``event`` (the log follower records only metric/error lines once the
+        transcript's log cap is reached, while the live state gets them all)."""
+        if self.state.ended:
+            return event
+        if not self.replay:
+            event.t = round(self.elapsed, 6)
+            event.wall = round(time.time(), 6)
+            if record is not None:
+                record.t, record.wall = event.t, event.wall
+        if self.writer is not None:
+            self.writer.write(record if record is not None else event)
+        reducer.apply(self.state, event)
+        for listener in tuple(self._listeners):
+            listener(event)
+        return event
+
+    def close(self, reason: str = "quit") -> None:
+        if not self.state.ended:
+            self.emit(SessionEnded(reason=reason))
+        if self.writer is not None:
+            self.writer.close()
+
+    @classmethod
+    def from_transcript(cls, path: Path | str) -> tuple["Session", transcript.Transcript]:
+        """A read-only session rebuilt by feeding a saved transcript through the reducer."""
+        tr = transcript.read(path)
+        name = str(tr.header.get("name") or Path(path).stem)
+        state = SessionState(name=name, started_at=str(tr.header.get("started_at", "")))
+        for host in tr.hosts:
+            state.host(host)
+        session = cls(name=name, state=state)
+        for event in tr.events:
+            reducer.apply(state, event)
+        session.replay = True
+        session.source_path = Path(path)
+        return session, tr

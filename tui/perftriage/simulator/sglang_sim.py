@@ -1,0 +1,169 @@
+"""A SIMULATOR of an SGLang 0.5.23 server's log (no GPU, no model, no HTTP).
+
+    python -m perftriage.simulator.sglang_sim --log FILE --rate 20
+
+Writes SGLang's startup lines in its exact format (server_args, weight
+loading, KV cache, CUDA graph capture, uvicorn, "The server is fired up and
+ready to roll!"), then ``Decode batch`` / ``Prefill batch`` lines at
+``--rate`` lines per second with wandering throughput, and now and then an
+error line (``KV cache pool is full``, ``Decode out of memory``). Without
+``--log`` it writes to stdout. ``--fail`` makes the start fail with a CUDA
+OOM traceback (exit status 1); ``--lines N`` stops after N steady-state lines;
+``--rate 0`` writes as fast as it can (benchmarks). Values are made up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import signal
+import sys
+import time
+from datetime import datetime
+
+READY = "The server is fired up and ready to roll!"
+
+
+def stamp(tag: str = "TP0") -> str:
+    now = datetime.now().strftime("%Y-%m-%d %H:%M:%S")
+    return f"[{now} {tag}]" if tag else f"[{now}]"
+
+
+def startup_lines(tp: int = 8, port: int = 30000, model: str = "zai-org/GLM-5-NVFP4") -> list[tuple[float, str]]:
+    """(delay before the line in seconds at --startup-s 1.0, line)"""
+    return [
+        (0.0, f"{stamp('')} server_args={{'model_path': '{model}', 'tp_size': {tp}, 'ep_size': 1, "
+              "'quantization': 'modelopt_fp4', 'moe_runner_backend': 'flashinfer_cutlass', "
+              "'moe_a2a_backend': 'none', 'mem_fraction_static': 0.85, 'cuda_graph_max_bs': 64, "
+              f"'host': '127.0.0.1', 'port': {port}}}"),
+        (0.1, f"{stamp()} Load weight begin. avail mem=93.12 GB"),
+        (0.3, f"{stamp()} Load weight end. elapsed=158.02 s, type=GlmMoeForCausalLM, "
+              "quant=modelopt_fp4, avail mem=52.37 GB, mem usage=40.75 GB."),
+        (0.1, f"{stamp()} KV Cache is allocated. dtype: torch.bfloat16, #tokens: 412160, "
+              "K size: 18.86 GB, V size: 18.86 GB"),
+        (0.0, f"{stamp()} Memory pool end. avail mem=13.98 GB"),
+        (0.1, f"{stamp()} Capture target decode CUDA graph begin. backend=full, "
+              "num_tokens_per_req=1, avail mem=13.71 GB"),
+        (0.2, f"{stamp()} Capture target decode CUDA graph end. bs=[1, 2, 4, 8, 16, 24, 32, 40, "
+              "48, 56, 64], elapsed=42.11 s, mem usage=1.03 GB, avail mem=12.68 GB"),
+        (0.0, f"{stamp()} max_total_num_tokens=412160, chunked_prefill_size=8192, "
+              "max_prefill_tokens=16384, max_running_requests=64, context_len=202752, "
+              "available_gpu_mem=12.68 GB"),
+        (0.1, f"{stamp('')} INFO:     Started server process [{20431}]"),
+        (0.0, f"{stamp('')} INFO:     Waiting for application startup."),
+        (0.0, f"{stamp('')} INFO:     Application startup complete."),
+        (0.0, f"{stamp('')} INFO:     Uvicorn running on http://127.0.0.1:{port} (Press CTRL+C to quit)"),
+        (0.05, f"{stamp('')} INFO:     127.0.0.1:51234 - \"GET /model_info HTTP/1.1\" 200 OK"),
+        (0.0, f"{stamp()} Prefill batch, #new-seq: 1, #new-token: 6, #cached-token: 0, #token: 0, "
+              "token usage: 0.00, #running-req: 0, #queue-req: 0, #pending-token: 0, "
+              "cuda graph: False, input throughput (token/s): 0.00"),
+        (0.05, f"{stamp('')} INFO:     127.0.0.1:51240 - \"POST /generate HTTP/1.1\" 200 OK"),
+        (0.0, f"{stamp('')} {READY}"),
+    ]
+
+
+FAIL_LINES = [
+    "Traceback (most recent call last):",
+    '  File "/usr/lib/python3/dist-packages/sglang/srt/model_executor/model_runner.py", line 512, in load_model',
+    "    self.model = get_model(model_config=self.model_config, load_config=self.load_config)",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+    "capacity of 139.80 GiB of which 1.12 GiB is free.",
+]
+
+
+class Steady:
+    """Decode/prefill lines with throughput that wanders like a loaded server."""
+
+    def __init__(self, seed: int | None = None, error_every: int = 400) -> None:
+        self.rng = random.Random(seed)
+        self.n = 0
+        self.tokens = 852
+        self.error_every = error_every
+
+    def line(self) -> str:
+        self.n += 1
+        r = self.rng
+        phase = math.sin(self.n / 50.0)
+        running = max(1, int(32 + 31 * phase))
+        if self.error_every and self.n % self.error_every == 0:
+            return (f"{stamp()} KV cache pool is full. Retract requests. #retracted_reqs: "
+                    f"{r.randint(1, 4)}, #new_token_ratio: 0.5000 -> 0.8000")
+        if self.n % 10 == 0:
+            queued = r.randint(0, 48)
+            new_tok = r.randint(200, 13000)
+            return (f"{stamp()} Prefill batch, #new-seq: {r.randint(1, 16)}, #new-token: {new_tok}, "
+                    f"#cached-token: 0, #token: {self.tokens}, token usage: {running / 400:.2f}, "
+                    f"#running-req: {running}, #queue-req: {queued}, #pending-token: {queued * 800}, "
+                    f"cuda graph: False, input throughput (token/s): {r.uniform(300, 6000):.2f}")
+        self.tokens += running * 40
+        gen = running * (6.3 + r.uniform(-0.4, 0.4))
+        return (f"{stamp()} Decode batch, #running-req: {running}, #token: {self.tokens}, "
+                f"token usage: {running / 400:.2f}, cuda graph: True, "
+                f"gen throughput (token/s): {gen:.2f}, #queue-req: {max(0, int(-20 * phase))}")
+
+
+class _Terminated(Exception):
+    """SIGTERM: shut down the way a server does, with a last log line."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise _Terminated
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m perftriage.simulator.sglang_sim",
+                                 description="SIMULATED SGLang 0.5.23 server log (no GPU).")
+    ap.add_argument("--log", help="append to this file (default: stdout)")
+    ap.add_argument("--rate", type=float, default=10.0,
+                    help="steady-state lines per second (0 = as fast as possible)")
+    ap.add_argument("--startup-s", type=float, default=1.0, help="scale of the startup delays")
+    ap.add_argument("--lines", type=int, default=0, help="stop after N steady lines (0 = never)")
+    ap.add_argument("--error-every", type=int, default=400, help="an error line every N lines")
+    ap.add_argument("--fail", action="store_true", help="fail the start with a CUDA OOM")
+    ap.add_argument("--seed", type=int, default=None)
+    args = ap.parse_args(argv)
+    out = open(args.log, "a", encoding="utf-8", buffering=1) if args.log else sys.stdout  # noqa: SIM115
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        for i, (delay, text) in enumerate(startup_lines()):
+            time.sleep(delay * args.startup_s)
+            if args.fail and i == 2:
+                for ln in FAIL_LINES:
+                    out.write(ln + "\n")
+                out.flush()
+                return 1
+            out.write(text + "\n")
+            out.flush()
+        sim = Steady(args.seed, args.error_every)
+        n = 0
+        t0 = time.monotonic()
+        while not args.lines or n < args.lines:
+            if args.rate <= 0:
+                chunk = 4096 if not args.lines else min(4096, args.lines - n)
+                out.write("\n".join(sim.line() for _ in range(chunk)) + "\n")
+                n += chunk
+                continue
+            due = int((time.monotonic() - t0) * args.rate) + 1 - n
+            if due > 0:
+                if args.lines:
+                    due = min(due, args.lines - n)
+                out.write("\n".join(sim.line() for _ in range(due)) + "\n")
+                out.flush()
+                n += due
+            time.sleep(min(0.05, 1.0 / args.rate))
+        out.flush()
+    except (BrokenPipeError, KeyboardInterrupt):
+        return 0
+    except _Terminated:
+        out.write(f"{stamp()} Received sigterm, shutting down gracefully (simulator).\n")
+        out.flush()
+        return 0
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

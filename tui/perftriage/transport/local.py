@@ -1,0 +1,102 @@
+"""Local transport: asyncio subprocesses in their own process group.
+
+Timeouts and cancellation kill the whole group (``sh -c`` plus whatever it
+started), so nothing outlives a cancelled probe or a closed log follower.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+import time
+from collections.abc import AsyncIterator
+
+from perftriage.transport.base import CHUNK_BYTES, LineSplitter, RunResult, lines_of
+
+SHELL = "/bin/sh"
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+class LocalTransport:
+    """Runs commands on this machine; the ``localhost`` host uses it."""
+
+    def __init__(self, name: str = "localhost", preamble: str | None = None) -> None:
+        self.name = name
+        self.preamble = preamble
+
+    def wrap(self, command: str) -> str:
+        return f"{self.preamble}\n{command}" if self.preamble else command
+
+    async def _spawn(self, command: str, stdin: bool) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            SHELL,
+            "-c",
+            self.wrap(command),
+            stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            limit=CHUNK_BYTES,
+        )
+
+    async def run(
+        self, command: str, timeout: float | None = None, stdin: str | None = None
+    ) -> RunResult:
+        start = time.perf_counter()
+        proc = await self._spawn(command, stdin is not None)
+        try:
+            out, err = await asyncio.wait_for(
+                proc.communicate(stdin.encode() if stdin is not None else None), timeout
+            )
+        except TimeoutError:
+            _kill_group(proc)
+            with contextlib.suppress(Exception):
+                await proc.wait()
+            return RunResult(None, "", "", time.perf_counter() - start, timed_out=True)
+        except BaseException:
+            _kill_group(proc)
+            raise
+        finally:
+            _kill_group(proc)  # stray children of a finished shell
+        return RunResult(
+            proc.returncode,
+            out.decode("utf-8", "replace"),
+            err.decode("utf-8", "replace"),
+            time.perf_counter() - start,
+        )
+
+    async def stream_batches(self, command: str) -> AsyncIterator[list[str]]:
+        proc = await self._spawn(command, stdin=False)
+        assert proc.stdout is not None
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        splitter = LineSplitter()
+        try:
+            while True:
+                chunk = await proc.stdout.read(CHUNK_BYTES)
+                if not chunk:
+                    break
+                lines = splitter.feed(decoder.decode(chunk))
+                if lines:
+                    yield lines
+            tail = splitter.feed(decoder.decode(b"", final=True)) + splitter.flush()
+            if tail:
+                yield tail
+        finally:
+            _kill_group(proc)
+            with contextlib.suppress(Exception):
+                await proc.wait()
+
+    def stream(self, command: str) -> AsyncIterator[str]:
+        return lines_of(self.stream_batches(command))
+
+    async def close(self) -> None:
+        return None

@@ -1,0 +1,190 @@
+"""Hosts pane: per host its state, CPU / RAM / load, and one row per GPU.
+
+Each GPU row: utilisation bar, memory used/total, power/limit, temperature,
+SM clock and a sparkline of recent utilisation — and, toggled with ``p``,
+of power (utilisation reads 100% even when a GPU is starved; power tells
+more). Colours come from theme variables through ``status_style``; data
+older than ``stale_after`` is greyed with its age.
+"""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.markup import escape
+from textual.widgets import Static
+
+from perftriage.core.events import GpuSample
+from perftriage.core.state import HostState, SessionState
+from perftriage.widgets.format import bar, gib, num, sparkline
+from perftriage.widgets.pane import Pane
+from perftriage.widgets.status_style import STATUS_VAR, styled, threshold
+
+STALE_AFTER_S = 5.0
+SPARK_W = 16
+MUTED = STATUS_VAR["stale"]
+
+
+def _age(age: float) -> str:
+    return f"{age:.0f}s" if age < 120 else f"{age / 60:.0f}m"
+
+
+def _mem(used_mib: float | None, total_mib: float | None) -> str:
+    """GPU memory, in GiB once it is large (keeps the row short on narrow panes)."""
+    if total_mib is not None and total_mib >= 10 * 1024:
+        used = "n/a" if used_mib is None else f"{used_mib / 1024:.1f}"
+        return f"{used}/{total_mib / 1024:.0f}G"
+    return f"{num(used_mib, '{:.0f}')}/{num(total_mib, '{:.0f}')}MiB"
+
+
+def _cells(markup: str) -> int:
+    return Content.from_markup(markup).cell_length
+
+
+def gpu_row(g: GpuSample, hs: HostState, show_power: bool, stale: bool, width: int = 200) -> str:
+    """One GPU on one line; the sparklines shrink to fit ``width`` rather than wrap."""
+    if stale:
+        col = temp_col = MUTED
+    else:
+        col = threshold(g.util_pct, 50, 90)
+        temp_col = threshold(g.temp_c, 75, 85)
+    power_pct = (100.0 * g.power_w / g.power_limit_w
+                 if g.power_w is not None and g.power_limit_w else None)
+    pwr_col = MUTED if stale else threshold(power_pct, 80, 95)
+    row = (
+        f" GPU{g.index} [{col}]{bar(g.util_pct, 8)}[/] {num(g.util_pct, '{:3.0f}')}%"
+        f"  mem {_mem(g.mem_used_mib, g.mem_total_mib)}"
+        f"  [{pwr_col}]{num(g.power_w)}/{num(g.power_limit_w)}W[/]"
+        f"  [{temp_col}]{num(g.temp_c)}°C[/]"
+        f"  {num(g.sm_clock_mhz)}MHz"
+    )
+    room = width - _cells(row) - 2
+    spark_w = min(SPARK_W, room // 2 - 1 if show_power else room)
+    if spark_w >= 4:
+        util_hist = sparkline(hs.util_history.get(g.index, ()), spark_w, hi=100)
+        row += f"  [{col}]{util_hist}[/]"
+        if show_power:
+            hi = g.power_limit_w or None
+            power_hist = sparkline(hs.power_history.get(g.index, ()), spark_w, hi=hi)
+            row += f" [{pwr_col}]P{power_hist}[/]"
+    return f"[{MUTED}]{row}[/]" if stale else row
+
+
+def per_core_line(per_cpu: list[float], width: int) -> str | None:
+    """One spark character per core, when the pane is wide enough for all of them."""
+    if not per_cpu or width < 40:
+        return None
+    room = width - 9
+    if len(per_cpu) > room:
+        return None
+    cells = "".join(
+        f"[{threshold(v, 70, 90)}]{sparkline([v], 1, hi=100)}[/]" for v in per_cpu
+    )
+    return f" cores  {cells}"
+
+
+def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: int = 80,
+               stale_after: float = STALE_AFTER_S) -> str:
+    s = hs.sample
+    state = hs.conn_state
+    age = (now_t - hs.sample_t) if hs.sample_t is not None else None
+    host_stale = age is not None and age > stale_after
+    if host_stale and state == "up":
+        state_txt = styled("stale", f"stale {_age(age)}")
+    elif host_stale:
+        state_txt = styled(state) + f" [{MUTED}]data {_age(age)} old[/]"
+    else:
+        state_txt = styled(state)
+    head = f"[b]{escape(hs.name)}[/b] {state_txt}"
+    if hs.reason:
+        head += f" [$text-muted]{escape(hs.reason)}[/]"
+    bw = hs.info.get("bandwidth_gbs_total")
+    if bw:
+        head += f" [$text-muted]· {bw / 1000:.2f} TB/s peak[/]"
+    lines = [head]
+    if s is not None:
+        mem_pct = (
+            100.0 * s.mem_used_bytes / s.mem_total_bytes
+            if s.mem_used_bytes is not None and s.mem_total_bytes
+            else None
+        )
+        cpu_col = MUTED if host_stale else threshold(s.cpu_pct, 70, 90)
+        cpu = (
+            f" CPU [{cpu_col}]{bar(s.cpu_pct, 8)}[/] {num(s.cpu_pct, '{:5.1f}')}%"
+            f"  RAM {gib(s.mem_used_bytes)}/{gib(s.mem_total_bytes)} ({num(mem_pct)}%)"
+            f"  load {num(s.load1, '{:.2f}')} {sparkline(hs.cpu_history, SPARK_W, hi=100)}"
+        )
+        lines.append(f"[{MUTED}]{cpu}[/]" if host_stale else cpu)
+        if not host_stale and (cores := per_core_line(s.per_cpu_pct, width)):
+            lines.append(cores)
+        gpu_stale = host_stale or s.gpu_age_s is not None
+        if s.gpu_error:
+            msg = s.gpu_error
+            if s.gpu_age_s is not None and s.gpus:
+                msg = f"GPU readings stale {_age(s.gpu_age_s)}: {s.gpu_error}"
+            lines.append(f" [$text-muted]{escape(msg)}[/]")
+        for g in s.gpus:
+            lines.append(gpu_row(g, hs, show_power, gpu_stale, width))
+    elif state == "up":
+        lines.append(" [$text-muted]waiting for the first sample…[/]")
+    return "\n".join(lines)
+
+
+class HostsPane(Pane):
+    clock_driven = True
+    section = "hosts"
+    BINDINGS = [
+        Binding("enter", "app.host_detail", "Detail", id="hosts.detail_enter",
+                tooltip="Open the detail view of the hosts (←/→ switch host there)"),
+    ]
+
+    def __init__(self, title: str, **kwargs) -> None:
+        super().__init__(title, **kwargs)
+        self.show_power = False
+        self.selected_host: str | None = None  # None: the first host
+        self._text: str | None = None  # what the body shows now
+
+    def compose(self):
+        with VerticalScroll():
+            yield Static(id="hosts-body")
+
+    def on_mount(self) -> None:
+        cockpit = getattr(self.app, "cockpit", None)
+        if cockpit is not None:  # [ui] show_power_history: power sparklines from the start
+            self.show_power = cockpit.config.ui.show_power_history
+
+    def now_t(self, state: SessionState) -> float:
+        """Session time now: the clock when live, the last event in a replay."""
+        cockpit = getattr(self.app, "cockpit", None)
+        if cockpit is not None and not cockpit.replay:
+            return max(cockpit.session.elapsed, state.last_t)
+        return state.last_t
+
+    def stale_after(self) -> float:
+        cockpit = getattr(self.app, "cockpit", None)
+        interval = getattr(cockpit, "sample_interval", None) or 1.0
+        return max(STALE_AFTER_S, 3 * interval)
+
+    def render_state(self, state: SessionState) -> None:
+        now = self.now_t(state)
+        width = max(self.size.width - 2, 40)
+        stale_after = self.stale_after()
+        blocks = [
+            host_block(hs, now, show_power=self.show_power, width=width, stale_after=stale_after)
+            for hs in state.hosts.values()
+        ]
+        text = "\n\n".join(blocks) or "no hosts"
+        if text == self._text:
+            return
+        # Same number of lines (rows never wrap): no re-layout of the screen,
+        # which would otherwise stall a log flood once a second.
+        same_height = self._text is not None and text.count("\n") == self._text.count("\n")
+        self._text = text
+        self.query_one("#hosts-body", Static).update(text, layout=not same_height)
+
+    def toggle_power(self) -> bool:
+        self.show_power = not self.show_power
+        if self.is_mounted:
+            self.render_state(self.app.session.state)
+        return self.show_power

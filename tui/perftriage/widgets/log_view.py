@@ -1,0 +1,329 @@
+"""LogView: a line-API log widget (ScrollView + render_line, as toolong does).
+
+It renders straight from the session's bounded rings through a
+:class:`~perftriage.core.log_view.LogIndex`, so nothing is copied per line and
+memory stays flat; new lines only move the virtual size, at frame rate.
+Keys here take precedence over the app's while the view has focus (``n`` /
+``N`` are search next / previous here, not the app's note key).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from perftriage.core.log_view import ALL, LogIndex
+from perftriage.core.logparse import FATAL_RE, LEVEL_RE
+from perftriage.core.state import SessionState
+from perftriage.widgets.status_style import rich_colour
+
+
+class LogStyles:
+    """Rich styles of the log rows, from the theme's variables (``$log-*``),
+    on the widget's own background so light themes stay light."""
+
+    def __init__(self, variables: dict[str, str], base: Style) -> None:
+        def colour(var: str):
+            return rich_colour(variables, var)
+
+        error = base + Style(color=colour("$log-error"), bold=True)
+        self.base = base
+        self.levels = {
+            "CRITICAL": error,
+            "FATAL": error,
+            "ERROR": error,
+            "WARNING": base + Style(color=colour("$log-warning")),
+            "WARN": base + Style(color=colour("$log-warning")),
+            "INFO": base + Style(color=colour("$log-info")),
+            "DEBUG": base + Style(color=colour("$log-debug")),
+        }
+        self.fatal = base + Style(color=colour("$background"), bgcolor=colour("$log-error"),
+                                  bold=True)
+        self.cursor = base + Style(bgcolor=colour("$panel"))
+        self.source = base + Style(color=colour("$accent"), dim=True)
+
+MATCH_STYLE = Style(reverse=True, bold=True)
+CACHE_LINES = 2000
+
+
+class LogView(ScrollView, can_focus=True):
+    DEFAULT_CSS = """
+    LogView { height: 1fr; }
+    """
+    BINDINGS = [
+        Binding("slash", "search", "Search", id="logs.search"),
+        Binding("n", "next_match(1)", "Next", id="logs.next_match"),
+        Binding("N", "next_match(-1)", "Prev", id="logs.prev_match"),
+        Binding("f", "filter('in')", "Filter in", id="logs.filter_in"),
+        Binding("F", "filter('out')", "Filter out", id="logs.filter_out"),
+        Binding("c", "clear", "Clear filters", id="logs.clear"),
+        Binding("e", "next_error(1)", "Next error", id="logs.next_error"),
+        Binding("E", "next_error(-1)", "Prev error", id="logs.prev_error"),
+        Binding("end", "follow", "Follow", id="logs.follow"),
+        Binding("home", "top", "Top", show=False, id="logs.top"),
+    ]
+
+    class Changed(Message):
+        """Follow / filter / search state changed (the pane updates its status line)."""
+
+    def __init__(self, state: SessionState, source: str = ALL, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.index = LogIndex(state, source)
+        self._log_styles: LogStyles | None = None
+        self.follow = True
+        self.cursor: int | None = None  # highlighted row (search / error jumps)
+        self.filter_in_text: str | None = None
+        self.filter_out_text: str | None = None
+        self.search_text: str | None = None
+        self._cache: OrderedDict[tuple, Strip] = OrderedDict()
+        self._max_width = 0
+        self._scrolling = False
+
+    # --- data ------------------------------------------------------------------
+
+    def set_source(self, state: SessionState, source: str) -> None:
+        self.index = LogIndex(state, source)
+        self.index.filter_in = self.index.filter_out = None
+        self.index.set_filters(self.filter_in_text, self.filter_out_text)
+        self.index.set_search(self.search_text)
+        self.cursor = None
+        self.follow = True
+        self._cache.clear()
+        self._update_size()
+
+    def sync(self) -> None:
+        """Take in new lines (called at frame rate when the logs section changed)."""
+        if self.index.refresh():
+            self._update_size()
+
+    def _update_size(self) -> None:
+        n = len(self.index)
+        # width: grow from what was seen on screen; cheap and good enough for x-scroll
+        size = Size(max(self._max_width, self.size.width), n)
+        if size != self.virtual_size:
+            # Widget.virtual_size is a layout reactive: assigning it re-lays out
+            # the whole screen (~50 ms) at every frame of a flood. Only this
+            # view's scroll region changes, so set it without a layout and
+            # update the scrollbars as ScrollView does on a resize (a scrollbar
+            # appearing still lays out, once).
+            self.set_reactive(LogView.virtual_size, size)
+            self._scroll_update(size)
+        if self.follow:
+            self._scroll_to_end()
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self._cache.clear()
+        self._update_size()
+
+    def _scroll_to_end(self) -> None:
+        self._scrolling = True
+        self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+        self._scrolling = False
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if not self._scrolling and new_value < old_value and self.follow:
+            self.follow = False  # scrolling up pauses
+            self.post_message(self.Changed())
+
+    # --- rendering ---------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        width = self.size.width
+        row = self.index.row(index)
+        if row is None:
+            return Strip.blank(width, self.rich_style)
+        key, text = row
+        cursor = index == self.cursor
+        ck = (key, scroll_x, width, cursor, self.index.version if cursor else 0,
+              self.search_text, self.index.source == ALL)
+        strip = self._cache.get(ck)
+        if strip is not None:
+            self._cache.move_to_end(ck)
+            return strip
+        strip = self._render_text(key, text, scroll_x, width, cursor)
+        self._cache[ck] = strip
+        if len(self._cache) > CACHE_LINES:
+            self._cache.popitem(last=False)
+        return strip
+
+    def _render_text(self, key, text: str, scroll_x: int, width: int, cursor: bool) -> Strip:
+        text = text.expandtabs(4).replace("\r", "")
+        if len(text) > self._max_width:
+            self._max_width = min(len(text), 4000)
+        if not cursor and self.index.search is None:
+            # the common row while following a flood (every row on screen is new
+            # at each frame): segments straight away, not a rich Text rendered
+            # through the console (~4x the cost)
+            shown = text[: scroll_x + width + 200]
+            st = self.styles_
+            segments = []
+            if self.index.source == ALL:
+                segments.append(Segment(f"{self.index.source_of(key)} ", st.source))
+            if FATAL_RE.search(text):
+                segments.append(Segment(shown, st.fatal))
+            else:
+                m = LEVEL_RE.search(text, 0, 80)
+                if m is None or m.start() >= len(shown):
+                    segments.append(Segment(shown, st.base))
+                else:
+                    a, b = m.start(), min(m.end(), len(shown))
+                    segments += [Segment(shown[:a], st.base),
+                                 Segment(shown[a:b], st.levels[m.group(1)]),
+                                 Segment(shown[b:], st.base)]
+            strip = Strip(segments).crop(scroll_x, scroll_x + width)
+            return strip.extend_cell_length(width, self.rich_style)
+        st = self.styles_
+        line = Text(no_wrap=True, style=st.base)
+        if self.index.source == ALL:
+            line.append(f"{self.index.source_of(key)} ", st.source)
+        start = len(line)
+        line.append(text[: scroll_x + width + 200])
+        if FATAL_RE.search(text):
+            line.stylize(st.fatal, start)
+        else:
+            m = LEVEL_RE.search(text, 0, 80)
+            if m is not None:
+                line.stylize(st.levels[m.group(1)], start + m.start(), start + m.end())
+        if self.index.search is not None:
+            for m in self.index.search.finditer(text[: scroll_x + width + 200]):
+                if m.end() > m.start():
+                    line.stylize(MATCH_STYLE, start + m.start(), start + m.end())
+        if cursor:
+            line.stylize(st.cursor)
+        segments = list(line.render(self.app.console))
+        strip = Strip(segments).crop(scroll_x, scroll_x + width)
+        return strip.extend_cell_length(width, st.base if not cursor else st.cursor)
+
+    @property
+    def styles_(self) -> LogStyles:
+        """Row styles for the current theme (rebuilt when the theme changes)."""
+        if self._log_styles is None:
+            self._log_styles = LogStyles(self.app.theme_variables, self.rich_style)
+        return self._log_styles
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+        self._log_styles = None
+
+    # --- actions -----------------------------------------------------------------
+
+    def _jump(self, index: int | None, what: str) -> None:
+        if index is None:
+            self.notify(f"no {what}", severity="warning", timeout=2)
+            return
+        self.follow = False
+        self.cursor = index
+        self.index.version += 1
+        self._scrolling = True
+        self.scroll_to(y=max(0, index - self.size.height // 2), animate=False, immediate=True)
+        self._scrolling = False
+        self.refresh()
+        self.post_message(self.Changed())
+
+    def _start_row(self, step: int) -> int:
+        if self.cursor is not None:
+            return self.cursor
+        top = int(self.scroll_y)
+        return top - 1 if step > 0 else top + self.size.height
+
+    def action_next_match(self, step: int) -> None:
+        if self.index.search is None:
+            self.notify("no search: press / first", severity="warning", timeout=2)
+            return
+        self._jump(self.index.find(self._start_row(step), step), "match")
+
+    def action_next_error(self, step: int) -> None:
+        self._jump(self.index.next_error(self._start_row(step), step), "error line")
+
+    def action_follow(self) -> None:
+        self.follow = True
+        self.cursor = None
+        self._scroll_to_end()
+        self.refresh()
+        self.post_message(self.Changed())
+
+    def action_top(self) -> None:
+        self.follow = False
+        self.scroll_home(animate=False)
+        self.post_message(self.Changed())
+
+    def action_clear(self) -> None:
+        self.filter_in_text = self.filter_out_text = self.search_text = None
+        self.index.set_filters()
+        self.index.set_search(None)
+        self.cursor = None
+        self._cache.clear()
+        self._update_size()
+        self.post_message(self.Changed())
+
+    def apply_search(self, pattern: str | None) -> None:
+        self.search_text = pattern or None
+        self.index.set_search(self.search_text)
+        self._cache.clear()
+        self.cursor = None
+        self.refresh()
+        if self.index.search is not None and self.index.matches:
+            self._jump(self.index.find(self._start_row(-1), -1), "match")
+        self.post_message(self.Changed())
+
+    def apply_filter(self, which: str, pattern: str | None) -> None:
+        if which == "in":
+            self.filter_in_text = pattern or None
+        else:
+            self.filter_out_text = pattern or None
+        self.index.set_filters(self.filter_in_text, self.filter_out_text)
+        self.index.set_search(self.search_text)
+        self.cursor = None
+        self._cache.clear()
+        self._update_size()
+        self.post_message(self.Changed())
+
+    def _prompt(self, title: str, kind: str, value: str | None, done) -> None:
+        from perftriage.screens.prompt import PromptScreen
+
+        def validate(text: str) -> str | None:
+            try:
+                re.compile(text)
+            except re.error as exc:
+                return f"not a regex: {exc}"
+            return None
+
+        self.app.push_screen(
+            PromptScreen(title, kind, placeholder="regex (smart case)", value=value or "",
+                         help="a Python regex; lower case = case-insensitive", validate=validate),
+            lambda v: done(v) if v is not None else None,
+        )
+
+    def action_search(self) -> None:
+        self._prompt("logs: search", "log-search", self.search_text, self.apply_search)
+
+    def action_filter(self, which: str) -> None:
+        current = self.filter_in_text if which == "in" else self.filter_out_text
+        title = "logs: show only lines matching" if which == "in" else "logs: hide lines matching"
+        self._prompt(title, f"log-filter-{which}", current,
+                     lambda v: self.apply_filter(which, v))
+
+    def status(self) -> str:
+        parts = ["following" if self.follow else "paused (End follows)"]
+        parts.append(f"{len(self.index):,} lines")
+        if self.filter_in_text:
+            parts.append(f"+/{self.filter_in_text}/")
+        if self.filter_out_text:
+            parts.append(f"-/{self.filter_out_text}/")
+        if self.search_text:
+            parts.append(f"search /{self.search_text}/: {len(self.index.matches)} matches")
+        return " · ".join(parts)

@@ -1,0 +1,153 @@
+"""Logs pane: one tab per followed source plus a merged "all" view, the
+throughput of the selected source (sparkline + latest values + ms/token at
+batch 1) and a line-API log view rendered from the bounded rings in state."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Sparkline, Static, Tab, Tabs
+
+from perftriage.core.log_view import ALL
+from perftriage.core.logparse import LogMetrics
+from perftriage.core.state import SessionState
+from perftriage.widgets.log_view import LogView
+from perftriage.widgets.pane import Pane
+
+
+def _tab_id(source: str) -> str:
+    return "src-all" if source == ALL else f"src-{source}"
+
+
+def _fmt(v: float | None, spec: str = ".1f") -> str:
+    return "–" if v is None else format(v, spec)
+
+
+def metrics_line(m: LogMetrics) -> str:
+    if m.count == 0:
+        ms = [x.name for x in m.milestones]
+        return f"{m.engine or 'log'}: {ms[-1] if ms else 'no metrics yet'}"
+    d, p = m.last_decode, m.last_prefill
+    gen = m.latest_gen_tps
+    parts = [f"gen [b]{_fmt(gen)}[/b] tok/s"]
+    if m.ms_per_token is not None:
+        parts.append(f"[b]{m.ms_per_token:.2f}[/b] ms/tok@bs1")
+    src = d or p
+    if src is not None:
+        parts.append(f"run {src.running if src.running is not None else '–'}")
+        parts.append(f"queue {src.queued if src.queued is not None else '–'}")
+        if src.token_usage is not None:
+            parts.append(f"usage {src.token_usage:.2f}")
+    if m.input_tps:
+        parts.append(f"in {_fmt(m.input_tps[-1], '.0f')} tok/s")
+    if m.errors:
+        parts.append(f"[red]{m.errors} fatal[/red]")
+    if m.ready:
+        parts.append("[green]ready[/green]")
+    return " · ".join(parts)
+
+
+class LogsPane(Pane):
+    section = "logs"
+    DEFAULT_CSS = """
+    LogsPane Tabs { height: 2; }
+    LogsPane #logs-metrics-row { height: 1; }
+    LogsPane #logs-metrics { width: 1fr; height: 1; }
+    LogsPane #logs-spark { width: 24; height: 1; }
+    LogsPane #logs-status { height: 1; color: $text-muted; }
+    """
+    BINDINGS = [
+        Binding("right_square_bracket", "cycle(1)", "Next log", id="logs.next_source"),
+        Binding("left_square_bracket", "cycle(-1)", "Prev log", id="logs.prev_source"),
+    ]
+
+    def __init__(self, title: str, **kwargs) -> None:
+        super().__init__(title, **kwargs)
+        self._sources: list[str] = []
+        self.selected = ALL
+        self._metrics_seen: tuple = ()
+        self._status_seen: str | None = None
+
+    def compose(self):
+        yield Tabs(Tab("all", id=_tab_id(ALL)), id="logs-tabs")
+        with Horizontal(id="logs-metrics-row"):
+            yield Static("no log sources — o opens a log file", id="logs-metrics")
+            yield Sparkline([], id="logs-spark")
+        yield LogView(self.app.session.state, ALL, id="logs-view")
+        yield Static("", id="logs-status")
+
+    @property
+    def view(self) -> LogView:
+        return self.query_one("#logs-view", LogView)
+
+    def render_state(self, state: SessionState) -> None:
+        view = self.view
+        if view.index.state is not state:
+            view.set_source(state, self.selected)
+        tabs = self.query_one("#logs-tabs", Tabs)
+        for sid, src in state.logs.items():
+            if sid not in self._sources:
+                self._sources.append(sid)
+                label = src.path.rsplit("/", 1)[-1] or src.path
+                host = "" if src.host in ("localhost", "?") else f"{src.host}:"
+                tabs.add_tab(Tab(f"{host}{label}", id=_tab_id(sid)))
+        view.sync()
+        self._render_metrics(state)
+        self._render_status(state)
+
+    def _metrics_source(self, state: SessionState):
+        if self.selected != ALL:
+            return state.logs.get(self.selected)
+        with_metrics = [s for s in state.logs.values() if s.metrics.count or s.metrics.milestones]
+        return with_metrics[-1] if with_metrics else None
+
+    def _render_metrics(self, state: SessionState) -> None:
+        src = self._metrics_source(state)
+        if src is None:
+            return
+        m = src.metrics
+        key = (src.source_id, m.count, len(m.milestones), m.errors)
+        if key == self._metrics_seen:
+            return
+        self._metrics_seen = key
+        label = "" if self.selected != ALL else f"[dim]{src.source_id}[/dim] "
+        # fixed one-row widgets: no layout for new text (a layout costs ~50 ms)
+        self.query_one("#logs-metrics", Static).update(label + metrics_line(m), layout=False)
+        self.query_one("#logs-spark", Sparkline).data = list(m.gen_tps)[-60:]
+
+    def _render_status(self, state: SessionState) -> None:
+        parts = [self.view.status()]
+        if self.selected != ALL and (src := state.logs.get(self.selected)) is not None:
+            if not src.open:
+                parts.append(f"closed: {src.closed_reason or ''}")
+            if src.dropped:
+                parts.append(f"{src.dropped:,} lines not recorded (transcript cap)")
+        text = " · ".join(parts)
+        if text != self._status_seen:
+            self._status_seen = text
+            self.query_one("#logs-status", Static).update(text, layout=False)
+
+    def on_log_view_changed(self, event: LogView.Changed) -> None:
+        self._render_status(self.app.session.state)
+
+    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        tab_id = event.tab.id or ""
+        source = ALL if tab_id == "src-all" else tab_id.removeprefix("src-")
+        if source == self.selected:
+            return
+        self.selected = source
+        self._metrics_seen = ()
+        state = self.app.session.state
+        self.view.set_source(state, source)
+        self._render_metrics(state)
+        self._render_status(state)
+
+    def action_cycle(self, step: int) -> None:
+        tabs = self.query_one("#logs-tabs", Tabs)
+        if step > 0:
+            tabs.action_next_tab()
+        else:
+            tabs.action_previous_tab()
+
+    def select(self, source: str) -> None:
+        self.query_one("#logs-tabs", Tabs).active = _tab_id(source)
