@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perftriage.core import events as ev
-from perftriage.core import transcript
+from perftriage.core.model import events as ev
+from perftriage.core.store import transcript
 
 OUT = Path(__file__).resolve().parent.parent / "sessions" / "example-moe-gap.jsonl"
 T0_WALL = 1796000000.0  # fixed: the file must not change between runs

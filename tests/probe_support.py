@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers import alive  # noqa: F401 - re-exported for the probe tests
 
-from perftriage.core.config import HostConfig
+from perftriage.core.store.config import HostConfig
 from perftriage.services.hosts import Host, HostRegistry
 from perftriage.services.probe_runner import ProbeRunner
 from perftriage.services.session import Session

@@ -1,7 +1,7 @@
 import json
 
 from perftriage.app import PerftriageApp
-from perftriage.core import transcript
+from perftriage.core.store import transcript
 from perftriage.services.cockpit import Cockpit
 from perftriage.widgets.hosts import HostsPane
 from perftriage.widgets.hypotheses import HypothesesPane

@@ -17,7 +17,7 @@ def test_import_linter_contracts_hold():
 
 def test_core_has_no_textual_at_runtime():
     code = (
-        "import sys, perftriage.core.reducer, perftriage.core.transcript, perftriage.services.cockpit, "
+        "import sys, perftriage.core.model.reducer, perftriage.core.store.transcript, perftriage.services.cockpit, "
         "perftriage.transport.local\nassert 'textual' not in sys.modules"
     )
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)

@@ -33,7 +33,7 @@ def test_help_lists_commands():
 
 
 def test_sessions_table(tmp_path):
-    from perftriage.core import events as ev
+    from perftriage.core.model import events as ev
     from perftriage.services.session import Session
 
     s = Session("demo", hosts=["localhost"], sessions_dir=tmp_path)

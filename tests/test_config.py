@@ -1,6 +1,6 @@
 import pytest
 
-from perftriage.core.config import ConfigError, load, parse
+from perftriage.core.store.config import ConfigError, load, parse
 
 GOOD = """
 [ui]

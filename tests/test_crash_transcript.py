@@ -3,13 +3,13 @@
 import subprocess
 import sys
 
-from perftriage.core import transcript
+from perftriage.core.store import transcript
 
 CRASHING_APP = """
 import sys
 from pathlib import Path
 from perftriage.app import PerftriageApp
-from perftriage.core import events as ev
+from perftriage.core.model import events as ev
 from perftriage.services.cockpit import Cockpit
 
 class Crashy(PerftriageApp):

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from tests.helpers import wait_for
 from tests.sshd import free_port
 from perftriage.cli import EXIT_UNREACHABLE, cli
-from perftriage.core.config import Config, HostConfig
+from perftriage.core.store.config import Config, HostConfig
 from perftriage.services.hosts import HostSpecError, resolve_hosts
 
 pytestmark = pytest.mark.ssh

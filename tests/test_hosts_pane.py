@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from tests.helpers import wait_for
-from perftriage.core import events as ev
-from perftriage.core.reducer import apply
-from perftriage.core.state import SessionState
+from perftriage.core.model import events as ev
+from perftriage.core.model.reducer import apply
+from perftriage.core.model.state import SessionState
 
 from textual.widgets import Static
 
@@ -104,7 +104,7 @@ def test_no_gpu_message_and_na_fields():
 
 async def test_config_can_show_power_history_from_the_start(tmp_path):
     from perftriage.app import PerftriageApp
-    from perftriage.core.config import parse
+    from perftriage.core.store.config import parse
     from perftriage.services.cockpit import Cockpit
     from perftriage.widgets.hosts import HostsPane
 

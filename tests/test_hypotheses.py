@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from perftriage.app import PerftriageApp
-from perftriage.core import events as ev
-from perftriage.core import transcript
-from perftriage.core.reducer import apply, replay
-from perftriage.core.state import SessionState
+from perftriage.core.model import events as ev
+from perftriage.core.store import transcript
+from perftriage.core.model.reducer import apply, replay
+from perftriage.core.model.state import SessionState
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.session import Session
 from perftriage.widgets.hypotheses import HypothesesPane

@@ -1,8 +1,8 @@
 """``[ui] keymap`` remaps bindings by id (App.set_keymap); unknown ids warn."""
 
 from perftriage.app import PerftriageApp
-from perftriage.core import paths
-from perftriage.core.config import load
+from perftriage.core.store import paths
+from perftriage.core.store.config import load
 from perftriage.screens.prompt import PromptScreen
 from perftriage.services.cockpit import Cockpit
 

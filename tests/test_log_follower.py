@@ -8,9 +8,9 @@ import subprocess
 import pytest
 
 from tests.helpers import wait_for
-from perftriage.core import events as ev
-from perftriage.core import transcript
-from perftriage.core.config import HostConfig
+from perftriage.core.model import events as ev
+from perftriage.core.store import transcript
+from perftriage.core.store.config import HostConfig
 from perftriage.services.hosts import Host, HostRegistry, local_host
 from perftriage.services.log_follower import LogFollower, strip_heartbeats
 from perftriage.services.session import Session
@@ -109,7 +109,7 @@ async def test_transcript_cap_keeps_metric_lines(tmp_path) -> None:
     assert recorded[1].lines == [] and recorded[1].dropped == 1
     notes = [e for e in tr.events if isinstance(e, ev.NoteAdded)]
     assert len(notes) == 1 and "cap" in notes[0].text
-    from perftriage.core.reducer import replay
+    from perftriage.core.model.reducer import replay
 
     replayed = replay(tr.events)
     assert list(replayed.logs["s"].metrics.gen_tps) == [10.31]

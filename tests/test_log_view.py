@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from perftriage.core import events as ev
-from perftriage.core.log_view import ALL, LogIndex
-from perftriage.core.reducer import apply
-from perftriage.core.state import SessionState
+from perftriage.core.model import events as ev
+from perftriage.core.view.log_window import ALL, LogIndex
+from perftriage.core.model.reducer import apply
+from perftriage.core.model.state import SessionState
 
 
 def state_with(ring: int = 1000) -> SessionState:
@@ -81,7 +81,7 @@ def test_flat_memory_over_many_batches() -> None:
 
 def _scan_errors(ix: LogIndex, start: int, step: int) -> int | None:
     """Reference: walk the rows for the next error line (what the index replaces)."""
-    from perftriage.core.log_view import _ErrorMatcher
+    from perftriage.core.view.log_window import _ErrorMatcher
 
     return ix.find(start, step, _ErrorMatcher)
 

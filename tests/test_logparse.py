@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import FIXTURES
-from perftriage.core import events as ev
-from perftriage.core import logparse as lp
-from perftriage.core.reducer import replay
+from perftriage.core.model import events as ev
+from perftriage.core.parse import logparse as lp
+from perftriage.core.model.reducer import replay
 
 LOGS = FIXTURES / "logs"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.helpers import wait_for
 from perftriage.app import PerftriageApp
-from perftriage.core import events as ev
+from perftriage.core.model import events as ev
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry, local_host
 from perftriage.widgets.log_view import LogView

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from perftriage.core import nvsmi
-from perftriage.core.events import GpuSample
+from perftriage.core.parse import nvsmi
+from perftriage.core.model.events import GpuSample
 
 FX = Path(__file__).parent / "fixtures" / "nvidia-smi"
 H200 = FX / "h200"

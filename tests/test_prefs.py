@@ -1,10 +1,10 @@
 """UI preferences in the config file: validated strictly, and written back
-by a minimal edit that keeps the user's comments (perftriage.core.config_edit)."""
+by a minimal edit that keeps the user's comments (perftriage.core.store.config_edit)."""
 
 import pytest
 
-from perftriage.core.config import ConfigError, load, parse
-from perftriage.core.config_edit import set_ui_string, set_ui_value
+from perftriage.core.store.config import ConfigError, load, parse
+from perftriage.core.store.config_edit import set_ui_string, set_ui_value
 
 USER_FILE = """\
 # perftriage config — hand-written

@@ -8,9 +8,10 @@ import sys
 
 import pytest
 
-from perftriage.core import events as ev
-from perftriage.core import probes, transcript
-from perftriage.core.config import ProbeTemplate
+from perftriage.core.model import events as ev
+from perftriage.core import probes
+from perftriage.core.store import transcript
+from perftriage.core.store.config import ProbeTemplate
 from perftriage.core.probes import ProbeUsageError
 from perftriage.services.hosts import HostRegistry
 from perftriage.services.probe_runner import ProbeRunner

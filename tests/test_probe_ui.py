@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from perftriage.app import PerftriageApp
-from perftriage.core.config import Config, HostConfig, ProbeTemplate, UIConfig
+from perftriage.core.store.config import Config, HostConfig, ProbeTemplate, UIConfig
 from perftriage.screens.probe_output import ProbeOutputScreen
 from perftriage.screens.prompt import PromptScreen
 from perftriage.services.cockpit import Cockpit

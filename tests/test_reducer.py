@@ -1,6 +1,6 @@
-from perftriage.core import events as ev
-from perftriage.core.reducer import apply, replay
-from perftriage.core.state import SessionState
+from perftriage.core.model import events as ev
+from perftriage.core.model.reducer import apply, replay
+from perftriage.core.model.state import SessionState
 
 
 def test_probe_lifecycle():

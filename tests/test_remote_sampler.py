@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import wait_for
-from perftriage.core import events as ev
+from perftriage.core.model import events as ev
 from perftriage.services import remote_sampler as rs
 from perftriage.transport.local import LocalTransport
 

@@ -13,7 +13,7 @@ import pytest
 
 from tests.helpers import wait_for
 from tests.test_remote_sampler import Sink, starts
-from perftriage.core import events as ev
+from perftriage.core.model import events as ev
 from perftriage.services import remote_sampler as rs
 
 pytestmark = pytest.mark.ssh

@@ -4,7 +4,7 @@ reducer, rebuild exactly the state the live session had."""
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from perftriage.core import events as ev
+from perftriage.core.model import events as ev
 from perftriage.services.session import Session
 
 ids = st.sampled_from(["p1", "p2", "p3"])

@@ -6,8 +6,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from perftriage.cli import cli
-from perftriage.core import report, transcript
-from perftriage.core.state import SessionState
+from perftriage.core.report import markdown as report
+from perftriage.core.store import transcript
+from perftriage.core.model.state import SessionState
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "fixtures" / "report" / "investigation.jsonl"

@@ -4,7 +4,7 @@ import pytest
 from click.testing import CliRunner
 
 from perftriage.cli import cli
-from perftriage.core import roofline
+from perftriage.core.analysis import roofline
 
 
 def run(*args):
@@ -100,8 +100,8 @@ def test_bad_input_exits_2_with_a_clear_message(args, message):
 
 
 def test_panel_prefill_from_hosts_and_log():
-    from perftriage.core import events as ev
-    from perftriage.core.reducer import replay
+    from perftriage.core.model import events as ev
+    from perftriage.core.model.reducer import replay
     from perftriage.screens.roofline import parse, prefill
 
     line = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, "

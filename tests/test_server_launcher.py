@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from tests.helpers import wait_for
-from perftriage.core import events as ev
-from perftriage.core.config import ServerProfile
+from perftriage.core.model import events as ev
+from perftriage.core.store.config import ServerProfile
 from perftriage.services.hosts import HostRegistry, local_host
 from perftriage.services.log_follower import LogFollower
 from perftriage.services.server_launcher import (
@@ -144,7 +144,7 @@ async def test_health_url_readiness(tmp_path) -> None:
 @pytest.mark.ssh
 async def test_simulator_launched_over_ssh_is_ready_and_stops_cleanly(sshd, tmp_path) -> None:
     """The same simulator through the real SSH path: start, ready, metrics, stop."""
-    from perftriage.core.config import HostConfig
+    from perftriage.core.store.config import HostConfig
     from perftriage.services.hosts import Host
     from perftriage.transport.ssh import SSHTransport
 

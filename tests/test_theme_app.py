@@ -3,8 +3,8 @@
 
 import pytest
 
-from perftriage.core import paths
-from perftriage.core.config import load
+from perftriage.core.store import paths
+from perftriage.core.store.config import load
 from perftriage.theming import DEFAULT_THEME
 from perftriage.widgets.probes import ProbesPane
 

@@ -5,7 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 from perftriage.cli import Globals, cli
-from perftriage.core import paths
+from perftriage.core.store import paths
 
 
 def _run(*args):

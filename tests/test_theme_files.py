@@ -1,13 +1,14 @@
 """Theme files: bundled ones are complete, broken ones are reported with
-file and reason (perftriage.core.theme_files, no Textual), and they become Textual
+file and reason (perftriage.core.store.theme_files, no Textual), and they become Textual
 themes (perftriage.theming)."""
 
 from pathlib import Path
 
 import pytest
 
-from perftriage.core import paths, theme_files
-from perftriage.core.theme_files import THEME_VARIABLES, ThemeFileError
+from perftriage.core.store import paths
+from perftriage.core.store import theme_files
+from perftriage.core.store.theme_files import THEME_VARIABLES, ThemeFileError
 
 BUNDLED = sorted(paths.bundled_themes_dir().glob("*.toml"))
 
@@ -112,7 +113,7 @@ def test_theme_files_module_has_no_textual():
     import subprocess
     import sys
 
-    code = "import sys, perftriage.core.theme_files, perftriage.core.config_edit; assert 'textual' not in sys.modules"
+    code = "import sys, perftriage.core.store.theme_files, perftriage.core.store.config_edit; assert 'textual' not in sys.modules"
     repo = Path(__file__).resolve().parent.parent
     r = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from perftriage.core import events as ev
-from perftriage.core import transcript
+from perftriage.core.model import events as ev
+from perftriage.core.store import transcript
 
 
 def _events(n):
@@ -93,7 +93,8 @@ def test_not_a_transcript(tmp_path):
 
 WRITER_SCRIPT = """
 import sys, time
-from perftriage.core import events as ev, transcript
+from perftriage.core.model import events as ev
+from perftriage.core.store import transcript
 w = transcript.TranscriptWriter(sys.argv[1], transcript.make_header("x", []))
 i = 0
 while True:

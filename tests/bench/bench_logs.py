@@ -174,7 +174,7 @@ async def main() -> None:
             base = None
         else:
             from tests.sshd import SshServer
-            from perftriage.core.config import HostConfig
+            from perftriage.core.store.config import HostConfig
             from perftriage.services.hosts import Host
             from perftriage.transport.ssh import SSHTransport
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import asyncssh
 
 from perftriage.core import probes
-from perftriage.core.config import Config, HostConfig
+from perftriage.core.store.config import Config, HostConfig
 from perftriage.services.hosts import HostRegistry, make_host
 from perftriage.services.probe_runner import ProbeRunner
 from perftriage.services.session import Session

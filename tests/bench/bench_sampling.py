@@ -32,11 +32,11 @@ import time
 from pathlib import Path
 
 from tests.sshd import SshServer
-from perftriage.core import events as ev
-from perftriage.core import nvsmi
+from perftriage.core.model import events as ev
+from perftriage.core.parse import nvsmi
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import Host, HostRegistry
-from perftriage.core.config import HostConfig
+from perftriage.core.store.config import HostConfig
 
 FAKE_DIR = Path(__file__).resolve().parent.parent / "fake_nvidia_smi"
 

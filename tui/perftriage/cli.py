@@ -59,18 +59,18 @@ class Globals:
     sample_interval: float | None = None
 
     def resolved_sessions_dir(self) -> Path:
-        from perftriage.core.paths import default_sessions_dir
+        from perftriage.core.store.paths import default_sessions_dir
 
         return self.sessions_dir or default_sessions_dir()
 
     def resolved_config_path(self) -> Path:
-        from perftriage.core.paths import default_config_file
+        from perftriage.core.store.paths import default_config_file
 
         return self.config_path or default_config_file()
 
     def load_config(self):
         """The validated config, or exit 2 with 'file:line: reason'."""
-        from perftriage.core.config import ConfigError, load
+        from perftriage.core.store.config import ConfigError, load
 
         try:
             return load(self.resolved_config_path(), must_exist=self.config_explicit)

@@ -1,6 +1,6 @@
 """Themes and keymaps for the Textual app (the UI half of issue 8).
 
-``perftriage.core.theme_files`` validates theme files without Textual; here they
+``perftriage.core.store.theme_files`` validates theme files without Textual; here they
 become ``textual.theme.Theme`` objects, next to Textual's builtin themes.
 Keymap overrides from ``[ui] keymap`` are applied here too (one function,
 called once at start-up) so unknown binding ids become warnings, not crashes.
@@ -17,8 +17,8 @@ from textual.binding import Binding
 from textual.color import Color, ColorParseError
 from textual.theme import BUILTIN_THEMES, Theme
 
-from perftriage.core import theme_files
-from perftriage.core.theme_files import THEME_VARIABLES, ThemeFileError, ThemeSpec
+from perftriage.core.store import theme_files
+from perftriage.core.store.theme_files import THEME_VARIABLES, ThemeFileError, ThemeSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from textual.app import App

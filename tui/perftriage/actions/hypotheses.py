@@ -16,10 +16,12 @@ from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from perftriage.actions.base import ActionsMixin
-from perftriage.core import events as ev
-from perftriage.core import report, roofline, transcript
-from perftriage.core.paths import default_sessions_dir
-from perftriage.core.state import Hypothesis, ProbeState
+from perftriage.core.model import events as ev
+from perftriage.core.report import markdown as report
+from perftriage.core.analysis import roofline
+from perftriage.core.store import transcript
+from perftriage.core.store.paths import default_sessions_dir
+from perftriage.core.model.state import Hypothesis, ProbeState
 from perftriage.screens.hypothesis_detail import HypothesisDetailScreen
 from perftriage.screens.hypothesis_evidence import EvidencePickerScreen
 from perftriage.screens.hypothesis_form import ConfirmScreen, HypothesisFormScreen

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.binding import Binding
 
 from perftriage.actions.base import ActionsMixin
-from perftriage.core import events as ev
+from perftriage.core.model import events as ev
 from perftriage.screens.prompt import PromptScreen
 
 

@@ -17,9 +17,9 @@ from textual.theme import Theme
 
 from perftriage import theming
 from perftriage.actions.base import ActionsMixin
-from perftriage.core import paths
-from perftriage.core.config import ConfigError
-from perftriage.core.config_edit import set_ui_value
+from perftriage.core.store import paths
+from perftriage.core.store.config import ConfigError
+from perftriage.core.store.config_edit import set_ui_value
 
 
 class ThemeCommands(Provider):

@@ -20,7 +20,7 @@ DEMO_SERVER = "sglang-sim"
 
 
 def demo_config(log: Path, rate: float):
-    from perftriage.core.config import Config, ServerProfile
+    from perftriage.core.store.config import Config, ServerProfile
 
     profile = ServerProfile(
         name=DEMO_SERVER,

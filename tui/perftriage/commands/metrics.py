@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from perftriage.core.logparse import iter_metrics
+from perftriage.core.parse.logparse import iter_metrics
 
 FIELDS = (
     "source",

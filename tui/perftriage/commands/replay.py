@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from perftriage.core import transcript
+from perftriage.core.store import transcript
 
 
 @click.command("replay")

@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from perftriage.cli import UsageFailure
-from perftriage.core import report, transcript
+from perftriage.core.report import markdown as report
+from perftriage.core.store import transcript
 
 
 @click.command("report")

@@ -7,7 +7,7 @@ import json
 import click
 
 from perftriage.cli import UsageFailure
-from perftriage.core import roofline
+from perftriage.core.analysis import roofline
 
 
 @click.command("roofline")

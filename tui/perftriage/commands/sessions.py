@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from perftriage.core import transcript
+from perftriage.core.store import transcript
 
 
 def _row(path):

@@ -12,7 +12,7 @@ def command(g) -> None:
     """List themes (bundled, user, Textual's builtin); '*' marks the current
     one. Broken theme files are reported on stderr (exit status 1)."""
     from perftriage.cli import EXIT_FAILED, UsageFailure
-    from perftriage.core import paths
+    from perftriage.core.store import paths
     from perftriage.theming import load_catalog, resolve, unknown_theme_message
 
     catalog = load_catalog()

@@ -13,8 +13,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.markup import escape
 from textual.widgets import Footer, Label, Static
 
-from perftriage.core.events import GpuProcess
-from perftriage.core.state import HostState
+from perftriage.core.model.events import GpuProcess
+from perftriage.core.model.state import HostState
 from perftriage.screens.detail_modal import DetailModal
 from perftriage.widgets.format import gib, num
 from perftriage.widgets.status_style import styled, threshold

@@ -10,8 +10,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
-from perftriage.core.report import STANCE_ICON, STATUS_ICON, clock, evidence_label, evidence_result
-from perftriage.core.state import SessionState
+from perftriage.core.report.markdown import STANCE_ICON, STATUS_ICON, clock, evidence_label, evidence_result
+from perftriage.core.model.state import SessionState
 from perftriage.widgets.status_style import STATUS_ICON as PROBE_ICON
 from perftriage.widgets.status_style import status_text
 

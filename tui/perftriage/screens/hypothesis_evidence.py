@@ -12,9 +12,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label
 
-from perftriage.core import roofline
-from perftriage.core.report import classify_log_line, clock, decode_throughput, probe_summary
-from perftriage.core.state import SessionState
+from perftriage.core.analysis import roofline
+from perftriage.core.report.markdown import classify_log_line, clock, decode_throughput, probe_summary
+from perftriage.core.model.state import SessionState
 from perftriage.widgets.status_style import STATUS_ICON, status_text
 
 LOG_CANDIDATES = 200

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Footer, Label, TextArea
 
-from perftriage.core.state import ProbeState
+from perftriage.core.model.state import ProbeState
 from perftriage.screens.detail_modal import DetailModal
 from perftriage.widgets.format import duration
 

@@ -14,9 +14,9 @@ from textual.containers import Grid, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from perftriage.core import roofline
-from perftriage.core.report import batch1_ms_per_token
-from perftriage.core.state import SessionState
+from perftriage.core.analysis import roofline
+from perftriage.core.report.markdown import batch1_ms_per_token
+from perftriage.core.model.state import SessionState
 from perftriage.widgets.status_style import styled
 
 # (input id, label, compute() keyword, help)

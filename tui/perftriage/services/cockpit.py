@@ -9,8 +9,8 @@ import asyncio
 import contextlib
 from pathlib import Path
 
-from perftriage.core import events as ev
-from perftriage.core.config import Config
+from perftriage.core.model import events as ev
+from perftriage.core.store.config import Config
 from perftriage.services.hosts import HostRegistry, build_registry
 from perftriage.services.local_sampler import LocalSampler
 from perftriage.services.remote_sampler import RemoteSampler, fetch_info, fetch_processes

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from perftriage.core.config import Config, HostConfig
+from perftriage.core.store.config import Config, HostConfig
 from perftriage.core.probes import HostContext
 from perftriage.transport.base import Transport
 from perftriage.transport.local import LocalTransport

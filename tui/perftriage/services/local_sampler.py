@@ -1,7 +1,7 @@
 """Samples this machine: CPU / RAM / load via psutil, GPUs via NVML.
 
 NVML units: memory in bytes, power in milliwatts, clocks in MHz (converted
-by :func:`perftriage.core.nvsmi.gpu_from_nvml`). Slow-changing facts (name, UUID,
+by :func:`perftriage.core.parse.nvsmi.gpu_from_nvml`). Slow-changing facts (name, UUID,
 max clocks, bus width) are read once. With no NVIDIA driver the sample
 carries ``gpu_error`` ("no NVIDIA GPU ...") and CPU/RAM still work; with
 NVML missing but ``nvidia-smi`` on the PATH, GPUs are read through it.
@@ -15,8 +15,8 @@ import subprocess
 
 import psutil
 
-from perftriage.core import nvsmi
-from perftriage.core.events import GpuSample, HostSample
+from perftriage.core.parse import nvsmi
+from perftriage.core.model.events import GpuSample, HostSample
 
 MIB = nvsmi.MIB
 

@@ -29,8 +29,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from perftriage.core import events as ev
-from perftriage.core import logparse
+from perftriage.core.model import events as ev
+from perftriage.core.parse import logparse
 from perftriage.services.hosts import HostRegistry
 from perftriage.services.session import Session
 from perftriage.transport.base import TransportError

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from perftriage.core import events as ev
+from perftriage.core.model import events as ev
 from perftriage.core import probes
 from perftriage.services.hosts import HostRegistry
 from perftriage.services.session import Session

@@ -4,7 +4,7 @@ Two long-running commands per host, each over one channel of the host's
 transport (``Transport.stream_batches``):
 
 - ``nvidia-smi --query-gpu=<QUERY_FIELDS> --format=csv,noheader,nounits -lms <period>``
-  whose lines are grouped into samples by :class:`perftriage.core.nvsmi.QueryStream`;
+  whose lines are grouped into samples by :class:`perftriage.core.parse.nvsmi.QueryStream`;
 - a bash loop of builtins only (``mapfile``, ``read``, ``printf``; it sleeps
   with ``read -t`` on a pipe it holds itself) that prints the ``cpu`` lines of
   ``/proc/stat``, the head of ``/proc/meminfo`` and ``/proc/loadavg`` each
@@ -29,8 +29,8 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
-from perftriage.core import nvsmi
-from perftriage.core.events import Event, GpuSample, HostInfo, HostSample, HostStatus
+from perftriage.core.parse import nvsmi
+from perftriage.core.model.events import Event, GpuSample, HostInfo, HostSample, HostStatus
 from perftriage.transport.base import Transport, TransportError
 
 log = logging.getLogger(__name__)

@@ -25,9 +25,9 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from perftriage.core import events as ev
-from perftriage.core.config import ServerProfile
-from perftriage.core.logparse import READY_PATTERNS, is_fatal
+from perftriage.core.model import events as ev
+from perftriage.core.store.config import ServerProfile
+from perftriage.core.parse.logparse import READY_PATTERNS, is_fatal
 from perftriage.services.log_follower import LogFollower, guarded
 from perftriage.services.session import Session
 from perftriage.transport.base import TransportError

@@ -14,9 +14,10 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from perftriage.core import reducer, transcript
-from perftriage.core.events import Event, SessionEnded
-from perftriage.core.state import SessionState
+from perftriage.core.model import reducer
+from perftriage.core.store import transcript
+from perftriage.core.model.events import Event, SessionEnded
+from perftriage.core.model.state import SessionState
 
 Listener = Callable[[Event], None]
 

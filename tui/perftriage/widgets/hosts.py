@@ -15,8 +15,8 @@ from textual.content import Content
 from textual.markup import escape
 from textual.widgets import Static
 
-from perftriage.core.events import GpuSample
-from perftriage.core.state import HostState, SessionState
+from perftriage.core.model.events import GpuSample
+from perftriage.core.model.state import HostState, SessionState
 from perftriage.widgets.format import bar, gib, num, sparkline
 from perftriage.widgets.pane import Pane
 from perftriage.widgets.status_style import STATUS_VAR, styled, threshold

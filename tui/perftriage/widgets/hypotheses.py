@@ -13,9 +13,9 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
-from perftriage.core import roofline
-from perftriage.core.report import STATUS_ICON, clock
-from perftriage.core.state import Hypothesis, SessionState
+from perftriage.core.analysis import roofline
+from perftriage.core.report.markdown import STATUS_ICON, clock
+from perftriage.core.model.state import Hypothesis, SessionState
 from perftriage.widgets.pane import Pane
 from perftriage.widgets.status_style import rich_colour, status_text
 

@@ -1,7 +1,7 @@
 """LogView: a line-API log widget (ScrollView + render_line, as toolong does).
 
 It renders straight from the session's bounded rings through a
-:class:`~perftriage.core.log_view.LogIndex`, so nothing is copied per line and
+:class:`~perftriage.core.view.log_window.LogIndex`, so nothing is copied per line and
 memory stays flat; new lines only move the virtual size, at frame rate.
 Keys here take precedence over the app's while the view has focus (``n`` /
 ``N`` are search next / previous here, not the app's note key).
@@ -21,9 +21,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from perftriage.core.log_view import ALL, LogIndex
-from perftriage.core.logparse import FATAL_RE, LEVEL_RE
-from perftriage.core.state import SessionState
+from perftriage.core.view.log_window import ALL, LogIndex
+from perftriage.core.parse.logparse import FATAL_RE, LEVEL_RE
+from perftriage.core.model.state import SessionState
 from perftriage.widgets.status_style import rich_colour
 
 

@@ -8,9 +8,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Sparkline, Static, Tab, Tabs
 
-from perftriage.core.log_view import ALL
-from perftriage.core.logparse import LogMetrics
-from perftriage.core.state import SessionState
+from perftriage.core.view.log_window import ALL
+from perftriage.core.parse.logparse import LogMetrics
+from perftriage.core.model.state import SessionState
 from perftriage.widgets.log_view import LogView
 from perftriage.widgets.pane import Pane
 

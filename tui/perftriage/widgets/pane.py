@@ -1,5 +1,5 @@
 """Base class of the four cockpit panes: a titled box that re-renders
-from :class:`~perftriage.core.state.SessionState` only when its section changed."""
+from :class:`~perftriage.core.model.state.SessionState` only when its section changed."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from textual.containers import Vertical
 
-from perftriage.core.state import SessionState
+from perftriage.core.model.state import SessionState
 
 
 class Pane(Vertical, can_focus=False):

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from perftriage.core import probes
-from perftriage.core.state import ProbeState, SessionState
+from perftriage.core.model.state import ProbeState, SessionState
 from perftriage.widgets.format import duration
 from perftriage.widgets.pane import Pane
 from perftriage.widgets.status_style import STATUS_ICON, status_text

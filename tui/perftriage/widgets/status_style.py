@@ -2,7 +2,7 @@
 so every theme (``themes/*.toml``) decides what "ok" or "failed" looks like.
 
 The variables (``$status-ok``, ``$log-error``, ... listed in
-``perftriage.core.theme_files.THEME_VARIABLES``) are defined by every bundled theme;
+``perftriage.core.store.theme_files.THEME_VARIABLES``) are defined by every bundled theme;
 for Textual's builtin themes the app derives them from the theme's
 success/error/warning/accent colours (``perftriage.theming.fallback_variables``)."""
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from perftriage.core import nvsmi
+from perftriage.core.parse import nvsmi
 from perftriage.core.probes import (
     ProbeKind,
     Verdict,
@@ -31,7 +31,7 @@ found = {name: shutil.which(name) for name in sys.argv[1:]}
 )
 
 # --- nvsmi ----------------------------------------------------------------------
-# Same query and parser as the hosts pane (tui/perftriage/core/nvsmi.py).
+# Same query and parser as the hosts pane (tui/perftriage/core/parse/nvsmi.py).
 
 
 def _nvsmi_build(args: list[str], ctx) -> str:

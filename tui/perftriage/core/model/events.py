@@ -6,7 +6,7 @@ since the session started, ``wall`` the Unix wall time; both are stamped by
 the session when the event is emitted (see ``perftriage.services.session``).
 
 Adding an event: subclass :class:`Event` with a ``tag``, add it to
-:data:`ALL_EVENTS`, and teach :func:`perftriage.core.reducer.apply` about it.
+:data:`ALL_EVENTS`, and teach :func:`perftriage.core.model.reducer.apply` about it.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ import itertools
 import re
 from collections import deque
 
-from perftriage.core.logparse import is_error
-from perftriage.core.state import LogSourceState, SessionState
+from perftriage.core.parse.logparse import is_error
+from perftriage.core.model.state import LogSourceState, SessionState
 
 ALL = "*"  # the merged view's source id
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 
-from perftriage.core import events as ev
-from perftriage.core import logparse
-from perftriage.core.state import (
+from perftriage.core.model import events as ev
+from perftriage.core.parse import logparse
+from perftriage.core.model.state import (
     Evidence,
     Hypothesis,
     LogSourceState,

@@ -231,6 +231,6 @@ def discover(dirs: list[tuple[Path, Source]]) -> Discovery:
 
 
 def standard_dirs() -> list[tuple[Path, Source]]:
-    from perftriage.core import paths
+    from perftriage.core.store import paths
 
     return [(paths.bundled_themes_dir(), "bundled"), (paths.user_themes_dir(), "user")]

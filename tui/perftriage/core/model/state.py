@@ -1,4 +1,4 @@
-"""In-memory session state, built only by :func:`perftriage.core.reducer.apply`.
+"""In-memory session state, built only by :func:`perftriage.core.model.reducer.apply`.
 
 The UI renders from this; nothing else writes it. Each section carries a
 version counter (``state.versions``) bumped by the reducer, so panes can
@@ -11,8 +11,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from perftriage.core.events import GpuSample, HostSample
-from perftriage.core.logparse import LogMetrics
+from perftriage.core.model.events import GpuSample, HostSample
+from perftriage.core.parse.logparse import LogMetrics
 
 HISTORY_POINTS = 300  # ~5 minutes at 1 Hz
 DEFAULT_LOG_RING = 100_000
@@ -77,7 +77,7 @@ class LogSourceState:
     dropped: int = 0
     open: bool = True
     closed_reason: str | None = None
-    # throughput series and milestones parsed from the lines (perftriage.core.logparse)
+    # throughput series and milestones parsed from the lines (perftriage.core.parse.logparse)
     metrics: LogMetrics = field(default_factory=LogMetrics)
     # line numbers (0-based, as counted by total_lines) of the error lines still
     # in the ring, ascending: error navigation bisects this, never scans the ring

@@ -15,8 +15,8 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-from perftriage.core import config as config_mod
-from perftriage.core.config import ConfigError
+from perftriage.core.store import config as config_mod
+from perftriage.core.store.config import ConfigError
 
 _HEADER = re.compile(r"^\s*\[")
 _UI_HEADER = re.compile(r"^\s*\[\s*ui\s*\]\s*(#.*)?$")

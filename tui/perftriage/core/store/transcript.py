@@ -5,7 +5,7 @@ Line 1 is a header::
     {"format": "perftriage-session", "version": 1, "started_at": ISO8601,
      "hosts": [...], "perftriage": "<version>"}
 
-then one event per line (see :mod:`perftriage.core.events`), each carrying ``t``
+then one event per line (see :mod:`perftriage.core.model.events`), each carrying ``t``
 (seconds since start, monotonic) and ``wall`` (Unix time).
 
 Durability: a writer thread writes and flushes each event to the OS as it
@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 
 from perftriage import __version__
-from perftriage.core import events as ev
+from perftriage.core.model import events as ev
 
 FORMAT = "perftriage-session"
 VERSION = 1

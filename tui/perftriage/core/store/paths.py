@@ -38,7 +38,7 @@ def user_themes_dir() -> Path:
 def bundled_themes_dir() -> Path:
     """``themes/`` at the repository root (installed editable) or packaged."""
     here = Path(__file__).resolve().parent
-    for candidate in (here.parent.parent.parent / "themes", here.parent / "themes"):
+    for candidate in (here.parent.parent.parent.parent / "themes", here.parent / "themes"):
         if candidate.is_dir():
             return candidate
-    return here.parent.parent.parent / "themes"
+    return here.parent.parent.parent.parent / "themes"

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from perftriage.core.events import GpuProcess, GpuSample
+from perftriage.core.model.events import GpuProcess, GpuSample
 
 # The fields the host sampler asks for, in this order. Stable: the probe
 # kind ``nvsmi`` and the remote sampler both use it.

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perftriage.core import events as ev
-from perftriage.core import logparse, reducer, roofline
-from perftriage.core.state import Evidence, Hypothesis, ProbeState, SessionState
+from perftriage.core.model import events as ev
+from perftriage.core.parse import logparse
+from perftriage.core.model import reducer
+from perftriage.core.analysis import roofline
+from perftriage.core.model.state import Evidence, Hypothesis, ProbeState, SessionState
 
 # Reading order in the report: conclusions first.
 STATUS_ORDER = ("supported", "testing", "open", "refuted", "parked")
@@ -39,7 +41,7 @@ NOTABLE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 def classify_log_line(line: str) -> str | None:
     """``ready`` / ``oom`` / ``nccl`` / ``traceback`` / ``error`` or None.
-    Ready and error detection follow the log parser (``perftriage.core.logparse``);
+    Ready and error detection follow the log parser (``perftriage.core.parse.logparse``);
     the finer kind of error comes from :data:`NOTABLE_PATTERNS`."""
     rec = logparse.parse_line(line) if ("fired up" in line or "Starting vLLM" in line) else None
     if isinstance(rec, logparse.Milestone) and rec.name == "ready":
@@ -54,7 +56,7 @@ def classify_log_line(line: str) -> str | None:
 
 def decode_throughput(line: str) -> tuple[int, float] | None:
     """(running requests, generation tok/s) of one SGLang decode or vLLM
-    stats line (parsed by ``perftriage.core.logparse``), else None."""
+    stats line (parsed by ``perftriage.core.parse.logparse``), else None."""
     rec = logparse.parse_line(line)
     if not isinstance(rec, logparse.Metric) or rec.kind == "prefill" or rec.gen_tps is None:
         return None
@@ -401,7 +403,7 @@ def render(
 
 
 def state_from_transcript(tr: Any) -> SessionState:
-    """Replay a :class:`perftriage.core.transcript.Transcript` into a fresh state."""
+    """Replay a :class:`perftriage.core.store.transcript.Transcript` into a fresh state."""
     state = SessionState(name=str(tr.header.get("name") or Path(tr.path).stem),
                          started_at=str(tr.header.get("started_at", "")))
     for host in tr.hosts:
