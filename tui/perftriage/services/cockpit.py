@@ -18,6 +18,7 @@ from perftriage.services.log_follower import LogFollower
 from perftriage.services.probe_runner import ProbeRunner
 from perftriage.services.server_launcher import ServerLauncher
 from perftriage.services.session import Session
+from perftriage.services.source import Source, SourceSet
 
 
 class Cockpit:
@@ -48,6 +49,7 @@ class Cockpit:
         self.sample_interval = sample_interval or self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
         self.remote_samplers: dict[str, RemoteSampler] = {}
+        self.sources = SourceSet()  # every Source this cockpit runs (services/source.py)
         self.started = False
 
     @property
@@ -70,6 +72,10 @@ class Cockpit:
         for host in self.registry.hosts.values():  # host config `logs`: followed from the start
             for path in host.config.logs:
                 self.logs.open_file(host.name, path)
+
+    def add_source(self, source: Source) -> Source:
+        """Start ``source``; it stops with the cockpit."""
+        return self.sources.add(source)
 
     def spawn(self, coro) -> asyncio.Task:
         """Run a background task that stops with the cockpit."""
@@ -125,6 +131,7 @@ class Cockpit:
             await self.servers.stop_all()
         finally:
             await self.logs.close_all(reason)
+            await self.sources.stop_all()
         for task in self._tasks:
             task.cancel()
         for task in list(self.probes._tasks.values()):
