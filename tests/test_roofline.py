@@ -60,15 +60,35 @@ def test_kv_term_adds_bytes():
 
 @pytest.mark.parametrize("name", ["H200", "h200", "NVIDIA H200", "nvidia-h200", "H100 SXM",
                                   "h100", "A100 80GB", "a100-80gb", "b200",
-                                  "RTX PRO 6000 Blackwell Workstation", "rtx-pro-6000"])
+                                  "RTX PRO 6000 Blackwell Workstation", "rtx-pro-6000",
+                                  # exactly as nvidia-smi prints them
+                                  "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "NVIDIA B200",
+                                  "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+                                  "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"])
 def test_gpu_aliases(name):
     canonical, gbs = roofline.lookup_gpu(name)
     assert roofline.KNOWN_GPUS[canonical] == gbs
 
 
-def test_known_gpu_table():
-    assert roofline.KNOWN_GPUS == {"H100 SXM": 3350, "H200": 4800, "A100 80GB": 2039,
-                                   "B200": 8000, "RTX PRO 6000 Blackwell Workstation": 1792}
+@pytest.mark.parametrize(("name", "gbs"), [
+    ("NVIDIA H200", 4800), ("NVIDIA H100 80GB HBM3", 3350), ("NVIDIA A100-SXM4-80GB", 2039),
+    ("NVIDIA B200", 8000), ("NVIDIA RTX PRO 6000 Blackwell Server Edition", 1792),
+    ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 1792)])
+def test_known_gpu_table(name, gbs):
+    assert roofline.KNOWN_GPUS[name] == gbs
+
+
+def test_roofline_cli_accepts_nvidia_smi_names():
+    from click.testing import CliRunner
+
+    from perftriage.cli import cli
+
+    res = CliRunner().invoke(cli, ["roofline", "--weights-gb", "40", "--json",
+                                   "--gpu", "NVIDIA RTX PRO 6000 Blackwell Server Edition"])
+    assert res.exit_code == 0, res.output
+    assert '"bandwidth_gbs_total": 1792.0' in res.output
+    bad = CliRunner().invoke(cli, ["roofline", "--weights-gb", "40", "--gpu", "NVIDIA Q9000"])
+    assert bad.exit_code == 2 and "unknown GPU" in bad.output
 
 
 def test_bandwidth_from_nvml_h200():
@@ -116,7 +136,7 @@ def test_panel_prefill_from_hosts_and_log():
     assert values["measured_ms"] == "100.0"
     # NVML names map to the table when no bandwidth is known
     gpus = [ev.GpuSample(index=0, name="NVIDIA H200")]
-    assert prefill(replay([ev.HostSample(host="g", gpus=gpus)]))["gpu"] == "H200"
+    assert prefill(replay([ev.HostSample(host="g", gpus=gpus)]))["gpu"] == "NVIDIA H200"
     # a filled-in form computes
     kwargs = parse({"weights_gb": "46.08", "gpus": "8", "bandwidth_gbs": "1800",
                     "measured_ms": "97"})

@@ -30,8 +30,9 @@ def metrics_line(m: LogMetrics) -> str:
     d, p = m.last_decode, m.last_prefill
     gen = m.latest_gen_tps
     parts = [f"gen [b]{_fmt(gen)}[/b] tok/s"]
-    if m.ms_per_token is not None:
-        parts.append(f"[b]{m.ms_per_token:.2f}[/b] ms/tok@bs1")
+    ms, label = m.token_latency  # batch-aware: @bs1 only when the batch is 1
+    if ms is not None:
+        parts.append(f"[b]{ms:.2f}[/b] {label}")
     src = d or p
     if src is not None:
         parts.append(f"run {src.running if src.running is not None else '–'}")

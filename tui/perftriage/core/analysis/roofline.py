@@ -13,62 +13,29 @@ the UI panel both call :func:`compute`.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-# Per-GPU peak memory bandwidth, GB/s (vendor datasheets).
-KNOWN_GPUS: dict[str, float] = {
-    "H100 SXM": 3350.0,
-    "H200": 4800.0,
-    "A100 80GB": 2039.0,
-    "B200": 8000.0,
-    "RTX PRO 6000 Blackwell Workstation": 1792.0,
-}
+from perftriage.core.analysis import gpus
 
-# Normalised alias -> canonical name. Normalising drops case, spaces,
-# dashes, underscores and an "NVIDIA" prefix, so "nvidia-h200", "H200" and
-# the NVML name "NVIDIA H200" all match.
-_ALIASES: dict[str, str] = {
-    "h100": "H100 SXM",
-    "h100sxm": "H100 SXM",
-    "h100sxm5": "H100 SXM",
-    "h10080gbhbm3": "H100 SXM",
-    "h200": "H200",
-    "h200sxm": "H200",
-    "h200141gb": "H200",
-    "h200141gbhbm3e": "H200",
-    "a100": "A100 80GB",
-    "a10080gb": "A100 80GB",
-    "a100sxm80gb": "A100 80GB",
-    "a100sxm480gb": "A100 80GB",
-    "a10080gbsxm": "A100 80GB",
-    "b200": "B200",
-    "rtxpro6000": "RTX PRO 6000 Blackwell Workstation",
-    "rtxpro6000blackwell": "RTX PRO 6000 Blackwell Workstation",
-    "rtxpro6000blackwellworkstation": "RTX PRO 6000 Blackwell Workstation",
-    "rtxpro6000blackwellworkstationedition": "RTX PRO 6000 Blackwell Workstation",
-}
+# Per-GPU peak memory bandwidth, GB/s, keyed by the name nvidia-smi prints
+# (vendor datasheets; see core/analysis/gpus.py for the sources and aliases).
+KNOWN_GPUS: dict[str, float] = {g.name: g.peak_gbs for g in gpus.TABLE}
 
 
 class RooflineError(ValueError):
     """Bad input: the message says which value and why."""
 
 
-def _norm(name: str) -> str:
-    key = re.sub(r"[\s\-_]+", "", name.strip().lower())
-    return key[len("nvidia"):] if key.startswith("nvidia") else key
-
-
 def lookup_gpu(name: str) -> tuple[str, float]:
     """(canonical name, GB/s) for a known GPU name or alias, else RooflineError."""
-    canonical = _ALIASES.get(_norm(name))
-    if canonical is None:
-        known = ", ".join(KNOWN_GPUS)
+    known = gpus.find(name)
+    if known is None:
+        names = ", ".join(KNOWN_GPUS)
         raise RooflineError(
-            f"unknown GPU {name!r}; known: {known} (or give --bandwidth-gbs)"
+            f"unknown GPU {name!r}; known: {names} (or give --bandwidth-gbs)"
         )
-    return canonical, KNOWN_GPUS[canonical]
+    return known.name, known.peak_gbs
 
 
 def bandwidth_from_nvml(bus_width_bits: int | None, mem_clock_max_mhz: float | None) -> float | None:

@@ -208,6 +208,59 @@ class GapComputed(Event, tag="gap.computed"):
     inputs: dict[str, Any] = {}
 
 
+# --- GPU bandwidth counters and the live gap (issue 13) -------------------------
+
+CounterSource = Literal["nvml-gpm", "nvidia-smi-dmon", "unavailable"]
+
+
+class GpuCounters(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """GPM counters of one GPU over one interval (None: no value, never 0 for n/a)."""
+
+    index: int
+    name: str = ""
+    dram_busy_pct: float | None = None  # GPM DRAM bandwidth utilisation
+    dram_bw_gbs: float | None = None  # dram_busy_pct x peak_gbs
+    peak_gbs: float | None = None
+    sm_active_pct: float | None = None
+    sm_occupancy_pct: float | None = None
+    tensor_active_pct: float | None = None
+    nvlink_rx_gbs: float | None = None
+    nvlink_tx_gbs: float | None = None
+    util_pct: float | None = None  # utilization.gpu in the same interval
+    stuck: bool = False  # counters read 0 for several intervals while the GPU was busy
+
+
+class GpuCountersSample(Event, tag="gpu.counters"):
+    """Per-GPU bandwidth counters of one host, at most once a second."""
+
+    host: str
+    source: CounterSource
+    gpus: list[GpuCounters] = []
+    error: str | None = None  # why the counters are n/a (source "unavailable")
+    peak_source: str | None = None  # where peak_gbs came from (NVML or the table)
+
+
+class GapSample(Event, tag="gap.sample"):
+    """The gap to the floor and what the counters say about it, at most once a second.
+    Field names match ``perftriage gap --json``."""
+
+    host: str
+    floor_ms: float | None = None
+    measured_ms: float | None = None
+    gap: float | None = None
+    peak_gbs: float | None = None
+    dram_bw_gbs: float | None = None
+    dram_busy_pct: float | None = None
+    useful_bw_gbs: float | None = None
+    traffic_ratio: float | None = None
+    idle_pct: float | None = None
+    nvlink_pct: float | None = None
+    batch: int | None = None
+    slowest_gpu: int | None = None
+    verdict: str = ""
+    source: CounterSource = "unavailable"
+
+
 class SessionEnded(Event, tag="session.ended"):
     reason: str = "quit"
 
@@ -231,6 +284,8 @@ ALL_EVENTS = (
     EvidenceUnlinked,
     NoteAdded,
     GapComputed,
+    GpuCountersSample,
+    GapSample,
     SessionEnded,
 )
 

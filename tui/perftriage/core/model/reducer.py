@@ -274,6 +274,23 @@ def _gap(state: SessionState, e: ev.GapComputed) -> str:
     return "gaps"
 
 
+@handles(ev.GpuCountersSample)
+def _gpu_counters(state: SessionState, e: ev.GpuCountersSample) -> str:
+    hs = state.host(e.host)
+    hs.counters = e
+    for g in e.gpus:
+        if g.dram_bw_gbs is not None:
+            hs.dram_history.setdefault(
+                g.index, deque(maxlen=hs.cpu_history.maxlen)).append(g.dram_bw_gbs)
+    return "hosts"
+
+
+@handles(ev.GapSample)
+def _gap_sample(state: SessionState, e: ev.GapSample) -> str:
+    state.gap_samples.append(e)
+    return "gaps"
+
+
 @handles(ev.SessionEnded)
 def _ended(state: SessionState, e: ev.SessionEnded) -> None:
     state.ended = True

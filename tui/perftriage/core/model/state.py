@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from perftriage.core.model.events import GpuSample, HostSample
+from perftriage.core.model.events import GapSample, GpuCountersSample, GpuSample, HostSample
 from perftriage.core.parse.logparse import LogMetrics
 
 HISTORY_POINTS = 300  # ~5 minutes at 1 Hz
@@ -30,6 +30,9 @@ class HostState:
     # per GPU index: utilisation and power history
     util_history: dict[int, deque[float]] = field(default_factory=dict)
     power_history: dict[int, deque[float]] = field(default_factory=dict)
+    # GPM bandwidth counters (issue 13): the latest interval, DRAM GB/s history per GPU
+    counters: GpuCountersSample | None = None
+    dram_history: dict[int, deque[float]] = field(default_factory=dict)
 
     @property
     def gpus(self) -> list[GpuSample]:
@@ -123,6 +126,8 @@ class SessionState:
     hypotheses: list[Hypothesis] = field(default_factory=list)  # list order = priority
     notes: list[Note] = field(default_factory=list)
     gaps: list[Any] = field(default_factory=list)
+    # the live gap, once a second (bounded: ~1 h at 1 Hz)
+    gap_samples: deque[GapSample] = field(default_factory=lambda: deque(maxlen=3600))
     server_events: list[Any] = field(default_factory=list)
     last_t: float = 0.0
     event_count: int = 0

@@ -418,6 +418,20 @@ def ms_per_token(gen_tps: float | None) -> float | None:
     return 1000.0 / gen_tps
 
 
+def token_latency(gen_tps: float | None, running: int | None) -> tuple[float | None, str]:
+    """Per-request ms per token and its label, batch-aware.
+
+    ``gen_tps`` counts the tokens of every running request, so one request
+    sees a token every ``1000 x running / gen_tps`` ms. Only at batch 1 is
+    that the batch-1 latency (``ms/tok@bs1``); otherwise it is labelled with
+    the batch it was measured at."""
+    if not gen_tps:
+        return None, "ms/tok"
+    batch = running if running and running > 1 else 1
+    label = "ms/tok@bs1" if batch == 1 else f"ms/tok/req@bs{batch}"
+    return 1000.0 * batch / gen_tps, label
+
+
 @dataclass
 class LogMetrics:
     """Time series of one log source (built by the reducer, deterministic)."""
@@ -447,6 +461,15 @@ class LogMetrics:
     @property
     def ms_per_token(self) -> float | None:
         return ms_per_token(self.latest_gen_tps)
+
+    @property
+    def latest_running(self) -> int | None:
+        return self.running[-1] if self.running else None
+
+    @property
+    def token_latency(self) -> tuple[float | None, str]:
+        """(per-request ms/token, label) at the latest decode line's batch size."""
+        return token_latency(self.latest_gen_tps, self.latest_running)
 
     def feed(self, lines, first_line: int, found: Scan | None = None) -> bool:
         """Parse a batch; True when anything was recorded. ``found`` is

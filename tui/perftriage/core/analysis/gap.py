@@ -1,0 +1,195 @@
+"""Where the time between the bandwidth floor and the measured ms/token goes.
+
+Inputs: the bytes one decode step must read (weights, or active params x
+bits, plus KV), the measured token rate and batch size (from the log), and
+per-GPU GPM counters (DRAM bandwidth utilisation, NVLink rx/tx). Out comes
+one :class:`GapResult`: the floor, the measured per-request ms/token, the gap,
+achieved vs useful bandwidth per GPU (their ratio says how much of the DRAM
+traffic a token did not need), the DRAM idle share, NVLink against its
+capacity, the slowest GPU, and a verdict in words.
+
+Useful bandwidth per GPU = bytes per step x steps/s / GPUs, where a step
+produces one token for each running request (steps/s = tokens/s / batch).
+Pure arithmetic: ``perftriage gap``, the Gap view and the recorded
+``gap.sample`` events all come from :func:`compute`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from statistics import mean
+from typing import Any
+
+NEAR_FLOOR = 1.15  # gap at or under this: "within 15 % of the floor"
+WASTE_RATIO = 1.5  # DRAM moves this many times the useful bytes: wasted traffic
+IDLE_PCT = 30.0  # DRAM idle at least this share of the time: not memory-bound
+LINK_BUSY_PCT = 40.0  # NVLink this busy while DRAM idles: communication-bound
+SPREAD_PCT = 15.0  # DRAM busy differs this much between GPUs: one GPU lags
+
+
+
+@dataclass
+class GpuGap:
+    index: int
+    name: str = ""
+    dram_bw_gbs: float | None = None
+    dram_busy_pct: float | None = None
+    sm_active_pct: float | None = None
+
+
+@dataclass
+class GapResult:
+    floor_ms: float | None
+    measured_ms: float | None
+    gap: float | None
+    peak_gbs: float | None
+    dram_bw_gbs: float | None
+    dram_busy_pct: float | None
+    useful_bw_gbs: float | None
+    traffic_ratio: float | None
+    idle_pct: float | None
+    gpus: list[GpuGap] = field(default_factory=list)
+    verdict: str = ""
+    source: str = "unavailable"
+    # beyond the documented --json keys
+    nvlink_pct: float | None = None
+    batch: int | None = None
+    slowest_gpu: int | None = None
+    ms_label: str = "ms/tok@bs1"
+    error: str | None = None
+
+    def public(self) -> dict[str, Any]:
+        """The ``perftriage gap --json`` object, documented keys first."""
+        return asdict(self)
+
+    def event_fields(self) -> dict[str, Any]:
+        """Keyword arguments for a :class:`GapSample` event."""
+        d = asdict(self)
+        for k in ("gpus", "ms_label", "error"):
+            d.pop(k)
+        return d
+
+
+def _r(x: float | None, nd: int = 2) -> float | None:
+    return None if x is None else round(x, nd)
+
+
+def _mean(values) -> float | None:
+    got = [v for v in values if v is not None]
+    return mean(got) if got else None
+
+
+def compute(
+    *,
+    bytes_gb: float | None,
+    counters: list[Any],
+    peak_gbs: float | None,
+    n_gpus: int | None = None,
+    tokens_per_s: float | None = None,
+    batch: int | None = None,
+    nvlink_capacity_gbs: float | None = None,
+    source: str = "unavailable",
+    error: str | None = None,
+) -> GapResult:
+    """``counters``: objects with ``index``, ``name``, ``dram_busy_pct``,
+    ``dram_bw_gbs``, ``sm_active_pct``, ``nvlink_rx_gbs``, ``nvlink_tx_gbs``
+    (GpuCounters events). ``peak_gbs`` is per GPU; ``n_gpus`` defaults to
+    the GPUs counted. ``nvlink_capacity_gbs`` is per GPU and direction."""
+    gpus_n = n_gpus or len(counters) or 1
+    bs = batch if batch and batch > 1 else 1
+    floor_ms = bytes_gb / (peak_gbs * gpus_n) * 1000.0 if bytes_gb and peak_gbs else None
+    measured_ms = 1000.0 * bs / tokens_per_s if tokens_per_s else None
+    gap = measured_ms / floor_ms if measured_ms and floor_ms else None
+    useful = bytes_gb * (tokens_per_s / bs) / gpus_n if bytes_gb and tokens_per_s else None
+
+    per_gpu = [GpuGap(index=c.index, name=getattr(c, "name", "") or "",
+                      dram_bw_gbs=_r(c.dram_bw_gbs, 1), dram_busy_pct=_r(c.dram_busy_pct, 1),
+                      sm_active_pct=_r(c.sm_active_pct, 1)) for c in counters]
+    busy = _mean(c.dram_busy_pct for c in counters)
+    achieved = _mean(c.dram_bw_gbs for c in counters)
+    if achieved is None and busy is not None and peak_gbs:
+        achieved = busy / 100.0 * peak_gbs
+    ratio = achieved / useful if achieved is not None and useful else None
+    idle = 100.0 - busy if busy is not None else None
+    links = [max(c.nvlink_rx_gbs or 0.0, c.nvlink_tx_gbs or 0.0) for c in counters
+             if c.nvlink_rx_gbs is not None or c.nvlink_tx_gbs is not None]
+    nvlink_pct = (max(links) / nvlink_capacity_gbs * 100.0
+                  if links and nvlink_capacity_gbs else None)
+    measured = [c for c in counters if c.dram_busy_pct is not None]
+    slowest = max(measured, key=lambda c: c.dram_busy_pct).index if len(measured) > 1 else None
+    label = "ms/tok@bs1" if bs == 1 else f"ms/tok/req@bs{bs}"
+    result = GapResult(
+        floor_ms=_r(floor_ms, 3), measured_ms=_r(measured_ms, 3), gap=_r(gap, 2),
+        peak_gbs=_r(peak_gbs, 1), dram_bw_gbs=_r(achieved, 1), dram_busy_pct=_r(busy, 1),
+        useful_bw_gbs=_r(useful, 1), traffic_ratio=_r(ratio, 2), idle_pct=_r(idle, 1),
+        gpus=per_gpu, source=source, nvlink_pct=_r(nvlink_pct, 1), batch=bs,
+        slowest_gpu=slowest, ms_label=label, error=error,
+    )
+    result.verdict = verdict(result, counters)
+    return result
+
+
+def verdict(r: GapResult, counters: list[Any] = ()) -> str:
+    """The gap in words: which of traffic, communication or idling explains it."""
+    stuck = [c.index for c in counters if getattr(c, "stuck", False)]
+    if stuck:
+        return (f"GPM counters read 0 on GPU {', '.join(map(str, stuck))} while it is busy: "
+                "not trusted (another profiler may hold them)")
+    if r.dram_busy_pct is None:
+        why = f" ({r.error})" if r.error else ""
+        if r.gap is not None:
+            return f"gap {r.gap:.1f}x to the floor; no bandwidth counters{why}"
+        return f"no bandwidth counters{why}"
+    if r.gap is not None and r.gap <= NEAR_FLOOR:
+        return f"within {max(0.0, (r.gap - 1) * 100):.0f} % of the floor (15 % counts as there)"
+    words = _main_cause(r)
+    if r.slowest_gpu is not None and r.gpus:
+        spread = [g.dram_busy_pct for g in r.gpus if g.dram_busy_pct is not None]
+        if max(spread) - min(spread) >= SPREAD_PCT:
+            words += (f"; GPU {r.slowest_gpu} is the slowest (DRAM {max(spread):.0f} % busy, "
+                      f"{min(spread):.0f} % on the least busy)")
+    return words
+
+
+def _main_cause(r: GapResult) -> str:
+    idle = r.idle_pct if r.idle_pct is not None else 0.0
+    if r.traffic_ratio is not None and r.traffic_ratio >= WASTE_RATIO:
+        return (f"memory moves {r.traffic_ratio:.1f}x the bytes a token needs: "
+                "look for dtype conversions or unfused kernels")
+    if idle >= IDLE_PCT and r.nvlink_pct is not None and r.nvlink_pct >= LINK_BUSY_PCT:
+        return (f"memory idle {idle:.0f} % of the time while NVLink is {r.nvlink_pct:.0f} % busy: "
+                "communication-bound, look at the TP/EP layout and the all-reduce")
+    if idle >= IDLE_PCT:
+        return (f"memory and links idle {idle:.0f} % of the time: "
+                "look at launch overhead, CUDA graphs, host stalls")
+    if r.measured_ms is None:
+        return (f"memory {r.dram_busy_pct:.0f} % busy; no token rate yet "
+                "(follow the server log to compare with the floor)")
+    return (f"memory {r.dram_busy_pct:.0f} % busy at {r.traffic_ratio or 0:.1f}x the useful bytes "
+            "but below peak: look at the access pattern (small or strided reads)")
+
+
+def nvlink_capacity_gbs(links: int | None, per_link_gbs: float | None) -> float | None:
+    """Per GPU and direction: links x per-link speed (``nvidia-smi nvlink -s``)."""
+    if not links or not per_link_gbs:
+        return None
+    return links * per_link_gbs
+
+
+def parse_nvlink_status(text: str) -> dict[int, float]:
+    """``nvidia-smi nvlink -s`` -> {GPU index: GB/s per direction over all its links}."""
+    out: dict[int, float] = {}
+    gpu = None
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("GPU ") and ":" in s:
+            try:
+                gpu = int(s[4:s.index(":")])
+            except ValueError:
+                gpu = None
+        elif gpu is not None and s.startswith("Link ") and s.endswith("GB/s"):
+            try:
+                out[gpu] = out.get(gpu, 0.0) + float(s.split(":", 1)[1].split()[0])
+            except (ValueError, IndexError):
+                continue
+    return {k: round(v, 1) for k, v in out.items()}
