@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.prometheus import PrometheusServer, prometheus_available
 from tests.sshd import SshServer, sshd_available
 
 REPO = Path(__file__).resolve().parent.parent
@@ -41,6 +42,27 @@ def make_sshd(tmp_path):
 
     yield make
     for server in servers:
+        server.stop()
+
+
+# The outliers planted in the emulated fleet that `prometheus_fleet` scrapes.
+FLEET_OUTLIERS = ["node003:3:DCGM_FI_PROF_DRAM_ACTIVE=0.31", "node007::sglang:gen_throughput=300"]
+
+
+@pytest.fixture(scope="session")
+def prometheus_fleet(tmp_path_factory) -> PrometheusServer:
+    """A real Prometheus scraping 16 emulated hosts x 8 GPUs (dcgm-exporter and
+    SGLang) with two planted outliers (FLEET_OUTLIERS)."""
+    if not prometheus_available():
+        if os.environ.get("CI") == "true":
+            pytest.fail("prometheus is missing; CI must install it (scripts/test does)")
+        pytest.skip("prometheus not installed (run scripts/test)")
+    server = PrometheusServer(tmp_path_factory.mktemp("prometheus"), hosts=16, gpus=8,
+                              outliers=FLEET_OUTLIERS).start()
+    try:
+        server.wait_ready()
+        yield server
+    finally:
         server.stop()
 
 

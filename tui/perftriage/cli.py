@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "report": ("perftriage.commands.report", "Write a Markdown report of a session."),
     "themes": ("perftriage.commands.themes", "List available themes."),
     "demo": ("perftriage.commands.demo", "Open the cockpit on a simulated SGLang server."),
+    "fleet": ("perftriage.commands.fleet", "Fleet medians and outliers from Prometheus."),
 }
 
 # Exit codes shared by the headless commands.

@@ -33,7 +33,7 @@ def format_value(metric: str, value: float) -> str:
     unit = GPU_METRICS.get(metric, ("", ""))[1]
     if unit == "ratio":
         return f"{value:.2f}"
-    if unit in ("%", "MiB", "W"):
+    if unit in ("%", "MiB", "W") or abs(value) >= 100:
         return f"{value:.0f}"
     return f"{value:.3g}"
 

@@ -261,6 +261,29 @@ class GapSample(Event, tag="gap.sample"):
     source: CounterSource = "unavailable"
 
 
+# --- fleet (Prometheus) -------------------------------------------------------
+
+
+class FleetOutlier(msgspec.Struct, kw_only=True, omit_defaults=True):
+    host: str
+    gpu: int | None = None  # None: an engine (per-host) metric
+    metric: str
+    value: float
+    fleet_median: float
+    distance: float  # |value - median| / MAD (see core/fleet/outliers.py)
+
+
+class FleetUpdated(Event, tag="fleet.updated"):
+    """One read of the fleet from Prometheus: counts, medians, the top outliers."""
+
+    source: str
+    hosts: int
+    gpus: int
+    medians: dict[str, float] = {}
+    outliers: list[FleetOutlier] = []  # largest distance first, at most 50
+    outlier_count: int = 0
+
+
 class SessionEnded(Event, tag="session.ended"):
     reason: str = "quit"
 
@@ -286,6 +309,7 @@ ALL_EVENTS = (
     GapComputed,
     GpuCountersSample,
     GapSample,
+    FleetUpdated,
     SessionEnded,
 )
 

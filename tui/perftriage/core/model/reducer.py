@@ -291,6 +291,12 @@ def _gap_sample(state: SessionState, e: ev.GapSample) -> str:
     return "gaps"
 
 
+@handles(ev.FleetUpdated)
+def _fleet(state: SessionState, e: ev.FleetUpdated) -> str:
+    state.fleet = e
+    return "fleet"
+
+
 @handles(ev.SessionEnded)
 def _ended(state: SessionState, e: ev.SessionEnded) -> None:
     state.ended = True

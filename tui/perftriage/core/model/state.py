@@ -129,6 +129,7 @@ class SessionState:
     # the live gap, once a second (bounded: ~1 h at 1 Hz)
     gap_samples: deque[GapSample] = field(default_factory=lambda: deque(maxlen=3600))
     server_events: list[Any] = field(default_factory=list)
+    fleet: Any = None  # the latest FleetUpdated
     last_t: float = 0.0
     event_count: int = 0
     ended: bool = False
@@ -138,7 +139,7 @@ class SessionState:
     log_batches: deque[tuple[str, int]] = field(default_factory=lambda: deque(maxlen=100_000))
     versions: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
-            ("hosts", "probes", "logs", "hypotheses", "notes", "gaps", "servers"), 0
+            ("hosts", "probes", "logs", "hypotheses", "notes", "gaps", "servers", "fleet"), 0
         )
     )
 

@@ -67,11 +67,18 @@ class UIConfig(Strict):
     show_power_history: bool = False
 
 
+class FleetConfig(Strict):
+    prometheus: str | None = None  # http://host:9090, read by the Fleet view and `perftriage fleet`
+    interval: float = 5.0  # seconds between fleet reads in the cockpit
+    threshold: float = 5.0  # robust distance |value - median| / MAD past which a value is an outlier
+
+
 class Config(Strict):
     hosts: list[HostConfig] = []
     probes: list[ProbeTemplate] = []
     servers: list[ServerProfile] = []
     ui: UIConfig = msgspec.field(default_factory=UIConfig)
+    fleet: FleetConfig = msgspec.field(default_factory=FleetConfig)
 
     def host(self, name: str) -> HostConfig | None:
         return next((h for h in self.hosts if h.name == name), None)

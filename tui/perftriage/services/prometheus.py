@@ -1,0 +1,179 @@
+"""The fleet through Prometheus: an HTTP API client and the fleet Source.
+
+Prometheus already scrapes dcgm-exporter and the engines on every host, so
+the fleet-wide view asks it (two instant queries per refresh, whatever the
+fleet's size) instead of opening an SSH session per host. SSH is for
+digging into the host the fleet view points at.
+
+:class:`PrometheusClient` speaks ``/api/v1/query`` and
+``/api/v1/query_range``; every failure is a :class:`PrometheusError` with a
+one-line reason and a ``kind``: ``unreachable`` (no connection, DNS,
+timeout), ``http`` (an answer that is not 200) or ``api`` (a 200 that is not
+data). :class:`FleetSource` reads the fleet every ``interval`` seconds,
+keeps the latest snapshot and summary for the Fleet view, and emits a
+:class:`~perftriage.core.model.events.FleetUpdated` (counts, medians, the
+top outliers) into the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Literal
+
+import httpx
+
+from perftriage.core.fleet import promql
+from perftriage.core.fleet.model import FleetSnapshot, FleetSummary
+from perftriage.core.fleet.outliers import DEFAULT_THRESHOLD
+from perftriage.core.model import events as ev
+from perftriage.core.sanitize import visible
+from perftriage.services.source import BaseSource
+
+DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_INTERVAL_S = 5.0
+EVENT_OUTLIERS = 50  # outliers recorded per FleetUpdated (the transcript stays small)
+
+
+class PrometheusError(Exception):
+    def __init__(self, kind: Literal["unreachable", "http", "api"], reason: str) -> None:
+        super().__init__(reason)
+        self.kind, self.reason = kind, reason
+
+
+def normalize_url(url: str) -> str:
+    """``host:9090`` -> ``http://host:9090``; a trailing slash dropped."""
+    url = url.strip()
+    if "://" not in url:
+        url = "http://" + url
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"not an http(s) URL: {url!r}")
+    return url.rstrip("/")
+
+
+class PrometheusClient:
+    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self.url = normalize_url(url)
+        self._http = httpx.AsyncClient(base_url=self.url, timeout=timeout)
+
+    async def __aenter__(self) -> "PrometheusClient":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    async def _get(self, path: str, params: dict[str, str]):
+        try:
+            resp = await self._http.get(path, params=params)
+        except httpx.TransportError as exc:
+            reason = visible(str(exc) or type(exc).__name__)
+            raise PrometheusError("unreachable", f"{self.url}: {reason}") from None
+        if resp.status_code != 200 and not resp.content.startswith(b"{"):
+            raise PrometheusError("http", f"{self.url}{path}: HTTP {resp.status_code}")
+        try:
+            return promql.decode(resp.content)
+        except promql.ApiError as exc:
+            raise PrometheusError("api", f"{self.url}{path}: {exc}") from None
+
+    async def query(self, expr: str, at: float | None = None):
+        """``/api/v1/query``: the series of an instant vector."""
+        params = {"query": expr}
+        if at is not None:
+            params["time"] = f"{at:.3f}"
+        return await self._get("/api/v1/query", params)
+
+    async def query_range(self, expr: str, start: float, end: float, step: float):
+        """``/api/v1/query_range``: each series as its values over [start, end]."""
+        return await self._get("/api/v1/query_range", {
+            "query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"})
+
+    async def read_fleet(self) -> FleetSnapshot:
+        """Every GPU's dcgm-exporter fields and every engine's gauges, now."""
+        taken = time.time()
+        gpu, engine = await asyncio.gather(self.query(promql.GPU_QUERY),
+                                           self.query(promql.ENGINE_QUERY))
+        return FleetSnapshot(promql.gpu_samples(gpu) + promql.engine_samples(engine), taken)
+
+    async def history(self, metric: str, host: str, gpu: int | None, seconds: float = 600.0,
+                      step: float = 15.0) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+        """One host's (or GPU's) series of ``metric`` and the fleet median of it,
+        over the last ``seconds``."""
+        end = time.time()
+        match = f'Hostname="{_label(host)}"' if metric in promql.GPU_METRICS else \
+            f'instance=~"{_regex(host)}(:[0-9]+)?"'
+        if gpu is not None:
+            match += f',gpu="{gpu}"'
+        one, fleet = await asyncio.gather(
+            self.query_range(f"avg({metric}{{{match}}})", end - seconds, end, step),
+            self.query_range(f"quantile(0.5, {metric})", end - seconds, end, step))
+        first = promql.range_points(one)
+        median = promql.range_points(fleet)
+        return (first[0] if first else []), (median[0] if median else [])
+
+
+def _label(value: str) -> str:
+    """A PromQL string literal's contents."""
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _regex(value: str) -> str:
+    """``value`` matched literally inside a PromQL (RE2) regex literal."""
+    special = set(r".^$*+?()[]{}|\\")
+    return _label("".join("\\" + c if c in special else c for c in value))
+
+
+class FleetSource(BaseSource):
+    """Reads the fleet from Prometheus every ``interval`` seconds."""
+
+    def __init__(self, session, url: str, *, interval: float = DEFAULT_INTERVAL_S,
+                 threshold: float = DEFAULT_THRESHOLD,
+                 on_update: Callable[[FleetSnapshot, FleetSummary], None] | None = None) -> None:
+        super().__init__()
+        self.name, self.host = "fleet", None
+        self.session = session
+        self.client = PrometheusClient(url)
+        self.interval = interval
+        self.threshold = threshold
+        self.on_update = on_update
+        self.snapshot: FleetSnapshot | None = None
+        self.summary: FleetSummary | None = None
+        self.refresh_s: float | None = None  # how long the last read + summary took
+
+    async def refresh(self) -> FleetSummary:
+        t0 = time.perf_counter()
+        snapshot = await self.client.read_fleet()
+        summary = snapshot.summarize(self.threshold)
+        self.refresh_s = time.perf_counter() - t0
+        self.snapshot, self.summary = snapshot, summary
+        self.session.emit(fleet_event(self.client.url, summary))
+        if self.on_update is not None:
+            self.on_update(snapshot, summary)
+        return summary
+
+    async def run(self) -> None:
+        backoff = self.interval
+        try:
+            while True:
+                try:
+                    await self.refresh()
+                    self.set_state("up")
+                    backoff = self.interval
+                except PrometheusError as exc:
+                    self.set_state("retrying", exc.reason)
+                    backoff = min(max(backoff * 2, self.interval), 60.0)
+                await asyncio.sleep(backoff if self.state == "retrying" else self.interval)
+        finally:
+            await self.client.close()
+
+
+def fleet_event(url: str, summary: FleetSummary) -> ev.FleetUpdated:
+    return ev.FleetUpdated(
+        source=url, hosts=summary.hosts, gpus=summary.gpus, medians=summary.medians,
+        outliers=[ev.FleetOutlier(host=o.host, gpu=o.gpu, metric=o.metric, value=o.value,
+                                  fleet_median=o.fleet_median, distance=round(o.distance, 3))
+                  for o in summary.outliers[:EVENT_OUTLIERS]],
+        outlier_count=len(summary.outliers))
