@@ -59,6 +59,7 @@ def test_torn_tail_keeps_everything_before(tmp_path):
     events = _events(5)
     _write(path, events)
     data = path.read_bytes()
+    data = data[: data.rindex(b'{"type":"session.summary"')]  # a crash writes no summary
     path.write_bytes(data[: len(data) - 7])  # cut the last event mid-line
     tr = transcript.read(path)
     assert tr.events == events[:-1]

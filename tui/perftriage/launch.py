@@ -45,3 +45,39 @@ def app_options(g: Globals) -> dict:
         if g.theme not in names:
             raise UsageFailure(unknown_theme_message(g.theme, names))
     return {"theme": g.theme, "config_path": g.resolved_config_path()}
+
+
+def run_player(g: Globals, path, *, at: str | None = None, speed: float = 1.0,
+               idle_limit: float | None = None) -> int:
+    """``perftriage replay``: the cockpit's panes over a player of ``path``."""
+    from perftriage.app import PerftriageApp
+    from perftriage.cli import UsageFailure
+    from perftriage.core.replay.at import parse_time
+    from perftriage.core.replay.player import Player
+    from perftriage.core.replay.timeline import Timeline
+    from perftriage.core.store import transcript
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.services.hosts import HostRegistry
+    from perftriage.services.session import Session
+
+    try:
+        t = parse_time(at) if at else 0.0
+    except ValueError as exc:
+        raise UsageFailure(f"--at {exc}") from None
+    options = app_options(g)
+    try:
+        timeline = Timeline.open(path)
+    except (transcript.TranscriptError, OSError) as exc:
+        raise UsageFailure(str(exc)) from None
+    session = Session(name=timeline.name, state=timeline.initial_state())
+    session.source_path = path
+    player = Player(timeline, session.state, speed=speed, idle_limit=idle_limit)
+    if t is None:
+        timeline.scan()
+        player.seek(len(timeline))
+    else:
+        player.seek_time(t)
+    cockpit = Cockpit(g.load_config(), registry=HostRegistry(), session=session)
+    app = PerftriageApp(cockpit, **options)
+    app.run()
+    return app.return_code or 0

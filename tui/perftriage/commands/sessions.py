@@ -1,43 +1,67 @@
-"""`perftriage sessions`: the saved transcripts, newest first."""
+"""`perftriage sessions`: the saved transcripts, newest first, listed from
+each file's header and summary line (never by reading its events)."""
 
 from __future__ import annotations
 
+import json
+import sys
+
 import click
 
-from perftriage.core.store import transcript
+from perftriage.core.store import session_files
 
 
-def _row(path):
-    try:
-        tr = transcript.read(path)
-    except (transcript.TranscriptError, OSError) as exc:
-        return (path.name, "?", "?", "?", f"unreadable: {exc}")
-    note = " (torn tail)" if tr.torn_tail else ""
-    return (
-        path.name,
-        str(tr.header.get("started_at", "?")),
-        f"{tr.duration_s:.0f}s",
-        f"{len(tr.events)}{note}",
-        ", ".join(tr.hosts),
-    )
+def _duration(s: float | None) -> str:
+    if s is None:
+        return "?"
+    s = int(s)
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+def _row(info: session_files.SessionInfo) -> tuple[str, ...]:
+    if info.error:
+        return (info.name, "?", "?", "?", f"unreadable: {info.error}")
+    events = "?" if info.events is None else str(info.events)
+    if info.torn_tail:
+        events += " (torn tail)"
+    return (info.name, info.started_at or "?", _duration(info.duration_s), events,
+            ", ".join(info.hosts or []))
+
+
+COLUMNS = ("file", "started", "duration", "events", "hosts")
 
 
 @click.command("sessions")
+@click.option("--json", "as_json", is_flag=True, help="One JSON list of objects.")
 @click.pass_obj
-def command(g) -> None:
-    """List saved sessions: file, started, duration, events, hosts."""
+def command(g, as_json: bool) -> None:
+    """List saved sessions: file, started, duration, events, hosts. The file
+    name is what `perftriage replay NAME` takes; events is '?' for a file
+    without a summary (crashed or written elsewhere)."""
+    directory = g.resolved_sessions_dir()
+    infos = [session_files.describe(p) for p in session_files.session_files(directory)]
+    if as_json:
+        click.echo(json.dumps([i.to_json() for i in infos], indent=2))
+        return
+    if not infos:
+        click.echo(f"no sessions in {directory}")
+        return
+    rows = [_row(i) for i in infos]
+    if not sys.stdout.isatty():
+        # whole names, one line per session, columns padded: for scripts and pipes
+        widths = [max(len(r[c]) for r in [COLUMNS, *rows]) for c in range(len(COLUMNS) - 1)]
+        for r in [COLUMNS, *rows]:
+            click.echo("  ".join([*(v.ljust(w) for v, w in zip(r, widths)), r[-1]]).rstrip())
+        return
     from rich.console import Console
     from rich.table import Table
 
-    directory = g.resolved_sessions_dir()
-    files = sorted(directory.glob(f"*{transcript.SUFFIX}"), reverse=True)
-    console = Console()
-    if not files:
-        console.print(f"no sessions in {directory}")
-        return
     table = Table(title=f"sessions in {directory}")
-    for col in ("file", "started", "duration", "events", "hosts"):
+    table.add_column("file", no_wrap=True, overflow="fold")
+    for col in COLUMNS[1:]:
         table.add_column(col)
-    for path in files:
-        table.add_row(*_row(path))
-    console.print(table)
+    for r in rows:
+        table.add_row(*r)
+    Console().print(table)

@@ -29,6 +29,8 @@ import msgspec
 
 from perftriage import __version__
 from perftriage.core.model import events as ev
+from perftriage.core.store import stream
+from perftriage.core.store.stream import LineProblem as Problem
 
 FORMAT = "perftriage-session"
 VERSION = 1
@@ -77,6 +79,9 @@ class TranscriptWriter:
         self._wake = threading.Condition()
         self._stopping = False
         self.events_written = 0
+        self.last_t = 0.0
+        self.ended = False
+        self.counts: dict[str, int] = {}  # events per type, for the summary line
         self._fh.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
@@ -96,6 +101,10 @@ class TranscriptWriter:
             return
         data = ev.encode(event) + b"\n"
         self.events_written += 1
+        self.last_t = max(self.last_t, event.t)
+        tag = type(event).__struct_config__.tag
+        self.counts[tag] = self.counts.get(tag, 0) + 1
+        self.ended = self.ended or isinstance(event, ev.SessionEnded)
         if self._thread is None:
             with self._wake:
                 self._queue.append(data)
@@ -149,21 +158,19 @@ class TranscriptWriter:
             self._wake.notify()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
-        self.sync()
+        self._drain()
+        with self._io:
+            if not self._fh.closed:
+                # the summary line lets `perftriage sessions` list the file
+                # from its header and last bytes, whatever its size
+                self._fh.write(stream.summary_line(
+                    events=self.events_written, duration_s=self.last_t,
+                    counts=self.counts, ended=self.ended))
+                self._fh.flush()
+        self._fsync()
         with self._io:
             if not self._fh.closed:
                 self._fh.close()
-
-
-@dataclass
-class Problem:
-    line: int  # 1-based line number in the file
-    message: str
-    torn_tail: bool = False
-
-    def __str__(self) -> str:
-        kind = "torn last line" if self.torn_tail else "corrupt line"
-        return f"line {self.line}: {kind}: {self.message}"
 
 
 @dataclass
@@ -200,18 +207,6 @@ def _parse_header(path: Path, first: bytes) -> dict[str, Any]:
     return header
 
 
-def iter_lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield (line number, raw line, is_last_and_unterminated)."""
-    with open(path, "rb") as fh:
-        data = fh.read()
-    lines = data.split(b"\n")
-    last_index = len(lines) - 1
-    for i, raw in enumerate(lines):
-        if i == last_index and raw == b"":
-            break  # file ended with a newline
-        yield i + 1, raw, (i == last_index)
-
-
 def read_header(path: Path) -> dict[str, Any]:
     with open(path, "rb") as fh:
         first = fh.readline()
@@ -223,24 +218,16 @@ def read_header(path: Path) -> dict[str, Any]:
 def read(path: Path | str) -> Transcript:
     """Read a transcript. Never raises for bad event lines: they become
     ``problems`` (a torn unterminated last line, or a corrupt line in the
-    middle with its line number); everything readable is kept."""
+    middle with its line number); everything readable is kept. Streams the
+    file (see :mod:`perftriage.core.store.stream`); the events list is the
+    only copy kept, so prefer :func:`perftriage.core.store.stream.iter_events`
+    for long sessions."""
     path = Path(path)
-    header: dict[str, Any] | None = None
-    result: Transcript | None = None
-    for lineno, raw, unterminated in iter_lines(path):
-        if header is None:
-            header = _parse_header(path, raw)
-            result = Transcript(path=path, header=header)
-            continue
-        assert result is not None
-        if not raw.strip():
-            continue
-        try:
-            result.events.append(ev.decode(raw))
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            result.problems.append(Problem(lineno, str(exc), torn_tail=unterminated))
-    if result is None:
+    first, offset = stream.header_and_offset(path)
+    if not first.strip():
         raise TranscriptError(f"{path}: empty file, not a perftriage session")
+    result = Transcript(path=path, header=_parse_header(path, first))
+    result.events = [e for _, e in stream.iter_events(path, offset, problems=result.problems)]
     return result
 
 

@@ -1,0 +1,98 @@
+"""Listing saved sessions without reading their events.
+
+``perftriage sessions`` must stay fast whatever the files' sizes: each file
+is described from its header (line 1) and its last bytes — the summary line
+the writer appends at close (event count, duration, counts per type), or,
+for a file without one (crashed, older, written by another tool), the time
+of its last readable event with the count unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from perftriage.core.store import stream, transcript
+
+
+@dataclass
+class SessionInfo:
+    path: Path
+    started_at: str | None = None
+    hosts: list[str] | None = None
+    duration_s: float | None = None
+    events: int | None = None  # None: unknown (no summary line)
+    ended: bool | None = None
+    torn_tail: bool = False
+    size_bytes: int = 0
+    counts: dict[str, int] | None = None
+    error: str | None = None  # unreadable: why
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "path": str(self.path), "started_at": self.started_at,
+            "hosts": self.hosts, "duration_s": self.duration_s, "events": self.events,
+            "ended": self.ended, "torn_tail": self.torn_tail, "size_bytes": self.size_bytes,
+            "counts": self.counts, "error": self.error,
+        }
+
+
+def describe(path: Path) -> SessionInfo:
+    info = SessionInfo(path=Path(path))
+    try:
+        header = transcript.read_header(path)
+        tail = stream.read_tail(path)
+    except (transcript.TranscriptError, OSError) as exc:
+        info.error = str(exc)
+        return info
+    info.started_at = str(header.get("started_at", "")) or None
+    info.hosts = [str(h) for h in header.get("hosts", [])]
+    info.size_bytes = tail.size
+    info.torn_tail = tail.torn_tail
+    info.duration_s = tail.duration_s
+    info.events = tail.events
+    if tail.summary is not None:
+        info.ended = bool(tail.summary.get("ended"))
+        counts = tail.summary.get("counts")
+        info.counts = dict(counts) if isinstance(counts, dict) else None
+    return info
+
+
+def session_files(directory: Path) -> list[Path]:
+    """Transcripts in ``directory``, newest first (names start with the date)."""
+    if not directory.is_dir():
+        return []
+    return sorted(directory.glob(f"*{transcript.SUFFIX}"), reverse=True)
+
+
+def latest(directory: Path) -> Path | None:
+    """The most recently modified transcript in ``directory``."""
+    files = session_files(directory)
+    return max(files, key=lambda p: p.stat().st_mtime) if files else None
+
+
+def bundled_sessions_dir() -> Path:
+    """``sessions/`` at the repository root (the bundled examples)."""
+    here = Path(__file__).resolve().parent
+    return here.parent.parent.parent.parent / "sessions"
+
+
+def resolve_session(name: str, sessions_dir: Path) -> Path | None:
+    """A session given as a file path, else a name in ``sessions_dir`` (as
+    ``perftriage sessions`` prints it, ``.jsonl`` optional), else a bundled
+    example; None when none of them exists."""
+    as_path = Path(name).expanduser()
+    if as_path.is_file():
+        return as_path
+    if "/" in name or name in ("", ".", ".."):
+        return None
+    for directory in (Path(sessions_dir), bundled_sessions_dir()):
+        for candidate in (directory / name, directory / f"{name}{transcript.SUFFIX}"):
+            if candidate.is_file():
+                return candidate
+    return None
