@@ -51,7 +51,7 @@ def _print_state_at(path: Path, at: str | None) -> None:
     for problem in problems:
         click.echo(f"warning: {path}: {problem}", err=True)
     out = state_json(state, last_t if t is None else t)
-    sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(json.dumps(out, indent=2) + "\n")
 
 
 @click.command("replay")

@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from perftriage.core.sanitize import visible
 from perftriage.core.store import session_files
 
 
@@ -21,6 +22,11 @@ def _duration(s: float | None) -> str:
 
 
 def _row(info: session_files.SessionInfo) -> tuple[str, ...]:
+    """Printable cells: what comes out of a file is shown, never obeyed."""
+    return tuple(visible(v) for v in _cells(info))
+
+
+def _cells(info: session_files.SessionInfo) -> tuple[str, ...]:
     if info.error:
         return (info.name, "?", "?", "?", f"unreadable: {info.error}")
     events = "?" if info.events is None else str(info.events)
@@ -57,11 +63,12 @@ def command(g, as_json: bool) -> None:
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=f"sessions in {directory}")
     table.add_column("file", no_wrap=True, overflow="fold")
     for col in COLUMNS[1:]:
         table.add_column(col)
     for r in rows:
-        table.add_row(*r)
+        table.add_row(*(Text(v) for v in r))  # no markup from file contents
     Console().print(table)
