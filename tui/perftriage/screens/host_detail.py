@@ -10,13 +10,12 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.markup import escape
 from textual.widgets import Footer, Label, Static
 
 from perftriage.core.model.events import GpuProcess
 from perftriage.core.model.state import HostState
 from perftriage.screens.detail_modal import DetailModal
-from perftriage.widgets.format import gib, num
+from perftriage.widgets.format import gib, num, safe
 from perftriage.widgets.status_style import styled, threshold
 
 REFRESH_S = 5.0
@@ -37,18 +36,18 @@ def topo_lines(topo: dict) -> list[str]:
     out = []
     for n, r in enumerate(table):
         cells = [(r[i] if i < len(r) else "").ljust(widths[i]) for i in range(len(widths))]
-        line = escape("  ".join(cells).rstrip())
+        line = safe("  ".join(cells).rstrip())
         out.append(f" [b]{line}[/b]" if n == 0 else f" {line}")
     legend = topo.get("legend") or []
     if legend:
         out.append("")
-        out += [f" [$text-muted]{escape(x)}[/]" for x in legend]
+        out += [f" [$text-muted]{safe(x)}[/]" for x in legend]
     return out
 
 
 def host_detail_text(hs: HostState) -> str:
-    lines = [f"[b]{escape(hs.name)}[/b] {styled(hs.conn_state)}"
-             + (f" [$text-muted]{escape(hs.reason)}[/]" if hs.reason else "")]
+    lines = [f"[b]{safe(hs.name)}[/b] {styled(hs.conn_state)}"
+             + (f" [$text-muted]{safe(hs.reason)}[/]" if hs.reason else "")]
     info = hs.info
     facts = []
     if info.get("driver"):
@@ -58,7 +57,7 @@ def host_detail_text(hs: HostState) -> str:
     if info.get("bandwidth_gbs_total"):
         facts.append(f"peak memory bandwidth {info['bandwidth_gbs_total'] / 1000:.2f} TB/s")
     if facts:
-        lines.append(f" [$text-muted]{escape(' · '.join(facts))}[/]")
+        lines.append(f" [$text-muted]{safe(' · '.join(facts))}[/]")
     s = hs.sample
     if s is None:
         lines.append(" [$text-muted]no sample yet[/]")
@@ -69,10 +68,10 @@ def host_detail_text(hs: HostState) -> str:
             f" · load {num(s.load1, '{:.2f}')} {num(s.load5, '{:.2f}')} {num(s.load15, '{:.2f}')}"
         )
         if s.gpu_error:
-            lines.append(f" [$text-muted]{escape(s.gpu_error)}[/]")
+            lines.append(f" [$text-muted]{safe(s.gpu_error)}[/]")
         for g in s.gpus:
             lines.append("")
-            lines.append(f" [b]GPU{g.index}[/b] {escape(g.name)} [$text-muted]{escape(g.uuid)}[/]")
+            lines.append(f" [b]GPU{g.index}[/b] {safe(g.name)} [$text-muted]{safe(g.uuid)}[/]")
             lines.append(
                 f"   util [{threshold(g.util_pct, 50, 90)}]{num(g.util_pct)}%[/]"
                 f" (memory {num(g.mem_util_pct)}%)"
@@ -84,16 +83,16 @@ def host_detail_text(hs: HostState) -> str:
             lines.append(
                 f"   clocks SM {num(g.sm_clock_mhz)}/{num(g.sm_clock_max_mhz)} MHz"
                 f" · mem {num(g.mem_clock_mhz)}/{num(g.mem_clock_max_mhz)} MHz"
-                f" · {escape(g.pstate or 'P?')}"
+                f" · {safe(g.pstate or 'P?')}"
                 + (f" · bus {g.bus_width_bits} bit" if g.bus_width_bits else "")
                 + (f" · peak {bw / 1000:.2f} TB/s" if bw else "")
             )
             if g.throttle:
-                lines.append(f"   [$warning]clocks held by: {escape(', '.join(g.throttle))}[/]")
+                lines.append(f"   [$warning]clocks held by: {safe(', '.join(g.throttle))}[/]")
             procs = _processes(hs, g.index, g.processes)
             if procs:
                 for pid, name, used in procs:
-                    lines.append(f"   pid {pid:>8}  {escape(name or '?'):<24} {num(used)} MiB")
+                    lines.append(f"   pid {pid:>8}  {safe(name or '?'):<24} {num(used)} MiB")
             else:
                 lines.append("   [$text-muted]no compute processes[/]")
     lines.append("")
@@ -101,7 +100,7 @@ def host_detail_text(hs: HostState) -> str:
     if info.get("topo"):
         lines += topo_lines(info["topo"])
     elif info.get("topo_error"):
-        lines.append(f" [$text-muted]{escape(info['topo_error'])}[/]")
+        lines.append(f" [$text-muted]{safe(info['topo_error'])}[/]")
     else:
         lines.append(" [$text-muted]not fetched yet[/]")
     return "\n".join(lines)
@@ -150,8 +149,8 @@ class HostDetailScreen(DetailModal):
         names = list(self.state.hosts)
         pos = names.index(self.host) + 1 if self.host in names else 0
         self.query_one("#host-detail-title", Label).update(
-            f"host {self.host}  ({pos}/{len(names)}; ←/→ other hosts)")
-        body = host_detail_text(hs) if hs is not None else f"unknown host {self.host}"
+            f"host {safe(self.host)}  ({pos}/{len(names)}; ←/→ other hosts)")
+        body = host_detail_text(hs) if hs is not None else f"unknown host {safe(self.host)}"
         self.query_one("#host-detail-body", Static).update(body)
 
     def action_refresh_detail(self) -> None:

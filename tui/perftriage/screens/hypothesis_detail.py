@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Label, Static
 
 from perftriage.core.report.markdown import STANCE_ICON, STATUS_ICON, clock, evidence_label, evidence_result
 from perftriage.core.model.state import SessionState
+from perftriage.core.sanitize import visible
 from perftriage.widgets.status_style import STATUS_ICON as PROBE_ICON
 from perftriage.widgets.status_style import status_text
 
@@ -67,13 +68,13 @@ class HypothesisDetailScreen(ModalScreen[None]):
         rank = self.state.hypotheses.index(h) + 1
         pro = sum(1 for e in h.evidence if e.stance == "for")
         title = Text.assemble(
-            (f"#{rank} ", "bold"), (h.title, "bold"), "  ",
+            (f"#{rank} ", "bold"), (visible(h.title), "bold"), "  ",
             status_text(variables, h.status, f"{STATUS_ICON.get(h.status, '')} {h.status}"),
             f"\nevidence: {pro} for, {len(h.evidence) - pro} against",
             f" · created {clock(h.created_t)} · updated {clock(h.updated_t)}",
         )
         if h.note:
-            title.append(f"\n{h.note}")
+            title.append("\n" + visible(h.note, newlines=True))
         head.update(title)
         for i, e in enumerate(h.evidence):
             status, text = evidence_result(self.state, e)
@@ -85,7 +86,7 @@ class HypothesisDetailScreen(ModalScreen[None]):
                 stance,
                 evidence_label(e),
                 clock(e.t),
-                Text(text),
+                Text(visible(text)),
                 key=f"{i}",
             )
 

@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Label
 from perftriage.core.analysis import roofline
 from perftriage.core.report.markdown import classify_log_line, clock, decode_throughput, probe_summary
 from perftriage.core.model.state import SessionState
+from perftriage.core.sanitize import visible
 from perftriage.widgets.status_style import STATUS_ICON, status_text
 
 LOG_CANDIDATES = 200
@@ -74,7 +75,7 @@ class EvidencePickerScreen(ModalScreen[tuple[Candidate, str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text.assemble(("evidence for: ", "bold"), self.title_text))
+            yield Label(Text.assemble(("evidence for: ", "bold"), visible(self.title_text)))
             table = DataTable(id="evidence-table", cursor_type="row", zebra_stripes=True)
             table.add_columns("", "kind", "ref", "time", "what")
             yield table
@@ -86,7 +87,7 @@ class EvidencePickerScreen(ModalScreen[tuple[Candidate, str] | None]):
         for i, c in enumerate(self.items):
             icon = STATUS_ICON.get(c.status, "")
             table.add_row(status_text(variables, c.status, icon) if icon else "", c.ref_kind,
-                          c.ref_id, clock(c.t) if c.t is not None else "", Text(c.summary),
+                          c.ref_id, clock(c.t) if c.t is not None else "", Text(visible(c.summary)),
                           key=str(i))
         table.focus()
 

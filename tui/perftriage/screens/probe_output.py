@@ -12,8 +12,9 @@ from textual.containers import Vertical
 from textual.widgets import Footer, Label, TextArea
 
 from perftriage.core.model.state import ProbeState
+from perftriage.core.sanitize import visible_lines
 from perftriage.screens.detail_modal import DetailModal
-from perftriage.widgets.format import duration
+from perftriage.widgets.format import duration, safe
 
 
 def probe_report(p: ProbeState) -> str:
@@ -82,10 +83,10 @@ class ProbeOutputScreen(DetailModal):
             return
         self._seen = key
         self.query_one("#probe-output-title", Label).update(
-            f"{p.probe_id} · {p.host} · {p.label} · {p.status}"
+            safe(f"{p.probe_id} · {p.host} · {p.label} · {p.status}")
         )
         area = self.query_one(TextArea)
-        area.load_text(probe_report(p))
+        area.load_text(visible_lines(probe_report(p)))
 
     @property
     def text(self) -> str:

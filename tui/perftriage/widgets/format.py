@@ -1,6 +1,8 @@
-"""Small formatting helpers shared by the panes (no Textual here)."""
+"""Small formatting helpers shared by the panes."""
 
 from __future__ import annotations
+
+from perftriage.core.sanitize import visible
 
 SPARK = "▁▂▃▄▅▆▇█"
 
@@ -41,3 +43,18 @@ def duration(s: float | None) -> str:
     if s < 60:
         return f"{s:.1f}s"
     return f"{int(s // 60)}m{int(s % 60):02d}s"
+
+
+def safe(text) -> str:
+    """Remote text (host names, reasons, GPU names, probe labels) for Textual
+    content markup: controls shown visibly, markup brackets escaped."""
+    from textual.markup import escape
+
+    return escape(visible(str(text)))
+
+
+def safe_text(text, **kwargs):
+    """Remote text as a Rich ``Text`` (for DataTable cells): controls shown visibly."""
+    from rich.text import Text
+
+    return Text(visible(str(text)), **kwargs)

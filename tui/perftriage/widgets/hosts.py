@@ -12,12 +12,11 @@ from __future__ import annotations
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.markup import escape
 from textual.widgets import Static
 
 from perftriage.core.model.events import GpuSample
 from perftriage.core.model.state import HostState, SessionState
-from perftriage.widgets.format import bar, gib, num, sparkline
+from perftriage.widgets.format import bar, gib, num, sparkline, safe
 from perftriage.widgets.pane import Pane
 from perftriage.widgets.status_style import STATUS_VAR, styled, threshold
 
@@ -96,9 +95,9 @@ def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: 
         state_txt = styled(state) + f" [{MUTED}]data {_age(age)} old[/]"
     else:
         state_txt = styled(state)
-    head = f"[b]{escape(hs.name)}[/b] {state_txt}"
+    head = f"[b]{safe(hs.name)}[/b] {state_txt}"
     if hs.reason:
-        head += f" [$text-muted]{escape(hs.reason)}[/]"
+        head += f" [$text-muted]{safe(hs.reason)}[/]"
     bw = hs.info.get("bandwidth_gbs_total")
     if bw:
         head += f" [$text-muted]· {bw / 1000:.2f} TB/s peak[/]"
@@ -123,7 +122,7 @@ def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: 
             msg = s.gpu_error
             if s.gpu_age_s is not None and s.gpus:
                 msg = f"GPU readings stale {_age(s.gpu_age_s)}: {s.gpu_error}"
-            lines.append(f" [$text-muted]{escape(msg)}[/]")
+            lines.append(f" [$text-muted]{safe(msg)}[/]")
         for g in s.gpus:
             lines.append(gpu_row(g, hs, show_power, gpu_stale, width))
     elif state == "up":

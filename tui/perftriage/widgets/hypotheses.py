@@ -16,6 +16,8 @@ from textual.widgets import DataTable, Static
 from perftriage.core.analysis import roofline
 from perftriage.core.report.markdown import STATUS_ICON, clock
 from perftriage.core.model.state import Hypothesis, SessionState
+from perftriage.core.sanitize import visible
+from perftriage.widgets.format import safe_text
 from perftriage.widgets.pane import Pane
 from perftriage.widgets.status_style import rich_colour, status_text
 
@@ -105,9 +107,9 @@ class HypothesesPane(Pane):
         selected = self.selected_hyp_id
         table.clear()
         for i, h in enumerate(state.hypotheses, 1):
-            title = Text(h.title, no_wrap=True)
+            title = safe_text(h.title, no_wrap=True)
             if h.note:
-                title.append(f"  {h.note}", style=Style(color=rich_colour(variables, "$status-muted")))
+                title.append(f"  {visible(h.note)}", style=Style(color=rich_colour(variables, "$status-muted")))
             table.add_row(
                 str(i),
                 status_text(variables, h.status, f"{STATUS_ICON.get(h.status, '')} {h.status}"),
@@ -143,7 +145,7 @@ class HypothesesPane(Pane):
         if not shown:
             notes.update("notes: none yet (N)")
             return
-        lines = [f"✎ {clock(n.t)} {n.text}" + (f" ({n.host})" if n.host else "")
+        lines = [f"✎ {clock(n.t)} {visible(n.text)}" + (f" ({visible(n.host)})" if n.host else "")
                  for n in shown]
         more = len(state.notes) - len(shown)
         if more:

@@ -24,6 +24,7 @@ from textual.strip import Strip
 from perftriage.core.view.log_window import ALL, LogIndex
 from perftriage.core.parse.logparse import FATAL_RE, LEVEL_RE
 from perftriage.core.model.state import SessionState
+from perftriage.core.sanitize import is_safe, sgr_text, visible
 from perftriage.widgets.status_style import rich_colour
 
 
@@ -161,9 +162,15 @@ class LogView(ScrollView, can_focus=True):
 
     def _render_text(self, key, text: str, scroll_x: int, width: int, cursor: bool) -> Strip:
         text = text.expandtabs(4).replace("\r", "")
+        coloured = None
+        if not is_safe(text):
+            # remote bytes: SGR colour is kept as style, every other control
+            # (cursor moves, OSC title/clipboard, ESC c, C1) is shown, not obeyed
+            coloured = sgr_text(text)
+            text = coloured.plain
         if len(text) > self._max_width:
             self._max_width = min(len(text), 4000)
-        if not cursor and self.index.search is None:
+        if coloured is None and not cursor and self.index.search is None:
             # the common row while following a flood (every row on screen is new
             # at each frame): segments straight away, not a rich Text rendered
             # through the console (~4x the cost)
@@ -171,7 +178,7 @@ class LogView(ScrollView, can_focus=True):
             st = self.styles_
             segments = []
             if self.index.source == ALL:
-                segments.append(Segment(f"{self.index.source_of(key)} ", st.source))
+                segments.append(Segment(f"{visible(self.index.source_of(key))} ", st.source))
             if FATAL_RE.search(text):
                 segments.append(Segment(shown, st.fatal))
             else:
@@ -188,9 +195,12 @@ class LogView(ScrollView, can_focus=True):
         st = self.styles_
         line = Text(no_wrap=True, style=st.base)
         if self.index.source == ALL:
-            line.append(f"{self.index.source_of(key)} ", st.source)
+            line.append(f"{visible(self.index.source_of(key))} ", st.source)
         start = len(line)
-        line.append(text[: scroll_x + width + 200])
+        if coloured is not None:
+            line.append_text(coloured[: scroll_x + width + 200])
+        else:
+            line.append(text[: scroll_x + width + 200])
         if FATAL_RE.search(text):
             line.stylize(st.fatal, start)
         else:

@@ -11,6 +11,7 @@ from textual.widgets import Sparkline, Static, Tab, Tabs
 from perftriage.core.view.log_window import ALL
 from perftriage.core.parse.logparse import LogMetrics
 from perftriage.core.model.state import SessionState
+from perftriage.widgets.format import safe
 from perftriage.widgets.log_view import LogView
 from perftriage.widgets.pane import Pane
 
@@ -26,7 +27,7 @@ def _fmt(v: float | None, spec: str = ".1f") -> str:
 def metrics_line(m: LogMetrics) -> str:
     if m.count == 0:
         ms = [x.name for x in m.milestones]
-        return f"{m.engine or 'log'}: {ms[-1] if ms else 'no metrics yet'}"
+        return f"{m.engine or 'log'}: {safe(ms[-1]) if ms else 'no metrics yet'}"
     d, p = m.last_decode, m.last_prefill
     gen = m.latest_gen_tps
     parts = [f"gen [b]{_fmt(gen)}[/b] tok/s"]
@@ -111,7 +112,7 @@ class LogsPane(Pane):
         if key == self._metrics_seen:
             return
         self._metrics_seen = key
-        label = "" if self.selected != ALL else f"[dim]{src.source_id}[/dim] "
+        label = "" if self.selected != ALL else f"[dim]{safe(src.source_id)}[/dim] "
         # fixed one-row widgets: no layout for new text (a layout costs ~50 ms)
         self.query_one("#logs-metrics", Static).update(label + metrics_line(m), layout=False)
         self.query_one("#logs-spark", Sparkline).data = list(m.gen_tps)[-60:]
@@ -120,7 +121,7 @@ class LogsPane(Pane):
         parts = [self.view.status()]
         if self.selected != ALL and (src := state.logs.get(self.selected)) is not None:
             if not src.open:
-                parts.append(f"closed: {src.closed_reason or ''}")
+                parts.append(f"closed: {safe(src.closed_reason or '')}")
             if src.dropped:
                 parts.append(f"{src.dropped:,} lines not recorded (transcript cap)")
         text = " · ".join(parts)

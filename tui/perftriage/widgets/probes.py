@@ -14,7 +14,7 @@ from textual.widgets import DataTable
 
 from perftriage.core import probes
 from perftriage.core.model.state import ProbeState, SessionState
-from perftriage.widgets.format import duration
+from perftriage.widgets.format import duration, safe_text
 from perftriage.widgets.pane import Pane
 from perftriage.widgets.status_style import STATUS_ICON, status_text
 
@@ -57,12 +57,12 @@ def probe_row(p: ProbeState, now_t: float, variables: dict[str, str],
     if differs:
         result = status_text(variables, "timeout", DIFF_MARK + p.summary)
     else:
-        result = Text(p.summary, no_wrap=True)
+        result = safe_text(p.summary, no_wrap=True)
     return (
         p.probe_id,
-        p.host,
+        safe_text(p.host, no_wrap=True),
         status_text(variables, p.status, f"{STATUS_ICON.get(p.status, '')} {p.status}"),
-        Text(label, no_wrap=True),
+        safe_text(label, no_wrap=True),
         dur,
         result,
     )

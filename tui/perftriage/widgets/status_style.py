@@ -59,7 +59,9 @@ def styled(status: str, text: str | None = None) -> str:
     var = STATUS_VAR.get(status, "$text")
     from textual.markup import escape
 
-    return f"[{var}]{escape(text if text is not None else status)}[/]"
+    from perftriage.core.sanitize import visible
+
+    return f"[{var}]{escape(visible(text if text is not None else status))}[/]"
 
 
 def log_level_var(level: str | None) -> str:
@@ -85,7 +87,9 @@ def status_text(variables: dict[str, str], status: str, text: str | None = None)
     from rich.text import Span, Text
 
     var = STATUS_VAR.get(status, "$status-neutral")
-    plain = text if text is not None else status
+    from perftriage.core.sanitize import visible
+
+    plain = visible(text if text is not None else status)
     # The colour goes in a span, not the base style: Text equality compares
     # spans only, and panes that skip unchanged rows must see a theme change.
     style = Style(color=rich_colour(variables, var))

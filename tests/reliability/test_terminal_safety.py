@@ -1,0 +1,132 @@
+"""Remote text never drives the terminal: the bytes perftriage writes to its
+terminal hold no escape sequence that came from a log line, a probe's output,
+a host name or reason, an HTTP body (issue 12).
+
+The main screen is checked in the real program on a pseudo-terminal (every
+byte it writes is read back); the modals through Textual's own renderer (the
+same ``render_segments`` call that produces the bytes the driver writes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from perftriage.core.model import events as ev
+from perftriage.services.session import Session
+from tests.helpers import replay_app, wait_for
+
+# each payload ends in a marker: if the marker ever follows the raw sequence
+# in the terminal bytes, the terminal would have obeyed it
+PAYLOADS = {
+    "ris": "\x1bc",
+    "clear": "\x1b[2J",
+    "cursor": "\x1b[3;5H",
+    "title": "\x1b]2;OWNED\x07",
+    "clipboard": "\x1b]52;c;cm0gLXJmIH4K\x07",
+    "dcs": "\x1bP+q544e\x1b\\",
+    "c1csi": "\x9b2J",
+    "cr": "\r",
+}
+RAW_MARKERS = [f"{seq}MK{name}" for name, seq in PAYLOADS.items()]
+
+
+def hostile(tag: str) -> str:
+    return " ".join(f"{tag}{seq}MK{name}" for name, seq in PAYLOADS.items())
+
+
+def write_hostile_session(tmp_path: Path) -> Path:
+    s = Session("hostile", hosts=["gpu1"], sessions_dir=tmp_path)
+    s.emit(ev.HostSample(host="gpu1", cpu_pct=5.0, gpus=[ev.GpuSample(
+        index=0, name=hostile("G"), util_pct=50.0)], gpu_error=None))
+    s.emit(ev.HostStatus(host="gpu1", state="retrying", reason=hostile("R")))
+    s.emit(ev.LogSourceOpened(source_id="l1", host="gpu1", path="/var/log/x\x1b[2J.log"))
+    s.emit(ev.LogLines(source_id="l1", lines=[hostile("L"), "\x1b[31mred\x1b[0m INFO ok"]))
+    s.emit(ev.ProbeQueued(probe_id="p1", host="gpu1", kind="shell", args=[hostile("A")],
+                          command="echo"))
+    s.emit(ev.ProbeStarted(probe_id="p1"))
+    s.emit(ev.ProbeOutput(probe_id="p1", data=hostile("O") + "\n"))
+    s.emit(ev.ProbeFinished(probe_id="p1", status="ok", exit_status=0, summary=hostile("S")))
+    s.emit(ev.HypothesisAdded(hyp_id="h1", title=hostile("H")))
+    s.emit(ev.NoteAdded(text=hostile("N")))
+    s.close()
+    return s.path
+
+
+def assert_no_raw_sequence(out: str) -> None:
+    for raw in RAW_MARKERS:
+        assert raw not in out, f"raw {raw!r} reached the terminal"
+    assert "OWNED\x07" not in out and "]52;" not in out.replace("␛]52;", "")
+
+
+def read_pty_until_idle(fd: int, proc, seconds: float) -> bytes:
+    out = b""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and proc.poll() is None:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                out += os.read(fd, 65536)
+            except OSError:
+                break
+    return out
+
+
+def test_the_program_writes_no_remote_escape_to_its_terminal(tmp_path):
+    path = write_hostile_session(tmp_path)
+    master, slave = pty.openpty()
+    os.set_blocking(master, False)
+    import fcntl
+    import struct
+    import termios
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 160, 0, 0))
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "160", "LINES": "45"}
+    proc = subprocess.Popen([sys.executable, "-m", "perftriage", "replay", str(path)],
+                            stdin=slave, stdout=slave, stderr=slave, env=env,
+                            start_new_session=True)
+    os.close(slave)
+    try:
+        out = read_pty_until_idle(master, proc, 6.0)
+        text = out.decode("utf-8", "replace")
+        assert_no_raw_sequence(text)
+        # shown, not obeyed: the log pane, the hosts pane (reason), the probe
+        # queue (summary) and the hypotheses pane all had hostile text
+        for tag in "LRSHN":
+            assert f"{tag}␛cMKris" in text, f"{tag}: hostile text not on screen"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(10)
+        os.close(master)
+
+
+def _screen_bytes(app) -> str:
+    update = app.screen._compositor.render_update(full=True)
+    return update.render_segments(app.console)
+
+
+@pytest.mark.parametrize("opener", ["probe_output", "host_detail"])
+async def test_modals_show_remote_text_visibly(tmp_path, opener):
+    path = write_hostile_session(tmp_path)
+    app = replay_app(path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        if opener == "probe_output":
+            from perftriage.screens.probe_output import ProbeOutputScreen
+            app.push_screen(ProbeOutputScreen("p1"))
+        else:
+            from perftriage.screens.host_detail import HostDetailScreen
+            app.push_screen(HostDetailScreen("gpu1"))
+        await pilot.pause()
+        await pilot.pause()
+        out = _screen_bytes(app)
+        assert "MKris" in out
+        assert_no_raw_sequence(out)
