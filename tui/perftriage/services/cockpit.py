@@ -11,6 +11,7 @@ from pathlib import Path
 
 from perftriage.core.model import events as ev
 from perftriage.core.store.config import Config
+from perftriage.services.engine_source import configured_sources
 from perftriage.services.hosts import HostRegistry, build_registry
 from perftriage.services.local_sampler import LocalSampler
 from perftriage.services.remote_sampler import RemoteSampler, fetch_info, fetch_processes
@@ -72,6 +73,8 @@ class Cockpit:
         for host in self.registry.hosts.values():  # host config `logs`: followed from the start
             for path in host.config.logs:
                 self.logs.open_file(host.name, path)
+        for source in configured_sources(self.config, self.registry, self.session.emit):
+            self.add_source(source)  # engine /metrics of hosts and server profiles
 
     def add_source(self, source: Source) -> Source:
         """Start ``source``; it stops with the cockpit."""

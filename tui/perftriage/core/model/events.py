@@ -15,6 +15,8 @@ from typing import Any, Literal, Union
 
 import msgspec
 
+from perftriage.core.parse.engine_metrics import EngineSnapshot
+
 
 class Event(msgspec.Struct, tag_field="type", kw_only=True, omit_defaults=True):
     t: float = 0.0
@@ -284,6 +286,30 @@ class FleetUpdated(Event, tag="fleet.updated"):
     outlier_count: int = 0
 
 
+# --- inference engine /metrics (issue 16) ------------------------------------------
+
+EngineConnState = Literal["connecting", "up", "retrying", "down"]
+
+
+class EngineSample(Event, tag="engine.sample"):
+    """One scrape of an engine's /metrics (cumulative values), at most once a second;
+    rates and quantiles are derived from consecutive samples by the reducer."""
+
+    source: str  # e.g. "engine:node1"
+    host: str
+    snapshot: EngineSnapshot
+
+
+class EngineStatus(Event, tag="engine.status"):
+    """The /metrics endpoint's state (only on a change), with the reason."""
+
+    source: str
+    host: str
+    url: str = ""
+    state: EngineConnState = "connecting"
+    reason: str | None = None
+
+
 class SessionEnded(Event, tag="session.ended"):
     reason: str = "quit"
 
@@ -310,6 +336,8 @@ ALL_EVENTS = (
     GpuCountersSample,
     GapSample,
     FleetUpdated,
+    EngineSample,
+    EngineStatus,
     SessionEnded,
 )
 

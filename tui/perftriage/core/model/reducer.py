@@ -13,6 +13,8 @@ from collections import deque
 from collections.abc import Callable, Iterable
 
 from perftriage.core.model import events as ev
+from perftriage.core.model.engine_state import EngineState
+from perftriage.core.model.engine_state import add_sample as add_engine_sample
 from perftriage.core.parse import logparse
 from perftriage.core.model.state import (
     Evidence,
@@ -295,6 +297,25 @@ def _gap_sample(state: SessionState, e: ev.GapSample) -> str:
 def _fleet(state: SessionState, e: ev.FleetUpdated) -> str:
     state.fleet = e
     return "fleet"
+
+
+@handles(ev.EngineSample)
+def _engine_sample(state: SessionState, e: ev.EngineSample) -> str:
+    es = state.engines.get(e.source) or state.engines.setdefault(
+        e.source, EngineState(source=e.source, host=e.host))
+    if es.conn_state != "up":
+        es.conn_state, es.reason = "up", None
+    add_engine_sample(es, e.t, e.snapshot)
+    return "engines"
+
+
+@handles(ev.EngineStatus)
+def _engine_status(state: SessionState, e: ev.EngineStatus) -> str:
+    es = state.engines.get(e.source) or state.engines.setdefault(
+        e.source, EngineState(source=e.source, host=e.host))
+    es.url = e.url or es.url
+    es.conn_state, es.reason = e.state, e.reason
+    return "engines"
 
 
 @handles(ev.SessionEnded)

@@ -11,6 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from perftriage.core.model.engine_state import EngineState
 from perftriage.core.model.events import GapSample, GpuCountersSample, GpuSample, HostSample
 from perftriage.core.parse.logparse import LogMetrics
 
@@ -130,6 +131,8 @@ class SessionState:
     gap_samples: deque[GapSample] = field(default_factory=lambda: deque(maxlen=3600))
     server_events: list[Any] = field(default_factory=list)
     fleet: Any = None  # the latest FleetUpdated
+    # engine /metrics endpoints by source name (issue 16)
+    engines: dict[str, EngineState] = field(default_factory=dict)
     last_t: float = 0.0
     event_count: int = 0
     ended: bool = False
@@ -139,7 +142,8 @@ class SessionState:
     log_batches: deque[tuple[str, int]] = field(default_factory=lambda: deque(maxlen=100_000))
     versions: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
-            ("hosts", "probes", "logs", "hypotheses", "notes", "gaps", "servers", "fleet"), 0
+            ("hosts", "probes", "logs", "hypotheses", "notes", "gaps", "servers", "fleet",
+             "engines"), 0
         )
     )
 

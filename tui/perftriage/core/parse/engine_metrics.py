@@ -40,6 +40,8 @@ from collections.abc import Iterable
 import msgspec
 from prometheus_client.parser import text_string_to_metric_families
 
+from perftriage.core.sanitize import visible
+
 MAX_EXPOSITION_BYTES = 16 * 1024 * 1024
 
 # labels that name a rank of the same scheduler (its series repeat each other)
@@ -218,7 +220,7 @@ def _ranks(page: _Page, chosen: dict[str, str]) -> list[RankGauges]:
     for field in ("running", "queued", "token_usage"):
         name = chosen.get(field)
         for labels, value in page.flat.get(name, ()) if name else ():
-            shown = {k: labels[k] for k in RANK_KEYS if k in labels}
+            shown = {k: visible(labels[k])[:40] for k in RANK_KEYS if k in labels}
             row = rows.setdefault(_key(shown), {"labels": shown})
             row[field] = value
     if len(rows) < 2:

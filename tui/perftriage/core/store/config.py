@@ -37,6 +37,7 @@ class HostConfig(Strict):
     max_channels: int = 8
     connect_timeout: float = 10.0
     keepalive_interval: float = 15.0
+    metrics_url: str | None = None  # engine /metrics, fetched through this host (issue 16)
 
 
 class ProbeTemplate(Strict):
@@ -54,6 +55,7 @@ class ServerProfile(Strict):
     log: str | None = None
     ready_pattern: str | None = None
     health_url: str | None = None
+    metrics_url: str | None = None  # engine /metrics on the profile's host (issue 16)
     args: dict[str, str] = {}
     workdir: str | None = None
 

@@ -1,0 +1,153 @@
+"""The engine /metrics source: a real HTTP server on 127.0.0.1, reached
+directly for localhost and through the loopback sshd's direct-tcpip channel
+(the SSH connection's port forward) for a remote host."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from perftriage.core.model import events as ev
+from perftriage.core.model.reducer import apply
+from perftriage.core.model.state import SessionState
+from perftriage.services.engine_source import EngineMetricsSource
+from perftriage.transport.local import LocalTransport
+from tests.conftest import FIXTURES
+from tests.helpers import wait_for
+from tests.metrics_server import MetricsServer
+
+PAGE_A = (FIXTURES / "metrics" / "sglang-0.5-a.prom").read_text()
+PAGE_B = (FIXTURES / "metrics" / "sglang-0.5-b.prom").read_text()
+
+
+class Recorder:
+    """Stands in for Session.emit: stamps t like the session and reduces."""
+
+    def __init__(self) -> None:
+        self.events: list[ev.Event] = []
+        self.state = SessionState()
+        self.t = 0.0
+
+    def __call__(self, event: ev.Event) -> None:
+        self.t += 1.0
+        event.t = self.t
+        self.events.append(event)
+        apply(self.state, event)
+
+    def samples(self) -> list[ev.EngineSample]:
+        return [e for e in self.events if isinstance(e, ev.EngineSample)]
+
+    def statuses(self) -> list[ev.EngineStatus]:
+        return [e for e in self.events if isinstance(e, ev.EngineStatus)]
+
+
+async def run_source(src: EngineMetricsSource):
+    task = asyncio.create_task(src.run())
+    src._task = task
+    return task
+
+
+async def test_localhost_scrapes_once_a_second_on_one_connection():
+    rec = Recorder()
+    with MetricsServer(PAGE_A) as server:
+        src = EngineMetricsSource(rec, "localhost", LocalTransport(), server.url, interval=0.2)
+        assert src.interval == 1.0  # recorded at most once a second
+        await run_source(src)
+        try:
+            await wait_for(lambda: len(rec.samples()) >= 1, timeout=10)
+            server.text = PAGE_B
+            await wait_for(lambda: len(rec.samples()) >= 3, timeout=10)
+        finally:
+            await src.stop()
+        assert server.connections == 1 and server.requests >= 3  # keep-alive
+        assert server.paths[0] == "/metrics"
+        assert server.host_headers[0] == f"127.0.0.1:{server.port}"
+    es = rec.state.engines["engine:localhost"]
+    assert es.conn_state == "up" and es.latest.engine == "sglang"
+    assert es.figures.running == 32.0
+    assert es.itl_rows and sum(es.itl_rows[0].counts) == 100  # the a -> b interval
+    assert src.state == "stopped"
+
+
+@pytest.mark.ssh
+async def test_through_the_ssh_forward(sshd):
+    from perftriage.transport.ssh import SSHTransport
+
+    rec = Recorder()
+    transport = SSHTransport("loopback", sshd.alias, ssh_config=sshd.ssh_config)
+    server = MetricsServer(PAGE_A).start()
+    port = server.port
+    src = EngineMetricsSource(rec, "loopback", transport, server.url)
+    await run_source(src)
+    try:
+        await wait_for(lambda: len(rec.samples()) >= 2, timeout=20)
+        assert server.connections == 1  # one direct-tcpip channel, kept alive
+        server.stop()  # the engine goes away: refused through the channel
+        await wait_for(lambda: src.state == "retrying", timeout=20)
+        assert "unreachable from loopback" in src.reason
+        assert rec.state.engines["engine:loopback"].conn_state == "retrying"
+        server = MetricsServer(PAGE_B, port=port).start()  # back, on the same port
+        await wait_for(lambda: src.state == "up", timeout=30)
+        await wait_for(lambda: rec.samples()[-1].snapshot.gauges.get("running") == 32.0,
+                       timeout=20)
+    finally:
+        await src.stop()
+        server.stop()
+        await transport.close()
+    states = [s.state for s in rec.statuses()]
+    assert states[0] == "connecting" and "retrying" in states
+    assert rec.state.engines["engine:loopback"].conn_state == "up"
+
+
+async def test_a_page_that_is_not_metrics_is_retried_with_the_reason():
+    rec = Recorder()
+    with MetricsServer("<html>\x1b]2;pwned\x07</html>", content_type="text/html") as server:
+        src = EngineMetricsSource(rec, "localhost", LocalTransport(), server.url)
+        await run_source(src)
+        try:
+            await wait_for(lambda: src.state == "retrying", timeout=10)
+        finally:
+            await src.stop()
+    assert "not Prometheus exposition text" in src.reason
+    assert "\x1b" not in src.reason and "\x07" not in src.reason
+
+
+async def test_http_error_is_retried_with_the_status():
+    rec = Recorder()
+    with MetricsServer("nope", status=404) as server:
+        src = EngineMetricsSource(rec, "localhost", LocalTransport(), server.url)
+        await run_source(src)
+        try:
+            await wait_for(lambda: src.state == "retrying", timeout=10)
+        finally:
+            await src.stop()
+    assert "HTTP 404" in src.reason
+
+
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1/metrics", "127.0.0.1:30000/metrics",
+                                 "http://:80/x", "http://127.0.0.1:99999/metrics"])
+async def test_a_bad_url_is_down_with_the_reason(url):
+    rec = Recorder()
+    src = EngineMetricsSource(rec, "localhost", LocalTransport(), url)
+    await src.run()  # returns at once
+    assert src.state == "down" and "invalid URL" in src.reason
+    assert rec.state.engines["engine:localhost"].conn_state == "down"
+
+
+def test_samples_survive_the_transcript_and_replay_alike():
+    from perftriage.core.model.reducer import replay
+    from perftriage.core.parse.engine_metrics import parse_exposition
+
+    events = [ev.EngineStatus(source="engine:n1", host="n1", url="http://127.0.0.1:30000/metrics",
+                              state="connecting", t=0.5)]
+    for t, page in ((1.0, PAGE_A), (2.0, PAGE_B)):
+        events.append(ev.EngineSample(source="engine:n1", host="n1",
+                                      snapshot=parse_exposition(page), t=t))
+    decoded = [ev.decode(ev.encode(e)) for e in events]
+    assert decoded == events
+    live, replayed = replay(events), replay(decoded)
+    a, b = live.engines["engine:n1"], replayed.engines["engine:n1"]
+    assert a.figures == b.figures and list(a.itl_rows) == list(b.itl_rows)
+    assert b.url == "http://127.0.0.1:30000/metrics" and b.conn_state == "up"
+    assert b.ms_per_token == pytest.approx(14.3)

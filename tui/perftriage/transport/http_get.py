@@ -1,0 +1,200 @@
+"""HTTP GET of an endpoint *as the host sees it*, without opening a port.
+
+For a remote host the TCP connection is a ``direct-tcpip`` channel of the
+host's existing SSH connection (what ``ssh -L`` uses): the server side
+connects to ``host:port`` of the URL, so ``http://127.0.0.1:30000/metrics``
+means the engine listening on the GPU host's loopback. For a local host it is
+a plain TCP connection. HTTP/1.1 itself is spoken by ``h11`` (a maintained,
+sans-I/O implementation), over whichever pair of streams we have.
+
+One :class:`HttpGetter` keeps its connection alive between requests
+(``Connection: keep-alive``), so a once-a-second scrape costs one request,
+not a channel open + a TCP handshake each time; a connection the server
+closed while idle is reopened once, transparently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import h11
+
+from perftriage.transport.base import OTHER, REFUSED, TIMEOUT, TransportError
+
+READ_CHUNK = 64 * 1024
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+
+
+class BadUrl(ValueError):
+    """The URL cannot be fetched (one-line reason)."""
+
+
+@dataclass(frozen=True)
+class HttpTarget:
+    host: str
+    port: int
+    target: str  # path + query, as sent in the request line
+    host_header: str
+    url: str
+
+
+def parse_http_url(url: str) -> HttpTarget:
+    """``http://HOST[:PORT]/PATH`` -> its parts; :class:`BadUrl` otherwise."""
+    text = (url or "").strip()
+    if not text or any(c.isspace() or ord(c) < 32 for c in text):
+        raise BadUrl(f"invalid URL {url!r}: expected http://HOST:PORT/PATH")
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        raise BadUrl(f"invalid URL {url!r}: {exc}") from None
+    if parts.scheme != "http":
+        raise BadUrl(f"invalid URL {url!r}: only http:// is supported "
+                     "(the SSH channel already encrypts it)")
+    if not parts.hostname:
+        raise BadUrl(f"invalid URL {url!r}: no host")
+    if parts.username or parts.password:
+        raise BadUrl(f"invalid URL {url!r}: credentials in the URL are not supported")
+    port = port or 80
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    host = parts.hostname
+    shown = f"[{host}]" if ":" in host else host
+    return HttpTarget(host=host, port=port, target=target,
+                      host_header=shown if port == 80 else f"{shown}:{port}", url=text)
+
+
+@dataclass
+class HttpResponse:
+    status: int
+    reason: str
+    headers: dict[str, str]
+    body: bytes
+
+
+async def open_stream(transport, host: str, port: int):
+    """(reader, writer) to ``host:port`` as seen from ``transport``'s host."""
+    connection = getattr(transport, "connection", None)
+    where = f"{host}:{port}"
+    if connection is None:  # the local transport: a plain socket
+        try:
+            return await asyncio.open_connection(host, port)
+        except ConnectionRefusedError:
+            raise TransportError(f"connection refused by {where}", REFUSED,
+                                 transport.name) from None
+        except OSError as exc:
+            raise TransportError(f"cannot connect to {where}: {exc.strerror or exc}", OTHER,
+                                 transport.name) from None
+    import asyncssh  # noqa: PLC0415 - only for SSH transports
+
+    conn = await connection()  # TransportError when the host is unreachable
+    try:
+        return await conn.open_connection(host, port)
+    except asyncssh.ChannelOpenError as exc:
+        kind = REFUSED if exc.code == asyncssh.OPEN_CONNECT_FAILED else OTHER
+        raise TransportError(f"{where} unreachable from {transport.name}: {exc.reason}", kind,
+                             transport.name) from None
+    except (asyncssh.Error, OSError) as exc:
+        raise TransportError(f"SSH channel to {where} failed: {exc}", OTHER,
+                             transport.name) from None
+
+
+class HttpGetter:
+    """GETs one URL through one transport, again and again, on one connection."""
+
+    def __init__(self, transport, url: str, *, timeout: float = 5.0,
+                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.transport = transport
+        self.target = parse_http_url(url)
+        self.timeout = timeout
+        self.max_bytes = max_bytes
+        self._reader = self._writer = None
+        self._h11: h11.Connection | None = None
+
+    @property
+    def name(self) -> str:
+        return getattr(self.transport, "name", "?")
+
+    async def close(self) -> None:
+        writer, self._writer, self._reader, self._h11 = self._writer, None, None, None
+        if writer is not None:
+            with contextlib.suppress(Exception):
+                writer.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writer.wait_closed(), 1.0)
+
+    async def get(self) -> HttpResponse:
+        try:
+            async with asyncio.timeout(self.timeout):
+                reused = self._writer is not None
+                try:
+                    return await self._exchange()
+                except (h11.RemoteProtocolError, ConnectionError, _ClosedEarly):
+                    await self.close()
+                    if not reused:
+                        raise
+                return await self._exchange()  # the idle connection was closed: once more
+        except TimeoutError:
+            await self.close()
+            raise TransportError(f"no answer from {self.target.url} within {self.timeout:g}s",
+                                 TIMEOUT, self.name) from None
+        except _ClosedEarly:
+            await self.close()
+            raise TransportError(f"{self.target.url}: connection closed before a response",
+                                 OTHER, self.name) from None
+        except h11.RemoteProtocolError as exc:
+            await self.close()
+            raise TransportError(f"{self.target.url}: not an HTTP response ({exc})", OTHER,
+                                 self.name) from None
+        except ConnectionError as exc:
+            await self.close()
+            raise TransportError(f"{self.target.url}: connection lost ({exc})", OTHER,
+                                 self.name) from None
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _exchange(self) -> HttpResponse:
+        if self._writer is None:
+            self._reader, self._writer = await open_stream(
+                self.transport, self.target.host, self.target.port)
+            self._h11 = h11.Connection(h11.CLIENT)
+        conn, reader, writer = self._h11, self._reader, self._writer
+        request = h11.Request(method="GET", target=self.target.target, headers=[
+            ("Host", self.target.host_header), ("User-Agent", "perftriage"),
+            ("Accept", "text/plain"), ("Connection", "keep-alive")])
+        writer.write(conn.send(request) + conn.send(h11.EndOfMessage()))
+        await writer.drain()
+        response: h11.Response | None = None
+        body = bytearray()
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                data = await reader.read(READ_CHUNK)
+                if not data and response is None:
+                    raise _ClosedEarly
+                conn.receive_data(data)
+            elif isinstance(event, h11.Response):
+                response = event
+            elif isinstance(event, h11.Data):
+                body += event.data
+                if len(body) > self.max_bytes:
+                    await self.close()
+                    raise TransportError(f"{self.target.url}: response larger than "
+                                         f"{self.max_bytes} bytes", OTHER, self.name)
+            elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
+                break
+        assert response is not None
+        if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
+            conn.start_next_cycle()
+        else:
+            await self.close()
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers}
+        return HttpResponse(response.status_code, response.reason.decode("latin-1"), headers,
+                            bytes(body))
+
+
+class _ClosedEarly(Exception):
+    """The server closed the connection before answering."""
