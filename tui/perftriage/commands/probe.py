@@ -8,6 +8,13 @@ Hosts: ``--host SPEC`` (a config name, an ssh alias or user@host[:port]);
 ``--all`` every host (localhost plus the configured ones, or the global
 ``-H`` specs); neither: the global ``-H`` hosts if given, else localhost.
 
+``--group`` folds identical answers (verdict, exit status, summary, stdout,
+stderr) into one, headed by their hosts' node set (``node[01-64] (64)``),
+like ClusterShell's clubak; with ``--json`` it prints a list of ``{nodeset,
+count, hosts, verdict, exit_status, summary, stdout, stderr}``, largest
+group first. ``--window N`` (default 64) bounds how many hosts are
+connected to and probed at once.
+
 ``--json`` prints one object with ``host, kind, args, verdict,
 exit_status, duration_s, stdout, stderr, detail`` — or, with ``--all`` (or
 several hosts), a JSON list of such objects, one per host.
@@ -70,7 +77,18 @@ def as_record(p) -> dict:
 
 def _text(p, width: int) -> str:
     dur = f"{p.duration_s:.3f}s" if p.duration_s is not None else "-"
-    lines = [f"{p.host:<{width}}  {p.status:<9} {dur:>8}  {p.summary}"]
+    return "\n".join([f"{p.host:<{width}}  {p.status:<9} {dur:>8}  {p.summary}", *_body(p)])
+
+
+def _grouped_text(group) -> str:
+    """One folded answer, like clubak: the node set, then the answer once."""
+    rule = "-" * 15
+    head = f"{group.nodeset} ({len(group.hosts)})  {group.verdict}  {group.summary}"
+    return "\n".join([rule, head, rule, *_body(group.probes[0])])
+
+
+def _body(p) -> list[str]:
+    lines: list[str] = []
     if p.kind == "grep":
         lines += [f"    {m}" for m in p.detail.get("matches", [])]
         if p.detail.get("truncated"):
@@ -85,16 +103,17 @@ def _text(p, width: int) -> str:
         lines += [f"    {x}" for x in p.stdout.rstrip("\n").splitlines()]
     if p.status != "ok" and p.stderr.strip():
         lines += [f"    stderr: {x}" for x in p.stderr.strip().splitlines()[-10:]]
-    return "\n".join(lines)
+    return lines
 
 
 async def _run(registry, names: list[str], kind: str, args: list[str], timeout: float,
-               templates) -> list:
+               templates, window: int) -> list:
     from perftriage.services.probe_runner import ProbeRunner
     from perftriage.services.session import Session
 
     session = Session(name="probe", hosts=names)
-    runner = ProbeRunner(session, registry, templates=templates, default_timeout=timeout)
+    runner = ProbeRunner(session, registry, templates=templates, default_timeout=timeout,
+                         window=window)
     try:
         if len(names) == 1:
             ids = [runner.enqueue(names[0], kind, args, timeout=timeout)]
@@ -111,14 +130,18 @@ async def _run(registry, names: list[str], kind: str, args: list[str], timeout: 
 @click.option("--host", "host", metavar="SPEC",
               help="Run on this host: a config name, an ssh alias or user@host[:port].")
 @click.option("--all", "all_hosts", is_flag=True, help="Run on every host (JSON: a list).")
+@click.option("--group", "grouped", is_flag=True,
+              help="Fold identical answers into one, by node set (node[01-64]).")
+@click.option("--window", type=click.IntRange(min=1), default=64, show_default=True,
+              help="Hosts connected to and probed at once.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=60.0, show_default=True,
               metavar="SECONDS", help="Limit for the probe on each host.")
 @click.argument("kind")
 @click.argument("args", nargs=-1)
 @click.pass_obj
-def command(g, host: str | None, all_hosts: bool, as_json: bool, timeout: float, kind: str,
-            args: tuple[str, ...]) -> None:
+def command(g, host: str | None, all_hosts: bool, grouped: bool, window: int, as_json: bool,
+            timeout: float, kind: str, args: tuple[str, ...]) -> None:
     """Run one probe (KIND ARG...) and print the result.
 
     \b
@@ -146,8 +169,16 @@ def command(g, host: str | None, all_hosts: bool, as_json: bool, timeout: float,
         except HostSpecError as exc:
             raise UsageFailure(str(exc)) from None
     names = registry.names
-    results = asyncio.run(_run(registry, names, kind, list(args), timeout, config.probes))
-    if as_json:
+    results = asyncio.run(_run(registry, names, kind, list(args), timeout, config.probes, window))
+    if grouped:
+        from perftriage.core.fleet.fold import group_answers
+
+        groups = group_answers(results)
+        if as_json:
+            click.echo(json.dumps([gr.record() for gr in groups], indent=2, default=str))
+        else:
+            click.echo("\n".join(_grouped_text(gr) for gr in groups))
+    elif as_json:
         records = [as_record(p) for p in results]
         out = records if (all_hosts or len(records) > 1) else records[0]
         click.echo(json.dumps(out, indent=2, default=str))

@@ -91,6 +91,22 @@ class HostSpecError(ValueError):
     """A ``-H`` spec that is neither a config name, an alias nor user@host[:port]."""
 
 
+def _expand_nodesets(specs) -> list[str]:
+    """``node[01-64]`` -> node01 ... node64 (ClusterShell node-set syntax); other specs as given."""
+    from perftriage.core.fleet.nodeset import NodeSetError, expand  # noqa: PLC0415
+
+    out: list[str] = []
+    for spec in (s.strip() for s in specs):
+        if "[" in spec and "@" not in spec:
+            try:
+                out.extend(expand(spec))
+                continue
+            except NodeSetError as exc:
+                raise HostSpecError(f"{spec!r}: {exc}") from None
+        out.append(spec)
+    return out
+
+
 def resolve_hosts(
     config: Config,
     specs: list[str] | tuple[str, ...] | None = None,
@@ -102,7 +118,8 @@ def resolve_hosts(
     """The hosts a command works on.
 
     No ``specs``: localhost plus every configured host. With specs (``-H``,
-    repeatable): exactly those, each a config name, ``localhost``, an ssh
+    repeatable): exactly those, each a config name (or a node set of them,
+    ``node[01-64]``), ``localhost``, an ssh
     alias or ``user@host[:port]`` (ad-hoc hosts get default settings).
     ``with_localhost`` forces localhost in (True) or out (False).
     ``ssh_config`` replaces ``~/.ssh/config``; ``accept_new`` records
@@ -118,8 +135,7 @@ def resolve_hosts(
     reg = HostRegistry()
     if with_localhost:
         reg.add(local_host(config.host(LOCALHOST)))
-    for spec in specs:
-        spec = spec.strip()
+    for spec in _expand_nodesets(specs):
         if spec == LOCALHOST:
             reg.add(local_host(config.host(LOCALHOST)))
             continue

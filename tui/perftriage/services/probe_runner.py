@@ -27,6 +27,9 @@ from perftriage.services.session import Session
 from perftriage.transport.base import TransportError
 
 DEFAULT_CONCURRENCY = 4
+# Probes running at once across all hosts: a fan-out to 1000 hosts opens its
+# connections through this window, not all at once (sshd's MaxStartups).
+DEFAULT_WINDOW = 64
 DEFAULT_TIMEOUT_S = 60.0
 # Output recorded per stream and probe; the rest is dropped (and said so).
 MAX_OUTPUT_CHARS = 1_000_000
@@ -49,6 +52,7 @@ class ProbeRunner:
         concurrency: int = DEFAULT_CONCURRENCY,
         templates: Iterable[Any] = (),
         default_timeout: float = DEFAULT_TIMEOUT_S,
+        window: int = DEFAULT_WINDOW,
     ) -> None:
         self.session = session
         self.hosts = hosts
@@ -56,6 +60,7 @@ class ProbeRunner:
         self.templates = list(templates)
         self.default_timeout = default_timeout
         self._sems: dict[str, asyncio.Semaphore] = {}
+        self._window = asyncio.Semaphore(window)
         self._tasks: dict[str, asyncio.Task] = {}
 
     # --- queueing ----------------------------------------------------------
@@ -156,7 +161,7 @@ class ProbeRunner:
         emit = self.session.emit
         start: float | None = None
         try:
-            async with sem:
+            async with sem, self._window:
                 emit(ev.ProbeStarted(probe_id=probe_id))
                 start = time.perf_counter()
                 transport = self.hosts.get(host).transport

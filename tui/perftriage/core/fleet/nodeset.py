@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
+from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetException
+
+NodeSetError = NodeSetException
 
 _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 
