@@ -15,8 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class MetricsServer:
     def __init__(self, text: str = "", status: int = 200,
                  content_type: str = "text/plain; version=0.0.4; charset=utf-8",
-                 port: int = 0) -> None:
+                 port: int = 0, pages: list[str] | None = None) -> None:
         self.text = text
+        self.pages = list(pages or [])  # served in turn (the last one again and again)
         self.status = status
         self.content_type = content_type
         self.requests = 0
@@ -38,6 +39,8 @@ class MetricsServer:
                 owner.requests += 1
                 owner.paths.append(self.path)
                 owner.host_headers.append(self.headers.get("Host", ""))
+                if owner.pages:
+                    owner.text = owner.pages.pop(0) if len(owner.pages) > 1 else owner.pages[0]
                 body = owner.text.encode()
                 self.send_response(owner.status)
                 self.send_header("Content-Type", owner.content_type)

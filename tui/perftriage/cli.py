@@ -19,6 +19,7 @@ from perftriage import __version__
 
 # name -> (module, one-line help shown in --help without importing it)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "engine": ("perftriage.commands.engine", "An SGLang/vLLM server's figures from its /metrics."),
     "sessions": ("perftriage.commands.sessions", "List saved sessions."),
     "replay": ("perftriage.commands.replay", "Open a saved session in the cockpit, read-only."),
     "hosts": ("perftriage.commands.hosts", "List configured hosts; --check connects to each."),

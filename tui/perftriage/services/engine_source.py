@@ -33,7 +33,12 @@ BACKOFF_CAP_S = 10.0
 
 
 class ScrapeError(Exception):
-    """One failed scrape, with a one-line reason safe to show."""
+    """One failed scrape, with a one-line reason safe to show; ``unreachable``
+    when no HTTP answer came (host or endpoint down), else the answer was wrong."""
+
+    def __init__(self, reason: str, *, unreachable: bool) -> None:
+        super().__init__(reason)
+        self.unreachable = unreachable
 
 
 async def scrape(getter: HttpGetter):
@@ -41,15 +46,16 @@ async def scrape(getter: HttpGetter):
     try:
         response = await getter.get()
     except TransportError as exc:
-        raise ScrapeError(visible(exc.reason)) from None
+        raise ScrapeError(visible(exc.reason), unreachable=True) from None
     if response.status != 200:
         raise ScrapeError(f"{getter.target.url}: HTTP {response.status} "
-                          f"{visible(response.reason)[:80]}".rstrip())
+                          f"{visible(response.reason)[:80]}".rstrip(), unreachable=False)
     text = response.body.decode("utf-8", "replace")
     try:
         return parse_exposition(text)
     except MetricsFormatError as exc:
-        raise ScrapeError(f"{getter.target.url}: {visible(str(exc))}") from None
+        raise ScrapeError(f"{getter.target.url}: {visible(str(exc))}",
+                          unreachable=False) from None
 
 
 class EngineMetricsSource(BaseSource):
