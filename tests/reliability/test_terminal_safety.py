@@ -50,7 +50,7 @@ def write_hostile_session(tmp_path: Path) -> Path:
         index=0, name=hostile("G"), util_pct=50.0)], gpu_error=None))
     s.emit(ev.HostStatus(host="gpu1", state="retrying", reason=hostile("R")))
     s.emit(ev.LogSourceOpened(source_id="l1", host="gpu1", path="/var/log/x\x1b[2J.log"))
-    s.emit(ev.LogLines(source_id="l1", lines=[hostile("L"), "\x1b[31mred\x1b[0m INFO ok"]))
+    s.emit(ev.LogLines(source_id="l1", lines=[hostile("L"), "\x1b[31mred\x1b[0m INFO ok", "ERROR " + hostile("E")]))
     s.emit(ev.ProbeQueued(probe_id="p1", host="gpu1", kind="shell", args=[hostile("A")],
                           command="echo"))
     s.emit(ev.ProbeStarted(probe_id="p1"))
@@ -90,7 +90,7 @@ def test_the_program_writes_no_remote_escape_to_its_terminal(tmp_path):
     import termios
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 160, 0, 0))
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "160", "LINES": "45"}
-    proc = subprocess.Popen([sys.executable, "-m", "perftriage", "replay", str(path)],
+    proc = subprocess.Popen([sys.executable, "-m", "perftriage", "replay", "--at", "end", str(path)],
                             stdin=slave, stdout=slave, stderr=slave, env=env,
                             start_new_session=True)
     os.close(slave)
@@ -130,3 +130,79 @@ async def test_modals_show_remote_text_visibly(tmp_path, opener):
         out = _screen_bytes(app)
         assert "MKris" in out
         assert_no_raw_sequence(out)
+
+
+# --- text written by the headless commands and into the report -----------------
+
+ESC_OR_C1 = ("\x1b", "\x9b", "\x9d", "\x90", "\x07")
+
+
+def _assert_shown_not_obeyed(out: str) -> None:
+    for ch in ESC_OR_C1:
+        assert ch not in out, f"{ch!r} written raw: {out[:400]!r}"
+
+
+def test_markdown_report_shows_remote_sequences(tmp_path):
+    from click.testing import CliRunner
+
+    from perftriage.cli import cli
+    path = write_hostile_session(tmp_path)
+    r = CliRunner().invoke(cli, ["report", str(path), "-o", "-"])
+    assert r.exit_code == 0, r.output
+    _assert_shown_not_obeyed(r.output)
+    for tag in "RHANE":  # host reason, hypothesis, probe args, note, error log line
+        assert f"{tag}␛cMKris" in r.output, tag
+    written = CliRunner().invoke(cli, ["report", str(path)])
+    assert written.exit_code == 0, written.output
+    _assert_shown_not_obeyed(path.with_suffix(".md").read_text())
+
+
+def test_probe_command_prints_shell_output_visibly(tmp_path):
+    from click.testing import CliRunner
+
+    from perftriage.cli import cli
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[[hosts]]\nname = "localhost"\n')
+    script = r"printf '\033c\033]2;OWNED\007\033]52;c;eA==\007\233""2J\033[3;5Hend\r\n'"
+    r = CliRunner().invoke(cli, ["--config", str(cfg), "probe", "shell", script])
+    assert r.exit_code == 0, r.output
+    _assert_shown_not_obeyed(r.output)
+    assert "␛c␛]2;OWNED␇" in r.output
+
+
+def test_http_probe_body_is_shown_visibly(tmp_path):
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from click.testing import CliRunner
+
+    from perftriage.cli import cli
+
+    class Hostile(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = b"\x1bc\x1b]52;c;eA==\x07\x1b[2Jbody-end"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("X-Evil", "\x1b]2;OWNED")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Hostile)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        cfg = tmp_path / "config.toml"
+        cfg.write_text('[[hosts]]\nname = "localhost"\n')
+        url = f"http://127.0.0.1:{server.server_port}/health"
+        r = CliRunner().invoke(cli, ["--config", str(cfg), "probe", "http", url])
+        _assert_shown_not_obeyed(r.output)
+        # the body was read (JSON keeps it, escaped); the panes show it through
+        # the probe output modal, tested above
+        raw = CliRunner().invoke(cli, ["--config", str(cfg), "probe", "--json", "http", url])
+        _assert_shown_not_obeyed(raw.output)
+        assert "body-end" in json.loads(raw.output)["stdout"]
+    finally:
+        server.shutdown()

@@ -20,6 +20,7 @@ import json
 import sys
 
 import click
+from perftriage.core.sanitize import visible_lines
 
 from perftriage.cli import EXIT_FAILED, EXIT_UNREACHABLE, UsageFailure
 
@@ -100,4 +101,4 @@ def command(g, url: str | None, as_json: bool, threshold: float | None, top: int
     if as_json:
         click.echo(json.dumps(summary.record(), indent=2, allow_nan=False))
     else:
-        click.echo(render_text(summary, top))
+        click.echo(visible_lines(render_text(summary, top)))

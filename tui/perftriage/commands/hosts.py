@@ -11,6 +11,7 @@ import asyncio
 import time
 
 import click
+from perftriage.core.sanitize import visible
 
 from perftriage.cli import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE
 
@@ -77,9 +78,9 @@ def command(g, check: bool, timeout: float) -> None:
     code = EXIT_OK
     for name, kind, detail in results:
         if kind is None:
-            click.echo(f"{name:<{width}}  OK      {detail}")
+            click.echo(visible(f"{name:<{width}}  OK      {detail}"))
             continue
-        click.echo(f"{name:<{width}}  FAILED  {detail}")
+        click.echo(visible(f"{name:<{width}}  FAILED  {detail}"))
         code = max(code, EXIT_UNREACHABLE if kind in UNREACHABLE_KINDS else EXIT_FAILED)
     if code:
         raise SystemExit(code)

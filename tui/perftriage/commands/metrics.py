@@ -8,6 +8,7 @@ import json
 import sys
 
 import click
+from perftriage.core.sanitize import visible
 
 from perftriage.core.parse.logparse import iter_metrics
 
@@ -89,4 +90,4 @@ def command(logfiles: tuple[str, ...], as_json: bool, as_csv: bool) -> None:
         return
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(header))]
     for r in rows:
-        click.echo("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+        click.echo(visible("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()))

@@ -31,6 +31,7 @@ import json
 import sys
 
 import click
+from perftriage.core.sanitize import visible_lines
 
 from perftriage.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT, EXIT_UNREACHABLE, UsageFailure
 
@@ -185,5 +186,5 @@ def command(g, host: str | None, all_hosts: bool, grouped: bool, window: int, as
     else:
         width = max(len(n) for n in names)
         for p in results:
-            click.echo(_text(p, width))
+            click.echo(visible_lines(_text(p, width)))
     sys.exit(combined_exit_code([exit_code(p) for p in results]))

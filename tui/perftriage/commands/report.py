@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from perftriage.core.sanitize import visible
 
 from perftriage.cli import UsageFailure
 from perftriage.core.report import markdown as report
@@ -24,7 +25,7 @@ def command(session: Path, output: Path | None) -> None:
     except (transcript.TranscriptError, OSError) as exc:
         raise UsageFailure(str(exc)) from None
     for problem in tr.problems:
-        click.echo(f"warning: {session}: {problem}", err=True)
+        click.echo(visible(f"warning: {session}: {problem}"), err=True)
     text = report.render_transcript(tr)
     if output is not None and str(output) == "-":
         click.echo(text, nl=False)

@@ -17,6 +17,7 @@ import sys
 import time
 
 import click
+from perftriage.core.sanitize import visible_lines
 
 from perftriage.cli import EXIT_OK, EXIT_UNREACHABLE, UsageFailure
 
@@ -101,7 +102,7 @@ def command(g, host_specs, all_hosts: bool, as_json: bool, watch: bool, interval
                 else:
                     if watch:
                         click.clear()
-                    click.echo(render_text(snap))
+                    click.echo(visible_lines(render_text(snap)))
                 sys.stdout.flush()
                 if not watch:
                     return worst

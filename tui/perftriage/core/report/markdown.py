@@ -20,6 +20,7 @@ from perftriage.core.parse import logparse
 from perftriage.core.model import reducer
 from perftriage.core.analysis import roofline
 from perftriage.core.model.state import Evidence, Hypothesis, ProbeState, SessionState
+from perftriage.core.sanitize import visible_lines
 
 # Reading order in the report: conclusions first.
 STATUS_ORDER = ("supported", "testing", "open", "refuted", "parked")
@@ -399,7 +400,9 @@ def render(
     lines += _notes_section(state)
     lines += _logs_section(state, events)
     lines.append("Times are minutes:seconds since the session started.")
-    return "\n".join(lines).rstrip() + "\n"
+    # every remote byte (log lines, probe output, host reasons) shown, never
+    # obeyed by the terminal that `cat`s the report
+    return visible_lines("\n".join(lines).rstrip() + "\n")
 
 
 def state_from_transcript(tr: Any) -> SessionState:
