@@ -13,6 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Footer, Label, Static
 
 from perftriage.core.model.events import GpuProcess
+from perftriage.core.model import host_info
 from perftriage.core.model.state import HostState
 from perftriage.screens.detail_modal import DetailModal
 from perftriage.widgets.format import gib, num, safe
@@ -79,7 +80,7 @@ def host_detail_text(hs: HostState) -> str:
                 f" · power {num(g.power_w, '{:.1f}')}/{num(g.power_limit_w)} W"
                 f" · [{threshold(g.temp_c, 75, 85)}]{num(g.temp_c)}°C[/]"
             )
-            bw = g.bandwidth_gbs or (info.get("bandwidth_gbs") or {}).get(str(g.index))
+            bw = g.bandwidth_gbs or host_info.gpu_bandwidth(info, g.index)
             lines.append(
                 f"   clocks SM {num(g.sm_clock_mhz)}/{num(g.sm_clock_max_mhz)} MHz"
                 f" · mem {num(g.mem_clock_mhz)}/{num(g.mem_clock_max_mhz)} MHz"

@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from perftriage.core.analysis import roofline
+from perftriage.core.model import host_info
 from perftriage.core.report.markdown import batch1_ms_per_token
 from perftriage.core.model.state import SessionState
 from perftriage.widgets.status_style import styled
@@ -44,7 +45,7 @@ def prefill(state: SessionState) -> dict[str, str]:
     if best is not None and best.gpus and "gpus" not in values:
         gpu = best.gpus[0]
         values["gpus"] = str(len(best.gpus))
-        bw = gpu.bandwidth_gbs or best.info.get("bandwidth_gbs") or roofline.bandwidth_from_nvml(
+        bw = gpu.bandwidth_gbs or host_info.gpu_bandwidth(best.info, gpu.index) or roofline.bandwidth_from_nvml(
             gpu.bus_width_bits, gpu.mem_clock_max_mhz)
         if bw:
             values["bandwidth_gbs"] = f"{float(bw):.0f}"

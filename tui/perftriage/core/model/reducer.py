@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 
 from perftriage.core.model import events as ev
+from perftriage.core.model import host_info
 from perftriage.core.model.engine_state import EngineState
 from perftriage.core.model.engine_state import add_sample as add_engine_sample
 from perftriage.core.parse import logparse
@@ -84,7 +85,7 @@ def _host_status(state: SessionState, e: ev.HostStatus) -> str:
 
 @handles(ev.HostInfo)
 def _host_info(state: SessionState, e: ev.HostInfo) -> str:
-    state.host(e.host).info.update(e.info)
+    state.host(e.host).info.update(host_info.clean(e.info))  # typed for every reader
     return "hosts"
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from perftriage.core.model import events as ev
+from perftriage.core.model import host_info
 from perftriage.core.parse import logparse
 from perftriage.core.model import reducer
 from perftriage.core.analysis import roofline
@@ -215,9 +216,8 @@ def _hosts_section(state: SessionState, hosts: list[str]) -> list[str]:
         extra = []
         if hs.sample is not None and hs.sample.mem_total_bytes:
             extra.append(f"{hs.sample.mem_total_bytes / 2**30:.0f} GiB RAM")
-        info_bw = hs.info.get("bandwidth_gbs")
-        if info_bw:
-            extra.append(f"{float(info_bw):.0f} GB/s per GPU")
+        if bw := host_info.bandwidth_summary(hs.info):  # a per-GPU map on real hosts
+            extra.append(bw)
         suffix = f"; {', '.join(extra)}" if extra else ""
         out.append(f"- **{name}** ({desc}): {gpu_text}{suffix}")
     return [*out, ""]
