@@ -25,6 +25,7 @@ DNS = "dns"
 TIMEOUT = "timeout"
 LOST = "lost"
 CHANNEL_LIMIT = "channel_limit"
+BAD_COMMAND = "bad_command"
 OTHER = "other"
 
 
@@ -37,6 +38,26 @@ class TransportError(Exception):
 
     def __str__(self) -> str:
         return f"{self.host}: {self.reason}" if self.host else self.reason
+
+
+def encode_command(command: str) -> bytes:
+    """The bytes of a shell command, or a one-line :class:`TransportError`.
+
+    A NUL byte cannot be carried by any command line (argv strings and shell
+    variables end at NUL); it is refused rather than cut, so a command is run
+    whole or not at all. Every other byte passes, including lone surrogates
+    that stand for undecodable file-name bytes (``surrogateescape``).
+    """
+    if "\0" in command:
+        at = command.index("\0")
+        raise TransportError(
+            f"refused to run a command holding a NUL byte (0x00, at character {at}): "
+            "no command line can carry it", BAD_COMMAND)
+    try:
+        return command.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as exc:
+        raise TransportError(f"refused to run a command that is not valid text ({exc.reason} "
+                             f"at character {exc.start})", BAD_COMMAND) from None
 
 
 @dataclass

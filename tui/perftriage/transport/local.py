@@ -14,7 +14,7 @@ import signal
 import time
 from collections.abc import AsyncIterator
 
-from perftriage.transport.base import CHUNK_BYTES, LineSplitter, RunResult, lines_of
+from perftriage.transport.base import CHUNK_BYTES, LineSplitter, RunResult, encode_command, lines_of
 
 SHELL = "/bin/sh"
 
@@ -37,6 +37,7 @@ class LocalTransport:
         return f"{self.preamble}\n{command}" if self.preamble else command
 
     async def _spawn(self, command: str, stdin: bool) -> asyncio.subprocess.Process:
+        encode_command(command)  # a NUL would be cut by execve: refuse it whole
         return await asyncio.create_subprocess_exec(
             SHELL,
             "-c",
