@@ -71,6 +71,8 @@ class ProbeKind:
     parse_line: Callable[[str], list[str]] = _split
     # what must be equal for two hosts' results to count as "the same"
     compare: Callable[[str, str, dict[str, Any]], Any] | None = None
+    # prints a marked result line (SCRIPT_PRELUDE): framing, cut from the shown output
+    result_line: bool = True
 
     def validate(self, args: list[str]) -> None:
         if len(args) < self.min_args:
@@ -79,6 +81,10 @@ class ProbeKind:
             raise ProbeUsageError(f"usage: {self.usage} (too many arguments)")
         if any(not a.strip() for a in args):
             raise ProbeUsageError(f"usage: {self.usage} (empty argument)")
+        for i, a in enumerate(args, 1):
+            if "\0" in a:
+                raise ProbeUsageError(f"argument {i} holds a NUL byte (0x00), which no "
+                                      "command line can carry; remove it")
         if self.check is not None:
             self.check(args)
 
@@ -138,6 +144,19 @@ def script_result(out: str) -> dict[str, Any] | None:
                 return None
             return data if isinstance(data, dict) else None
     return None
+
+
+def without_result(out: str) -> str:
+    """``out`` without the marked result line (and the newline ``_emit`` put
+    before it): the marker is framing, never output a person reads."""
+    at = out.rfind("\n" + RESULT_MARK)
+    if at < 0:
+        if not out.startswith(RESULT_MARK):
+            return out
+        at = -1
+    end = out.find("\n", at + 1)
+    rest = out[end + 1:] if end >= 0 else ""
+    return out[:max(at, 0)] + ("\n" if at > 0 and rest else "") + rest
 
 
 def no_result(status: int | None, err: str) -> Verdict:

@@ -176,7 +176,9 @@ class ProbeRunner:
                     ))
                     return
             detail: dict[str, Any] = {}
-            for stream, text in (("stdout", result.stdout), ("stderr", result.stderr)):
+            shown = (probes.without_result(result.stdout) if probes.get(kind).result_line
+                     else result.stdout)
+            for stream, text in (("stdout", shown), ("stderr", result.stderr)):
                 kept, dropped = _cap(text)
                 if kept:
                     emit(ev.ProbeOutput(probe_id=probe_id, stream=stream, data=kept))

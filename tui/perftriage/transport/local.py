@@ -9,12 +9,22 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import errno
 import os
 import signal
 import time
 from collections.abc import AsyncIterator
 
-from perftriage.transport.base import CHUNK_BYTES, LineSplitter, RunResult, encode_command, lines_of
+from perftriage.transport.base import (
+    BAD_COMMAND,
+    CHUNK_BYTES,
+    OTHER,
+    LineSplitter,
+    RunResult,
+    TransportError,
+    encode_command,
+    lines_of,
+)
 
 SHELL = "/bin/sh"
 
@@ -38,16 +48,25 @@ class LocalTransport:
 
     async def _spawn(self, command: str, stdin: bool) -> asyncio.subprocess.Process:
         encode_command(command)  # a NUL would be cut by execve: refuse it whole
-        return await asyncio.create_subprocess_exec(
-            SHELL,
-            "-c",
-            self.wrap(command),
-            stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-            limit=CHUNK_BYTES,
-        )
+        try:
+            return await asyncio.create_subprocess_exec(
+                SHELL,
+                "-c",
+                self.wrap(command),
+                stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+                limit=CHUNK_BYTES,
+            )
+        except OSError as exc:
+            if exc.errno == errno.E2BIG:
+                raise TransportError(
+                    f"argument list too long: the command is {len(command)} characters and "
+                    "the kernel takes at most 128 KiB in one argument", BAD_COMMAND,
+                    self.name) from None
+            raise TransportError(f"cannot start {SHELL}: {exc.strerror or exc}", OTHER,
+                                 self.name) from None
 
     async def run(
         self, command: str, timeout: float | None = None, stdin: str | None = None

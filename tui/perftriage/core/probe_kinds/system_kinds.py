@@ -68,6 +68,7 @@ register(
         interpret=_nvsmi_verdict,
         compare=lambda s, summ, d: [(g.get("name"), g.get("mem_total_mib"))
                                     for g in d.get("gpus", [])],
+        result_line=False,
     )
 )
 
@@ -89,6 +90,7 @@ register(
         interpret=exit_verdict,
         parse_line=lambda line: [line] if line.strip() else [],
         compare=_shell_compare,
+        result_line=False,
     )
 )
 
