@@ -73,7 +73,7 @@ def _fingerprint(state):
 @pytest.mark.parametrize("t", [0.0, 3.0, 3.1, 4.99, 5.0, 8.0, 50.0, 120.0])
 def test_state_at_equals_independently_computed_state(session_file, t):
     state, _ = state_at(session_file, t)
-    assert _fingerprint(state) == _fingerprint(_independent(session_file, t))
+    assert state_json(state, t) == state_json(_independent(session_file, t), t)
 
 
 def test_probe_status_at_t_and_probes_not_yet_queued_are_absent(session_file):
@@ -190,3 +190,46 @@ def test_speed_and_idle_limit_on_a_fake_clock(session_file):
     assert player.t == 100.0
     player.tick(210.0)
     assert player.t == 120.0 and not player.playing  # the end stops playback
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_hosts = st.sampled_from(["gpu-a", "gpu-b"])
+_event = st.one_of(
+    st.builds(ev.HostSample, host=_hosts, cpu_pct=st.none() | st.floats(0, 100),
+              gpus=st.lists(st.builds(ev.GpuSample, index=st.integers(0, 1),
+                                      util_pct=st.none() | st.floats(0, 100)), max_size=2)),
+    st.builds(ev.HostStatus, host=_hosts,
+              state=st.sampled_from(["connecting", "up", "retrying", "down"])),
+    st.builds(ev.LogLines, source_id=st.just("l1"), lines=st.lists(st.text(max_size=9), max_size=3)),
+    st.builds(ev.ProbeQueued, probe_id=st.sampled_from(["p1", "p2"]), host=_hosts,
+              kind=st.just("which"), args=st.just(["nsys"])),
+    st.builds(ev.ProbeFinished, probe_id=st.sampled_from(["p1", "p2"]),
+              status=st.sampled_from(["ok", "failed"])),
+    st.builds(ev.NoteAdded, text=st.text(max_size=9)),
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(_event, st.sampled_from([0.0, 0.5, 1.0])), max_size=30),
+       st.floats(0, 16), st.booleans())
+def test_state_at_skipping_equals_the_full_reduction(tmp_path_factory, steps, t, torn):
+    """The fast path (log lines undecoded, superseded samples skipped) shows
+    exactly what reducing every event shows, also with a torn last line."""
+    path = tmp_path_factory.mktemp("at") / "s.jsonl"
+    w = transcript.TranscriptWriter(path, transcript.make_header("x", ["gpu-a", "gpu-b"]),
+                                    background=False)
+    now = 0.0
+    for e, dt in steps:
+        now += dt
+        e.t = now
+        w.write(e)
+    w.close()
+    if torn and steps:
+        data = path.read_bytes()
+        data = data[: data.rindex(b'{"type":"session.summary"')]
+        path.write_bytes(data[:-5])
+    t = min(t, max((e.t for e in transcript.read(path).events), default=0.0))
+    state, _ = state_at(path, t)
+    assert state_json(state, t) == state_json(_independent(path, t), t)

@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
 from perftriage.core.model.state import SessionState
 from perftriage.core.replay.timeline import REPLAY_LOG_RING, new_state
@@ -46,11 +47,41 @@ def parse_time(text: str) -> float | None:
     return value
 
 
+LOG_LINES_PREFIX = b'{"type":"log.lines"'
+HOST_SAMPLE_PREFIX = b'{"type":"host.sample","host":"'
+
+
+def raw_t(line: bytes) -> float:
+    """An event's ``t`` read from its encoded line without decoding it. Only
+    for log.lines and host.sample lines: their ``t`` is the last ``"t":`` key
+    (strings are JSON-escaped, and no nested object of theirs has a ``t``);
+    absent means 0 (omitted default)."""
+    i = line.rfind(b'"t":')
+    if i < 0:
+        return 0.0
+    j = line.find(b",", i)
+    return float(line[i + 4:j if j > 0 else line.rfind(b"}")])
+
+
+def _raw_host(line: bytes) -> str | None:
+    start = len(HOST_SAMPLE_PREFIX)
+    end = line.find(b'"', start)
+    name = line[start:end]
+    return None if end < 0 or b"\\" in name else name.decode("utf-8", "replace")
+
+
 def state_at(path: Path | str, t: float | None,
              problems: list[stream.LineProblem] | None = None) -> tuple[SessionState, float]:
     """The state with every event of time <= ``t`` applied (``None``: all),
-    and the session's duration as far as it was read. Raises
-    :class:`TimeOutOfRange` when ``t`` is outside ``[0, duration]``."""
+    as far as :func:`state_json` shows it, and the session's duration as far
+    as it was read. Raises :class:`TimeOutOfRange` when ``t`` is outside
+    ``[0, duration]``.
+
+    Streams, and skips what the JSON does not show: log lines are not decoded
+    at all, and of a host's samples only the latest is decoded (plus the
+    first one after a host.status, which may bring the host up), so the
+    reducer sees every event that changes hosts, probes, hypotheses, gaps
+    and notes, in order."""
     path = Path(path)
     first, offset = stream.header_and_offset(path)
     if not first.strip():
@@ -59,16 +90,62 @@ def state_at(path: Path | str, t: float | None,
     state = new_state(header, str(header.get("name") or path.stem), REPLAY_LOG_RING)
     if t is not None and t < 0:
         raise TimeOutOfRange(f"T={t:g}s is before the session started (T >= 0)")
-    apply = reducer.apply
+    apply, decode = reducer.apply, ev._decoder.decode
+    pending: dict[str, tuple[int, bytes]] = {}  # host -> (line number, latest sample line)
+
+    def decoded(lineno: int, line: bytes, terminated: bool = True) -> ev.Event | None:
+        try:
+            return decode(line)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            if problems is not None:
+                problems.append(stream.LineProblem(lineno, str(exc), torn_tail=not terminated))
+            return None
+
+    def flush(host: str) -> None:
+        lineno, line = pending.pop(host)
+        event = decoded(lineno, line)
+        if event is not None:
+            apply(state, event)
+
+    limit = float("inf") if t is None else t
     last_t = 0.0
     past_t = False
-    for _, event in stream.iter_events(path, offset, problems=problems):
-        if t is not None and event.t > t:
-            past_t = True
-            last_t = event.t
+    lineno = 1
+    for _, line, terminated in stream.iter_raw(path, offset):
+        lineno += 1
+        if not line or line.isspace() or line.startswith(stream.SUMMARY_PREFIX):
+            continue
+        if terminated and line.startswith(LOG_LINES_PREFIX):
+            lt = raw_t(line)
+            if lt > limit:
+                past_t, last_t = True, lt
+                break
+            last_t = max(last_t, lt)
+            continue
+        host = _raw_host(line) if terminated and line.startswith(HOST_SAMPLE_PREFIX) else None
+        if host is not None:
+            lt = raw_t(line)
+            if lt > limit:
+                past_t, last_t = True, lt
+                break
+            last_t = max(last_t, lt)
+            hs = state.hosts.get(host)
+            if hs is not None and hs.conn_state not in ("connecting", "retrying"):
+                pending[host] = (lineno, line)  # superseded by a later one unless it is the last
+                continue
+            pending.pop(host, None)
+        event = decoded(lineno, line, terminated)
+        if event is None:
+            continue
+        if event.t > limit:
+            past_t, last_t = True, event.t
             break
+        if isinstance(event, ev.HostStatus) and event.host in pending:
+            flush(event.host)
         apply(state, event)
-        last_t = event.t
+        last_t = max(last_t, event.t)
+    for host in list(pending):
+        flush(host)
     if t is not None and not past_t and t > last_t:
         raise TimeOutOfRange(f"T={t:g}s is after the end of the session ({last_t:.3f}s)")
     return state, last_t

@@ -19,7 +19,6 @@ more than that many lines.
 
 from __future__ import annotations
 
-import copy
 import threading
 from array import array
 from collections import deque
@@ -32,6 +31,7 @@ import msgspec
 from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
 from perftriage.core.model.state import SessionState
+from perftriage.core.replay.snapshot import structural_copy
 from perftriage.core.store import stream, transcript
 
 KEYFRAME_SPACING = 2048  # events between snapshots to start with
@@ -60,16 +60,9 @@ def new_state(header: dict[str, Any], name: str, log_ring: int = REPLAY_LOG_RING
 
 
 def snapshot(state: SessionState) -> SessionState:
-    """A deep copy that shares the immutable parts: events kept in the state
-    (a host's latest sample, gaps, server events) are never mutated by the
-    reducer, so copying them would only cost time; strings are shared anyway."""
-    memo: dict[int, Any] = {}
-    for hs in state.hosts.values():
-        if hs.sample is not None:
-            memo[id(hs.sample)] = hs.sample
-    for e in (*state.gaps, *state.server_events, *state.servers.values()):
-        memo[id(e)] = e
-    return copy.deepcopy(state, memo)
+    """A copy the reducer can mutate without touching ``state`` (see
+    :mod:`perftriage.core.replay.snapshot`)."""
+    return structural_copy(state)
 
 
 def restore(into: SessionState, keyframe: SessionState) -> None:
