@@ -10,6 +10,7 @@ probes are queued. Transcripts go to a temporary directory unless
 
 from __future__ import annotations
 
+import socket
 import sys
 import tempfile
 from pathlib import Path
@@ -19,15 +20,25 @@ import click
 DEMO_SERVER = "sglang-sim"
 
 
-def demo_config(log: Path, rate: float):
+def free_loopback_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def demo_config(log: Path, rate: float, metrics_port: int | None = None):
     from perftriage.core.store.config import Config, ServerProfile
 
+    port = metrics_port or free_loopback_port()
     profile = ServerProfile(
         name=DEMO_SERVER,
-        command="{python} -m perftriage.simulator.sglang_sim --rate {rate} --startup-s {startup}",
+        command="{python} -m perftriage.simulator.sglang_sim --rate {rate} --startup-s {startup}"
+                " --metrics-port {metrics_port}",
         host="localhost",
         log=str(log),
-        args={"python": sys.executable, "rate": f"{rate:g}", "startup": "1.5"},
+        args={"python": sys.executable, "rate": f"{rate:g}", "startup": "1.5",
+              "metrics_port": str(port)},
+        metrics_url=f"http://127.0.0.1:{port}/metrics",  # read by the engine source
     )
     return Config(servers=[profile])
 

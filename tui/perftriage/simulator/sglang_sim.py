@@ -1,6 +1,6 @@
-"""A SIMULATOR of an SGLang 0.5.23 server's log (no GPU, no model, no HTTP).
+"""A SIMULATOR of an SGLang 0.5.23 server's log and /metrics (no GPU, no model).
 
-    python -m perftriage.simulator.sglang_sim --log FILE --rate 20
+    python -m perftriage.simulator.sglang_sim --log FILE --rate 20 [--metrics-port N]
 
 Writes SGLang's startup lines in its exact format (server_args, weight
 loading, KV cache, CUDA graph capture, uvicorn, "The server is fired up and
@@ -9,7 +9,11 @@ ready to roll!"), then ``Decode batch`` / ``Prefill batch`` lines at
 error line (``KV cache pool is full``, ``Decode out of memory``). Without
 ``--log`` it writes to stdout. ``--fail`` makes the start fail with a CUDA
 OOM traceback (exit status 1); ``--lines N`` stops after N steady-state lines;
-``--rate 0`` writes as fast as it can (benchmarks). Values are made up.
+``--rate 0`` writes as fast as it can (benchmarks). With ``--metrics-port N``
+it also serves SGLang's Prometheus ``/metrics`` on 127.0.0.1:N (SGLang's
+metric names, through prometheus_client; see ``sglang_metrics``) from the
+moment the simulated uvicorn starts, with figures that follow the log lines.
+Values are made up.
 """
 
 from __future__ import annotations
@@ -75,11 +79,14 @@ FAIL_LINES = [
 class Steady:
     """Decode/prefill lines with throughput that wanders like a loaded server."""
 
-    def __init__(self, seed: int | None = None, error_every: int = 400) -> None:
+    def __init__(self, seed: int | None = None, error_every: int = 400, metrics=None,
+                 step_s: float = 0.1) -> None:
         self.rng = random.Random(seed)
         self.n = 0
         self.tokens = 852
         self.error_every = error_every
+        self.metrics = metrics  # SimulatedSglangMetrics fed with the same figures, or None
+        self.step_s = step_s  # simulated time between two lines
 
     def line(self) -> str:
         self.n += 1
@@ -92,12 +99,17 @@ class Steady:
         if self.n % 10 == 0:
             queued = r.randint(0, 48)
             new_tok = r.randint(200, 13000)
-            return (f"{stamp()} Prefill batch, #new-seq: {r.randint(1, 16)}, #new-token: {new_tok}, "
+            new_seq = r.randint(1, 16)
+            if self.metrics is not None:
+                self.metrics.prefill(running, queued, running / 400, new_tok, new_seq)
+            return (f"{stamp()} Prefill batch, #new-seq: {new_seq}, #new-token: {new_tok}, "
                     f"#cached-token: 0, #token: {self.tokens}, token usage: {running / 400:.2f}, "
                     f"#running-req: {running}, #queue-req: {queued}, #pending-token: {queued * 800}, "
                     f"cuda graph: False, input throughput (token/s): {r.uniform(300, 6000):.2f}")
         self.tokens += running * 40
         gen = running * (6.3 + r.uniform(-0.4, 0.4))
+        if self.metrics is not None:
+            self.metrics.decode(running, max(0, int(-20 * phase)), running / 400, gen, self.step_s)
         return (f"{stamp()} Decode batch, #running-req: {running}, #token: {self.tokens}, "
                 f"token usage: {running / 400:.2f}, cuda graph: True, "
                 f"gen throughput (token/s): {gen:.2f}, #queue-req: {max(0, int(-20 * phase))}")
@@ -122,7 +134,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--error-every", type=int, default=400, help="an error line every N lines")
     ap.add_argument("--fail", action="store_true", help="fail the start with a CUDA OOM")
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--metrics-port", type=int, default=None,
+                    help="also serve SGLang's /metrics on 127.0.0.1:PORT")
     args = ap.parse_args(argv)
+    metrics = None
+    if args.metrics_port is not None:
+        from perftriage.simulator.sglang_metrics import SimulatedSglangMetrics
+
+        metrics = SimulatedSglangMetrics("zai-org/GLM-5-NVFP4", seed=args.seed)
     out = open(args.log, "a", encoding="utf-8", buffering=1) if args.log else sys.stdout  # noqa: SIM115
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
@@ -133,9 +152,18 @@ def main(argv: list[str] | None = None) -> int:
                     out.write(ln + "\n")
                 out.flush()
                 return 1
+            if metrics is not None and "Uvicorn running" in text:
+                try:
+                    metrics.serve(args.metrics_port)
+                except OSError as exc:
+                    out.write(f"{stamp('')} ERROR:    [Errno {exc.errno}] cannot serve /metrics on "
+                              f"127.0.0.1:{args.metrics_port}: {exc.strerror}\n")
+                    out.flush()
+                    return 1
             out.write(text + "\n")
             out.flush()
-        sim = Steady(args.seed, args.error_every)
+        sim = Steady(args.seed, args.error_every, metrics,
+                     step_s=1.0 / args.rate if args.rate > 0 else 0.01)
         n = 0
         t0 = time.monotonic()
         while not args.lines or n < args.lines:

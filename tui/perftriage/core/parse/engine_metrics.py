@@ -239,9 +239,12 @@ def parse_exposition(text: str) -> EngineSnapshot:
         name = _first_present(page, names)
         if name is None:
             continue
-        chosen[field] = name
         values = _groups(page.flat[name])
-        gauges[field] = sum(values) if field in COUNT_GAUGES else sum(values) / len(values)
+        value = sum(values) if field in COUNT_GAUGES else sum(values) / len(values)
+        if field == "spec_accept_length" and value <= 0:
+            continue  # SGLang exports 0 when speculative decoding is off
+        chosen[field] = name
+        gauges[field] = value
     counters: dict[str, float] = {}
     for field, names in COUNTERS.items():
         name = _first_present(page, names)
