@@ -16,10 +16,11 @@ from perftriage.core.analysis.engine_window import (
     EngineFigures,
     derive,
     histogram_increase,
+    increase,
     measured_ms_per_token,
     quantiles_of,
 )
-from perftriage.core.parse.engine_metrics import EngineSnapshot
+from perftriage.core.parse.engine_metrics import EngineSnapshot, HistogramCounts
 
 WINDOW_S = 10.0  # the strip's rates and quantiles cover this much
 HISTORY_POINTS = 300  # ~5 minutes of scrapes at 1 Hz
@@ -53,16 +54,46 @@ class EngineState:
     itl_rows: deque[LatencyRow] = field(default_factory=lambda: deque(maxlen=HISTORY_POINTS))
     gen_tps_history: deque[float] = field(default_factory=lambda: deque(maxlen=HISTORY_POINTS))
     sample_t: float | None = None
+    # the whole session, for the report: increases summed step by step (across restarts)
+    first_t: float | None = None
+    scrapes: int = 0
+    session_hists: dict[str, HistogramCounts] = field(default_factory=dict)
+    session_counters: dict[str, float] = field(default_factory=dict)
 
     @property
     def latest(self) -> EngineSnapshot | None:
         return self.samples[-1][1] if self.samples else None
 
 
+def _accumulate(es: EngineState, prev: EngineSnapshot, cur: EngineSnapshot) -> None:
+    for name, value in cur.counters.items():
+        if name in prev.counters:
+            step = increase([prev.counters[name], value])
+            es.session_counters[name] = es.session_counters.get(name, 0.0) + step
+    for name, h in cur.histograms.items():
+        if name not in prev.histograms:
+            continue
+        step = histogram_increase([prev.histograms[name], h])
+        total = es.session_hists.get(name)
+        if step is None:
+            continue
+        if total is None or total.bounds != step.bounds:
+            es.session_hists[name] = step
+        else:
+            es.session_hists[name] = HistogramCounts(
+                bounds=total.bounds, buckets=[a + b for a, b in zip(total.buckets, step.buckets)],
+                sum=total.sum + step.sum, count=total.count + step.count)
+
+
 def add_sample(es: EngineState, t: float, snapshot: EngineSnapshot) -> None:
     prev = es.samples[-1][1] if es.samples else None
     es.samples.append((t, snapshot))
     es.sample_t = t
+    es.scrapes += 1
+    if es.first_t is None:
+        es.first_t = t
+    if prev is not None:
+        _accumulate(es, prev, snapshot)
     window = [(ts, s) for ts, s in es.samples if ts >= t - WINDOW_S]
     es.figures = derive(window)
     es.ms_per_token = measured_ms_per_token(window)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from perftriage.core.report.engine_section import engine_section
 from perftriage.core.model import events as ev
 from perftriage.core.model import host_info
 from perftriage.core.parse import logparse
@@ -395,6 +396,7 @@ def render(
         lines += [f"> Warning: the transcript has a problem at {p}; everything before it is "
                   "included.", ""]
     lines += _gap_section(state)
+    lines += engine_section(state)
     lines += _hypotheses_section(state)
     lines += _probes_section(state)
     lines += _notes_section(state)

@@ -1,0 +1,44 @@
+"""The report shows what the engine's /metrics said over the session."""
+
+from __future__ import annotations
+
+from perftriage.core.model import events as ev
+from perftriage.core.model.reducer import replay
+from perftriage.core.parse.engine_metrics import parse_exposition
+from perftriage.core.report.markdown import render
+from tests.conftest import FIXTURES
+
+
+def page(name: str):
+    return parse_exposition((FIXTURES / "metrics" / f"{name}.prom").read_text())
+
+
+def engine_events(base: str, pages: list[str]) -> list[ev.Event]:
+    out: list[ev.Event] = [ev.EngineStatus(source="engine:n1", host="n1", state="connecting",
+                                           url="http://127.0.0.1:30000/metrics", t=0.0)]
+    out += [ev.EngineSample(source="engine:n1", host="n1", snapshot=page(f"{base}-{p}"),
+                            t=10.0 * i) for i, p in enumerate(pages)]
+    return out
+
+
+def test_report_has_the_session_figures():
+    text = render(replay(engine_events("sglang-0.5", ["a", "b"])))
+    assert "## Engine metrics" in text
+    assert "`engine:n1` (sglang, `http://127.0.0.1:30000/metrics` read on n1): 2 scrapes " \
+           "over 10 s, endpoint up" in text
+    assert "session mean: generation 500.0 tok/s, prompt 2000.0 tok/s" in text
+    assert ("inter-token latency: p50 10.0 / p90 15.0 / p99 58.0 ms, mean 14.3 ms over 100 "
+            "observations") in text
+    assert "last: running 32, queued 5, KV usage 50%, prefix-cache hit 25%, " \
+           "spec accept length 3.10" in text
+
+
+def test_report_sums_across_a_restart():
+    text = render(replay(engine_events("vllm-0.11", ["a", "b", "c"])))
+    # 3000 tokens before the restart, 100 after it, over 20 s; 100 + 10 ITL observations
+    assert "generation 155.0 tok/s" in text
+    assert "over 110 observations" in text
+
+
+def test_no_engine_no_section():
+    assert "Engine metrics" not in render(replay([]))
