@@ -123,6 +123,6 @@ async def test_fleet_source_says_why_it_is_not_live():
 def test_api_kind_exit_status_is_1(prometheus_fleet, monkeypatch):
     from perftriage.core.fleet import promql
 
-    monkeypatch.setattr(promql, "GPU_QUERY", "sum(")  # Prometheus itself rejects it
+    monkeypatch.setattr(promql, "ENGINE_QUERY", "sum(")  # Prometheus itself rejects it
     r = CliRunner().invoke(cli, ["fleet", "--prometheus", prometheus_fleet.url])
     assert r.exit_code == EXIT_FAILED and "bad_data" in r.output

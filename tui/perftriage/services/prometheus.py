@@ -1,7 +1,7 @@
 """The fleet through Prometheus: an HTTP API client and the fleet Source.
 
 Prometheus already scrapes dcgm-exporter and the engines on every host, so
-the fleet-wide view asks it (two instant queries per refresh, whatever the
+the fleet-wide view asks it (seven instant queries per refresh, whatever the
 fleet's size) instead of opening an SSH session per host. SSH is for
 digging into the host the fleet view points at.
 
@@ -94,9 +94,11 @@ class PrometheusClient:
     async def read_fleet(self) -> FleetSnapshot:
         """Every GPU's dcgm-exporter fields and every engine's gauges, now."""
         taken = time.time()
-        gpu, engine = await asyncio.gather(self.query(promql.GPU_QUERY),
-                                           self.query(promql.ENGINE_QUERY))
-        return FleetSnapshot(promql.gpu_samples(gpu) + promql.engine_samples(engine), taken)
+        metrics = list(promql.GPU_METRICS)
+        *gpu, engine = await asyncio.gather(*(self.query(promql.gpu_query(m)) for m in metrics),
+                                            self.query(promql.ENGINE_QUERY))
+        samples = [s for m, series in zip(metrics, gpu) for s in promql.gpu_samples(series, m)]
+        return FleetSnapshot(samples + promql.engine_samples(engine), taken)
 
     async def history(self, metric: str, host: str, gpu: int | None, seconds: float = 600.0,
                       step: float = 15.0) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
