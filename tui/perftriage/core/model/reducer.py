@@ -206,7 +206,9 @@ def _server(state: SessionState, e: ev.ServerEvent) -> str:
 
 
 @handles(ev.HypothesisAdded)
-def _hyp_added(state: SessionState, e: ev.HypothesisAdded) -> str:
+def _hyp_added(state: SessionState, e: ev.HypothesisAdded) -> str | None:
+    if state.hypothesis(e.hyp_id) is not None:
+        return None  # ids are unique (a hand-edited transcript may repeat one): first wins
     h = Hypothesis(
         hyp_id=e.hyp_id, title=e.title, note=e.note, status=e.status, created_t=e.t, updated_t=e.t
     )

@@ -84,7 +84,7 @@ def iter_events(
             continue
         try:
             event = _decode(line)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
             if problems is not None:
                 problems.append(LineProblem(lineno, str(exc), torn_tail=not terminated))
             continue
@@ -153,7 +153,7 @@ def read_tail(path: Path | str, nbytes: int = TAIL_BYTES) -> TailInfo:
             if summary is None and not torn:
                 try:
                     summary = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     pass
             continue
         if line.startswith(b'{"format"'):
@@ -161,6 +161,6 @@ def read_tail(path: Path | str, nbytes: int = TAIL_BYTES) -> TailInfo:
         try:
             last_t = _decode(line).t
             break
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             continue  # torn or corrupt: try the line before
     return TailInfo(summary=summary, last_t=last_t, torn_tail=torn, size=size)

@@ -196,7 +196,7 @@ class Transcript:
 def _parse_header(path: Path, first: bytes) -> dict[str, Any]:
     try:
         header = json.loads(first)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise TranscriptError(f"{path}: line 1: not a perftriage header ({exc})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise TranscriptError(f"{path}: line 1: not a perftriage session (no format header)")
@@ -204,6 +204,14 @@ def _parse_header(path: Path, first: bytes) -> dict[str, Any]:
         raise TranscriptError(
             f"{path}: line 1: unsupported transcript version {header.get('version')!r}"
         )
+    # the readers trust these shapes: a hand-edited or foreign header may not
+    # have them (``"hosts": null``, ``[1]``); keep what is a name, drop the rest
+    hosts = header.get("hosts")
+    header["hosts"] = list(dict.fromkeys(
+        h for h in (hosts if isinstance(hosts, list) else []) if isinstance(h, str) and h))
+    for key in ("name", "started_at"):
+        if key in header and not isinstance(header[key], str):
+            header[key] = "" if header[key] is None else json.dumps(header[key])[:80]
     return header
 
 
