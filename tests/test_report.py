@@ -94,3 +94,14 @@ def test_log_helpers():
     assert report.classify_log_line("NCCL WARN socket timeout") == "nccl"
     assert report.classify_log_line("Traceback (most recent call last):") == "traceback"
     assert report.classify_log_line("all fine") is None
+
+
+def test_streamed_report_equals_the_in_memory_report(tmp_path):
+    """`perftriage report` streams the file (host samples skipped, log lines
+    scanned as they pass); the text is the same as reducing every event."""
+    from perftriage.core.report.from_file import render_file
+    from tests.bench.long_session import generate
+
+    long = generate(tmp_path / "long.jsonl", 3000)  # errors, probes, notes, refuted hypotheses
+    for path in (FIXTURE, long, HERE.parent / "sessions" / "example-moe-gap.jsonl"):
+        assert render_file(path) == report.render_transcript(transcript.read(path)), path

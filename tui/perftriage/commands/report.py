@@ -9,6 +9,7 @@ from perftriage.core.sanitize import visible
 
 from perftriage.cli import UsageFailure
 from perftriage.core.report import markdown as report
+from perftriage.core.report.from_file import render_file
 from perftriage.core.store import transcript
 
 

@@ -8,6 +8,7 @@ the first event after ``T`` (it never indexes or keeps events);
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,9 @@ def _raw_host(line: bytes) -> str | None:
 
 
 def state_at(path: Path | str, t: float | None,
-             problems: list[stream.LineProblem] | None = None) -> tuple[SessionState, float]:
+             problems: list[stream.LineProblem] | None = None,
+             log_lines: Callable[[float, str, list[str]], None] | None = None,
+             ) -> tuple[SessionState, float]:
     """The state with every event of time <= ``t`` applied (``None``: all),
     as far as :func:`state_json` shows it, and the session's duration as far
     as it was read. Raises :class:`TimeOutOfRange` when ``t`` is outside
@@ -81,7 +84,9 @@ def state_at(path: Path | str, t: float | None,
     at all, and of a host's samples only the latest is decoded (plus the
     first one after a host.status, which may bring the host up), so the
     reducer sees every event that changes hosts, probes, hypotheses, gaps
-    and notes, in order."""
+    and notes, in order. ``log_lines``, when given, is called with each
+    batch of log lines (time, source id, lines) instead (the report's scan).
+    ``event_count`` and ``last_t`` count every event, skipped or not."""
     path = Path(path)
     first, offset = stream.header_and_offset(path)
     if not first.strip():
@@ -109,18 +114,20 @@ def state_at(path: Path | str, t: float | None,
 
     limit = float("inf") if t is None else t
     last_t = 0.0
+    count = 0
     past_t = False
     lineno = 1
     for _, line, terminated in stream.iter_raw(path, offset):
         lineno += 1
         if not line or line.isspace() or line.startswith(stream.SUMMARY_PREFIX):
             continue
-        if terminated and line.startswith(LOG_LINES_PREFIX):
+        if terminated and log_lines is None and line.startswith(LOG_LINES_PREFIX):
             lt = raw_t(line)
             if lt > limit:
                 past_t, last_t = True, lt
                 break
             last_t = max(last_t, lt)
+            count += 1
             continue
         host = _raw_host(line) if terminated and line.startswith(HOST_SAMPLE_PREFIX) else None
         if host is not None:
@@ -129,23 +136,32 @@ def state_at(path: Path | str, t: float | None,
                 past_t, last_t = True, lt
                 break
             last_t = max(last_t, lt)
+            count += 1
             hs = state.hosts.get(host)
             if hs is not None and hs.conn_state not in ("connecting", "retrying"):
                 pending[host] = (lineno, line)  # superseded by a later one unless it is the last
                 continue
             pending.pop(host, None)
+            count -= 1  # counted again below
         event = decoded(lineno, line, terminated)
         if event is None:
             continue
         if event.t > limit:
             past_t, last_t = True, event.t
             break
+        count += 1
+        last_t = max(last_t, event.t)
+        if log_lines is not None and type(event) is ev.LogLines:
+            log_lines(event.t, event.source_id, event.lines)
+            if event.source_id in state.logs:
+                continue
+            event = ev.LogLines(source_id=event.source_id, t=event.t, wall=event.wall)
         if isinstance(event, ev.HostStatus) and event.host in pending:
             flush(event.host)
         apply(state, event)
-        last_t = max(last_t, event.t)
     for host in list(pending):
         flush(host)
+    state.event_count, state.last_t = count, last_t
     if t is not None and not past_t and t > last_t:
         raise TimeOutOfRange(f"T={t:g}s is after the end of the session ({last_t:.3f}s)")
     return state, last_t

@@ -91,35 +91,78 @@ class Throughput:
     samples: list[tuple[int, float]]  # (batch, tok/s)
 
 
+_NOTABLE_WORDS = ("rror", "memory", "oom", "nccl", "traceback", "fatal", "critical", "killed",
+                  "fired up", "starting vllm", "xception", "atchdog", "pool is full")
+
+
+class LogScan:
+    """Notable lines and decode throughput, fed one batch at a time (a
+    million-event transcript is scanned as it streams, never held).
+
+    Notables: a batch, then each of its lines, passes a lower-cased substring
+    gate (:data:`_NOTABLE_WORDS`) that lets through every line
+    :func:`classify_log_line` can classify (the ready lines, every
+    :data:`NOTABLE_PATTERNS` pattern, :func:`logparse.is_error`'s own gate),
+    so most batches cost one ``lower()`` instead of five regex searches a
+    line. Throughput: the log parser's batch :func:`logparse.scan`."""
+
+    def __init__(self) -> None:
+        self.notables: list[Notable] = []
+        self._seen: dict[tuple[str, str], Notable] = {}
+        self._throughput: dict[str, list[tuple[int, float]]] = {}
+
+    def feed(self, t: float | None, source_id: str, lines: list[str]) -> None:
+        seen, notables = self._seen, self.notables
+        blob = "\n".join(lines).lower()  # one gate for the batch: most have nothing notable
+        candidates = lines if any(word in blob for word in _NOTABLE_WORDS) else ()
+        for line in candidates:
+            low = line.lower()
+            if any(word in low for word in _NOTABLE_WORDS):
+                kind = classify_log_line(line)
+                if kind is not None:
+                    key = (source_id, line.strip())
+                    if key in seen:
+                        seen[key].count += 1
+                    else:
+                        seen[key] = Notable(t, source_id, kind, line.strip())
+                        notables.append(seen[key])
+        # throughput: the log parser's batch scan (what decode_throughput
+        # would say of each line, with SGLang's common decode shape kept raw)
+        samples = None
+        for _, rec, _ in logparse.scan(lines).items:
+            if type(rec) is tuple:  # fast-shape SGLang decode: (ts, running, usage, gen, queued)
+                got = (int(rec[1]), float(rec[3]))
+            elif (isinstance(rec, logparse.Metric) and rec.kind != "prefill"
+                  and rec.gen_tps is not None):
+                got = (rec.running if rec.running is not None else 0, rec.gen_tps)
+            else:
+                continue
+            if samples is None:
+                samples = self._throughput.setdefault(source_id, [])
+            samples.append(got)
+
+    def results(self, state: SessionState) -> tuple[list[Notable], list[Throughput]]:
+        """Source ids become ``host:path`` labels from the state."""
+        def label(source_id: str) -> str:
+            src = state.logs.get(source_id)
+            return f"{src.host}:{src.path}" if src else source_id
+
+        notables = [Notable(n.t, label(n.source), n.kind, n.line, n.count) for n in self.notables]
+        return notables, [Throughput(label(sid), s) for sid, s in self._throughput.items()]
+
+
 def _scan_logs(state: SessionState, events: Iterable[ev.Event] | None) -> tuple[list[Notable], list[Throughput]]:
     """Notable lines (with their time when the events are at hand) and the
     decode-throughput samples per log source."""
-    def label(source_id: str) -> str:
-        src = state.logs.get(source_id)
-        return f"{src.host}:{src.path}" if src else source_id
-
-    batches: list[tuple[float | None, str, list[str]]] = []
+    scan = LogScan()
     if events is not None:
-        batches = [(e.t, e.source_id, e.lines) for e in events if isinstance(e, ev.LogLines)]
+        for e in events:
+            if isinstance(e, ev.LogLines):
+                scan.feed(e.t, e.source_id, e.lines)
     else:
-        batches = [(None, sid, list(src.lines)) for sid, src in state.logs.items()]
-    notables: list[Notable] = []
-    seen: dict[tuple[str, str], Notable] = {}
-    throughput: dict[str, Throughput] = {}
-    for t, sid, lines in batches:
-        for line in lines:
-            kind = classify_log_line(line)
-            if kind is not None:
-                key = (sid, line.strip())
-                if key in seen:
-                    seen[key].count += 1
-                else:
-                    seen[key] = Notable(t, label(sid), kind, line.strip())
-                    notables.append(seen[key])
-            got = decode_throughput(line)
-            if got is not None:
-                throughput.setdefault(sid, Throughput(label(sid), [])).samples.append(got)
-    return notables, list(throughput.values())
+        for sid, src in state.logs.items():
+            scan.feed(None, sid, list(src.lines))
+    return scan.results(state)
 
 
 # --- formatting helpers ---------------------------------------------------------
@@ -328,9 +371,11 @@ def _notes_section(state: SessionState) -> list[str]:
     return [*out, ""]
 
 
-def _logs_section(state: SessionState, events: Iterable[ev.Event] | None) -> list[str]:
+def _logs_section(state: SessionState, events: Iterable[ev.Event] | None,
+                  log_scan: LogScan | None = None) -> list[str]:
     out = ["## Server log", ""]
-    notables, throughput = _scan_logs(state, events)
+    notables, throughput = (log_scan.results(state) if log_scan is not None
+                            else _scan_logs(state, events))
     server = [e for e in state.server_events if isinstance(e, ev.ServerEvent)]
     if not state.logs and not server:
         return [*out, "No server log was followed.", ""]
@@ -373,9 +418,11 @@ def render(
     events: Iterable[ev.Event] | None = None,
     problems: Iterable[Any] = (),
     source: str | None = None,
+    log_scan: LogScan | None = None,
 ) -> str:
     """The Markdown report. ``events`` (the transcript's) give log lines their
-    times; without them the state's log rings are used."""
+    times; without them the state's log rings are used; ``log_scan``, when
+    given, has already seen every log line (a streamed transcript)."""
     header = header or {}
     if events is not None:
         events = list(events)
@@ -400,7 +447,7 @@ def render(
     lines += _hypotheses_section(state)
     lines += _probes_section(state)
     lines += _notes_section(state)
-    lines += _logs_section(state, events)
+    lines += _logs_section(state, events, log_scan)
     lines.append("Times are minutes:seconds since the session started.")
     # every remote byte (log lines, probe output, host reasons) shown, never
     # obeyed by the terminal that `cat`s the report

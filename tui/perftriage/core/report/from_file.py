@@ -1,0 +1,23 @@
+"""The report of a transcript file, streamed: ``perftriage report`` on a
+million-event session never holds its events (the renderer itself stays
+pure, in :mod:`perftriage.core.report.markdown`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from perftriage.core.replay.at import state_at
+from perftriage.core.report import markdown
+from perftriage.core.store import stream, transcript
+
+
+def render_file(path: Path | str, problems: list[stream.LineProblem] | None = None) -> str:
+    """Raises :class:`~perftriage.core.store.transcript.TranscriptError` for a
+    file that is not a transcript; bad lines go to ``problems``."""
+    path = Path(path)
+    header = transcript.read_header(path)
+    problems = [] if problems is None else problems
+    scan = markdown.LogScan()
+    state, _ = state_at(path, None, problems, log_lines=scan.feed)
+    return markdown.render(state, header=header, problems=problems, source=path.name,
+                           log_scan=scan)
