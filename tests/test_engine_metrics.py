@@ -11,6 +11,7 @@ cumulative count reaches q * total, interpolate linearly inside it.
 from __future__ import annotations
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from perftriage.core.analysis.engine_window import (
     derive,
@@ -175,3 +176,19 @@ def test_malformed_text_is_one_clear_error(text):
     with pytest.raises(MetricsFormatError) as err:
         parse_exposition(text)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in METRICS.glob("*.prom")))
+def test_selecting_lines_before_parsing_changes_nothing(name, monkeypatch):
+    from perftriage.core.parse import engine_metrics
+
+    text = (METRICS / f"{name}.prom").read_text()
+    fast = parse_exposition(text)
+    monkeypatch.setattr(engine_metrics, "_select", lambda t: (t, 0))  # the whole page
+    whole = parse_exposition(text)
+    assert fast.gauges == whole.gauges and fast.counters == whole.counters
+    assert fast.histograms == whole.histograms and fast.ranks == whole.ranks
+    # the cheap count of families is the parser's
+    families = {f.name for f in text_string_to_metric_families(text)
+                if not f.name.endswith("_created")}
+    assert fast.metrics_seen == len(families)

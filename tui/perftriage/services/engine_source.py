@@ -51,8 +51,8 @@ async def scrape(getter: HttpGetter):
         raise ScrapeError(f"{getter.target.url}: HTTP {response.status} "
                           f"{visible(response.reason)[:80]}".rstrip(), unreachable=False)
     text = response.body.decode("utf-8", "replace")
-    try:
-        return parse_exposition(text)
+    try:  # a big page takes tens of ms to parse: not on the event loop
+        return await asyncio.to_thread(parse_exposition, text)
     except MetricsFormatError as exc:
         raise ScrapeError(f"{getter.target.url}: {visible(str(exc))}",
                           unreachable=False) from None
