@@ -10,6 +10,7 @@ from perftriage.core.sanitize import visible
 from perftriage.cli import UsageFailure
 from perftriage.core.report import markdown as report
 from perftriage.core.report.from_file import render_file
+from perftriage.core.report.from_file import render_file
 from perftriage.core.store import transcript
 
 
@@ -21,13 +22,13 @@ def command(session: Path, output: Path | None) -> None:
     """Write a Markdown report of SESSION (a transcript): hosts, the gap,
     hypotheses with their evidence, the probe timeline, notes and log events.
     A torn last line is reported on stderr and the report is still written."""
+    problems: list = []
     try:
-        tr = transcript.read(session)
+        text = render_file(session, problems)  # streamed: never all events in memory
     except (transcript.TranscriptError, OSError) as exc:
         raise UsageFailure(str(exc)) from None
-    for problem in tr.problems:
+    for problem in problems:
         click.echo(visible(f"warning: {session}: {problem}"), err=True)
-    text = report.render_transcript(tr)
     if output is not None and str(output) == "-":
         click.echo(text, nl=False)
         return

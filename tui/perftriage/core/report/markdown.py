@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass
+from array import array
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -87,8 +88,17 @@ class Notable:
 
 @dataclass
 class Throughput:
+    """Generation tok/s of every decode line of one source, and of the
+    batch-1 ones (flat float arrays: a long session has millions)."""
+
     source: str
-    samples: list[tuple[int, float]]  # (batch, tok/s)
+    tps: array = field(default_factory=lambda: array("d"))
+    batch1: array = field(default_factory=lambda: array("d"))
+
+    def add(self, running: int, tps: float) -> None:
+        self.tps.append(tps)
+        if running == 1 and tps > 0:
+            self.batch1.append(tps)
 
 
 _NOTABLE_WORDS = ("rror", "memory", "oom", "nccl", "traceback", "fatal", "critical", "killed",
@@ -109,7 +119,7 @@ class LogScan:
     def __init__(self) -> None:
         self.notables: list[Notable] = []
         self._seen: dict[tuple[str, str], Notable] = {}
-        self._throughput: dict[str, list[tuple[int, float]]] = {}
+        self._throughput: dict[str, Throughput] = {}
 
     def feed(self, t: float | None, source_id: str, lines: list[str]) -> None:
         seen, notables = self._seen, self.notables
@@ -138,8 +148,8 @@ class LogScan:
             else:
                 continue
             if samples is None:
-                samples = self._throughput.setdefault(source_id, [])
-            samples.append(got)
+                samples = self._throughput.setdefault(source_id, Throughput(source_id))
+            samples.add(*got)
 
     def results(self, state: SessionState) -> tuple[list[Notable], list[Throughput]]:
         """Source ids become ``host:path`` labels from the state."""
@@ -148,7 +158,9 @@ class LogScan:
             return f"{src.host}:{src.path}" if src else source_id
 
         notables = [Notable(n.t, label(n.source), n.kind, n.line, n.count) for n in self.notables]
-        return notables, [Throughput(label(sid), s) for sid, s in self._throughput.items()]
+        for sid, tp in self._throughput.items():
+            tp.source = label(sid)
+        return notables, list(self._throughput.values())
 
 
 def _scan_logs(state: SessionState, events: Iterable[ev.Event] | None) -> tuple[list[Notable], list[Throughput]]:
@@ -399,8 +411,7 @@ def _logs_section(state: SessionState, events: Iterable[ev.Event] | None,
     if not throughput:
         return [*out, "No decode throughput lines in the log.", ""]
     for tp in throughput:
-        tps = [x for _, x in tp.samples]
-        b1 = [x for b, x in tp.samples if b == 1 and x > 0]
+        tps, b1 = tp.tps, tp.batch1
         line = (f"- {tp.source}: {len(tps)} decode lines; generation throughput "
                 f"min {min(tps):g} / median {statistics.median(tps):g} / max {max(tps):g} tok/s")
         out.append(line)
