@@ -100,29 +100,21 @@ async def test_through_the_ssh_forward(sshd):
     assert rec.state.engines["engine:loopback"].conn_state == "up"
 
 
-async def test_a_page_that_is_not_metrics_is_retried_with_the_reason():
+@pytest.mark.parametrize(("body", "status", "said"), [
+    ("<html>\x1b]2;pwned\x07</html>", 200, "not Prometheus exposition text"),
+    ("nope", 404, "HTTP 404"),
+])
+async def test_a_wrong_answer_is_retried_with_the_reason(body, status, said):
     rec = Recorder()
-    with MetricsServer("<html>\x1b]2;pwned\x07</html>", content_type="text/html") as server:
+    with MetricsServer(body, status=status, content_type="text/html") as server:
         src = EngineMetricsSource(rec, "localhost", LocalTransport(), server.url)
         await run_source(src)
         try:
             await wait_for(lambda: src.state == "retrying", timeout=10)
         finally:
             await src.stop()
-    assert "not Prometheus exposition text" in src.reason
+    assert said in src.reason
     assert "\x1b" not in src.reason and "\x07" not in src.reason
-
-
-async def test_http_error_is_retried_with_the_status():
-    rec = Recorder()
-    with MetricsServer("nope", status=404) as server:
-        src = EngineMetricsSource(rec, "localhost", LocalTransport(), server.url)
-        await run_source(src)
-        try:
-            await wait_for(lambda: src.state == "retrying", timeout=10)
-        finally:
-            await src.stop()
-    assert "HTTP 404" in src.reason
 
 
 @pytest.mark.parametrize("url", ["ftp://127.0.0.1/metrics", "127.0.0.1:30000/metrics",

@@ -111,6 +111,14 @@ def add_sample(es: EngineState, t: float, snapshot: EngineSnapshot) -> None:
                                   p50=q.p50, p90=q.p90, p99=q.p99))
 
 
+def engine_for(engines: dict[str, EngineState], source: str, host: str) -> EngineState:
+    """The state of ``source``, created on its first event."""
+    es = engines.get(source)
+    if es is None:
+        es = engines[source] = EngineState(source=source, host=host)
+    return es
+
+
 def ms_per_token_for(engines: dict[str, EngineState], host: str | None = None) -> float | None:
     """Measured decode ms/token (mean inter-token latency over the last
     window) from the engine endpoint of ``host`` (any host when None), or

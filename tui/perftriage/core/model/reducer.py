@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 
 from perftriage.core.model import events as ev
 from perftriage.core.model import host_info
-from perftriage.core.model.engine_state import EngineState
 from perftriage.core.model.engine_state import add_sample as add_engine_sample
+from perftriage.core.model.engine_state import engine_for
 from perftriage.core.parse import logparse
 from perftriage.core.model.state import (
     Evidence,
@@ -304,8 +304,7 @@ def _fleet(state: SessionState, e: ev.FleetUpdated) -> str:
 
 @handles(ev.EngineSample)
 def _engine_sample(state: SessionState, e: ev.EngineSample) -> str:
-    es = state.engines.get(e.source) or state.engines.setdefault(
-        e.source, EngineState(source=e.source, host=e.host))
+    es = engine_for(state.engines, e.source, e.host)
     if es.conn_state != "up":
         es.conn_state, es.reason = "up", None
     add_engine_sample(es, e.t, e.snapshot)
@@ -314,8 +313,7 @@ def _engine_sample(state: SessionState, e: ev.EngineSample) -> str:
 
 @handles(ev.EngineStatus)
 def _engine_status(state: SessionState, e: ev.EngineStatus) -> str:
-    es = state.engines.get(e.source) or state.engines.setdefault(
-        e.source, EngineState(source=e.source, host=e.host))
+    es = engine_for(state.engines, e.source, e.host)
     es.url = e.url or es.url
     es.conn_state, es.reason = e.state, e.reason
     return "engines"
