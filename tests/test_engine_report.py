@@ -42,3 +42,17 @@ def test_report_sums_across_a_restart():
 
 def test_no_engine_no_section():
     assert "Engine metrics" not in render(replay([]))
+
+
+def test_report_of_a_transcript_file(tmp_path):
+    from perftriage.core.report.from_file import render_file
+    from perftriage.core.store import transcript
+
+    path = tmp_path / "s.jsonl"
+    writer = transcript.TranscriptWriter(path, transcript.make_header("2026-12-01T00:00:00+00:00",
+                                                                      ["n1"], name="s"))
+    for event in engine_events("sglang-0.5", ["a", "b"]):
+        writer.write(event)
+    writer.close()
+    text = render_file(path)
+    assert "inter-token latency: p50 10.0 / p90 15.0 / p99 58.0 ms" in text

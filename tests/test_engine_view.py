@@ -60,3 +60,8 @@ def test_heatmap_scrolls_and_keeps_width():
 
 def test_heatmap_without_decode_steps():
     assert heatmap_lines([], 10, 4)[0].plain == "inter-token latency: no decode steps yet"
+
+
+def test_strip_names_the_ranks_when_they_disagree():
+    assert "run by engine=0:10 engine=1:6" in strip_text(engine("vllm-0.10")).plain
+    assert "run by" not in strip_text(engine("sglang-0.5")).plain  # TP ranks repeat each other

@@ -65,6 +65,11 @@ def strip_text(es: EngineState) -> Text:
         parts.append(f"hit {_pct(f.cache_hit_rate)}")
     if f.spec_accept_length is not None:
         parts.append(f"accept {f.spec_accept_length:.2f}")
+    ranks = es.latest.ranks
+    if len({(r.running, r.queued) for r in ranks}) > 1:  # ranks that disagree: say which
+        parts.append("run by " + " ".join(
+            f"{','.join(f'{k}={v}' for k, v in r.labels.items())}:{_num(r.running)}"
+            for r in ranks))
     return head + Text(" · ".join(parts))
 
 
