@@ -56,3 +56,16 @@ def test_report_of_a_transcript_file(tmp_path):
     writer.close()
     text = render_file(path)
     assert "inter-token latency: p50 10.0 / p90 15.0 / p99 58.0 ms" in text
+
+
+def test_roofline_panel_takes_measured_ms_from_the_itl():
+    from perftriage.screens.roofline import prefill
+
+    line = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, "
+            "token usage: 0.00, cuda graph: True, gen throughput (token/s): 10.00, #queue-req: 0")
+    log = [ev.LogSourceOpened(source_id="l1", host="n1", path="/x"),
+           ev.LogLines(source_id="l1", lines=[line])]
+    assert prefill(replay(log))["measured_ms"] == "100.0"  # the log's 10 tok/s
+    # with the endpoint: mean ITL over the window, (50 x 9 + 40 x 12 + 10 x 50) / 100 ms
+    both = replay(log + engine_events("sglang-0.5", ["a", "b"]))
+    assert prefill(both)["measured_ms"] == "14.3"

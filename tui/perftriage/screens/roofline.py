@@ -1,7 +1,8 @@
 """The roofline / gap panel: the decode floor from model size and memory
 bandwidth, compared with the measured ms/token. Prefilled from what the
-session knows (GPU count and bandwidth of a connected host, batch-1
-throughput from the server log, the previous computation's inputs);
+session knows (GPU count and bandwidth of a connected host, the mean
+inter-token latency from the engine's /metrics or else batch-1 throughput
+from the server log, the previous computation's inputs);
 recomputed as you type; Enter records a ``GapComputed`` event."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from textual.widgets import Input, Label, Static
 
 from perftriage.core.analysis import roofline
 from perftriage.core.model import host_info
+from perftriage.core.model.engine_state import ms_per_token_for
 from perftriage.core.report.markdown import batch1_ms_per_token
 from perftriage.core.model.state import SessionState
 from perftriage.widgets.status_style import styled
@@ -62,6 +64,9 @@ def prefill(state: SessionState) -> dict[str, str]:
             measured = 1000.0 / last.gen_tps
         else:
             measured = batch1_ms_per_token(src.lines) or measured
+    # the engine's own inter-token latency, when a /metrics endpoint reports it, is
+    # more exact than the log's tokens/s (mean over the last 10 s, any batch: a step)
+    measured = ms_per_token_for(state.engines) or measured
     if measured is not None:
         values["measured_ms"] = f"{measured:.1f}"
     return values
