@@ -40,7 +40,11 @@ def test_report_has_every_section_for_a_reader_who_was_not_there():
 
 def test_report_of_the_bundled_example_session():
     text = report.render_transcript(transcript.read(HERE.parent / "sessions" / "example-moe-gap.jsonl"))
-    assert "# perftriage report: example-moe-gap" in text and "gap 30.3x" in text
+    assert "# perftriage report: example-moe-gap" in text and "gap 30.2x" in text
+    assert "8 × NVIDIA RTX PRO 6000 Blackwell Server Edition" in text
+    assert "Hypotheses: 11, probes: 7" in text
+    assert "batch 1: median 10.29 tok/s = 97.2 ms/token" in text
+    assert "server sglang on gpu-a ready after 3 min 36 s" in text
 
 
 def _torn_copy(tmp_path: Path) -> Path:
