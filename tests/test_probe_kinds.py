@@ -71,7 +71,7 @@ async def test_grep_with_matches(transport, request):
 async def test_grep_without_matches_and_missing_package(transport, request):
     host = make_host(transport, request, **PY)
     p = await run_probe(host, "grep", ["zz_no_such_text_qq", "msgspec"])
-    assert p.status == "failed" and p.detail["count"] == 0 and p.detail["searched"] > 0
+    assert p.status == "no-match" and p.detail["count"] == 0 and p.detail["searched"] > 0
     assert p.summary.startswith("0 matches")
     p = await run_probe(host, "grep", ["x", "no_such_package_qq"])
     assert p.status == "failed" and p.detail["found"] is False

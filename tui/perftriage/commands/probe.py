@@ -19,7 +19,11 @@ connected to and probed at once.
 exit_status, duration_s, stdout, stderr, detail`` — or, with ``--all`` (or
 several hosts), a JSON list of such objects, one per host.
 
-Exit status: 0 ok; 1 the probe ran and failed (or could not answer);
+``verdict`` is ok, failed, no-match (the probe ran and found nothing: a
+grep with 0 matches), error, timeout or cancelled.
+
+Exit status: 0 ok; 1 the probe ran and failed, found nothing (like grep) or
+could not answer;
 2 usage error; 3 could not reach or authenticate to the host; 4 timeout.
 Over several hosts the worst wins, in the order 3, 4, 1.
 """

@@ -123,14 +123,17 @@ def python_command(ctx: HostContext, script: str, args: Sequence[str]) -> str:
     )
 
 
-# Prepended to every probe script: ``_emit`` prints the one marked result line.
+# Prepended to every probe script: ``_emit`` prints the one marked result line
+# and leaves at once: ``os._exit`` skips the interpreter teardown (atexit hooks,
+# freeing every module), which after a heavy import costs more than the probe.
 SCRIPT_PRELUDE = (
-    "import sys, json\n"
+    "import sys, json, os\n"
     "def _emit(d, code=0):\n"
     "    d['argv'] = sys.argv[1:]\n"
     f"    sys.stdout.write('\\n{RESULT_MARK}' + json.dumps(d, default=str) + '\\n')\n"
     "    sys.stdout.flush()\n"
-    "    sys.exit(code)\n"
+    "    sys.stderr.flush()\n"
+    "    os._exit(code)\n"
 )
 
 
@@ -214,7 +217,7 @@ def resolve(name: str, args: list[str], templates: Iterable[Any] = ()) -> Resolv
 
 def compare_key(kind: str, status: str, summary: str, detail: dict[str, Any]) -> Any:
     spec = KINDS.get(kind)
-    if spec is not None and spec.compare is not None and status in ("ok", "failed"):
+    if spec is not None and spec.compare is not None and status in ("ok", "failed", "no-match"):
         return (status, spec.compare(status, summary, detail))
     return (status, summary)
 
@@ -253,11 +256,7 @@ def register_lookup_kind(
         data = script_result(out)
         if data is None:
             return no_result(status, err)
-        values: dict[str, str | None] = data.get(key, {})
-        parts = [
-            (found if v else missing).format(name=k, value=v) for k, v in values.items()
-        ]
-        return Verdict("failed" if data.get("missing") else "ok", ", ".join(parts), data)
+        return lookup_verdict(data, key, found, missing)
 
     return register(
         ProbeKind(
@@ -271,6 +270,13 @@ def register_lookup_kind(
             compare=lambda s, summ, d: d.get(key),
         )
     )
+
+
+def lookup_verdict(data: dict[str, Any], key: str, found: str, missing: str) -> Verdict:
+    """The verdict of a lookup: ``data[key]`` maps name -> value or None."""
+    values: dict[str, str | None] = data.get(key, {})
+    parts = [(found if v else missing).format(name=k, value=v) for k, v in values.items()]
+    return Verdict("failed" if data.get("missing") else "ok", ", ".join(parts), data)
 
 
 from perftriage.core import probe_kinds  # noqa: E402,F401  (registers the kinds)

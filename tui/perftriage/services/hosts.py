@@ -87,6 +87,14 @@ def make_host(hc: HostConfig, *, ssh_config: str | os.PathLike | None = None,
                                                       accept_new=accept_new))
 
 
+def configured_by_ssh_target(config: Config, spec: str) -> HostConfig | None:
+    """The configured host reached as ``spec``: its ``ssh`` is exactly
+    ``spec`` or ``user@spec``, so ``--host ALIAS`` keeps that host's settings
+    (preamble, python) instead of making a bare ad-hoc host."""
+    return next((h for h in config.hosts
+                 if h.ssh and spec in (h.ssh, h.ssh.partition("@")[2])), None)
+
+
 class HostSpecError(ValueError):
     """A ``-H`` spec that is neither a config name, an alias nor user@host[:port]."""
 
@@ -119,14 +127,13 @@ def resolve_hosts(
 
     No ``specs``: localhost plus every configured host. With specs (``-H``,
     repeatable): exactly those, each a config name (or a node set of them,
-    ``node[01-64]``), ``localhost``, an ssh
-    alias or ``user@host[:port]`` (ad-hoc hosts get default settings).
+    ``node[01-64]``), ``localhost``, an ssh alias or ``user@host[:port]``.
+    A spec that is a configured host's ``ssh``
+    target uses that host's settings; other ad-hoc hosts get default settings.
     ``with_localhost`` forces localhost in (True) or out (False).
     ``ssh_config`` replaces ``~/.ssh/config``; ``accept_new`` records
     first-seen host keys (changed keys are always refused).
     """
-    from perftriage.transport.ssh import parse_target  # noqa: PLC0415
-
     if not specs:
         reg = build_registry(config, ssh_config=ssh_config, accept_new=accept_new)
         if with_localhost is False:
@@ -139,8 +146,11 @@ def resolve_hosts(
         if spec == LOCALHOST:
             reg.add(local_host(config.host(LOCALHOST)))
             continue
-        hc = config.host(spec)
+        hc = config.host(spec) or configured_by_ssh_target(config, spec)
         if hc is None:
+            # asyncssh (and the SSH code) only loads for an SSH host
+            from perftriage.transport.ssh import parse_target  # noqa: PLC0415
+
             try:
                 parse_target(spec)
             except ValueError as exc:

@@ -87,7 +87,9 @@ class HostInfo(Event, tag="host.info"):
 
 # --- probes ----------------------------------------------------------------
 
-ProbeStatus = Literal["queued", "running", "ok", "failed", "error", "timeout", "cancelled"]
+# "no-match": the probe ran and the answer is "nothing" (a grep with 0 matches)
+ProbeStatus = Literal["queued", "running", "ok", "failed", "no-match", "error", "timeout",
+                      "cancelled"]
 
 
 class ProbeQueued(Event, tag="probe.queued"):

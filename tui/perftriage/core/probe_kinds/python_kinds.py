@@ -1,4 +1,4 @@
-"""``import``, ``grep`` and ``version``: constant Python scripts run by the
+"""``import`` and ``version``: constant Python scripts run by the
 host's python, their arguments passed as ``sys.argv`` (never spliced into
 script text). Each script prints one marked JSON result line."""
 
@@ -21,7 +21,7 @@ from perftriage.core.probes import (
 # --- import MODULE[:ATTR] ------------------------------------------------------
 
 IMPORT_SCRIPT = SCRIPT_PRELUDE + r"""
-import importlib, time, traceback
+import importlib, time
 target = sys.argv[1]
 mod, _, attr = target.partition(":")
 t0 = time.perf_counter()
@@ -41,19 +41,25 @@ try:
                 raise missing from None
 except BaseException as e:
     took = time.perf_counter() - t0
+    import traceback
     traceback.print_exc()
     _emit({"ok": False, "error": type(e).__name__, "message": str(e),
            "import_s": round(took, 4)}, 1)
 took = time.perf_counter() - t0
-version = getattr(m, "__version__", None)
+version = getattr(m, "__version__", None) or getattr(
+    sys.modules.get(mod.split(".")[0]), "__version__", None)
 if not isinstance(version, str) or not version:
     version = None
-    try:
-        from importlib import metadata
-        dists = metadata.packages_distributions().get(mod.split(".")[0]) or []
-        version = metadata.version(dists[0]) if dists else None
-    except Exception as e:
-        version = None
+    # Only the distributions named like the module: packages_distributions()
+    # reads every installed RECORD, which costs more than a heavy import.
+    from importlib import metadata
+    top = mod.split(".")[0]
+    for dist in dict.fromkeys((top, top.replace("_", "-"))):
+        try:
+            version = metadata.version(dist)
+            break
+        except Exception:
+            continue
 _emit({"ok": True, "module": mod, "attr": attr or None,
        "file": getattr(m, "__file__", None), "version": version,
        "attr_type": type(obj).__name__ if attr else None,
@@ -102,97 +108,6 @@ register(
         interpret=_import_verdict,
         check=_check_import,
         compare=_import_compare,
-    )
-)
-
-# --- grep PATTERN PACKAGE --------------------------------------------------------
-
-GREP_MAX_MATCHES = 200
-GREP_MAX_FILE_BYTES = 8 * 2**20
-
-GREP_SCRIPT = SCRIPT_PRELUDE + rf"""
-import importlib.util, os, re
-pattern, package = sys.argv[1], sys.argv[2]
-LIMIT = {GREP_MAX_MATCHES}
-MAX_BYTES = {GREP_MAX_FILE_BYTES}
-EXT = (".py", ".pyi", ".pyx", ".pxd", ".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx",
-       ".h", ".hpp", ".inl", ".txt", ".cfg", ".toml", ".json", ".yaml", ".yml")
-literal = False
-try:
-    rx = re.compile(pattern)
-except re.error:
-    rx, literal = re.compile(re.escape(pattern)), True
-try:
-    spec = importlib.util.find_spec(package)
-except BaseException as e:
-    _emit({{"found": False, "error": type(e).__name__ + ": " + str(e)}}, 1)
-if spec is None:
-    _emit({{"found": False, "error": "no installed package " + repr(package)}}, 1)
-roots = list(spec.submodule_search_locations or [])
-if not roots and spec.origin and os.path.isfile(spec.origin):
-    roots = [spec.origin]
-if not roots:
-    _emit({{"found": False, "error": package + " has no source files (" + str(spec.origin) + ")"}}, 1)
-count = files = searched = 0
-matches = []
-def search(path, base):
-    global count, files, searched
-    try:
-        if os.path.getsize(path) > MAX_BYTES:
-            return
-        with open(path, encoding="utf-8", errors="replace") as f:
-            searched += 1
-            hit = False
-            for n, line in enumerate(f, 1):
-                if rx.search(line):
-                    count += 1
-                    hit = True
-                    if len(matches) < LIMIT:
-                        matches.append(os.path.relpath(path, base) + ":" + str(n) + ": "
-                                       + line.strip()[:240])
-            files += hit
-    except OSError:
-        return
-for root in roots:
-    base = os.path.dirname(root)
-    if os.path.isfile(root):
-        search(root, base)
-        continue
-    for d, subdirs, names in os.walk(root):
-        subdirs[:] = sorted(s for s in subdirs if s != "__pycache__")
-        for name in sorted(names):
-            if name.endswith(EXT):
-                search(os.path.join(d, name), base)
-_emit({{"found": True, "package_dirs": roots, "count": count, "files": files,
-       "searched": searched, "matches": matches, "truncated": count > len(matches),
-       "literal": literal}}, 0 if count else 1)
-"""
-
-
-def _grep_verdict(args: list[str], status: int | None, out: str, err: str) -> Verdict:
-    data = script_result(out)
-    if data is None:
-        return no_result(status, err)
-    if not data.get("found"):
-        return Verdict("failed", str(data.get("error")), data)
-    n, files = data.get("count", 0), data.get("files", 0)
-    if not n:
-        return Verdict("failed", f"0 matches for {args[0]!r} in {data.get('searched')} files "
-                                 f"of {args[1]}", data)
-    first = (data.get("matches") or [""])[0]
-    return Verdict("ok", f"{n} matches in {files} files; {first}"[:240], data)
-
-
-register(
-    ProbeKind(
-        name="grep",
-        usage="grep PATTERN PACKAGE",
-        help="search an installed package's source (regex; count and file:line list)",
-        min_args=2,
-        max_args=2,
-        build=lambda args, ctx: python_command(ctx, GREP_SCRIPT, args),
-        interpret=_grep_verdict,
-        compare=lambda s, summ, d: [d.get("found"), d.get("count")],
     )
 )
 

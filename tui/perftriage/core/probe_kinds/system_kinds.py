@@ -2,43 +2,94 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
-import msgspec
-
-from perftriage.core.parse import nvsmi
 from perftriage.core.probes import (
     ProbeKind,
     Verdict,
     exit_verdict,
+    lookup_verdict,
+    no_result,
     register,
-    register_lookup_kind,
 )
 
 # --- which NAME... ----------------------------------------------------------
+# Answered by the POSIX shell itself (no Python start): shutil.which's PATH
+# search. The script prints how many names it was given, then one line per
+# name: ``+DIR`` (found in that PATH entry), ``+`` (a NAME with a slash that
+# is executable itself) or ``-`` (not found). A name is never printed back,
+# so even a name with a line break keeps one line. The answers are the last
+# lines of stdout: whatever a preamble printed comes before them.
 
-register_lookup_kind(
-    "which",
-    usage="which NAME...",
-    help="executables on the host's PATH (e.g. is nsys there?)",
-    script=r"""
-import shutil
-found = {name: shutil.which(name) for name in sys.argv[1:]}
-""",
-    key="paths",
-    found="{name}: {value}",
-    missing="{name}: NOT FOUND",
+WHICH_SCRIPT = r"""set -f
+rc=0
+echo $#
+for n do
+  a=-
+  case $n in
+    */*) if [ -f "$n" ] && [ -x "$n" ]; then a=+; fi ;;
+    *) IFS=:
+       for d in $PATH; do
+         if [ -f "${d:-.}/$n" ] && [ -x "${d:-.}/$n" ]; then a=+${d:-.}; break; fi
+       done
+       unset IFS ;;
+  esac
+  printf '%s\n' "$a"
+  [ "$a" != - ] || rc=1
+done
+exit $rc"""
+
+
+def _which_build(args: list[str], ctx) -> str:
+    return " ".join(["sh", "-c", shlex.quote(WHICH_SCRIPT), "which",
+                     *(shlex.quote(a) for a in args)])
+
+
+def _which_verdict(args: list[str], status: int | None, out: str, err: str) -> Verdict:
+    lines = out.splitlines()[-(len(args) + 1):]
+    if status not in (0, 1) or len(lines) != len(args) + 1 or lines[0] != str(len(args)):
+        return no_result(status, err)
+    paths: dict[str, str | None] = {}
+    for name, answer in zip(args, lines[1:]):
+        found = answer.startswith("+")
+        paths[name] = (f"{answer[1:].rstrip('/')}/{name}" if answer[1:] else name) if found \
+            else None
+    data = {"paths": paths, "missing": [n for n, v in paths.items() if v is None],
+            "argv": list(args)}  # the shell counted them: they arrived as typed
+    return lookup_verdict(data, "paths", "{name}: {value}", "{name}: NOT FOUND")
+
+
+register(
+    ProbeKind(
+        name="which",
+        usage="which NAME...",
+        help="executables on the host's PATH (e.g. is nsys there?)",
+        min_args=1,
+        max_args=None,
+        build=_which_build,
+        interpret=_which_verdict,
+        compare=lambda s, summ, d: d.get("paths"),
+        result_line=False,
+    )
 )
 
 # --- nvsmi ----------------------------------------------------------------------
-# Same query and parser as the hosts pane (tui/perftriage/core/parse/nvsmi.py).
+# Same query and parser as the hosts pane (tui/perftriage/core/parse/nvsmi.py),
+# imported when used: it is the biggest import of a headless `probe which`.
 
 
 def _nvsmi_build(args: list[str], ctx) -> str:
+    from perftriage.core.parse import nvsmi
+
     return nvsmi.query_command(nvsmi.QUERY_FIELDS)
 
 
 def _nvsmi_verdict(args: list[str], status: int | None, out: str, err: str) -> Verdict:
+    import msgspec
+
+    from perftriage.core.parse import nvsmi
+
     if status == 127:
         return Verdict("failed", "nvidia-smi not found on the host", {"exit_status": status})
     if status != 0:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perftriage.core import probes
 from perftriage.core.report.engine_section import engine_section
 from perftriage.core.model import events as ev
 from perftriage.core.model import host_info
@@ -341,7 +342,9 @@ def _hypotheses_section(state: SessionState) -> list[str]:
 
 
 def _probe_output(p: ProbeState) -> list[str]:
-    text = (p.stderr.strip() + "\n" + p.stdout.strip()).strip()
+    kind = probes.KINDS.get(p.kind)
+    out = probes.without_result(p.stdout) if kind is None or kind.result_line else p.stdout
+    text = (p.stderr.strip() + "\n" + out.strip()).strip()
     lines = text.splitlines()
     if not lines:
         return []
