@@ -53,12 +53,10 @@ def run_player(g: Globals, path, *, at: str | None = None, speed: float = 1.0,
     from perftriage.app import PerftriageApp
     from perftriage.cli import UsageFailure
     from perftriage.core.replay.at import parse_time
-    from perftriage.core.replay.player import Player
-    from perftriage.core.replay.timeline import Timeline
     from perftriage.core.store import transcript
     from perftriage.services.cockpit import Cockpit
     from perftriage.services.hosts import HostRegistry
-    from perftriage.services.session import Session
+    from perftriage.services.replay import Replayer
 
     try:
         t = parse_time(at) if at else 0.0
@@ -66,18 +64,22 @@ def run_player(g: Globals, path, *, at: str | None = None, speed: float = 1.0,
         raise UsageFailure(f"--at {exc}") from None
     options = app_options(g)
     try:
-        timeline = Timeline.open(path)
+        replayer = Replayer(path, sessions_dir=g.resolved_sessions_dir(), speed=speed,
+                            idle_limit=idle_limit)
     except (transcript.TranscriptError, OSError) as exc:
         raise UsageFailure(str(exc)) from None
-    session = Session(name=timeline.name, state=timeline.initial_state())
-    session.source_path = path
-    player = Player(timeline, session.state, speed=speed, idle_limit=idle_limit)
     if t is None:
-        timeline.scan()
-        player.seek(len(timeline))
+        replayer.timeline.scan()
+        replayer.player.seek(len(replayer.timeline))
     else:
-        player.seek_time(t)
-    cockpit = Cockpit(g.load_config(), registry=HostRegistry(), session=session)
+        replayer.player.seek_time(t)
+    replayer.start_indexing()
+    cockpit = Cockpit(g.load_config(), registry=HostRegistry(), session=replayer.session)
     app = PerftriageApp(cockpit, **options)
-    app.run()
+    try:
+        app.run()
+    finally:
+        derived = replayer.close()
+    if derived is not None:
+        click.echo(f"additions saved to a derived session: {derived}", err=True)
     return app.return_code or 0

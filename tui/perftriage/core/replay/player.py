@@ -47,6 +47,9 @@ class Player:
         self._credit = 0.0  # replay seconds earned but not yet spent on events
         self._last_now: float | None = None
         self._ahead: Iterator[ev.Event] | None = None  # decoded events from position on
+        # events added while replaying (notes, hypotheses), by the position
+        # they were added at: applied right after that many original events
+        self.overlay: dict[int, list[ev.Event]] = {}
 
     # --- where we are -----------------------------------------------------------
 
@@ -74,6 +77,21 @@ class Player:
         self.position += 1
         if self.on_apply is not None:
             self.on_apply(event)
+        self._apply_overlay(self.position)
+
+    def _apply_overlay(self, position: int) -> None:
+        for extra in self.overlay.get(position, ()):
+            reducer.apply(self.state, extra)
+            if self.on_apply is not None:
+                self.on_apply(extra)
+
+    def add(self, event: ev.Event) -> None:
+        """An event made while replaying (a note, a hypothesis): applied now
+        and, after any seek, again right after the original events before it."""
+        self.overlay.setdefault(self.position, []).append(event)
+        reducer.apply(self.state, event)
+        if self.on_apply is not None:
+            self.on_apply(event)
 
     def _advance(self, n: int) -> int:
         target = self._indexed(self.position + n)
@@ -97,13 +115,17 @@ class Player:
         if position > self.position and position - self.position <= self.timeline.spacing:
             self._advance(position - self.position)
             return
-        kf_position, keyframe = self.timeline.keyframe_before(position)
+        # keyframes hold original events only: start at or before the
+        # first overlay that the target includes, so overlays keep their order
+        first_overlay = min((p for p in self.overlay if p <= position), default=position)
+        kf_position, keyframe = self.timeline.keyframe_before(min(position, first_overlay))
         restore(self.state, keyframe)
         self.position = kf_position
         self._ahead = None
         self._credit = 0.0
         if self.on_reset is not None:
             self.on_reset()
+        self._apply_overlay(kf_position)
         self._advance(position - kf_position)
 
     def seek_time(self, t: float) -> None:
