@@ -95,8 +95,8 @@ async def test_replay_shows_saved_state():
     app = replay_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause(0.2)
-        assert app.screen.query_one(ProbesPane).table.row_count == 3
-        assert app.screen.query_one(HypothesesPane).query_one("DataTable").row_count == 3
+        assert app.screen.query_one(ProbesPane).table.row_count == 7  # the seed example
+        assert app.screen.query_one(HypothesesPane).query_one("DataTable").row_count == 11
         body = str(app.screen.query_one("#hosts-body").render())
         assert "gpu-a" in body and "GPU1" in body
         await pilot.press("q")

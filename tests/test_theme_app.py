@@ -23,7 +23,7 @@ async def test_app_starts_under_each_theme(name):
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         assert app.theme == name
-        assert app.screen.query_one(ProbesPane).table.row_count == 3
+        assert app.screen.query_one(ProbesPane).table.row_count == 7  # the seed example
         variables = app.theme_variables
         expected = app.get_theme(name).variables.get("status-ok") or variables["success"]
         assert variables["status-ok"].lower() == expected.lower()

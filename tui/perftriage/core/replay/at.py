@@ -101,7 +101,7 @@ def state_at(path: Path | str, t: float | None,
     def decoded(lineno: int, line: bytes, terminated: bool = True) -> ev.Event | None:
         try:
             return decode(line)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        except stream.DECODE_ERRORS as exc:
             if problems is not None:
                 problems.append(stream.LineProblem(lineno, str(exc), torn_tail=not terminated))
             return None

@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
 from perftriage.core.model.state import SessionState
@@ -174,7 +172,7 @@ class Timeline:
                 continue
             try:
                 event = decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            except stream.DECODE_ERRORS as exc:
                 self.problems.append(stream.LineProblem(lineno, str(exc), torn_tail=not terminated))
                 continue
             before = context(state, event)

@@ -29,6 +29,8 @@ TAIL_BYTES = 1 << 16  # enough for the summary and a few last events
 SUMMARY_TYPE = "session.summary"
 SUMMARY_PREFIX = b'{"type":"session.summary"'
 _decode = ev._decoder.decode
+# what decoding one line can raise (a too-deeply nested line: RecursionError)
+DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 
 
 @dataclass
@@ -84,7 +86,7 @@ def iter_events(
             continue
         try:
             event = _decode(line)
-        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
+        except DECODE_ERRORS as exc:
             if problems is not None:
                 problems.append(LineProblem(lineno, str(exc), torn_tail=not terminated))
             continue
@@ -161,6 +163,6 @@ def read_tail(path: Path | str, nbytes: int = TAIL_BYTES) -> TailInfo:
         try:
             last_t = _decode(line).t
             break
-        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        except DECODE_ERRORS:
             continue  # torn or corrupt: try the line before
     return TailInfo(summary=summary, last_t=last_t, torn_tail=torn, size=size)
