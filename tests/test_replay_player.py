@@ -233,3 +233,33 @@ def test_state_at_skipping_equals_the_full_reduction(tmp_path_factory, steps, t,
     t = min(t, max((e.t for e in transcript.read(path).events), default=0.0))
     state, _ = state_at(path, t)
     assert state_json(state, t) == state_json(_independent(path, t), t)
+
+
+def test_stepping_back_through_recent_snapshots_matches_a_fresh_seek(tmp_path):
+    """A seek leaves a snapshot behind it (every 1024 events); stepping back
+    from there must give what a fresh player seeking straight there gives,
+    also across the snapshot's position and with an addition in between."""
+    from tests.bench.long_session import generate
+
+    path = generate(tmp_path / "long.jsonl", 5000)
+    tl = Timeline.open(path)
+    tl.scan()
+    player = Player(tl)
+    player.seek(4100)
+    for _ in range(6):
+        player.step(-1)
+    assert player.position == 4094 and 4096 > max(player._recent) >= 3072
+    fresh = Player(Timeline.open(path))
+    fresh.seek(4094)
+    assert _fingerprint(player.state) == _fingerprint(fresh.state)
+    player.seek(3075)
+    player.step(-5)  # below the snapshot at 3072: from the keyframe again
+    fresh.seek(3070)
+    assert _fingerprint(player.state) == _fingerprint(fresh.state)
+    player.add(ev.NoteAdded(text="here", t=player.t))
+    fresh.add(ev.NoteAdded(text="here", t=fresh.t))
+    player.seek(4500)
+    player.step(-400)
+    fresh.seek(4100)
+    assert _fingerprint(player.state) == _fingerprint(fresh.state)
+    assert any(n.text == "here" for n in player.state.notes)

@@ -10,7 +10,8 @@ summary line (as a crash leaves it), then runs each measure in its own
 process (wall time and that process's max RSS, from wait4):
 
 - baseline: ``for line in file: msgspec decode`` over the EVENTS file;
-- ``perftriage sessions`` over 100 files (50 links to each transcript);
+- ``perftriage sessions`` over 100 files (50 links to each transcript), as a
+  command and in-process;
 - ``perftriage replay F200k --at end --json`` (first open, no summary);
 - player: open + first frame state, background index of the whole file,
   then 40 random seeks and every marker jump (max and median);
@@ -135,6 +136,13 @@ def main() -> None:
     assert out.count("\n") == 101, out[:500]
     rows.append(("`sessions`, 100 files (50 × 1M with summary, 50 × 200k without)",
                  f"{wall:.2f} s", f"{rss:.0f} MiB", "<= 0.5 s per 100 files"))
+    t = time.perf_counter()
+    from perftriage.core.store import session_files
+
+    described = [session_files.describe(p) for p in session_files.session_files(listing)]
+    assert len(described) == 100 and described[-1].events is None
+    rows.append(("  the same in-process (no interpreter start): headers + tails",
+                 f"{time.perf_counter() - t:.3f} s", "", ""))
     wall, rss, out = run([*cli, "replay", str(crashed), "--at", "end", "--json"])
     rows.append(("`replay --at end --json`, 200k events, no summary (first open)",
                  f"{wall:.2f} s ({wall / base200:.2f}× baseline)", f"{rss:.0f} MiB", "<= 5 s"))

@@ -15,12 +15,15 @@ from collections.abc import Callable, Iterator
 from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
 from perftriage.core.model.state import SessionState
-from perftriage.core.replay.timeline import Marker, Timeline, restore
+from perftriage.core.replay.timeline import Marker, Timeline, restore, snapshot
 
 MIN_SPEED, MAX_SPEED = 0.25, 64.0
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 MAX_EVENTS_PER_TICK = 20_000  # a dense stretch at 64x never freezes a frame
 SCAN_STEP = 20_000  # events indexed at a time when a seek needs more
+FINE_SPACING = 1_024  # events between the snapshots a seek leaves behind it
+RECENT_SNAPSHOTS = 8
+TIME_SCAN_STEP = 2_048  # the same for a seek to a time (the first frame at --at T)
 
 
 class Player:
@@ -50,6 +53,7 @@ class Player:
         # events added while replaying (notes, hypotheses), by the position
         # they were added at: applied right after that many original events
         self.overlay: dict[int, list[ev.Event]] = {}
+        self._recent: dict[int, SessionState] = {}  # position -> snapshot, oldest first
 
     # --- where we are -----------------------------------------------------------
 
@@ -89,6 +93,7 @@ class Player:
         """An event made while replaying (a note, a hypothesis): applied now
         and, after any seek, again right after the original events before it."""
         self.overlay.setdefault(self.position, []).append(event)
+        self._recent.clear()  # they were taken without it
         reducer.apply(self.state, event)
         if self.on_apply is not None:
             self.on_apply(event)
@@ -115,24 +120,42 @@ class Player:
         if position > self.position and position - self.position <= self.timeline.spacing:
             self._advance(position - self.position)
             return
-        # keyframes hold original events only: start at or before the
-        # first overlay that the target includes, so overlays keep their order
-        first_overlay = min((p for p in self.overlay if p <= position), default=position)
-        kf_position, keyframe = self.timeline.keyframe_before(min(position, first_overlay))
-        restore(self.state, keyframe)
-        self.position = kf_position
+        start, state, has_overlay = self._restore_point(position)
+        restore(self.state, state)
+        self.position = start
         self._ahead = None
         self._credit = 0.0
         if self.on_reset is not None:
             self.on_reset()
-        self._apply_overlay(kf_position)
-        self._advance(position - kf_position)
+        if not has_overlay:
+            self._apply_overlay(start)
+        # on the way, keep a snapshot a little before the target: stepping
+        # back one event at a time then replays at most FINE_SPACING events
+        mark = (position - 1) // FINE_SPACING * FINE_SPACING
+        if mark > start:
+            self._advance(mark - start)
+            self._recent[mark] = snapshot(self.state)
+            while len(self._recent) > RECENT_SNAPSHOTS:
+                del self._recent[next(iter(self._recent))]
+        self._advance(position - self.position)
+
+    def _restore_point(self, position: int) -> tuple[int, SessionState, bool]:
+        """The nearest saved state at or before ``position``: a keyframe
+        (original events only: at or before the first overlay the target
+        includes, so overlays keep their order) or a recent snapshot taken
+        by this player (overlays included)."""
+        first_overlay = min((p for p in self.overlay if p <= position), default=position)
+        kf_position, keyframe = self.timeline.keyframe_before(min(position, first_overlay))
+        recent = max((p for p in self._recent if kf_position < p <= position), default=None)
+        if recent is not None:
+            return recent, self._recent[recent], True
+        return kf_position, keyframe, False
 
     def seek_time(self, t: float) -> None:
         """Every event with a time <= ``t`` applied."""
         tl = self.timeline
         while not tl.complete and (not tl.times or tl.times[-1] <= t):
-            tl.scan(max_events=SCAN_STEP)
+            tl.scan(max_events=TIME_SCAN_STEP)  # small steps: the first frame waits for no more
         self.seek(tl.index_at_time(t))
 
     def step(self, n: int = 1) -> None:

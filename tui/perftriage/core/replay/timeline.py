@@ -33,8 +33,8 @@ from perftriage.core.replay.snapshot import structural_copy
 from perftriage.core.store import stream, transcript
 
 KEYFRAME_SPACING = 2048  # events between snapshots to start with
-MAX_KEYFRAMES = 96
-REPLAY_LOG_RING = 10_000  # log lines kept per source in a replayed state
+MAX_KEYFRAMES = 64
+REPLAY_LOG_RING = 5_000  # log lines kept per source in a replayed state
 
 
 @dataclass(frozen=True)
