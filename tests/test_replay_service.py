@@ -76,3 +76,30 @@ def test_background_indexing_while_the_player_seeks(tmp_path):
     r.player.seek(25_000)
     assert state_json(r.session.state, 0) == state_mid
     assert r.close() is None  # nothing added: no derived file
+
+
+def test_the_bundled_example_plays_to_the_end_and_reports(tmp_path):
+    """CI replays the seed investigation to its end (fake clock, 64x, quiet
+    gaps capped at 2 s) and renders its report from the file."""
+    from perftriage.core.report.from_file import render_file
+
+    now = [0.0]
+    r = Replayer(EXAMPLE_SESSION, speed=64, idle_limit=2.0, clock=lambda: now[0])
+    r.toggle()
+    steps = 0
+    while r.player.playing:
+        now[0] += 0.05
+        r.tick()
+        steps += 1
+    r.timeline.scan()
+    assert r.player.position == len(r.timeline) and r.session.state.ended
+    assert steps < 20 * 60  # 11 min of session in well under a minute of fake time
+    state = r.session.state
+    assert len(state.probes) == 7 and len(state.hypotheses) == 11
+    assert state.hypotheses[0].status == "testing"
+    assert state.servers["sglang"].state == "ready"
+    kinds = {m.kind for m in r.timeline.markers}
+    assert kinds == {"probe", "hypothesis", "note", "gap", "server"}
+    text = render_file(EXAMPLE_SESSION)
+    assert "gap 30.2x" in text and "--moe-runner-backend flashinfer_cutedsl" in text
+    r.close()
