@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from perftriage import __version__
 
@@ -91,6 +92,48 @@ class Globals:
             raise UsageFailure(str(exc)) from None
 
 
+def _store_global(name: str):
+    """Callback of a global option given after the subcommand: it lands in
+    the same :class:`Globals` as when given before it."""
+
+    def store(ctx: click.Context, param: click.Parameter, value) -> None:
+        if ctx.get_parameter_source(param.name or "") is not ParameterSource.COMMANDLINE:
+            return
+        g = ctx.find_object(Globals)
+        if g is None:
+            return
+        if name == "hosts":
+            g.hosts.extend(value)
+        elif name == "config_path":
+            g.config_path, g.config_explicit = value, True
+        else:
+            setattr(g, name, value)
+
+    return store
+
+
+def with_global_options(cmd: click.Command, group: click.Group) -> click.Command:
+    """Let the global options also follow the subcommand (``perftriage hosts
+    --check --accept-new-host-keys``). An option string the subcommand uses
+    itself stays the subcommand's (``probe --host`` is probe's own; ``-H``
+    still adds a global host there)."""
+    if getattr(cmd, "_perftriage_globals", False):
+        return cmd
+    taken = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+    for p in group.params:
+        if not isinstance(p, click.Option) or p.is_eager or p.name in ("help", "version"):
+            continue
+        opts = [o for o in p.opts if o not in taken]
+        if not opts:
+            continue
+        cmd.params.append(click.Option(
+            opts, f"global_{p.name}", type=p.type, multiple=p.multiple, is_flag=p.is_flag,
+            metavar=p.metavar, expose_value=False, hidden=True,
+            callback=_store_global(p.name or "")))
+    cmd._perftriage_globals = True  # type: ignore[attr-defined]
+    return cmd
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         eager = super().list_commands(ctx)
@@ -102,7 +145,7 @@ class LazyGroup(click.Group):
             module_name = SUBCOMMANDS[name][0]
             if importlib.util.find_spec(module_name) is None:
                 return None
-            return importlib.import_module(module_name).command
+            return with_global_options(importlib.import_module(module_name).command, self)
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -135,7 +178,10 @@ def cli(ctx: click.Context, sessions_dir, config_path, hosts, ssh_config,
     """perftriage: a terminal cockpit for chasing performance gaps on GPU servers.
 
     With no command it opens the cockpit on localhost plus the configured
-    hosts, recording the session to a transcript.
+    hosts, recording the session to a transcript. The options below may also
+    follow the command (`perftriage hosts --check --accept-new-host-keys`);
+    where the command has an option of the same name (`probe --host`), that
+    one is the command's.
     """
     ctx.obj = Globals(
         sessions_dir=sessions_dir,

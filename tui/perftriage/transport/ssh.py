@@ -58,7 +58,7 @@ from perftriage.transport.base import (
     encode_command,
     lines_of,
 )
-from perftriage.transport.ssh_hostkeys import HostKeys, known_hosts_name
+from perftriage.transport.ssh_hostkeys import HostKeys, accept_keys_command, known_hosts_name
 from perftriage.transport.ssh_pool import (
     POOL_SCRIPT,
     WATCHDOG_SCRIPT,
@@ -161,7 +161,7 @@ class SSHTransport:
         self._waiters: list[asyncio.Future] = []
         self._cleanup: set[asyncio.Task] = set()
         self._hostkeys = HostKeys(name, Path(known_hosts) if known_hosts else None,
-                                  accept_new_host_key)
+                                  accept_new_host_key, accept_keys_command(target, self._config))
         self._last_error: TransportError | None = None
         self._backoff = 0.0
         self._retry_at = 0.0

@@ -23,13 +23,24 @@ def known_hosts_name(host: str, port: int | None) -> str:
     return host if port in (None, 22) else f"[{host}]:{port}"
 
 
+def accept_keys_command(target: str, ssh_configs: list[str] | tuple = ()) -> str:
+    """The command that records ``target``'s first-seen key (and checks it)."""
+    words = ["perftriage", "hosts", "--check", "--accept-new-host-keys", "-H", target]
+    if ssh_configs:
+        words += ["--ssh-config", ssh_configs[0]]
+    return " ".join(shlex.quote(w) for w in words)
+
+
 class HostKeys:
     """The known_hosts files of one host and what was wrong with its key."""
 
-    def __init__(self, name: str, override: Path | None, accept_new: bool) -> None:
+    def __init__(self, name: str, override: Path | None, accept_new: bool,
+                 accept_command: str | None = None) -> None:
         self.name = name
         self.override = override
         self.accept_new = accept_new
+        # a command that records this host's key (named in the refusal)
+        self.accept_command = accept_command
         self.files: list[Path] = []
         # why the last key was refused (asyncssh itself only says "not verifiable")
         self.problem: TransportError | None = None
@@ -66,10 +77,12 @@ class HostKeys:
                 HOST_KEY_CHANGED, self.name)
             return False
         if not self.accept_new:
+            how = (f"run: {self.accept_command}" if self.accept_command
+                   else "pass --accept-new-host-keys")
             self.problem = TransportError(
                 f"host key unknown for {entry} ({key.get_algorithm()} {fingerprint}; not in "
-                f"{files}): connection refused; to trust it on first use pass "
-                f"--accept-new-host-keys or set accept_new_host_key = true for this host",
+                f"{files}), so perftriage did not log in; to trust it on first use {how} "
+                f"(or set accept_new_host_key = true for this host)",
                 HOST_KEY_UNKNOWN, self.name)
             return False
         try:
