@@ -62,6 +62,7 @@ class ProbeRunner:
         self._sems: dict[str, asyncio.Semaphore] = {}
         self._window = asyncio.Semaphore(window)
         self._tasks: dict[str, asyncio.Task] = {}
+        self._removed: set[str] = set()  # removed while running: no ProbeFinished after
 
     # --- queueing ----------------------------------------------------------
 
@@ -132,6 +133,17 @@ class ProbeRunner:
         task.cancel()
         return True
 
+    def remove(self, probe_id: str) -> bool:
+        """Take a probe out of the session (a mistyped one): cancelled first
+        if it is queued or running, then a ProbeRemoved event. False when
+        there is no such probe."""
+        if probe_id not in self.session.state.probes:
+            return False
+        self._removed.add(probe_id)
+        self.cancel(probe_id)
+        self.session.emit(ev.ProbeRemoved(probe_id=probe_id))
+        return True
+
     def pending(self) -> list[str]:
         return list(self._tasks)
 
@@ -197,6 +209,8 @@ class ProbeRunner:
                                   duration_s=round(result.duration_s, 6),
                                   summary=verdict.summary, detail={**verdict.detail, **detail}))
         except asyncio.CancelledError:
+            if probe_id in self._removed:
+                raise
             dur = round(time.perf_counter() - start, 6) if start else None
             emit(ev.ProbeFinished(probe_id=probe_id, status="cancelled", duration_s=dur,
                                   summary="cancelled" if start else "cancelled before it ran"))

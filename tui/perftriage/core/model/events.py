@@ -122,6 +122,14 @@ class ProbeFinished(Event, tag="probe.finished"):
     detail: dict[str, Any] = {}
 
 
+class ProbeRemoved(Event, tag="probe.removed"):
+    """A probe taken out of the session (a mistyped one): gone from the
+    probes pane, from the hypotheses' evidence and from the report. The
+    transcript keeps its events, followed by this one."""
+
+    probe_id: str
+
+
 # --- logs ------------------------------------------------------------------
 
 
@@ -324,6 +332,7 @@ ALL_EVENTS = (
     ProbeStarted,
     ProbeOutput,
     ProbeFinished,
+    ProbeRemoved,
     LogSourceOpened,
     LogLines,
     LogSourceClosed,

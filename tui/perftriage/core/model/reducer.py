@@ -143,6 +143,18 @@ def _probe_finished(state: SessionState, e: ev.ProbeFinished) -> str | None:
     return "probes"
 
 
+@handles(ev.ProbeRemoved)
+def _probe_removed(state: SessionState, e: ev.ProbeRemoved) -> str | None:
+    if state.probes.pop(e.probe_id, None) is None:
+        return None
+    for h in state.hypotheses:
+        kept = [x for x in h.evidence if (x.ref_kind, x.ref_id) != ("probe", e.probe_id)]
+        if len(kept) != len(h.evidence):
+            h.evidence = kept
+            state.bump("hypotheses")
+    return "probes"
+
+
 # --- logs ------------------------------------------------------------------
 
 
