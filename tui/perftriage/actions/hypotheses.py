@@ -20,7 +20,9 @@ from perftriage.core.model import events as ev
 from perftriage.core.report import markdown as report
 from perftriage.core.analysis import roofline
 from perftriage.core.store import transcript
+from perftriage.core.store import paths
 from perftriage.core.store.paths import default_sessions_dir
+from perftriage.core.store.redact import Redactor
 from perftriage.core.model.state import Hypothesis, ProbeState
 from perftriage.screens.hypothesis_detail import HypothesisDetailScreen
 from perftriage.screens.hypothesis_evidence import EvidencePickerScreen
@@ -260,13 +262,14 @@ class HypothesesActions(ActionsMixin):
     async def action_report(self) -> None:
         out = self.report_path()
         path = self.session.path
+        redactor = Redactor(self.cockpit.config.security.redact)
         try:
             if path is not None and self.session.writer is not None:
                 self.session.writer.sync()
                 tr = await asyncio.to_thread(transcript.read, path)
-                text = await asyncio.to_thread(report.render_transcript, tr)
+                text = await asyncio.to_thread(report.render_transcript, tr, redactor)
             else:
-                text = report.render(self.session.state)
+                text = report.render(self.session.state, redactor=redactor)
             await asyncio.to_thread(_write, out, text)
         except (OSError, transcript.TranscriptError) as exc:
             self.notify(f"report not written: {exc}", severity="error")  # type: ignore[attr-defined]
@@ -276,4 +279,4 @@ class HypothesesActions(ActionsMixin):
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    paths.write_private(path, text)

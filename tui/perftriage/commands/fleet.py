@@ -20,8 +20,8 @@ import json
 import sys
 
 import click
-from perftriage.core.sanitize import visible_lines
 
+from perftriage.core.sanitize import visible_lines
 from perftriage.cli import EXIT_FAILED, EXIT_UNREACHABLE, UsageFailure
 
 

@@ -11,8 +11,8 @@ import asyncio
 import time
 
 import click
-from perftriage.core.sanitize import visible
 
+from perftriage.core.sanitize import visible
 from perftriage.cli import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE
 
 UNREACHABLE_KINDS = frozenset(

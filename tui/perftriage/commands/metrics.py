@@ -8,8 +8,8 @@ import json
 import sys
 
 import click
-from perftriage.core.sanitize import visible
 
+from perftriage.core.sanitize import visible
 from perftriage.core.parse.logparse import iter_metrics
 
 FIELDS = (

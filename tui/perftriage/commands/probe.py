@@ -35,8 +35,8 @@ import json
 import sys
 
 import click
-from perftriage.core.sanitize import visible_lines
 
+from perftriage.core.sanitize import visible_lines
 from perftriage.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT, EXIT_UNREACHABLE, UsageFailure
 
 # TransportError kinds that mean "could not reach or authenticate"

@@ -17,8 +17,8 @@ import sys
 import time
 
 import click
-from perftriage.core.sanitize import visible_lines
 
+from perftriage.core.sanitize import visible_lines
 from perftriage.cli import EXIT_OK, EXIT_UNREACHABLE, UsageFailure
 
 

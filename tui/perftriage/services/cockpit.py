@@ -40,6 +40,7 @@ class Cockpit:
             hosts=self.registry.names,
             sessions_dir=sessions_dir,
             log_ring=self.config.ui.log_ring_lines,
+            redact=self.config.security.redact,
         )
         for host in self.registry.names:
             self.session.state.host(host)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from perftriage.core.model import reducer
 from perftriage.core.store import transcript
+from perftriage.core.store.redact import Redactor
 from perftriage.core.model.events import Event, SessionEnded
 from perftriage.core.model.state import SessionState
 
@@ -36,6 +37,7 @@ class Session:
         *,
         log_ring: int | None = None,
         state: SessionState | None = None,
+        redact: list[str] | None = None,
     ) -> None:
         now = datetime.now(timezone.utc)
         self.state = state or SessionState(name=name, started_at=now.isoformat(timespec="seconds"))
@@ -56,7 +58,7 @@ class Session:
                 n += 1
                 path = Path(sessions_dir) / session_filename(f"{name}-{n}", now)
             header = transcript.make_header(self.state.started_at, hosts or [], name=name)
-            self.writer = transcript.TranscriptWriter(path, header)
+            self.writer = transcript.TranscriptWriter(path, header, redactor=Redactor(redact or ()))
 
     @property
     def path(self) -> Path | None:

@@ -9,9 +9,11 @@ from pathlib import Path
 from perftriage.core.replay.at import state_at
 from perftriage.core.report import markdown
 from perftriage.core.store import stream, transcript
+from perftriage.core.store.redact import Redactor
 
 
-def render_file(path: Path | str, problems: list[stream.LineProblem] | None = None) -> str:
+def render_file(path: Path | str, problems: list[stream.LineProblem] | None = None,
+                redactor: Redactor | None = None) -> str:
     """Raises :class:`~perftriage.core.store.transcript.TranscriptError` for a
     file that is not a transcript; bad lines go to ``problems``."""
     path = Path(path)
@@ -20,4 +22,4 @@ def render_file(path: Path | str, problems: list[stream.LineProblem] | None = No
     scan = markdown.LogScan()
     state, _ = state_at(path, None, problems, log_lines=scan.feed)
     return markdown.render(state, header=header, problems=problems, source=path.name,
-                           log_scan=scan)
+                           log_scan=scan, redactor=redactor)

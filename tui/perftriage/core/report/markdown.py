@@ -25,6 +25,7 @@ from perftriage.core.model import reducer
 from perftriage.core.analysis import roofline
 from perftriage.core.model.state import Evidence, Hypothesis, ProbeState, SessionState
 from perftriage.core.sanitize import visible_lines
+from perftriage.core.store.redact import DEFAULT as DEFAULT_REDACTOR, Redactor
 
 # Reading order in the report: conclusions first.
 STATUS_ORDER = ("supported", "testing", "open", "refuted", "parked")
@@ -433,8 +434,9 @@ def render(
     problems: Iterable[Any] = (),
     source: str | None = None,
     log_scan: LogScan | None = None,
+    redactor: Redactor | None = None,
 ) -> str:
-    """The Markdown report. ``events`` (the transcript's) give log lines their
+    """The Markdown report (secrets redacted: it is meant to be shared). ``events`` (the transcript's) give log lines their
     times; without them the state's log rings are used; ``log_scan``, when
     given, has already seen every log line (a streamed transcript)."""
     header = header or {}
@@ -465,7 +467,8 @@ def render(
     lines.append("Times are minutes:seconds since the session started.")
     # every remote byte (log lines, probe output, host reasons) shown, never
     # obeyed by the terminal that `cat`s the report
-    return visible_lines("\n".join(lines).rstrip() + "\n")
+    text = (redactor or DEFAULT_REDACTOR).text("\n".join(lines).rstrip() + "\n")
+    return visible_lines(text)
 
 
 def state_from_transcript(tr: Any) -> SessionState:
@@ -477,9 +480,9 @@ def state_from_transcript(tr: Any) -> SessionState:
     return reducer.replay(tr.events, state)
 
 
-def render_transcript(tr: Any) -> str:
+def render_transcript(tr: Any, redactor: Redactor | None = None) -> str:
     return render(state_from_transcript(tr), header=tr.header, events=tr.events,
-                  problems=tr.problems, source=Path(tr.path).name)
+                  problems=tr.problems, source=Path(tr.path).name, redactor=redactor)
 
 
 def default_output(transcript_path: Path) -> Path:

@@ -75,12 +75,17 @@ class FleetConfig(Strict):
     threshold: float = 5.0  # robust distance |value - median| / MAD past which a value is an outlier
 
 
+class SecurityConfig(Strict):
+    redact: list[str] = []  # extra regexes whose matches never reach a transcript or report
+
+
 class Config(Strict):
     hosts: list[HostConfig] = []
     probes: list[ProbeTemplate] = []
     servers: list[ServerProfile] = []
     ui: UIConfig = msgspec.field(default_factory=UIConfig)
     fleet: FleetConfig = msgspec.field(default_factory=FleetConfig)
+    security: SecurityConfig = msgspec.field(default_factory=SecurityConfig)
 
     def host(self, name: str) -> HostConfig | None:
         return next((h for h in self.hosts if h.name == name), None)

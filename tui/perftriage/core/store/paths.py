@@ -42,3 +42,31 @@ def bundled_themes_dir() -> Path:
         if candidate.is_dir():
             return candidate
     return here.parent.parent.parent.parent / "themes"
+
+
+def private_dir(directory: Path) -> Path:
+    """``directory`` created readable by the owner only (0700).
+
+    An existing directory is left as the user made it, except the default
+    sessions directory, which earlier versions created 0755: it is tightened.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        directory.chmod(0o700)  # mkdir's mode is cut by the umask
+    elif directory.resolve() == default_sessions_dir().resolve():
+        try:
+            if directory.stat().st_mode & 0o077:
+                directory.chmod(0o700)
+        except OSError:
+            pass  # not ours to change: the files in it are 0600 anyway
+    return directory
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` readable by the owner only (0600), also
+    when the file already existed with wider modes."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        os.fchmod(fh.fileno(), 0o600)
+        fh.write(text)

@@ -29,7 +29,9 @@ import msgspec
 
 from perftriage import __version__
 from perftriage.core.model import events as ev
+from perftriage.core.store.redact import DEFAULT as DEFAULT_REDACTOR, Redactor
 from perftriage.core.store import stream
+from perftriage.core.store.paths import private_dir
 from perftriage.core.store.stream import LineProblem as Problem
 
 FORMAT = "perftriage-session"
@@ -66,12 +68,16 @@ class TranscriptWriter:
     """
 
     def __init__(
-        self, path: Path, header: dict[str, Any], *, background: bool = True
+        self, path: Path, header: dict[str, Any], *, background: bool = True,
+        redactor: Redactor | None = None,
     ) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # Exclusive create: never clobber an earlier session.
-        self._fh = open(self.path, "xb")  # noqa: SIM115 - lives as long as the session
+        private_dir(self.path.parent)
+        # Exclusive create (never clobber an earlier session), readable by the
+        # owner only: probe output and logs may hold what redaction missed
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        self._fh = os.fdopen(fd, "wb")  # noqa: SIM115 - lives as long as the session
+        self.redactor = redactor or DEFAULT_REDACTOR
         self._last_sync = time.monotonic()
         self._dirty = False
         self._io = threading.Lock()  # the file: writer thread vs sync/close
@@ -82,6 +88,7 @@ class TranscriptWriter:
         self.last_t = 0.0
         self.ended = False
         self.counts: dict[str, int] = {}  # events per type, for the summary line
+        header = self.redactor.value(header)
         self._fh.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
@@ -99,7 +106,7 @@ class TranscriptWriter:
     def write(self, event: ev.Event) -> None:
         if self._fh.closed:
             return
-        data = ev.encode(event) + b"\n"
+        data = self.redactor.json_line(ev.encode(event)) + b"\n"  # secrets never on disk
         self.events_written += 1
         self.last_t = max(self.last_t, event.t)
         tag = type(event).__struct_config__.tag
