@@ -203,6 +203,6 @@ def test_http_probe_body_is_shown_visibly(tmp_path):
         # the probe output modal, tested above
         raw = CliRunner().invoke(cli, ["--config", str(cfg), "probe", "--json", "http", url])
         _assert_shown_not_obeyed(raw.output)
-        assert "body-end" in json.loads(raw.output)["stdout"]
+        assert "body-end" in json.dumps(json.loads(raw.output))
     finally:
         server.shutdown()
