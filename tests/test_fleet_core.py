@@ -145,3 +145,23 @@ def test_summary_record_shape_and_order():
     assert summary.outliers[1].sentence() == "node003 GPU3 DRAM active 0.31 vs fleet median 0.56"
     assert summary.metric_order()[:2] == ["DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_PROF_DRAM_ACTIVE"]
     json.dumps(rec, allow_nan=False)
+
+
+def test_fleet_view_grid_sorts_hosts_by_what_deviates_and_folds_the_rest():
+    from perftriage.core.view.fleet_view import folded_hosts, medians_text, metric_grid, outlier_texts
+
+    samples = [FleetSample(f"node{h:03d}", g, "DCGM_FI_PROF_DRAM_ACTIVE",
+                           0.31 if (h, g) == (117, 3) else 0.56 + 0.01 * ((h + g) % 3 - 1))
+               for h in range(1, 129) for g in range(8)]
+    samples += [FleetSample(f"node{h:03d}", None, "sglang:token_usage", 0.6) for h in range(1, 129)]
+    snap = FleetSnapshot(samples)
+    summary = snap.summarize()
+    grid = metric_grid(snap, summary, "DCGM_FI_PROF_DRAM_ACTIVE")
+    assert grid.columns == [f"GPU{g}" for g in range(8)]
+    assert grid.rows[0].host == "node117" and grid.rows[0].values[3] == 0.31
+    assert grid.rows[0].distances[3] == pytest.approx(25.0)
+    assert metric_grid(snap, summary, "sglang:token_usage").columns == ["host"]
+    assert folded_hosts(snap, summary) == ("node117", "node[001-116,118-128]", 1, 127)
+    assert medians_text(summary).plain.startswith("DRAM active 0.56 (1!)")
+    assert outlier_texts(summary)[0].plain == (
+        "node117 GPU3 DRAM active 0.31 vs fleet median 0.56  25.0×MAD")

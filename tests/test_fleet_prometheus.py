@@ -126,3 +126,22 @@ def test_api_kind_exit_status_is_1(prometheus_fleet, monkeypatch):
     monkeypatch.setattr(promql, "ENGINE_QUERY", "sum(")  # Prometheus itself rejects it
     r = CliRunner().invoke(cli, ["fleet", "--prometheus", prometheus_fleet.url])
     assert r.exit_code == EXIT_FAILED and "bad_data" in r.output
+
+
+async def test_the_cockpit_reads_the_configured_fleet(prometheus_fleet):
+    from perftriage.core.store.config import Config, FleetConfig
+
+    config = Config(fleet=FleetConfig(prometheus=prometheus_fleet.url, interval=0.5))
+    cockpit = Cockpit(config, registry=HostRegistry())
+    await cockpit.start()
+    try:
+        await wait_for(lambda: cockpit.session.state.fleet is not None, timeout=20)
+        assert cockpit.sources.get("fleet").state == "up"
+        assert cockpit.session.state.fleet.source == prometheus_fleet.url
+    finally:
+        await cockpit.stop()
+
+
+def test_a_bad_prometheus_url_stops_the_cockpit_before_it_starts(tmp_path):
+    r = CliRunner().invoke(cli, ["--prometheus", "ftp://x", "--sessions-dir", str(tmp_path)])
+    assert r.exit_code == 2 and "not an http(s) URL" in r.output

@@ -60,6 +60,7 @@ class Globals:
     accept_new_host_keys: bool = False
     theme: str | None = None
     sample_interval: float | None = None
+    prometheus: str | None = None
 
     def resolved_sessions_dir(self) -> Path:
         from perftriage.core.store.paths import default_sessions_dir
@@ -172,9 +173,11 @@ class LazyGroup(click.Group):
 @click.option("--theme", help="Theme name (see `perftriage themes`).")
 @click.option("--sample-interval", type=click.FloatRange(min=0.05), metavar="SECONDS",
               help="Host sampling/recording period (default 1.0).")
+@click.option("--prometheus", metavar="URL",
+              help="Prometheus the Fleet view reads (default: the config's [fleet] prometheus).")
 @click.pass_context
 def cli(ctx: click.Context, sessions_dir, config_path, hosts, ssh_config,
-        accept_new_host_keys, theme, sample_interval) -> None:
+        accept_new_host_keys, theme, sample_interval, prometheus) -> None:
     """perftriage: a terminal cockpit for chasing performance gaps on GPU servers.
 
     With no command it opens the cockpit on localhost plus the configured
@@ -192,6 +195,7 @@ def cli(ctx: click.Context, sessions_dir, config_path, hosts, ssh_config,
         accept_new_host_keys=accept_new_host_keys,
         theme=theme,
         sample_interval=sample_interval,
+        prometheus=prometheus,
     )
     if ctx.invoked_subcommand is None:
         from perftriage.launch import run_cockpit

@@ -11,14 +11,26 @@ from perftriage.cli import Globals
 def build_cockpit(g: Globals, name: str = "session"):
     from perftriage.services.cockpit import Cockpit
     config = g.load_config()
+    if g.prometheus:
+        config.fleet.prometheus = g.prometheus
+    if config.fleet.prometheus:
+        from perftriage.cli import UsageFailure
+        from perftriage.services.prometheus import normalize_url
+
+        try:
+            normalize_url(config.fleet.prometheus)
+        except ValueError as exc:
+            raise UsageFailure(f"--prometheus / [fleet] prometheus: {exc}") from None
     registry = g.resolve_hosts(config, with_localhost=True)  # -H hosts beside localhost
-    return Cockpit(
+    cockpit = Cockpit(
         config,
         sessions_dir=g.resolved_sessions_dir(),
         registry=registry,
         name=name,
         sample_interval=g.sample_interval,
     )
+    cockpit.ssh_config, cockpit.accept_new_host_keys = g.ssh_config, g.accept_new_host_keys
+    return cockpit
 
 
 def run_cockpit(g: Globals) -> int:

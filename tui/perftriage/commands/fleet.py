@@ -28,7 +28,7 @@ from perftriage.cli import EXIT_FAILED, EXIT_UNREACHABLE, UsageFailure
 def resolve_url(g, url: str | None, config) -> str:
     from perftriage.services.prometheus import normalize_url
 
-    url = url or config.fleet.prometheus
+    url = url or g.prometheus or config.fleet.prometheus
     if not url:
         raise UsageFailure("no Prometheus to read: give --prometheus URL or set "
                            "[fleet] prometheus = \"http://host:9090\" in the config")

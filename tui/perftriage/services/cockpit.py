@@ -19,6 +19,7 @@ from perftriage.services.log_follower import LogFollower
 from perftriage.services.probe_runner import ProbeRunner
 from perftriage.services.server_launcher import ServerLauncher
 from perftriage.services.session import Session
+from perftriage.services.prometheus import configured_fleet
 from perftriage.services.source import Source, SourceSet
 
 
@@ -52,6 +53,8 @@ class Cockpit:
         self._tasks: list[asyncio.Task] = []
         self.remote_samplers: dict[str, RemoteSampler] = {}
         self.sources = SourceSet()  # every Source this cockpit runs (services/source.py)
+        self.ssh_config = None  # the --ssh-config that hosts joining later use too
+        self.accept_new_host_keys = False
         self.started = False
 
     @property
@@ -76,6 +79,22 @@ class Cockpit:
                 self.logs.open_file(host.name, path)
         for source in configured_sources(self.config, self.registry, self.session.emit):
             self.add_source(source)  # engine /metrics of hosts and server profiles
+        if (fleet := configured_fleet(self.config, self.session)) is not None:
+            self.add_source(fleet)  # the Fleet view's data: [fleet] prometheus / --prometheus
+
+    def add_host(self, host) -> None:
+        """A host joins the running cockpit (picked in the Fleet view, see
+        services/dig_in.py): sampled, probed and followed like a configured one."""
+        self.registry.add(host)
+        self.session.emit(ev.HostStatus(host=host.name, state="connecting"))
+        if not self.started or self.replay:
+            return
+        if host.local:
+            self.spawn(self._sample_local(host.name))
+            return
+        self.spawn(self._sample_remote(host.name))
+        if hasattr(host.transport, "maintain"):
+            self.spawn(self._watch_connection(host.name))
 
     def add_source(self, source: Source) -> Source:
         """Start ``source``; it stops with the cockpit."""

@@ -179,3 +179,11 @@ def fleet_event(url: str, summary: FleetSummary) -> ev.FleetUpdated:
                                   fleet_median=o.fleet_median, distance=round(o.distance, 3))
                   for o in summary.outliers[:EVENT_OUTLIERS]],
         outlier_count=len(summary.outliers))
+
+
+def configured_fleet(config, session) -> FleetSource | None:
+    """The fleet source ``[fleet] prometheus`` (or ``--prometheus``) asks for."""
+    if not config.fleet.prometheus:
+        return None
+    return FleetSource(session, config.fleet.prometheus, interval=config.fleet.interval,
+                       threshold=config.fleet.threshold)

@@ -73,6 +73,8 @@ class FleetConfig(Strict):
     prometheus: str | None = None  # http://host:9090, read by the Fleet view and `perftriage fleet`
     interval: float = 5.0  # seconds between fleet reads in the cockpit
     threshold: float = 5.0  # robust distance |value - median| / MAD past which a value is an outlier
+    ssh: str = "{host}"  # how to reach a fleet host picked in the Fleet view ({host}: its name)
+    preamble: str | None = None  # shell lines run first on such a host (venv, PATH)
 
 
 class SecurityConfig(Strict):
