@@ -11,6 +11,8 @@ once every target was scraped. Both processes are stopped by PID.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -29,6 +31,14 @@ from tests.sshd import free_port
 PROMETHEUS = os.environ.get("PERFTRIAGE_TEST_PROMETHEUS") or shutil.which("prometheus") \
     or "/usr/bin/prometheus"
 REPO = Path(__file__).resolve().parent.parent
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: own process group, and SIGTERM when the test
+    process dies (a killed pytest leaves no Prometheus behind)."""
+    os.setsid()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def prometheus_available() -> bool:
@@ -76,7 +86,8 @@ class PrometheusServer:
             [sys.executable, "-m", "tests.fleet_exporters", "--hosts", str(self.hosts),
              "--gpus", str(self.gpus), "--port", str(self.exporter_port),
              *(f"--outlier={o}" for o in self.outliers)],
-            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent)  # noqa: PLW1509 - only setsid + prctl
         self.procs.append(exporters)
         if exporters.stdout.readline().strip() != b"ready":
             raise RuntimeError("the fleet exporter emulator did not start")
@@ -88,7 +99,7 @@ class PrometheusServer:
             [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={self.root / 'data'}",
              f"--web.listen-address=127.0.0.1:{self.port}", "--storage.tsdb.retention.time=1h",
              "--log.level=warn"],
-            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True))
+            stdout=self.log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent))  # noqa: PLW1509
         return self
 
     def query(self, expr: str) -> list:
