@@ -45,6 +45,16 @@ def make_sshd(tmp_path):
         server.stop()
 
 
+@pytest.fixture
+def quiet_sshd(make_sshd, tmp_path):
+    """A dedicated sshd (MaxStartups 100:30:200, see tests/sshd.py) whose
+    sessions get an empty HOME: 64 simultaneous logins then do not each run
+    this machine's ~/.bashrc (pyenv init, which serialises on a lock file)."""
+    home = tmp_path / "empty-home"
+    home.mkdir()
+    return make_sshd(env={"HOME": str(home)})
+
+
 # The outliers planted in the emulated fleet that `prometheus_fleet` scrapes.
 FLEET_OUTLIERS = ["node003:3:DCGM_FI_PROF_DRAM_ACTIVE=0.31", "node007::sglang:gen_throughput=300"]
 

@@ -27,10 +27,10 @@ def _fleet_config(sshd, tmp_path):
     return Config(fleet=FleetConfig(ssh=sshd.alias, preamble=preamble))
 
 
-async def test_a_fleet_host_joins_the_cockpit_and_is_sampled_and_probed(sshd, tmp_path):
-    cockpit = Cockpit(_fleet_config(sshd, tmp_path), registry=HostRegistry(),
+async def test_a_fleet_host_joins_the_cockpit_and_is_sampled_and_probed(quiet_sshd, tmp_path):
+    cockpit = Cockpit(_fleet_config(quiet_sshd, tmp_path), registry=HostRegistry(),
                       sample_interval=0.2)
-    cockpit.ssh_config = sshd.ssh_config
+    cockpit.ssh_config = quiet_sshd.ssh_config
     await cockpit.start()
     try:
         assert dig_in(cockpit, "node117") is True
@@ -45,7 +45,7 @@ async def test_a_fleet_host_joins_the_cockpit_and_is_sampled_and_probed(sshd, tm
         await cockpit.stop()
 
 
-def test_fleet_host_names_must_be_plain_and_config_entries_win(sshd, tmp_path):
+def test_fleet_host_names_must_be_plain_and_config_entries_win():
     config = parse('[fleet]\nssh = "admin@{host}.dc1:2222"\n\n[[hosts]]\nname = "node9"\n'
                    'ssh = "jump-node9"\n')
     assert fleet_host_config(config, "node117").ssh == "admin@node117.dc1:2222"

@@ -16,24 +16,14 @@ from perftriage.core.model.state import ProbeState
 pytestmark = pytest.mark.ssh
 
 
-@pytest.fixture
-def fleet_sshd(make_sshd, tmp_path):
-    """A dedicated sshd (MaxStartups 100:30:200, see tests/sshd.py) whose
-    sessions get an empty HOME: 64 simultaneous logins then do not each run
-    this machine's ~/.bashrc (pyenv init, which serialises on a lock file)."""
-    home = tmp_path / "empty-home"
-    home.mkdir()
-    return make_sshd(env={"HOME": str(home)})
-
-
 def _probe(ssh_config, config, *args, hosts="node[01-64]"):
     return CliRunner().invoke(cli, ["--config", str(config), "--ssh-config", str(ssh_config),
                                     "-H", hosts, "probe", "--all", "--group", *args],
                               catch_exceptions=False)
 
 
-def test_64_hosts_fold_into_one_answer(fleet_sshd, tmp_path):
-    ssh_config, config, names = write_aliases(fleet_sshd, 64, tmp_path)
+def test_64_hosts_fold_into_one_answer(quiet_sshd, tmp_path):
+    ssh_config, config, names = write_aliases(quiet_sshd, 64, tmp_path)
     r = _probe(ssh_config, config, "--json", "shell", "echo same answer")
     assert r.exit_code == 0, r.output
     groups = json.loads(r.output)
@@ -44,10 +34,10 @@ def test_64_hosts_fold_into_one_answer(fleet_sshd, tmp_path):
     assert g["hosts"] == names and g["stdout"] == "same answer\n"
 
 
-def test_differing_answers_are_separate_groups_largest_first(fleet_sshd, tmp_path):
+def test_differing_answers_are_separate_groups_largest_first(quiet_sshd, tmp_path):
     odd = {"node03": "export PT_RACK=b", "node07": "export PT_RACK=b",
            "node05": "export PT_RACK=c"}
-    ssh_config, config, _ = write_aliases(fleet_sshd, 8, tmp_path, preambles=odd)
+    ssh_config, config, _ = write_aliases(quiet_sshd, 8, tmp_path, preambles=odd)
     r = _probe(ssh_config, config, "--window", "3", "shell", 'echo "rack ${PT_RACK:-a}"',
                hosts="node[01-08]")
     assert r.exit_code == 0, r.output
@@ -58,11 +48,11 @@ def test_differing_answers_are_separate_groups_largest_first(fleet_sshd, tmp_pat
     ]
 
 
-def test_unreachable_hosts_fold_apart_and_exit_3(fleet_sshd, tmp_path):
-    ssh_config, config, _ = write_aliases(fleet_sshd, 4, tmp_path)
+def test_unreachable_hosts_fold_apart_and_exit_3(quiet_sshd, tmp_path):
+    ssh_config, config, _ = write_aliases(quiet_sshd, 4, tmp_path)
     text = ssh_config.read_text().split("Host node04\n")
     ssh_config.write_text(text[0] + "Host node04\n" + text[1].replace(
-        f"Port {fleet_sshd.port}", "Port 1", 1))
+        f"Port {quiet_sshd.port}", "Port 1", 1))
     r = _probe(ssh_config, config, "--json", "shell", "true", hosts="node[01-04]")
     assert r.exit_code == 3
     groups = json.loads(r.output)
