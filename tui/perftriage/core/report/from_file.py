@@ -8,6 +8,7 @@ from pathlib import Path
 
 from perftriage.core.replay.at import state_at
 from perftriage.core.report import markdown
+from perftriage.core.report.log_scan import session_start
 from perftriage.core.store import stream, transcript
 from perftriage.core.store.redact import Redactor
 
@@ -19,7 +20,8 @@ def render_file(path: Path | str, problems: list[stream.LineProblem] | None = No
     path = Path(path)
     header = transcript.read_header(path)
     problems = [] if problems is None else problems
-    scan = markdown.LogScan()
+    start = session_start(str(header.get("started_at", "")))
+    scan = markdown.LogScan(start.year if start else None)
     state, _ = state_at(path, None, problems, log_lines=scan.feed)
     return markdown.render(state, header=header, problems=problems, source=path.name,
                            log_scan=scan, redactor=redactor)

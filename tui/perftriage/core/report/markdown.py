@@ -24,6 +24,15 @@ from perftriage.core.parse import logparse
 from perftriage.core.model import reducer
 from perftriage.core.analysis import roofline
 from perftriage.core.model.state import Evidence, Hypothesis, ProbeState, SessionState
+from perftriage.core.report.log_scan import (  # noqa: F401  (re-exported)
+    LogScan,
+    Notable,
+    Throughput,
+    batch1_ms_per_token,
+    classify_log_line,
+    decode_throughput,
+    scan_logs,
+)
 from perftriage.core.sanitize import visible_lines
 from perftriage.core.store.redact import DEFAULT as DEFAULT_REDACTOR, Redactor
 
@@ -35,148 +44,7 @@ FAILED = ("failed", "error", "timeout")
 OUTPUT_LINES = 8  # first lines of output shown for a failed probe
 MAX_NOTABLE = 40
 
-# --- log lines ---------------------------------------------------------------
-
-NOTABLE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("oom", re.compile(r"out of memory|OutOfMemoryError|\bOOM\b", re.I)),
-    ("nccl", re.compile(r"NCCL (?:error|WARN)|ncclInternalError|ncclSystemError|NCCL timeout", re.I)),
-    ("traceback", re.compile(r"Traceback \(most recent call last\)")),
-    ("error", re.compile(r"\b(?:ERROR|FATAL|CRITICAL)\b|RuntimeError|CUDA error|Killed\b")),
-)
-
-
-def classify_log_line(line: str) -> str | None:
-    """``ready`` / ``oom`` / ``nccl`` / ``traceback`` / ``error`` or None.
-    Ready and error detection follow the log parser (``perftriage.core.parse.logparse``);
-    the finer kind of error comes from :data:`NOTABLE_PATTERNS`."""
-    rec = logparse.parse_line(line) if ("fired up" in line or "Starting vLLM" in line) else None
-    if isinstance(rec, logparse.Milestone) and rec.name == "ready":
-        return "ready"
-    for kind, pattern in NOTABLE_PATTERNS:
-        if pattern.search(line):
-            return kind
-    if logparse.is_error(line):
-        return "error"
-    return None
-
-
-def decode_throughput(line: str) -> tuple[int, float] | None:
-    """(running requests, generation tok/s) of one SGLang decode or vLLM
-    stats line (parsed by ``perftriage.core.parse.logparse``), else None."""
-    rec = logparse.parse_line(line)
-    if not isinstance(rec, logparse.Metric) or rec.kind == "prefill" or rec.gen_tps is None:
-        return None
-    return (rec.running if rec.running is not None else 0), rec.gen_tps
-
-
-def batch1_ms_per_token(lines: Iterable[str]) -> float | None:
-    """ms/token at batch 1 from the newest batch-1 decode line (1000 / tok/s)."""
-    latest = None
-    for line in lines:
-        got = decode_throughput(line)
-        if got and got[0] == 1 and got[1] > 0:
-            latest = got[1]
-    return None if latest is None else 1000.0 / latest
-
-
-@dataclass
-class Notable:
-    t: float | None
-    source: str
-    kind: str
-    line: str
-    count: int = 1
-
-
-@dataclass
-class Throughput:
-    """Generation tok/s of every decode line of one source, and of the
-    batch-1 ones (flat float arrays: a long session has millions)."""
-
-    source: str
-    tps: array = field(default_factory=lambda: array("d"))
-    batch1: array = field(default_factory=lambda: array("d"))
-
-    def add(self, running: int, tps: float) -> None:
-        self.tps.append(tps)
-        if running == 1 and tps > 0:
-            self.batch1.append(tps)
-
-
-_NOTABLE_WORDS = ("rror", "memory", "oom", "nccl", "traceback", "fatal", "critical", "killed",
-                  "fired up", "starting vllm", "xception", "atchdog", "pool is full")
-
-
-class LogScan:
-    """Notable lines and decode throughput, fed one batch at a time (a
-    million-event transcript is scanned as it streams, never held).
-
-    Notables: a batch, then each of its lines, passes a lower-cased substring
-    gate (:data:`_NOTABLE_WORDS`) that lets through every line
-    :func:`classify_log_line` can classify (the ready lines, every
-    :data:`NOTABLE_PATTERNS` pattern, :func:`logparse.is_error`'s own gate),
-    so most batches cost one ``lower()`` instead of five regex searches a
-    line. Throughput: the log parser's batch :func:`logparse.scan`."""
-
-    def __init__(self) -> None:
-        self.notables: list[Notable] = []
-        self._seen: dict[tuple[str, str], Notable] = {}
-        self._throughput: dict[str, Throughput] = {}
-
-    def feed(self, t: float | None, source_id: str, lines: list[str]) -> None:
-        seen, notables = self._seen, self.notables
-        blob = "\n".join(lines).lower()  # one gate for the batch: most have nothing notable
-        candidates = lines if any(word in blob for word in _NOTABLE_WORDS) else ()
-        for line in candidates:
-            low = line.lower()
-            if any(word in low for word in _NOTABLE_WORDS):
-                kind = classify_log_line(line)
-                if kind is not None:
-                    key = (source_id, line.strip())
-                    if key in seen:
-                        seen[key].count += 1
-                    else:
-                        seen[key] = Notable(t, source_id, kind, line.strip())
-                        notables.append(seen[key])
-        # throughput: the log parser's batch scan (what decode_throughput
-        # would say of each line, with SGLang's common decode shape kept raw)
-        samples = None
-        for _, rec, _ in logparse.scan(lines).items:
-            if type(rec) is tuple:  # fast-shape SGLang decode: (ts, running, usage, gen, queued)
-                got = (int(rec[1]), float(rec[3]))
-            elif (isinstance(rec, logparse.Metric) and rec.kind != "prefill"
-                  and rec.gen_tps is not None):
-                got = (rec.running if rec.running is not None else 0, rec.gen_tps)
-            else:
-                continue
-            if samples is None:
-                samples = self._throughput.setdefault(source_id, Throughput(source_id))
-            samples.add(*got)
-
-    def results(self, state: SessionState) -> tuple[list[Notable], list[Throughput]]:
-        """Source ids become ``host:path`` labels from the state."""
-        def label(source_id: str) -> str:
-            src = state.logs.get(source_id)
-            return f"{src.host}:{src.path}" if src else source_id
-
-        notables = [Notable(n.t, label(n.source), n.kind, n.line, n.count) for n in self.notables]
-        for sid, tp in self._throughput.items():
-            tp.source = label(sid)
-        return notables, list(self._throughput.values())
-
-
-def _scan_logs(state: SessionState, events: Iterable[ev.Event] | None) -> tuple[list[Notable], list[Throughput]]:
-    """Notable lines (with their time when the events are at hand) and the
-    decode-throughput samples per log source."""
-    scan = LogScan()
-    if events is not None:
-        for e in events:
-            if isinstance(e, ev.LogLines):
-                scan.feed(e.t, e.source_id, e.lines)
-    else:
-        for sid, src in state.logs.items():
-            scan.feed(None, sid, list(src.lines))
-    return scan.results(state)
+# --- log lines: perftriage.core.report.log_scan (re-exported for the UI) ---------
 
 
 # --- formatting helpers ---------------------------------------------------------
@@ -387,11 +255,28 @@ def _notes_section(state: SessionState) -> list[str]:
     return [*out, ""]
 
 
+def _logged(n: Notable) -> str:
+    ts = n.first.ts if n.first else None
+    return f"logged {ts:%Y-%m-%d %H:%M:%S}" if ts else "logged before"
+
+
+def _repeats(n: Notable, session_clock) -> str:
+    """`` (×N, until …)`` for a line that repeated."""
+    if n.count < 2:
+        return ""
+    last = n.last
+    if session_clock is not None and last and last.t is not None and last.t != n.t:
+        return f" (×{n.count}, last at {session_clock(last.t)})"
+    if session_clock is None and last and last.ts and n.first and last.ts != n.first.ts:
+        return f" (×{n.count}, last logged {last.ts:%H:%M:%S})"
+    return f" (×{n.count})"
+
+
 def _logs_section(state: SessionState, events: Iterable[ev.Event] | None,
                   log_scan: LogScan | None = None) -> list[str]:
     out = ["## Server log", ""]
     notables, throughput = (log_scan.results(state) if log_scan is not None
-                            else _scan_logs(state, events))
+                            else scan_logs(state, events))
     server = [e for e in state.server_events if isinstance(e, ev.ServerEvent)]
     if not state.logs and not server:
         return [*out, "No server log was followed.", ""]
@@ -401,15 +286,25 @@ def _logs_section(state: SessionState, events: Iterable[ev.Event] | None,
         ttr = f" after {human_duration(e.time_to_ready_s)}" if e.time_to_ready_s else ""
         detail = f": {e.detail}" if e.detail else ""
         items.append((e.t, len(items), f"server {e.server} on {e.host} {e.state}{ttr}{detail}"))
+    backlog: list[str] = []
     for n in notables[:MAX_NOTABLE]:
-        times = f" (×{n.count})" if n.count > 1 else ""
+        if n.backlog == 2:  # every sighting from before the log was followed
+            backlog.append(f"- {_logged(n)} {n.kind} in {n.source}{_repeats(n, None)}: "
+                           f"{code(n.line[:200])}")
+            continue
+        since = " (first before the log was followed)" if n.backlog else ""
         items.append((n.t if n.t is not None else float("inf"), len(items),
-                      f"{n.kind} in {n.source}{times}: {code(n.line[:200])}"))
+                      f"{n.kind} in {n.source}{_repeats(n, clock)}{since}: "
+                      f"{code(n.line[:200])}"))
+    if backlog:
+        out += ["Before the log was followed (its backlog; times as logged):", "", *backlog, ""]
+        if items:
+            out += ["During the session:", ""]
     for t, _, text in sorted(items):
         out.append(f"- {clock(None if t == float('inf') else t)} {text}")
     if len(notables) > MAX_NOTABLE:
         out.append(f"- … {len(notables) - MAX_NOTABLE} more log lines like these")
-    if not items:
+    if not items and not backlog:
         out.append("Nothing notable (no ready line, no errors).")
     out += ["", "### Throughput", ""]
     if not throughput:
