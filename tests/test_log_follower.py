@@ -95,11 +95,12 @@ async def test_transcript_cap_keeps_metric_lines(tmp_path) -> None:
     decode = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, token usage: "
               "0.00, cuda graph: True, gen throughput (token/s): 10.31, #queue-req: 0")
     lines = [f"line {i}" for i in range(8)] + [decode] + ["tail"]
-    from perftriage.services.log_follower import Source
+    from perftriage.services.log_source import CommandLogSource
 
     session.emit(ev.LogSourceOpened(source_id="s", host="localhost", path="x"))
-    follower.emit_lines(Source("s", "localhost", "x", "file", ""), lines)
-    follower.emit_lines(Source("s", "localhost", "x", "file", ""), ["more"])
+    src = CommandLogSource(follower, "s", "localhost", "x", "file", "")
+    follower.emit_lines(src, lines)
+    follower.emit_lines(src, ["more"])
     live = session.state.logs["s"]
     assert live.total_lines == 11 and list(live.metrics.gen_tps) == [10.31]
     session.close()

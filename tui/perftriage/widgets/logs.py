@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Sparkline, Static, Tab, Tabs
 
+from perftriage.core.view.log_status import follow_text, stale_note
 from perftriage.core.view.log_window import ALL
 from perftriage.core.parse.logparse import LogMetrics
 from perftriage.core.model.state import SessionState
@@ -108,22 +109,37 @@ class LogsPane(Pane):
         if src is None:
             return
         m = src.metrics
-        key = (src.source_id, m.count, len(m.milestones), m.errors)
+        stale = stale_note(src, self._now(state))
+        key = (src.source_id, m.count, len(m.milestones), m.errors, stale and stale.split(";")[0])
         if key == self._metrics_seen:
             return
         self._metrics_seen = key
         label = "" if self.selected != ALL else f"[dim]{safe(src.source_id)}[/dim] "
+        if stale:
+            label += f"[yellow]{safe(stale)}[/yellow] "
         # fixed one-row widgets: no layout for new text (a layout costs ~50 ms)
         self.query_one("#logs-metrics", Static).update(label + metrics_line(m), layout=False)
         self.query_one("#logs-spark", Sparkline).data = list(m.gen_tps)[-60:]
 
+    def _now(self, state: SessionState) -> float:
+        """Session seconds now (live), or of the latest event (replay)."""
+        return state.last_t if self.app.session.replay else self.app.session.elapsed
+
     def _render_status(self, state: SessionState) -> None:
         parts = [self.view.status()]
+        # the source's own state first: "following · 0 lines" alone hid tail's errors
+        now = self._now(state)
         if self.selected != ALL and (src := state.logs.get(self.selected)) is not None:
-            if not src.open:
-                parts.append(f"closed: {safe(src.closed_reason or '')}")
+            if not src.open or src.follow != "following":
+                parts.insert(0, safe(follow_text(src, now)))
             if src.dropped:
                 parts.append(f"{src.dropped:,} lines not recorded (transcript cap)")
+        elif self.selected == ALL:
+            unwell = [s for s in state.logs.values() if s.open and s.follow != "following"]
+            if unwell:
+                first = unwell[0]
+                more = f" (+{len(unwell) - 1} more)" if len(unwell) > 1 else ""
+                parts.insert(0, safe(f"{first.path}: {follow_text(first, now)}{more}"))
         text = " · ".join(parts)
         if text != self._status_seen:
             self._status_seen = text

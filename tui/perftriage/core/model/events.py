@@ -153,6 +153,22 @@ class LogSourceClosed(Event, tag="log.closed"):
     reason: str | None = None
 
 
+LogFollowState = Literal["following", "reconnecting", "error", "lost"]
+
+
+class LogSourceStatus(Event, tag="log.status"):
+    """A followed log's state, only on a change: ``following``; ``reconnecting``
+    (the connection or the follow command broke; retried with backoff, resuming
+    after the last line received); ``error`` (tail cannot read the path now:
+    missing, unreadable -- it keeps trying); ``lost`` (given up: a directory,
+    an authentication or host key failure). ``reason`` says why; the event's
+    own ``wall`` is the moment the state began."""
+
+    source_id: str
+    state: LogFollowState
+    reason: str | None = None
+
+
 class ServerEvent(Event, tag="server"):
     """Launcher life cycle: starting / ready / failed / exited / stopped."""
 
@@ -336,6 +352,7 @@ ALL_EVENTS = (
     LogSourceOpened,
     LogLines,
     LogSourceClosed,
+    LogSourceStatus,
     ServerEvent,
     HypothesisAdded,
     HypothesisUpdated,

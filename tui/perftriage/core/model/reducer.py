@@ -182,7 +182,10 @@ def _log_lines(state: SessionState, e: ev.LogLines) -> str:
             source_id=e.source_id, host="?", path=e.source_id, lines=deque(maxlen=state.log_ring)
         )
     found = logparse.scan(e.lines)
+    metrics_before = src.metrics.count
     src.metrics.feed(e.lines, src.total_lines + 1, found)
+    if src.metrics.count != metrics_before:
+        src.metrics_t = e.t
     first = src.total_lines
     src.lines.extend(e.lines)
     src.total_lines += len(e.lines)
@@ -195,6 +198,17 @@ def _log_lines(state: SessionState, e: ev.LogLines) -> str:
     src.dropped += e.dropped
     if e.lines:
         state.log_batches.append((e.source_id, src.total_lines))
+    return "logs"
+
+
+@handles(ev.LogSourceStatus)
+def _log_status(state: SessionState, e: ev.LogSourceStatus) -> str | None:
+    src = state.logs.get(e.source_id)
+    if src is None:
+        return None
+    if e.state != src.follow or src.follow_since is None:
+        src.follow_since = e.t
+    src.follow, src.follow_reason = e.state, e.reason
     return "logs"
 
 

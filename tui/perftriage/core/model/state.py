@@ -81,6 +81,12 @@ class LogSourceState:
     dropped: int = 0
     open: bool = True
     closed_reason: str | None = None
+    # following / reconnecting / error / lost (LogSourceStatus), why, and since when
+    # (session t of the change); ``metrics_t``: t of the last batch with a metric line
+    follow: str = "following"
+    follow_reason: str | None = None
+    follow_since: float | None = None
+    metrics_t: float | None = None
     # throughput series and milestones parsed from the lines (perftriage.core.parse.logparse)
     metrics: LogMetrics = field(default_factory=LogMetrics)
     # line numbers (0-based, as counted by total_lines) of the error lines still
