@@ -10,7 +10,8 @@ from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
 from perftriage.core.model.state import SessionState
 from perftriage.core.report import markdown
-from perftriage.core.report.log_scan import line_time, repeat_key
+from perftriage.core.parse.log_time import line_time
+from perftriage.core.report.log_scan import repeat_key
 
 START = "2026-11-28T09:20:00+00:00"
 

@@ -28,26 +28,14 @@ from datetime import datetime, timedelta, timezone
 from perftriage.core.model import events as ev
 from perftriage.core.model.state import SessionState
 from perftriage.core.parse import logparse
+from perftriage.core.parse.log_time import line_time
 
 BURST_S = 10.0  # lines arriving this long after a source's first batch are live
 BACKLOG_SLACK_S = 60.0
-_TS = re.compile(r"(?:(\d{4})-)?(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})")
 # what differs between repeats of one line: its time, rank tags, pids
 _VARIES = re.compile(r"(?:\d{4}-)?\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
                      r"|\b(?:TP|DP|EP|PP|CP)\d+\b|\bpid=\d+")
 _EMPTY_BRACKETS = re.compile(r"\[\s*\]|\(\s*\)")
-
-
-def line_time(line: str, year: int) -> datetime | None:
-    """The timestamp a log line starts with (naive; ``year`` when it has none)."""
-    m = _TS.search(line, 0, 80)
-    if m is None:
-        return None
-    y, mo, d, h, mi, s = m.groups()
-    try:
-        return datetime(int(y) if y else year, int(mo), int(d), int(h), int(mi), int(s))
-    except ValueError:
-        return None
 
 
 def repeat_key(line: str) -> str:

@@ -15,7 +15,9 @@ import bisect
 import itertools
 import re
 from collections import deque
+from datetime import datetime
 
+from perftriage.core.parse.log_time import line_time
 from perftriage.core.parse.logparse import is_error
 from perftriage.core.model.state import LogSourceState, SessionState
 
@@ -267,3 +269,68 @@ class LogIndex:
             return None
         seq = self._neighbour(self.errors, self.first_seq + start, step)
         return None if seq is None else seq - self.first_seq
+
+    # --- search position and time ----------------------------------------------------
+
+    def match_position(self, index: int) -> tuple[int, int]:
+        """(k, N): the row ``index`` is at or just after the k-th of N search
+        matches (k = 0 before the first), for a "match k of N" counter."""
+        n = len(self.matches)
+        if n == 0:
+            return 0, 0
+        return bisect.bisect_right(self.matches, self.first_seq + index), n
+
+    def row_at_time(self, target: datetime) -> int | None:
+        """The first row logged at or after ``target`` (a line without a
+        timestamp takes the nearest one above it); None when every row is
+        older. Rows are in arrival order, so their times are taken as
+        ascending: a bisect, not a scan."""
+        rows = list(self.rows)
+        if not rows:
+            return None
+        year = target.year
+        line = self.line
+
+        def time_of(i: int) -> datetime | None:
+            for j in range(i, max(i - 64, -1), -1):
+                ts = line_time(line(rows[j]) or "", year)
+                if ts is not None:
+                    return ts
+            return None
+
+        lo, hi = 0, len(rows)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            ts = time_of(mid)
+            if ts is None or ts < target:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo if lo < len(rows) else None
+
+    def last_time(self) -> datetime | None:
+        """The newest timestamp among the last rows (the date a bare time means)."""
+        for key in itertools.islice(reversed(self.rows), 256):
+            ts = line_time(self.line(key) or "", datetime.now().year)
+            if ts is not None:
+                return ts
+        return None
+
+
+_TIME_INPUT = re.compile(
+    r"^\s*(?:(?:(?P<y>\d{4})-)?(?P<mo>\d{1,2})-(?P<d>\d{1,2})[ T])?"
+    r"(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?\s*$")
+
+
+def parse_jump_time(text: str, reference: datetime | None) -> datetime:
+    """A time typed to jump to: ``HH:MM[:SS]`` (on ``reference``'s day, the
+    log's newest), ``MM-DD HH:MM[:SS]`` or ``YYYY-MM-DD HH:MM[:SS]``.
+    Raises ValueError with a one-line reason."""
+    m = _TIME_INPUT.match(text)
+    if m is None:
+        raise ValueError("a time is HH:MM[:SS], MM-DD HH:MM or YYYY-MM-DD HH:MM[:SS]")
+    ref = reference or datetime.now()
+    g = m.groupdict()
+    return datetime(int(g["y"] or ref.year), int(g["mo"] or ref.month), int(g["d"] or ref.day),
+                    int(g["h"]), int(g["mi"]), int(g["s"] or 0))
+
