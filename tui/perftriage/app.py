@@ -43,14 +43,20 @@ class PerftriageApp(*FEATURES, App[int]):  # type: ignore[misc]
 
     def on_mount(self) -> None:
         self.apply_ui_preferences()  # theme + [ui] keymap (tui/perftriage/actions/themes.py)
-        self.push_screen(MainScreen())
+        replayer = getattr(self.session, "replayer", None)  # perftriage replay: a player
+        if replayer is not None:
+            from perftriage.screens.replay import ReplayScreen
+
+            self.push_screen(ReplayScreen(replayer))
+        else:
+            self.push_screen(MainScreen())
         self._set_sub_title()
         self.run_worker(self.cockpit.start(), exit_on_error=False, group="cockpit")
 
     def _set_sub_title(self) -> None:
         # Set once: the elapsed time lives in the header's ElapsedClock, which
         # redraws itself each second without re-laying out the screen.
-        mode = "replay" if self.cockpit.replay else "live"
+        mode = "REPLAY" if self.cockpit.replay else "live"
         self.sub_title = f"{self.session.state.name} · {mode}"
 
     @property

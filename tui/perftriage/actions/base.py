@@ -21,11 +21,20 @@ class ActionsMixin:
     session: Session
 
     def refuse_in_replay(self) -> bool:
-        """True (and a notification) when the session is a read-only replay."""
+        """True (and a one-line notification) when the session is a replay:
+        the key would touch a host (probe, server, log follow)."""
         if self.cockpit.replay:
-            self.notify("this is a replay: read-only", severity="warning")  # type: ignore[attr-defined]
+            self.notify("replay: keys that touch a host (probes, servers, log follows) are off",  # type: ignore[attr-defined]
+                        severity="warning")
             return True
         return False
+
+    def refuse_annotation(self) -> bool:
+        """Like :meth:`refuse_in_replay` for notes and hypotheses, which a
+        player takes (into a derived session, see services/replay.py)."""
+        if getattr(self.session, "accepts_annotations", False):
+            return False
+        return self.refuse_in_replay()
 
     def pane(self, cls: type[P]) -> P | None:
         """The main screen's pane of type ``cls`` (None before it is mounted)."""

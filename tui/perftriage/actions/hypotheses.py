@@ -117,7 +117,7 @@ class HypothesesActions(ActionsMixin):
     # --- add / edit / delete --------------------------------------------------------
 
     def action_hyp_add(self) -> None:
-        if self.refuse_in_replay():
+        if self.refuse_annotation():
             return
 
         def added(value: tuple[str, str] | None) -> None:
@@ -133,7 +133,7 @@ class HypothesesActions(ActionsMixin):
         self.push_screen(HypothesisFormScreen("new hypothesis"), added)  # type: ignore[attr-defined]
 
     def action_hyp_edit(self) -> None:
-        if self.refuse_in_replay() or (h := self._need_hypothesis()) is None:
+        if self.refuse_annotation() or (h := self._need_hypothesis()) is None:
             return
 
         def edited(value: tuple[str, str] | None) -> None:
@@ -154,7 +154,7 @@ class HypothesesActions(ActionsMixin):
         )
 
     def action_hyp_delete(self) -> None:
-        if self.refuse_in_replay() or (h := self._need_hypothesis()) is None:
+        if self.refuse_annotation() or (h := self._need_hypothesis()) is None:
             return
 
         def confirmed(yes: bool | None) -> None:
@@ -168,7 +168,7 @@ class HypothesesActions(ActionsMixin):
     # --- status and priority --------------------------------------------------------
 
     def action_hyp_status(self, step: int = 1) -> None:
-        if self.refuse_in_replay() or (h := self._need_hypothesis()) is None:
+        if self.refuse_annotation() or (h := self._need_hypothesis()) is None:
             return
         i = STATUSES.index(h.status) if h.status in STATUSES else 0
         status = STATUSES[(i + step) % len(STATUSES)]
@@ -176,7 +176,7 @@ class HypothesesActions(ActionsMixin):
         self._reselect(h.hyp_id)
 
     def action_hyp_move(self, delta: int) -> None:
-        if self.refuse_in_replay() or (h := self._need_hypothesis()) is None:
+        if self.refuse_annotation() or (h := self._need_hypothesis()) is None:
             return
         hyps = self.session.state.hypotheses
         pos = hyps.index(h)
@@ -198,7 +198,7 @@ class HypothesesActions(ActionsMixin):
 
     def action_hyp_attach(self, stance: str = "for") -> None:
         """Attach the selected (else the last finished) probe to the highlighted hypothesis."""
-        if self.refuse_in_replay() or (h := self._need_hypothesis()) is None:
+        if self.refuse_annotation() or (h := self._need_hypothesis()) is None:
             return
         p = self.evidence_probe()
         if p is None:
@@ -207,7 +207,7 @@ class HypothesesActions(ActionsMixin):
         self.link_evidence(h, "probe", p.probe_id, stance, report.probe_summary(p))
 
     def action_hyp_pick_evidence(self) -> None:
-        if self.refuse_in_replay() or (h := self._need_hypothesis()) is None:
+        if self.refuse_annotation() or (h := self._need_hypothesis()) is None:
             return
 
         def picked(value) -> None:
@@ -219,7 +219,7 @@ class HypothesesActions(ActionsMixin):
         self.push_screen(EvidencePickerScreen(self.session.state, h.title), picked)  # type: ignore[attr-defined]
 
     def unlink_evidence(self, hyp_id: str, ref_kind: str, ref_id: str) -> None:
-        if self.refuse_in_replay():
+        if self.refuse_annotation():
             return
         self.session.emit(ev.EvidenceUnlinked(hyp_id=hyp_id, ref_kind=ref_kind, ref_id=ref_id))
         self.refresh_panes()  # type: ignore[attr-defined]
@@ -245,7 +245,8 @@ class HypothesesActions(ActionsMixin):
             self.notify(f"gap recorded: {roofline.summary_line(r)}")  # type: ignore[attr-defined]
 
         self.push_screen(  # type: ignore[attr-defined]
-            RooflineScreen(self.session.state, read_only=self.cockpit.replay), computed
+            RooflineScreen(self.session.state, read_only=self.cockpit.replay
+                           and not getattr(self.session, "accepts_annotations", False)), computed
         )
 
     # --- report ---------------------------------------------------------------------

@@ -24,7 +24,7 @@ class SessionActions(ActionsMixin):
             self.action_show_help_panel()  # type: ignore[attr-defined]
 
     def action_note(self) -> None:
-        if self.refuse_in_replay():
+        if self.refuse_annotation():
             return
 
         def add(value: str | None) -> None:

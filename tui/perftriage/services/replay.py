@@ -37,6 +37,8 @@ class ReplaySession(Session):
     """The session panes read while replaying. ``emit`` takes annotations
     only (stamped with the replay time) and hands them to the player."""
 
+    accepts_annotations = True  # notes and hypotheses: yes; probes: never
+
     def __init__(self, replayer: "Replayer") -> None:
         tl = replayer.timeline
         super().__init__(name=tl.name, state=tl.initial_state())
@@ -82,6 +84,8 @@ class Replayer:
         self.player = Player(self.timeline, self.session.state, speed=speed,
                              idle_limit=idle_limit, on_reset=on_reset)
         self.derived_path: Path | None = None
+        # the timeline bar spans the whole session from the first frame on
+        self.expected_duration = stream.read_tail(self.timeline.path).duration_s
         self._stop = threading.Event()
         self._indexer: threading.Thread | None = None
         self._closed = False

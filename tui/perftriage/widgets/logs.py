@@ -83,6 +83,17 @@ class LogsPane(Pane):
     def view(self) -> LogView:
         return self.query_one("#logs-view", LogView)
 
+    def reset(self, state: SessionState) -> None:
+        super().reset(state)
+        tabs = self.query_one("#logs-tabs", Tabs)
+        for sid in [s for s in self._sources if s not in state.logs]:
+            tabs.remove_tab(_tab_id(sid))  # a source opened after the new moment
+            self._sources.remove(sid)
+        if self.selected not in state.logs:
+            self.selected = ALL
+        self._metrics_seen = ()
+        self.view.set_source(state, self.selected)  # rebuild: lines went back too
+
     def render_state(self, state: SessionState) -> None:
         view = self.view
         if view.index.state is not state:

@@ -38,5 +38,9 @@ class Pane(Vertical, can_focus=False):
             self._seen_version = version
             self.render_state(state)
 
+    def reset(self, state: SessionState) -> None:
+        """The state went back in time (a replay seek): forget what was shown."""
+        self._seen_version = -1
+
     def render_state(self, state: SessionState) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -111,6 +111,11 @@ class ProbesPane(Pane):
             return session.elapsed
         return state.last_t
 
+    def reset(self, state: SessionState) -> None:
+        super().reset(state)
+        self.table.clear()  # probes queued after the new moment must go
+        self._rows.clear()
+
     def render_state(self, state: SessionState) -> None:
         table = self.table
         at_bottom = table.cursor_row >= table.row_count - 1

@@ -1,0 +1,137 @@
+"""The cockpit's panes as a player (``perftriage replay``): the same panes
+over the same reducer, plus the player bar and the player's keys."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid
+from textual.widgets import Footer
+
+from perftriage.core.replay.at import parse_time
+from perftriage.screens.main import MainScreen
+from perftriage.screens.prompt import PromptScreen
+from perftriage.widgets.header import CockpitHeader
+from perftriage.widgets.hosts import HostsPane
+from perftriage.widgets.hypotheses import HypothesesPane
+from perftriage.widgets.logs import LogsPane
+from perftriage.widgets.player_bar import PlayerBar
+from perftriage.widgets.probes import ProbesPane
+
+TICK_S = 1 / 20
+
+
+class ReplayScreen(MainScreen):
+    BINDINGS = [
+        Binding("space", "toggle", "Play/pause", id="replay.toggle"),
+        Binding("full_stop", "step(1)", "Step", id="replay.step_forward"),
+        Binding("comma", "step(-1)", "Back", id="replay.step_back"),
+        Binding("greater_than_sign", "marker(1)", "Next mark", id="replay.next_marker"),
+        Binding("less_than_sign", "marker(-1)", "Prev mark", id="replay.prev_marker"),
+        Binding("right_curly_bracket", "speed(1)", "Faster", id="replay.faster"),
+        Binding("left_curly_bracket", "speed(-1)", "Slower", id="replay.slower"),
+        Binding("t", "seek_time", "Seek", id="replay.seek"),
+        Binding("home", "edge(0)", "Start", show=False, id="replay.start"),
+        Binding("end", "edge(1)", "End", show=False, id="replay.end"),
+    ]
+
+    def __init__(self, replayer) -> None:
+        super().__init__()
+        self.replayer = replayer
+        self._reset_pending = False
+        replayer.player.on_reset = self._on_player_reset
+
+    def compose(self) -> ComposeResult:
+        yield CockpitHeader()
+        with Grid(id="cockpit"):
+            yield HostsPane("Hosts", id="hosts")
+            yield ProbesPane("Probes", id="probes")
+            yield LogsPane("Logs", id="logs")
+            yield HypothesesPane("Hypotheses", id="hypotheses")
+        yield PlayerBar(self.replayer, id="player-bar")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_interval(TICK_S, self._tick)
+        self.replayer.start_indexing()
+
+    @property
+    def bar(self) -> PlayerBar:
+        return self.query_one(PlayerBar)
+
+    # --- the player moves the state; the panes follow -----------------------------
+
+    def _on_player_reset(self) -> None:
+        self._reset_pending = True  # a keyframe was restored: panes rebuild
+
+    def _after_move(self) -> None:
+        if self._reset_pending:
+            self._reset_pending = False
+            for pane in self.panes:
+                pane.reset(self.app.session.state)
+        self.refresh_panes()
+        self.bar.update_if_changed()
+
+    def _tick(self) -> None:
+        if self.replayer.tick() or self._reset_pending:
+            self._after_move()
+        else:
+            self.bar.update_if_changed()  # indexing progress, end of playback
+
+    # --- keys ------------------------------------------------------------------------
+
+    def action_toggle(self) -> None:
+        self.replayer.toggle()
+        self.bar.message = ""
+        self._after_move()
+
+    def action_step(self, n: int) -> None:
+        self.replayer.player.pause()
+        self.replayer.player.step(n)
+        self.bar.message = ""
+        self._after_move()
+
+    def action_marker(self, direction: int) -> None:
+        player = self.replayer.player
+        marker = player.next_marker() if direction > 0 else player.prev_marker()
+        self.bar.message = (f"{marker.kind}: {marker.label}" if marker is not None
+                            else ("no later marker" if direction > 0 else "no earlier marker"))
+        self._after_move()
+
+    def action_speed(self, direction: int) -> None:
+        player = self.replayer.player
+        player.faster() if direction > 0 else player.slower()
+        self.bar.update_if_changed()
+
+    def action_edge(self, end: int) -> None:
+        player = self.replayer.player
+        if end:
+            self.replayer.timeline.scan()
+            player.seek(len(self.replayer.timeline))
+        else:
+            player.seek(0)
+        self._after_move()
+
+    def action_seek_time(self) -> None:
+        def validate(value: str) -> str | None:
+            try:
+                parse_time(value)
+            except ValueError as exc:
+                return str(exc)
+            return None
+
+        def chosen(value: str | None) -> None:
+            if value is None:
+                return
+            t = parse_time(value)
+            if t is None:
+                self.action_edge(1)
+                return
+            self.replayer.player.seek_time(t)
+            self.bar.message = ""
+            self._after_move()
+
+        self.app.push_screen(PromptScreen(
+            "seek to", "replay-seek", placeholder="12.5, MM:SS, HH:MM:SS or end",
+            help="time since the session started", validate=validate), chosen)
