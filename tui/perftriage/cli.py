@@ -74,10 +74,15 @@ class Globals:
 
     def load_config(self):
         """The validated config, or exit 2 with 'file:line: reason'."""
+        import os
+
         from perftriage.core.store.config import ConfigError, load
 
+        # a file named by --config or $PERFTRIAGE_CONFIG must exist (a typo
+        # there would otherwise run with no hosts and no error)
+        named = self.config_explicit or bool(os.environ.get("PERFTRIAGE_CONFIG"))
         try:
-            return load(self.resolved_config_path(), must_exist=self.config_explicit)
+            return load(self.resolved_config_path(), must_exist=named)
         except ConfigError as exc:
             raise UsageFailure(str(exc)) from None
 

@@ -146,7 +146,7 @@ def parse(text: str, path: Path | str = "<config>") -> Config:
         m = re.search(r"line (\d+)", str(exc))
         raise ConfigError(path, int(m.group(1)) if m else None, f"invalid TOML: {exc}") from None
     try:
-        return msgspec.convert(data, Config, strict=True)
+        config = msgspec.convert(data, Config, strict=True)
     except msgspec.ValidationError as exc:
         msg = str(exc)
         m = re.match(r"(.*?) - at `(\$[^`]*)`", msg)
@@ -160,6 +160,10 @@ def parse(text: str, path: Path | str = "<config>") -> Config:
         else:
             message = f"{detail} at {section}"
         raise ConfigError(path, line, message) from None
+    from perftriage.core.store import config_rules
+
+    config_rules.check(config, text, path)  # values: ranges, names, targets, paths
+    return config
 
 
 def load(path: Path | str | None, *, must_exist: bool = False) -> Config:
@@ -170,4 +174,13 @@ def load(path: Path | str | None, *, must_exist: bool = False) -> Config:
         if must_exist:
             raise ConfigError(p, None, "config file not found")
         return Config()
-    return parse(p.read_text(encoding="utf-8"), p)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise ConfigError(p, None, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(p, line, f"not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
+    return parse(text, p)
