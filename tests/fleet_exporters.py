@@ -126,3 +126,19 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def emulated_snapshot(hosts: int, gpus: int, planted):
+    """The values the pages hold, as perftriage reads them (for UI snapshots,
+    which must not depend on a timed read)."""
+    from perftriage.core.fleet.model import FleetSample, FleetSnapshot
+
+    samples = []
+    for h, host in enumerate(host_names(hosts), 1):
+        for m, (name, base) in enumerate(DCGM_LEVELS.items()):
+            samples += [FleetSample(host, g, name, planted.get((host, g, name), level(base, h, g, m)))
+                        for g in range(gpus)]
+        for m, (name, base) in enumerate(SGLANG_LEVELS.items()):
+            samples.append(FleetSample(host, None, name,
+                                       planted.get((host, None, name), level(base, h, m))))
+    return FleetSnapshot(samples, taken_at=0.0)

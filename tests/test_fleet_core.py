@@ -160,7 +160,7 @@ def test_fleet_view_grid_sorts_hosts_by_what_deviates_and_folds_the_rest():
     assert grid.columns == [f"GPU{g}" for g in range(8)]
     assert grid.rows[0].host == "node117" and grid.rows[0].values[3] == 0.31
     assert grid.rows[0].distances[3] == pytest.approx(25.0)
-    assert metric_grid(snap, summary, "sglang:token_usage").columns == ["host"]
+    assert metric_grid(snap, summary, "sglang:token_usage").columns == ["value"]
     assert folded_hosts(snap, summary) == ("node117", "node[001-116,118-128]", 1, 127)
     assert medians_text(summary).plain.startswith("DRAM active 0.56 (1!)")
     assert outlier_texts(summary)[0].plain == (

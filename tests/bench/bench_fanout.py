@@ -103,7 +103,8 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench_fanout_") as tmp:
         rows = asyncio.run(bench(args.n, args.repeat, Path(tmp)))
-    print(f"\nfan-out on {args.n} aliases of one loopback sshd ({os.cpu_count()} CPUs)\n")
+    print(f"\nfan-out on {args.n} aliases of one loopback sshd ({os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f})\n")
     print("| case | seconds | notes |\n|---|---:|---|")
     for case, secs, notes in rows:
         print(f"| {case} | {secs} | {notes} |")

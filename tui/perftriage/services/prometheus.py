@@ -147,9 +147,13 @@ class FleetSource(BaseSource):
 
     async def refresh(self) -> FleetSummary:
         t0 = time.perf_counter()
-        snapshot = await self.client.read_fleet()
-        summary = snapshot.summarize(self.threshold)
+        summary = self.accept(await self.client.read_fleet())
         self.refresh_s = time.perf_counter() - t0
+        return summary
+
+    def accept(self, snapshot: FleetSnapshot) -> FleetSummary:
+        """Take one read of the fleet: summarise it, keep it, record it."""
+        summary = snapshot.summarize(self.threshold)
         self.snapshot, self.summary = snapshot, summary
         self.session.emit(fleet_event(self.client.url, summary))
         if self.on_update is not None:

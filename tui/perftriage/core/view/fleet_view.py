@@ -33,7 +33,7 @@ class GridRow:
 @dataclass
 class MetricGrid:
     metric: str
-    columns: list[str]  # "GPU0" ... or ["host"] for an engine metric
+    columns: list[str]  # "GPU0" ... or ["value"] for an engine (per-host) metric
     rows: list[GridRow]  # worst first, then by host name
     median: float | None
 
@@ -48,7 +48,7 @@ def metric_grid(snapshot: FleetSnapshot, summary: FleetSummary, metric: str) -> 
         if s.gpu is not None:
             gpus.add(s.gpu)
     keys: list[int | None] = sorted(gpus) if gpus else [None]
-    columns = [f"GPU{g}" for g in keys] if gpus else ["host"]
+    columns = [f"GPU{g}" for g in keys] if gpus else ["value"]
     rows = []
     for host, by_gpu in per_host.items():
         values = [by_gpu.get(k) for k in keys]

@@ -1,0 +1,239 @@
+"""The Fleet view: hundreds of hosts from Prometheus, the odd ones first.
+
+Top: the source, its state, host and GPU counts and how long the last
+refresh took; the fleet median of every metric, the most deviating metric
+first. Left: hosts x GPUs of one metric (``m`` / ``M`` cycle), hosts sorted
+by their worst robust distance, outlier cells red. Right: the outliers
+across all metrics, ranked (``node117 GPU3 DRAM active 0.31 vs fleet median
+0.56``). Bottom: the hosts with and without outliers, folded into node sets.
+
+``enter`` on a host row or an outlier digs in: the host joins the cockpit
+as an SSH host (services/dig_in.py) and the view closes on it. In a replay
+(no Prometheus) the view shows what the transcript recorded: medians and
+the top outliers.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from perftriage.core.fleet.nodeset import fold
+from perftriage.core.fleet.model import FleetSnapshot, FleetSummary, Outlier, metric_label
+from perftriage.core.sanitize import visible
+from perftriage.core.view import fleet_view
+from perftriage.services.dig_in import DigInError, dig_in
+
+POLL_S = 0.2
+MAX_OUTLIER_ROWS = 200
+
+
+class FleetScreen(Screen[str | None]):
+    """Returns the name of the host dug into (or None)."""
+
+    BINDINGS = [
+        Binding("escape", "close", "back", id="fleet.close"),
+        Binding("m", "metric(1)", "next metric", id="fleet.next_metric"),
+        Binding("M", "metric(-1)", "previous metric", id="fleet.prev_metric"),
+        Binding("enter", "dig_in", "dig in (SSH)", id="fleet.dig_in", priority=True),
+        Binding("r", "refresh_now", "refresh", id="fleet.refresh"),
+        Binding("tab", "app.focus_next", "grid / outliers", show=False),
+    ]
+    DEFAULT_CSS = """
+    FleetScreen { layout: vertical; }
+    FleetScreen #fleet-head { height: 1; padding: 0 1; text-style: bold; }
+    FleetScreen #fleet-medians { height: auto; max-height: 3; padding: 0 1; }
+    FleetScreen #fleet-body { height: 1fr; }
+    FleetScreen #fleet-grid-box { width: 3fr; border: round $pane-border; }
+    FleetScreen #fleet-outliers-box { width: 2fr; border: round $pane-border; }
+    FleetScreen #fleet-grid-box:focus-within, FleetScreen #fleet-outliers-box:focus-within {
+        border: round $pane-border-focus;
+    }
+    FleetScreen DataTable { height: 1fr; }
+    FleetScreen #fleet-folded { height: auto; max-height: 4; padding: 0 1; }
+    """
+
+    def __init__(self, source=None) -> None:
+        super().__init__()
+        self._source = source  # default: the cockpit's "fleet" source
+        self.metric: str | None = None
+        self._seen = -1
+        self.render_s: float | None = None  # how long the last render took
+        self._grid_metric: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="fleet-head")
+        yield Static(id="fleet-medians")
+        with Horizontal(id="fleet-body"):
+            with Vertical(id="fleet-grid-box") as grid_box:
+                grid_box.border_title = "Hosts × GPUs"
+                yield DataTable(id="fleet-grid", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="fleet-outliers-box") as out_box:
+                out_box.border_title = "Outliers (|value − median| / MAD)"
+                yield DataTable(id="fleet-outliers", cursor_type="row")
+        yield Static(id="fleet-folded")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#fleet-outliers", DataTable).add_columns("#", "outlier", "MADs")
+        self.set_interval(POLL_S, self.sync)
+        self.sync(force=True)
+
+    # --- data -------------------------------------------------------------------
+
+    @property
+    def source(self):
+        return self._source or self.app.cockpit.sources.get("fleet")
+
+    def sync(self, force: bool = False) -> None:
+        version = self.app.session.state.versions.get("fleet", 0)
+        if not force and version == self._seen:
+            self._render_head()
+            return
+        self._seen = version
+        src = self.source
+        if src is not None and src.snapshot is not None and src.summary is not None:
+            self.render_fleet(src.snapshot, src.summary)
+        else:
+            self.render_recorded()
+
+    def render_fleet(self, snapshot: FleetSnapshot, summary: FleetSummary) -> None:
+        t0 = time.perf_counter()
+        order = summary.metric_order()
+        if self.metric not in order:
+            self.metric = order[0] if order else None
+        self.query_one("#fleet-medians", Static).update(fleet_view.medians_text(summary))
+        self._fill_grid(snapshot, summary)
+        self._fill_outliers(summary.outliers)
+        odd, normal, n_odd, n_normal = fleet_view.folded_hosts(snapshot, summary)
+        folded = Text()
+        if n_odd:
+            folded.append(f"with outliers ({n_odd}): ", style="bold")
+            folded.append(odd + "\n", style=fleet_view.OUTLIER_STYLE)
+        folded.append(f"within the fleet ({n_normal}): ", style="bold")
+        folded.append(normal or "–")
+        self.query_one("#fleet-folded", Static).update(folded)
+        self._render_head()
+        self.render_s = time.perf_counter() - t0
+
+    def render_recorded(self) -> None:
+        """No live source (replay, or not read yet): what the transcript has."""
+        e = self.app.session.state.fleet
+        self._render_head()
+        if e is None:
+            return
+        summary = FleetSummary(hosts=e.hosts, gpus=e.gpus, medians=dict(e.medians), outliers=[
+            Outlier(o.host, o.gpu, o.metric, o.value, o.fleet_median, o.distance)
+            for o in e.outliers])
+        self.query_one("#fleet-medians", Static).update(fleet_view.medians_text(summary))
+        self._fill_outliers(summary.outliers)
+        hosts = sorted({o.host for o in summary.outliers})
+        self.query_one("#fleet-folded", Static).update(
+            Text(f"with outliers ({len(hosts)}): ", style="bold")
+            + Text(fold(hosts) or "–", style=fleet_view.OUTLIER_STYLE))
+
+    def _render_head(self) -> None:
+        src, e = self.source, self.app.session.state.fleet
+        head = Text("Fleet", style="bold")
+        if src is not None:
+            head.append(f" · {visible(src.client.url)} · ")
+            head.append(src.state, style="green" if src.state == "up" else "yellow")
+            if src.reason and src.state != "up":
+                head.append(f": {visible(src.reason)}", style="yellow")
+        elif e is not None:
+            head.append(f" · {visible(e.source)} · recorded")
+        else:
+            head.append(" · no Prometheus: give --prometheus URL or set [fleet] prometheus",
+                        style="yellow")
+        if e is not None:
+            head.append(f" · {e.hosts} hosts · {e.gpus} GPUs · {e.outlier_count} outliers")
+        if src is not None and src.refresh_s is not None:
+            head.append(f" · read {src.refresh_s:.2f} s", style="dim")
+        if self.metric:
+            head.append(f" · grid: {metric_label(self.metric)} (m)", style="dim")
+        self.query_one("#fleet-head", Static).update(head)
+
+    def _fill_grid(self, snapshot: FleetSnapshot, summary: FleetSummary) -> None:
+        table = self.query_one("#fleet-grid", DataTable)
+        if self.metric is None:
+            table.clear(columns=True)
+            return
+        grid = fleet_view.metric_grid(snapshot, summary, self.metric)
+        # a refresh keeps the row the cursor is on; another metric starts at the top
+        keep = self._selected_grid_host() if self._grid_metric == self.metric else None
+        self._grid_metric = self.metric
+        table.clear(columns=True)
+        table.add_columns("host", "worst MADs", *grid.columns)
+        threshold = self.source.threshold if self.source is not None else 5.0
+        rows = []
+        for r in grid.rows:
+            worst = Text(f"{r.worst:.1f}", justify="right",
+                         style=fleet_view.OUTLIER_STYLE if r.worst > threshold else "dim")
+            rows.append([Text(r.host), worst] + [
+                fleet_view.cell(self.metric, v, d, threshold) for v, d in zip(r.values, r.distances)])
+        table.add_rows(rows)
+        hosts = [r.host for r in grid.rows]
+        if keep in hosts:
+            table.move_cursor(row=hosts.index(keep), animate=False)
+
+    def _fill_outliers(self, outliers: list[Outlier]) -> None:
+        table = self.query_one("#fleet-outliers", DataTable)
+        table.clear()
+        for i, o in enumerate(outliers[:MAX_OUTLIER_ROWS], 1):
+            table.add_row(str(i), Text(o.sentence(), style=fleet_view.OUTLIER_STYLE if i == 1
+                                       else ""), Text(f"{o.distance:.1f}", justify="right"),
+                          key=f"{i}")
+        self._outliers = outliers[:MAX_OUTLIER_ROWS]
+
+    def _selected_grid_host(self) -> str | None:
+        table = self.query_one("#fleet-grid", DataTable)
+        if table.row_count == 0:
+            return None
+        return table.get_row_at(table.cursor_row)[0].plain
+
+    def selected_host(self) -> str | None:
+        focused = self.focused
+        if isinstance(focused, DataTable) and focused.id == "fleet-outliers":
+            outliers = getattr(self, "_outliers", [])
+            if focused.row_count and focused.cursor_row < len(outliers):
+                return outliers[focused.cursor_row].host
+            return None
+        return self._selected_grid_host()
+
+    # --- actions ----------------------------------------------------------------
+
+    def action_metric(self, step: int) -> None:
+        src = self.source
+        if src is None or src.summary is None:
+            return
+        order = src.summary.metric_order()
+        if not order:
+            return
+        i = order.index(self.metric) if self.metric in order else 0
+        self.metric = order[(i + step) % len(order)]
+        self.render_fleet(src.snapshot, src.summary)
+
+    async def action_refresh_now(self) -> None:
+        if self.source is not None:
+            self.run_worker(self.source.refresh(), exit_on_error=False, group="fleet-refresh")
+
+    def action_dig_in(self) -> None:
+        host = self.selected_host()
+        if host is None:
+            return
+        try:
+            added = dig_in(self.app.cockpit, host)
+        except DigInError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.notify(f"{host} joins the cockpit over SSH" if added else f"{host} is already a host")
+        self.dismiss(host)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
