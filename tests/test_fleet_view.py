@@ -1,0 +1,90 @@
+"""The Fleet view: from a real Prometheus (16 emulated hosts x 8 GPUs, two
+planted outliers) to digging into a host over the loopback sshd, and an SVG
+snapshot of a 64-host fleet."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import DataTable
+
+from tests.fleet_exporters import emulated_snapshot, parse_outliers
+from tests.helpers import wait_for
+from perftriage.app import PerftriageApp
+from perftriage.core.store.config import Config, FleetConfig
+from perftriage.screens.fleet import FleetScreen
+from perftriage.services.cockpit import Cockpit
+from perftriage.services.hosts import HostRegistry
+from perftriage.services.prometheus import FleetSource
+
+SNAPSHOT_OUTLIERS = ["node017:3:DCGM_FI_PROF_DRAM_ACTIVE=0.31",
+                     "node042::sglang:gen_throughput=300",
+                     "node005:1:DCGM_FI_DEV_POWER_USAGE=300"]
+
+
+def _first_column(table: DataTable) -> list[str]:
+    return [table.get_row_at(i)[0].plain for i in range(table.row_count)]
+
+
+@pytest.mark.ssh
+async def test_fleet_view_ranks_and_digs_into_a_host(prometheus_fleet, quiet_sshd):
+    config = Config(fleet=FleetConfig(prometheus=prometheus_fleet.url, interval=0.5,
+                                      ssh=quiet_sshd.alias))
+    cockpit = Cockpit(config, registry=HostRegistry())
+    cockpit.ssh_config = quiet_sshd.ssh_config
+    app = PerftriageApp(cockpit)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(lambda: cockpit.session.state.fleet is not None, timeout=30)
+        dug: list = []
+        app.push_screen(FleetScreen(), dug.append)
+        await pilot.pause()
+        screen = app.screen
+        grid = screen.query_one("#fleet-grid", DataTable)
+        await wait_for(lambda: grid.row_count == 16)
+        # the most deviating metric first: node007's throughput (a per-host metric)
+        assert screen.metric == "sglang:gen_throughput" and _first_column(grid)[0] == "node007"
+        await pilot.press("m")
+        assert screen.metric == "DCGM_FI_PROF_DRAM_ACTIVE"
+        row = grid.get_row_at(0)
+        assert row[0].plain == "node003" and row[2 + 3].plain == "0.31"
+        assert "bold red" in str(row[2 + 3].style)
+        outliers = screen.query_one("#fleet-outliers", DataTable)
+        assert [outliers.get_row_at(i)[1].plain for i in range(outliers.row_count)][1] == (
+            "node003 GPU3 DRAM active 0.31 vs fleet median 0.56")
+        folded = str(screen.query_one("#fleet-folded").render())
+        assert "node[003,007]" in folded and "node[001-002,004-006,008-016]" in folded
+        outliers.focus()
+        await pilot.press("down", "enter")
+        await wait_for(lambda: dug == ["node003"])
+        await wait_for(lambda: cockpit.session.state.hosts.get("node003") is not None
+                       and cockpit.session.state.hosts["node003"].conn_state == "up", timeout=30)
+        pid = cockpit.probes.enqueue("node003", "shell", ["echo digging"])
+        await cockpit.probes.wait(pid)
+        assert cockpit.session.state.probes[pid].stdout == "digging\n"
+
+
+async def test_fleet_view_without_prometheus_says_how_to_get_one():
+    app = PerftriageApp(Cockpit(registry=HostRegistry()))
+    async with app.run_test(size=(120, 30)) as pilot:
+        app.push_screen(FleetScreen())
+        await pilot.pause()
+        head = str(app.screen.query_one("#fleet-head").render())
+        assert "--prometheus URL" in head
+        await pilot.press("enter", "escape")
+        assert not isinstance(app.screen, FleetScreen)
+
+
+def _snapshot_app():
+    cockpit = Cockpit(registry=HostRegistry())
+    source = FleetSource(cockpit.session, "http://127.0.0.1:9090")
+    source.accept(emulated_snapshot(64, 8, parse_outliers(SNAPSHOT_OUTLIERS)))
+
+    class FleetApp(PerftriageApp):
+        def on_mount(self) -> None:
+            super().on_mount()
+            self.call_later(lambda: self.push_screen(FleetScreen(source)))
+
+    return FleetApp(cockpit)
+
+
+def test_fleet_view_snapshot(snap_compare):
+    assert snap_compare(_snapshot_app(), terminal_size=(160, 45), press=["m", "m"])
