@@ -263,3 +263,17 @@ def test_stepping_back_through_recent_snapshots_matches_a_fresh_seek(tmp_path):
     fresh.seek(4100)
     assert _fingerprint(player.state) == _fingerprint(fresh.state)
     assert any(n.text == "here" for n in player.state.notes)
+
+
+def test_timeline_bar_cells_place_cursor_and_rank_markers():
+    from perftriage.core.replay.timeline import Marker
+    from perftriage.core.view.timeline_bar import cells
+
+    marks = [Marker(0, 10.0, "probe", "p1"), Marker(1, 10.2, "error", "oom"),
+             Marker(2, 90.0, "note", "n")]
+    row = cells(marks, duration=100.0, width=11, t=50.0)
+    assert len(row) == 11
+    assert row[1] == ("✖", "error")  # an error outranks a probe in the same cell
+    assert row[5] == ("█", "cursor") and row[9] == ("✎", "note")
+    assert row[3][1] == "played" and row[7][1] is None
+    assert cells(marks, duration=0.0, width=0, t=0.0) == []

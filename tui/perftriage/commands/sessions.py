@@ -8,17 +8,13 @@ import sys
 
 import click
 
+from perftriage.core.report.markdown import clock
 from perftriage.core.sanitize import visible
 from perftriage.core.store import session_files
 
 
 def _duration(s: float | None) -> str:
-    if s is None:
-        return "?"
-    s = int(s)
-    h, rem = divmod(s, 3600)
-    m, sec = divmod(rem, 60)
-    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+    return "?" if s is None else clock(s)
 
 
 def _row(info: session_files.SessionInfo) -> tuple[str, ...]:

@@ -5,18 +5,12 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid
 from textual.widgets import Footer
 
 from perftriage.core.replay.at import parse_time
 from perftriage.screens.main import MainScreen
 from perftriage.screens.prompt import PromptScreen
-from perftriage.widgets.header import CockpitHeader
-from perftriage.widgets.hosts import HostsPane
-from perftriage.widgets.hypotheses import HypothesesPane
-from perftriage.widgets.logs import LogsPane
 from perftriage.widgets.player_bar import PlayerBar
-from perftriage.widgets.probes import ProbesPane
 
 TICK_S = 1 / 20
 
@@ -42,14 +36,10 @@ class ReplayScreen(MainScreen):
         replayer.player.on_reset = self._on_player_reset
 
     def compose(self) -> ComposeResult:
-        yield CockpitHeader()
-        with Grid(id="cockpit"):
-            yield HostsPane("Hosts", id="hosts")
-            yield ProbesPane("Probes", id="probes")
-            yield LogsPane("Logs", id="logs")
-            yield HypothesesPane("Hypotheses", id="hypotheses")
-        yield PlayerBar(self.replayer, id="player-bar")
-        yield Footer()
+        for widget in super().compose():  # the cockpit's layout, the bar above the footer
+            if isinstance(widget, Footer):
+                yield PlayerBar(self.replayer, id="player-bar")
+            yield widget
 
     def on_mount(self) -> None:
         super().on_mount()

@@ -121,27 +121,22 @@ def state_at(path: Path | str, t: float | None,
         lineno += 1
         if not line or line.isspace() or line.startswith(stream.SUMMARY_PREFIX):
             continue
-        if terminated and log_lines is None and line.startswith(LOG_LINES_PREFIX):
-            lt = raw_t(line)
-            if lt > limit:
-                past_t, last_t = True, lt
-                break
-            last_t = max(last_t, lt)
-            count += 1
-            continue
+        skip_log = terminated and log_lines is None and line.startswith(LOG_LINES_PREFIX)
         host = _raw_host(line) if terminated and line.startswith(HOST_SAMPLE_PREFIX) else None
-        if host is not None:
+        if skip_log or host is not None:  # judged by its time alone, not decoded
             lt = raw_t(line)
             if lt > limit:
                 past_t, last_t = True, lt
                 break
             last_t = max(last_t, lt)
             count += 1
-            hs = state.hosts.get(host)
-            if hs is not None and hs.conn_state not in ("connecting", "retrying"):
-                pending[host] = (lineno, line)  # superseded by a later one unless it is the last
+            if skip_log:
                 continue
-            pending.pop(host, None)
+            hs = state.hosts.get(host)  # type: ignore[arg-type]
+            if hs is not None and hs.conn_state not in ("connecting", "retrying"):
+                pending[host] = (lineno, line)  # type: ignore[index]  # superseded unless last
+                continue
+            pending.pop(host, None)  # type: ignore[arg-type]
             count -= 1  # counted again below
         event = decoded(lineno, line, terminated)
         if event is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from perftriage.core.replay.timeline import Marker
+from perftriage.core.report.markdown import clock  # noqa: F401  (the bar's time format)
 
 # one glyph per marker kind; when several fall in one cell the first kind
 # of this order wins (an error is worth more than one more finished probe)
@@ -40,10 +41,3 @@ def cells(markers: Iterable[Marker], duration: float, width: int,
         else:
             out.append((PLAYED, "played") if c < here else (TRACK, None))
     return out
-
-
-def clock(t: float) -> str:
-    s = int(t)
-    h, rem = divmod(s, 3600)
-    m, sec = divmod(rem, 60)
-    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m:02d}:{sec:02d}"
