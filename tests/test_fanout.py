@@ -74,3 +74,30 @@ def test_grouping_ignores_duration_and_keeps_host_order():
     groups = group_answers([state("b2", "x", 0.1), state("b1", "x", 0.3), state("a1", "y", 0.2)])
     assert [(g.nodeset, g.stdout) for g in groups] == [("b[1-2]", "x"), ("a1", "y")]
     assert groups[0].hosts == ["b2", "b1"]
+
+
+async def test_the_fanout_screen_folds_a_fan_out_by_node_set(quiet_sshd, tmp_path):
+    from textual.widgets import DataTable, TextArea
+
+    from perftriage.app import PerftriageApp
+    from perftriage.core.store.config import load
+    from perftriage.screens.fanout import FanoutScreen
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.services.hosts import resolve_hosts
+
+    odd = {"node04": "export PT_RACK=b"}
+    ssh_config, config_path, names = write_aliases(quiet_sshd, 6, tmp_path, preambles=odd)
+    config = load(config_path)
+    cockpit = Cockpit(config, registry=resolve_hosts(config, names, ssh_config))
+    app = PerftriageApp(cockpit)
+    async with app.run_test(size=(140, 40)) as pilot:
+        ids = cockpit.probes.enqueue_all("shell", ['echo "rack ${PT_RACK:-a}"'])
+        await cockpit.probes.wait(ids)
+        group = cockpit.session.state.probes[ids[0]].group
+        app.push_screen(FanoutScreen(group))
+        await pilot.pause(0.5)
+        table = app.screen.query_one(DataTable)
+        rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+        assert rows == [["node[01-03,05-06]", "5", "ok", "rack a"], ["node04", "1", "ok", "rack b"]]
+        await pilot.press("down")
+        assert "rack b" in app.screen.query_one(TextArea).text
