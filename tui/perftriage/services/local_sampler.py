@@ -129,21 +129,24 @@ class SmiReader:
     def __init__(self, path: str) -> None:
         self.path = path
         self.error: str | None = None
+        self.fields = nvsmi.QueryFields()  # minus what this nvidia-smi refuses
 
     def read(self) -> list[GpuSample]:
-        argv = [self.path, f"--query-gpu={','.join(nvsmi.QUERY_FIELDS)}",
+        argv = [self.path, f"--query-gpu={','.join(self.fields.fields)}",
                 "--format=csv,noheader,nounits"]
         try:
             res = subprocess.run(argv, capture_output=True, text=True, timeout=5, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
             self.error = f"nvidia-smi: {exc}"
             return []
-        gpus = nvsmi.parse_query_csv(res.stdout)
+        gpus = nvsmi.parse_query_csv(res.stdout, self.fields.fields)
+        if not gpus and self.fields.drop_refused(res.stdout.splitlines()):
+            return self.read()  # a refused field blanks every GPU: once more without it
         if not gpus:
             first = (res.stdout.strip() or res.stderr.strip()).splitlines()[:1]
             self.error = f"no NVIDIA GPU (nvidia-smi: {first[0] if first else f'exit {res.returncode}'})"
         else:
-            self.error = None
+            self.error = self.fields.note
         return gpus
 
 
@@ -208,5 +211,5 @@ class LocalSampler:
             load5=load5,
             load15=load15,
             gpus=gpus,
-            gpu_error=gpu_error if not gpus else None,
+            gpu_error=gpu_error,  # with GPUs: only which fields nvidia-smi refused
         )

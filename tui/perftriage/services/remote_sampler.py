@@ -26,7 +26,7 @@ import json
 import logging
 import shlex
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
 from perftriage.core.parse import nvsmi
@@ -106,8 +106,8 @@ def proc_command(period_s: float) -> str:
     )
 
 
-def gpu_command(period_s: float) -> str:
-    return "exec " + nvsmi.query_command(nvsmi.QUERY_FIELDS, period_ms=max(50, round(period_s * 1000)))
+def gpu_command(period_s: float, fields: Sequence[str] = nvsmi.QUERY_FIELDS) -> str:
+    return "exec " + nvsmi.query_command(fields, period_ms=max(50, round(period_s * 1000)))
 
 
 def info_command() -> str:
@@ -288,7 +288,8 @@ class RemoteSampler:
         self._emitted_proc_t: float | None = None
         self.status: str | None = None
         self.samples = 0
-        self._qs = nvsmi.QueryStream(nvsmi.QUERY_FIELDS)
+        self.fields = nvsmi.QueryFields()  # minus what this host's nvidia-smi refuses
+        self._qs = nvsmi.QueryStream(self.fields.fields)
         self._pf = ProcFrames()
         # An SSH transport that keeps its own connection up reports connecting /
         # down itself (the cockpit records it); then only stalls are ours to say.
@@ -300,7 +301,8 @@ class RemoteSampler:
         if self.owns_connection_state:
             self._set_status("connecting")
         tasks = [
-            asyncio.create_task(self._keep(self.gpu, gpu_command(self.interval), self._on_gpu_lines)),
+            asyncio.create_task(self._keep(
+                self.gpu, lambda: gpu_command(self.interval, self.fields.fields), self._on_gpu_lines)),
             asyncio.create_task(self._keep(self.proc, proc_command(self.interval), self._on_proc_lines)),
             asyncio.create_task(self._fetch_info()),
         ]
@@ -319,19 +321,20 @@ class RemoteSampler:
             self.status = key
             self.emit(HostStatus(host=self.name, state=state, reason=reason))  # type: ignore[arg-type]
 
-    async def _keep(self, watch: StreamWatch, command: str, on_lines) -> None:
+    async def _keep(self, watch: StreamWatch, command: str | Callable[[], str], on_lines) -> None:
         """Run ``command`` for ever: restart when it exits or stalls."""
         backoff = 1.0
         while True:
             watch.starts += 1
             if watch is self.gpu:  # a fresh process: drop any half-read sample
-                self._qs = nvsmi.QueryStream(nvsmi.QUERY_FIELDS)
+                self._qs = nvsmi.QueryStream(self.fields.fields)
             else:
                 self._pf = ProcFrames()
             started = self.clock()
             got = 0
             reason = "exited"
-            stream: AsyncIterator[list[str]] = self.transport.stream_batches(command)
+            stream: AsyncIterator[list[str]] = self.transport.stream_batches(
+                command() if callable(command) else command)
             watch.running = True
             try:
                 while True:
@@ -356,6 +359,10 @@ class RemoteSampler:
                 with contextlib.suppress(Exception):
                     await stream.aclose()  # kills the remote command
             watch.last_error = f"{watch.name} {reason}"
+            if watch is self.gpu and self.fields.drop_refused([self._qs.last_error or ""]):
+                self.gpu_error = self.fields.note  # the other fields, at once
+                log.info("%s: %s", self.name, self.gpu_error)
+                continue
             log.info("%s: %s %s after %d lines; restarting", self.name, watch.name, reason, got)
             if watch is self.gpu and got == 0:
                 await self._explain_no_gpu()
@@ -385,7 +392,7 @@ class RemoteSampler:
                 g.bus_width_bits = widths.get(str(g.index))
             self.gpus = batch
             self.gpu_t = self.clock()
-            self.gpu_error = None
+            self.gpu_error = self.fields.note
         if self._qs.last_error and not self.gpus:
             self.gpu_error = f"nvidia-smi: {self._qs.last_error}"
 
@@ -482,14 +489,14 @@ GPU_JSON_EXTRA = ("mem_util_pct", "sm_clock_max_mhz", "mem_clock_max_mhz", "psta
                   "bandwidth_gbs")
 
 
-def snapshot_command(cpu_window_s: float = 0.5) -> str:
-    args = [f"{cpu_window_s:g}", "nvidia-smi", f"--query-gpu={','.join(nvsmi.QUERY_FIELDS)}",
+def snapshot_command(cpu_window_s: float = 0.5, fields: Sequence[str] = nvsmi.QUERY_FIELDS) -> str:
+    args = [f"{cpu_window_s:g}", "nvidia-smi", f"--query-gpu={','.join(fields)}",
             "--format=csv,noheader,nounits"]
     return f"bash -c {shlex.quote(SNAPSHOT_BASH)} perftriage-snapshot " + " ".join(
         shlex.quote(a) for a in args)
 
 
-def parse_snapshot(name: str, text: str) -> HostSample:
+def parse_snapshot(name: str, text: str, fields: Sequence[str] = nvsmi.QUERY_FIELDS) -> HostSample:
     """Output of :func:`snapshot_command` -> one HostSample."""
     lines = text.splitlines()
     try:
@@ -503,7 +510,7 @@ def parse_snapshot(name: str, text: str) -> HostSample:
     per = ([p for p in (cpu_pct(a, b) for a, b in zip(frames[0].per_cpu, frames[1].per_cpu,
                                                          strict=False)) if p is not None]
            if len(frames) >= 2 else [])
-    gpus = nvsmi.parse_query_csv("\n".join(gpu_lines))
+    gpus = nvsmi.parse_query_csv("\n".join(gpu_lines), fields)
     gpu_error = None
     if "@@nogpu" in gpu_lines:
         gpu_error = "no NVIDIA GPU (nvidia-smi not found)"
@@ -548,19 +555,26 @@ async def snapshot_host(host, timeout: float = 20.0, cpu_window_s: float = 0.5) 
         await asyncio.sleep(cpu_window_s)
         sample = await asyncio.to_thread(sampler.sample)
         return host_json(host.name, sample)
-    try:
-        res = await asyncio.wait_for(host.transport.run(snapshot_command(cpu_window_s), timeout=timeout),
-                                     timeout + 5)
-    except TransportError as exc:
-        return host_json(host.name, None, one_line(exc.reason))
-    except TimeoutError:
-        return host_json(host.name, None, f"no answer within {timeout:g}s")
-    if res.timed_out:
-        return host_json(host.name, None, f"no answer within {timeout:g}s")
-    sample = parse_snapshot(host.name, res.stdout)
+    fields = nvsmi.QueryFields()
+    while True:
+        try:
+            res = await asyncio.wait_for(host.transport.run(
+                snapshot_command(cpu_window_s, fields.fields), timeout=timeout), timeout + 5)
+        except TransportError as exc:
+            return host_json(host.name, None, one_line(exc.reason))
+        except TimeoutError:
+            return host_json(host.name, None, f"no answer within {timeout:g}s")
+        if res.timed_out:
+            return host_json(host.name, None, f"no answer within {timeout:g}s")
+        sample = parse_snapshot(host.name, res.stdout, fields.fields)
+        # a refused field blanks every GPU: drop it and ask again (once per field)
+        if sample.gpus or not fields.drop_refused(res.stdout.splitlines()):
+            break
     if sample.mem_total_bytes is None and sample.cpu_pct is None:
         why = (res.stderr.strip() or res.stdout.strip() or f"exit {res.exit_status}").splitlines()
         return host_json(host.name, None, one_line(f"no /proc data: {why[0] if why else ''}"))
+    if fields.note and sample.gpus:
+        sample.gpu_error = fields.note
     return host_json(host.name, sample)
 
 

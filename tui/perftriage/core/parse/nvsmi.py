@@ -187,6 +187,50 @@ def parse_compute_apps(text: str, fields: Sequence[str] = COMPUTE_APPS_FIELDS
     return out
 
 
+# nvidia-smi names one field it does not know (older drivers, other GPUs) and
+# prints no rows at all: ``Field "X" is not a valid field to query.``
+_REFUSED_RE = re.compile(r'^Field ["\u201c](?P<field>[^"\u201d]+)["\u201d] is not a valid field to query')
+# without these a row is no GPU sample: never dropped
+REQUIRED_FIELDS = frozenset({"index"})
+
+
+def refused_field(line: str) -> str | None:
+    """The field named by nvidia-smi's "not a valid field" error, else None."""
+    m = _REFUSED_RE.match(line.strip())
+    return m.group("field") if m else None
+
+
+class QueryFields:
+    """The ``--query-gpu`` fields for one host: :data:`QUERY_FIELDS` minus
+    those its nvidia-smi refused. One refused field blanks every GPU (no rows
+    at all), so it is dropped and the query retried; the rest still show."""
+
+    def __init__(self, fields: Sequence[str] = QUERY_FIELDS) -> None:
+        self.fields: list[str] = list(fields)
+        self.refused: list[str] = []
+
+    def drop_refused(self, lines: Iterable[str]) -> str | None:
+        """Drop the field ``lines`` say was refused; the name, or None when
+        nothing (more) can be dropped (none named, already dropped, required)."""
+        for line in lines:
+            name = refused_field(line)
+            if name is None:
+                continue
+            if name in self.fields and name not in REQUIRED_FIELDS:
+                self.fields.remove(name)
+                self.refused.append(name)
+                return name
+            return None
+        return None
+
+    @property
+    def note(self) -> str | None:
+        """What the pane says while fields are missing."""
+        if not self.refused:
+            return None
+        return f"nvidia-smi refused {', '.join(self.refused)} (not a valid field here): not shown"
+
+
 class QueryStream:
     """Groups the lines of ``--query-gpu ... -lms N`` into samples.
 
