@@ -5,13 +5,17 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from perftriage.screens.ordered_keys import EditableInput, FormScreen
 
-class HypothesisFormScreen(ModalScreen[tuple[str, str] | None]):
+
+class HypothesisFormScreen(FormScreen[tuple[str, str] | None]):
     """Returns ``(title, note)`` or None when cancelled. Enter in the title
-    moves to the note; Enter in the note (or ctrl+s anywhere) saves."""
+    moves to the note; Enter in the note (or ctrl+s anywhere) saves. Keys
+    typed fast (Tab, then the note) land in the field they were typed for."""
+
+    FIRST_FOCUS = "#hyp-title"
 
     DEFAULT_CSS = """
     HypothesisFormScreen { align: center middle; }
@@ -36,13 +40,14 @@ class HypothesisFormScreen(ModalScreen[tuple[str, str] | None]):
         with Vertical():
             yield Label(f"[b]{self.heading}[/b]")
             yield Label("title", classes="help")
-            yield Input(value=self.initial[0], id="hyp-title",
+            yield EditableInput(value=self.initial[0], id="hyp-title",
                         placeholder="what might explain the gap, e.g. MoE runs on the slow path")
             yield Label("note", classes="help")
-            yield Input(value=self.initial[1], id="hyp-note",
+            yield EditableInput(value=self.initial[1], id="hyp-note",
                         placeholder="how to test it, what would refute it (optional)")
             yield Label("", id="hyp-form-error")
-            yield Label("Enter next/save · Tab switch field · ctrl+s save · Esc cancel",
+            yield Label("Enter next/save · Tab switch field · ctrl+s save · ctrl+z undo · "
+                        "Esc cancel",
                         classes="help")
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -68,8 +73,11 @@ class HypothesisFormScreen(ModalScreen[tuple[str, str] | None]):
         self.dismiss(None)
 
 
-class ConfirmScreen(ModalScreen[bool]):
-    """y / Enter confirms, n / Esc declines."""
+class ConfirmScreen(FormScreen[bool]):
+    """y / Enter confirms, n / Esc declines (also when typed right after
+    the key that asked)."""
+
+    FIRST_FOCUS = ""
 
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }

@@ -9,16 +9,21 @@ from collections.abc import Callable
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select
+
+from perftriage.screens.ordered_keys import EditableInput, FormScreen
 
 # Recent arguments per prompt kind, newest last (kept for the app's lifetime).
 HISTORY: dict[str, list[str]] = {}
 
 
-class PromptScreen(ModalScreen[str | None]):
+class PromptScreen(FormScreen[str | None]):
     """Ask for one line. ``validate`` returns an error message or None.
-    Up/Down walk the history of earlier answers for the same ``kind``."""
+    Up/Down walk the history of earlier answers for the same ``kind``.
+    The line is focused when the form opens (never the host choice), and
+    keys typed meanwhile land in it, in order (:class:`FormScreen`)."""
+
+    FIRST_FOCUS = "#prompt-input"
 
     DEFAULT_CSS = """
     PromptScreen { align: center middle; }
@@ -69,12 +74,11 @@ class PromptScreen(ModalScreen[str | None]):
             if self.choices:
                 yield Select(self.choices, value=self.choice, allow_blank=False,
                              prompt=self.choice_label, id="prompt-choice")
-            yield Input(value=self.initial, placeholder=self.placeholder, id="prompt-input")
+            yield EditableInput(value=self.initial, placeholder=self.placeholder,
+                                id="prompt-input")
             yield Label("", id="prompt-error")
-            yield Label(self.help_text + "  (Enter run · Esc cancel · ↑↓ history)", id="prompt-help")
-
-    def on_mount(self) -> None:
-        self.query_one("#prompt-input", Input).focus()
+            yield Label(self.help_text + "  (Enter run · Esc cancel · ↑↓ history · ctrl+z undo)",
+                        id="prompt-help")
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.value is not Select.BLANK:
