@@ -158,7 +158,7 @@ async def test_a_broken_transport_is_an_error_not_a_crash():
     class Broken:
         name = "broken"
 
-        async def run(self, command, timeout=None, stdin=None):
+        async def run(self, command, timeout=None, stdin=None, limit=None):
             from perftriage.transport.base import TransportError
 
             raise TransportError("connection refused", kind="refused", host="broken")

@@ -14,13 +14,14 @@ closes (source closed, app quit, connection lost) no orphan ``tail`` is left
 on the host, whether or not the transport kills the remote process itself.
 
 The transcript keeps at most ``transcript_cap`` log lines per session; past
-that, only the lines that matter for replayed metrics (metric, milestone and
-fatal lines) are written, the rest are counted in ``LogLines.dropped``, and a
-note says so once. The live state still gets every line.
+that, only milestone and fatal lines and at most one metric line per
+second and source are written (a flood of stats lines would still fill the
+disk), the rest are counted in ``LogLines.dropped``, and a note says so once. The live state still gets every line.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from perftriage.core.model import events as ev
@@ -38,6 +39,9 @@ from perftriage.services.session import Session
 from perftriage.services.source import SourceSet
 
 DEFAULT_TRANSCRIPT_CAP = 200_000
+# past the cap, at most one metric line per source is recorded per this many
+# seconds (a flood of stats lines would otherwise still fill the disk)
+METRIC_RECORD_INTERVAL_S = 1.0
 
 
 class LogFollower:
@@ -55,6 +59,7 @@ class LogFollower:
         self.sources: dict[str, CommandLogSource] = {}  # by source id
         self._running = SourceSet()
         self._cap_noted = False
+        self._metric_recorded_at: dict[str, float] = {}  # by source id (monotonic)
 
     # --- opening -----------------------------------------------------------
 
@@ -131,7 +136,7 @@ class LogFollower:
             head = max(room, 0)
             # scan() is memoised on this list: the reducer reuses it, so past the
             # cap each line is still gated and parsed once, not twice
-            keep = lines[:head] + [lines[i] for i in logparse.scan(lines).matters() if i >= head]
+            keep = lines[:head] + [lines[i] for i in self._past_cap(src.source_id, lines, head)]
             dropped = len(lines) - len(keep)
             self.recorded += len(keep)
             self.dropped += dropped
@@ -141,7 +146,22 @@ class LogFollower:
                 self._cap_noted = True
                 self.session.emit(ev.NoteAdded(
                     text=f"transcript log cap reached ({self.transcript_cap} lines): further "
-                         "log lines are shown live; only metric, milestone and error lines "
-                         "are recorded"))
+                         "log lines are shown live; only milestone and error lines, and "
+                         "metric lines at most once a second per log, are recorded"))
         self.session.emit(event, record=record)
+
+    def _past_cap(self, source_id: str, lines: list[str], head: int) -> list[int]:
+        """Offsets (>= ``head``) still recorded past the cap: every milestone
+        and fatal line, and the batch's last metric line when the source's
+        previous recorded one is at least METRIC_RECORD_INTERVAL_S old."""
+        found = logparse.scan(lines)
+        metrics = set(found.metric_offsets())
+        keep = [i for i in found.matters() if i >= head and i not in metrics]
+        latest = max((i for i in metrics if i >= head), default=None)
+        now = time.monotonic()
+        last = self._metric_recorded_at.get(source_id)
+        if latest is not None and (last is None or now - last >= METRIC_RECORD_INTERVAL_S):
+            self._metric_recorded_at[source_id] = now
+            keep.append(latest)
+        return sorted(keep)
 

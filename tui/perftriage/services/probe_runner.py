@@ -33,6 +33,10 @@ DEFAULT_WINDOW = 64
 DEFAULT_TIMEOUT_S = 60.0
 # Output recorded per stream and probe; the rest is dropped (and said so).
 MAX_OUTPUT_CHARS = 1_000_000
+# What the transport keeps while the probe runs (its first bytes plus a tail
+# for the result line): the rest is counted, never buffered, so a probe that
+# prints 100 MB costs about this much memory, not 100 MB.
+TRANSPORT_LIMIT_BYTES = MAX_OUTPUT_CHARS // 2
 # Extra time the runner grants the transport beyond the probe timeout
 # (connecting) before it gives up on its own.
 GRACE_S = 15.0
@@ -179,7 +183,8 @@ class ProbeRunner:
                 transport = self.hosts.get(host).transport
                 try:
                     async with asyncio.timeout(timeout + GRACE_S):
-                        result = await transport.run(command, timeout=timeout)
+                        result = await transport.run(command, timeout=timeout,
+                                                     limit=TRANSPORT_LIMIT_BYTES)
                 except TimeoutError:
                     emit(ev.ProbeFinished(
                         probe_id=probe_id, status="timeout",
@@ -192,6 +197,7 @@ class ProbeRunner:
                      else result.stdout)
             for stream, text in (("stdout", shown), ("stderr", result.stderr)):
                 kept, dropped = _cap(text)
+                dropped += getattr(result, f"{stream}_dropped", 0)
                 if kept:
                     emit(ev.ProbeOutput(probe_id=probe_id, stream=stream, data=kept))
                 if dropped:

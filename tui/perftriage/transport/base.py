@@ -67,17 +67,45 @@ class RunResult:
     stderr: str
     duration_s: float
     timed_out: bool = False
+    stdout_dropped: int = 0  # bytes not kept past ``run(limit=...)``
+    stderr_dropped: int = 0
 
     @property
     def ok(self) -> bool:
         return self.exit_status == 0 and not self.timed_out
 
 
+# ``run(limit=N)`` keeps a command's first N bytes per stream and its last
+# OUTPUT_TAIL_BYTES (a result line printed last still arrives); the middle is
+# counted, never held: a probe printing 100 MB costs N + tail bytes.
+OUTPUT_TAIL_BYTES = 64 * 1024
+
+
+def trim_middle(buf: bytearray, limit: int | None, dropped: int) -> int:
+    """Drop the bytes of ``buf`` between ``limit`` and its last
+    OUTPUT_TAIL_BYTES once they are worth a copy; returns the new total dropped."""
+    if limit is None or len(buf) <= limit + 2 * OUTPUT_TAIL_BYTES:
+        return dropped
+    cut = len(buf) - OUTPUT_TAIL_BYTES
+    del buf[limit:cut]
+    return dropped + cut - limit
+
+
+def capped_text(data: bytes | bytearray, limit: int | None, dropped: int) -> str:
+    """Decoded output, with a visible note where the middle was dropped."""
+    if not dropped or limit is None:
+        return bytes(data).decode("utf-8", "replace")
+    head = bytes(data[:limit]).decode("utf-8", "replace")
+    tail = bytes(data[limit:]).decode("utf-8", "replace")
+    return f"{head}\n[… {dropped:,} bytes not kept …]\n{tail}"
+
+
 class Transport(Protocol):
     name: str
 
     async def run(
-        self, command: str, timeout: float | None = None, stdin: str | None = None
+        self, command: str, timeout: float | None = None, stdin: str | None = None,
+        limit: int | None = None,
     ) -> RunResult: ...
 
     def stream_batches(self, command: str) -> AsyncIterator[list[str]]: ...

@@ -22,8 +22,10 @@ from perftriage.transport.base import (
     LineSplitter,
     RunResult,
     TransportError,
+    capped_text,
     encode_command,
     lines_of,
+    trim_middle,
 )
 
 SHELL = "/bin/sh"
@@ -34,6 +36,32 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+async def _read_capped(stream: asyncio.StreamReader, limit: int | None) -> tuple[bytearray, int]:
+    buf, dropped = bytearray(), 0
+    while chunk := await stream.read(CHUNK_BYTES):
+        buf += chunk
+        dropped = trim_middle(buf, limit, dropped)
+    return buf, dropped
+
+
+async def _communicate(proc: asyncio.subprocess.Process, stdin: str | None, limit: int | None):
+    """``proc.communicate()`` that keeps at most ``limit`` (+ tail) bytes per stream."""
+    async def feed() -> None:
+        if proc.stdin is None:
+            return
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            if stdin:
+                proc.stdin.write(stdin.encode())
+                await proc.stdin.drain()
+            proc.stdin.close()
+
+    assert proc.stdout is not None and proc.stderr is not None
+    _, out, err = await asyncio.gather(
+        feed(), _read_capped(proc.stdout, limit), _read_capped(proc.stderr, limit))
+    await proc.wait()
+    return out, err
 
 
 class LocalTransport:
@@ -69,14 +97,14 @@ class LocalTransport:
                                  self.name) from None
 
     async def run(
-        self, command: str, timeout: float | None = None, stdin: str | None = None
+        self, command: str, timeout: float | None = None, stdin: str | None = None,
+        limit: int | None = None,
     ) -> RunResult:
         start = time.perf_counter()
         proc = await self._spawn(command, stdin is not None)
         try:
-            out, err = await asyncio.wait_for(
-                proc.communicate(stdin.encode() if stdin is not None else None), timeout
-            )
+            (out, out_dropped), (err, err_dropped) = await asyncio.wait_for(
+                _communicate(proc, stdin, limit), timeout)
         except TimeoutError:
             _kill_group(proc)
             with contextlib.suppress(Exception):
@@ -89,9 +117,11 @@ class LocalTransport:
             _kill_group(proc)  # stray children of a finished shell
         return RunResult(
             proc.returncode,
-            out.decode("utf-8", "replace"),
-            err.decode("utf-8", "replace"),
+            capped_text(out, limit, out_dropped),
+            capped_text(err, limit, err_dropped),
             time.perf_counter() - start,
+            stdout_dropped=out_dropped,
+            stderr_dropped=err_dropped,
         )
 
     async def stream_batches(self, command: str) -> AsyncIterator[list[str]]:

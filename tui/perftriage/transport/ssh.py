@@ -55,6 +55,7 @@ from perftriage.transport.base import (
     LineSplitter,
     RunResult,
     TransportError,
+    capped_text,
     encode_command,
     lines_of,
 )
@@ -474,31 +475,34 @@ class SSHTransport:
     # -- Transport protocol --------------------------------------------------------------
 
     async def run(self, command: str, timeout: float | None = None,
-                  stdin: str | None = None) -> RunResult:
+                  stdin: str | None = None, limit: int | None = None) -> RunResult:
         start = time.perf_counter()
         if stdin is not None:
             command = f"printf '%s' {shlex.quote(stdin)} | {{\n{command}\n}}"
         encode_command(command)  # refuse what cannot be framed before using a shell
         shell = await self._acquire()
         req = shell.submit(command)
+        req.limit = limit
         try:
             await asyncio.wait_for(asyncio.shield(req.done), timeout)
         except TimeoutError:
             self._abort(shell, req)
-            out = bytes(req.out).decode("utf-8", "replace")
-            err = bytes(req.err).decode("utf-8", "replace")
-            return RunResult(None, out, err, time.perf_counter() - start, timed_out=True)
+            out = capped_text(req.out, limit, req.out_dropped)
+            err = capped_text(req.err, limit, req.err_dropped)
+            return RunResult(None, out, err, time.perf_counter() - start, timed_out=True,
+                             stdout_dropped=req.out_dropped, stderr_dropped=req.err_dropped)
         except TransportError:
             self._forget_shell(shell)
             raise
         except BaseException:
             self._abort(shell, req)
             raise
-        out = bytes(req.out[: req.out_end]).decode("utf-8", "replace")
-        err = bytes(req.err[: req.err_end]).decode("utf-8", "replace")
+        out = capped_text(req.out[: req.out_end], limit, req.out_dropped)
+        err = capped_text(req.err[: req.err_end], limit, req.err_dropped)
         status = req.status
         self._release(shell)
-        return RunResult(status, out, err, time.perf_counter() - start)
+        return RunResult(status, out, err, time.perf_counter() - start,
+                         stdout_dropped=req.out_dropped, stderr_dropped=req.err_dropped)
 
     async def stream_batches(self, command: str) -> AsyncIterator[list[str]]:
         encode_command(command)

@@ -31,7 +31,7 @@ from typing import Protocol
 
 import asyncssh
 
-from perftriage.transport.base import LOST, OTHER, TransportError, encode_command
+from perftriage.transport.base import LOST, OTHER, TransportError, encode_command, trim_middle
 
 STREAM_HIGH_WATER = 4 * 1024 * 1024
 
@@ -107,7 +107,8 @@ class Request:
     """One command in flight on a pool shell."""
 
     __slots__ = ("marker", "out", "err", "out_scan", "err_scan", "pid", "status",
-                 "out_end", "err_end", "done", "pid_known")
+                 "out_end", "err_end", "done", "pid_known", "limit", "out_dropped",
+                 "err_dropped")
 
     def __init__(self, marker: bytes, loop: asyncio.AbstractEventLoop) -> None:
         self.marker = marker
@@ -121,6 +122,9 @@ class Request:
         self.err_end: int | None = None
         self.done: asyncio.Future[None] = loop.create_future()
         self.pid_known: asyncio.Future[int] = loop.create_future()
+        self.limit: int | None = None  # bytes kept per stream (plus a tail): run(limit=)
+        self.out_dropped = 0
+        self.err_dropped = 0
 
 
 _LINE_TAIL = re.compile(rb"(-?\d+)\n")
@@ -162,9 +166,15 @@ class PoolShell(asyncssh.SSHClientSession):
             if req.err_end is None:
                 req.err += data
                 self._scan_err(req)
+                if req.err_end is None and req.err_scan == len(req.err):  # no partial marker
+                    req.err_dropped = trim_middle(req.err, req.limit, req.err_dropped)
+                    req.err_scan = len(req.err)
         elif req.out_end is None:
             req.out += data
             self._scan_out(req)
+            if req.out_end is None and req.pid is not None and req.out_scan == len(req.out):
+                req.out_dropped = trim_middle(req.out, req.limit, req.out_dropped)
+                req.out_scan = len(req.out)
         if req.out_end is not None and req.err_end is not None and not req.done.done():
             req.done.set_result(None)
 

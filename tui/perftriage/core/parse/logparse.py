@@ -359,6 +359,10 @@ class Scan:
         """Offsets of metric, milestone and fatal lines (what a capped transcript keeps)."""
         return [i for i, rec, fatal in self.items if rec is not None or fatal]
 
+    def metric_offsets(self) -> list[int]:
+        """Offsets of the metric lines (a subset of :meth:`matters`)."""
+        return [i for i, rec, _ in self.items if isinstance(rec, (tuple, Metric))]
+
 
 _scan_memo: tuple[list[str], int, Scan] | None = None
 
