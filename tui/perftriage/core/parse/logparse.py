@@ -34,9 +34,12 @@ _SGLANG = re.compile(
     r"^\[(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)(?P<ranks>(?: [A-Z]{2}\d+)*)\] (?P<msg>.*)$"
 )
 # (APIServer pid=1) INFO 11-28 09:23:12 [loggers.py:271] Engine 000: Avg prompt ...
+# INFO 08-15 10:30:12 metrics.py:351] Avg prompt ...   (V0 engine, older releases:
+# "%(levelname)s %(asctime)s %(filename)s:%(lineno)d] %(message)s", no "[")
 _VLLM = re.compile(
     r"^(?:\((?P<proc>[^)]*)\) )?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) "
-    r"(?P<ts>(?:\d{4}-)?\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?) \[(?P<where>[^\]]*)\] (?P<msg>.*)$"
+    r"(?P<ts>(?:\d{4}-)?\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?) "
+    r"(?:\[(?P<where>[^\]]*)\]|(?P<file>[\w.-]+:\d+)\]) (?P<msg>.*)$"
 )
 _BATCH = re.compile(r"^(?P<kind>Decode|Prefill) batch[.,:]?\s*(?P<rest>.*)$")
 # "key: value" pairs separated by ", " — keys may contain spaces, '#', '(token/s)'
@@ -233,8 +236,9 @@ def _sglang_batch(ts: str, msg: str) -> Metric | None:
 def _vllm_stats(ts: str, msg: str) -> Metric | None:
     if "Avg prompt throughput" not in msg and "Avg generation throughput" not in msg:
         return None
-    if msg.startswith("Engine ") and ":" in msg:
-        msg = msg.split(":", 1)[1]
+    # "Engine 000: Avg …" (V1), "2 Engines Aggregated: Avg …" (data parallel),
+    # "Avg …" (V0): the fields start at the first "Avg "
+    msg = msg[msg.find("Avg "):]
     f = _fields(msg.strip())
     usage = _fnum(f, "gpu kv cache usage", "kv cache usage")
     if usage is not None:
