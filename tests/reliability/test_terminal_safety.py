@@ -37,7 +37,7 @@ PAYLOADS = {
     "c1csi": "\x9b2J",
     "cr": "\r",
 }
-RAW_MARKERS = [f"{seq}MK{name}" for name, seq in PAYLOADS.items()]
+RAW_MARKERS = [f"{seq}MK{name}" for name, seq in PAYLOADS.items()] + ["\x1bcMKpath", "\x1bcMKname"]
 
 
 def hostile(tag: str) -> str:
@@ -49,7 +49,7 @@ def write_hostile_session(tmp_path: Path) -> Path:
     s.emit(ev.HostSample(host="gpu1", cpu_pct=5.0, gpus=[ev.GpuSample(
         index=0, name=hostile("G"), util_pct=50.0)], gpu_error=None))
     s.emit(ev.HostStatus(host="gpu1", state="retrying", reason=hostile("R")))
-    s.emit(ev.LogSourceOpened(source_id="l1", host="gpu1", path="/var/log/x\x1b[2J.log"))
+    s.emit(ev.LogSourceOpened(source_id="l1", host="gpu1", path="/var/log/x\x1bcMKpath.log"))
     s.emit(ev.LogLines(source_id="l1", lines=[hostile("L"), "\x1b[31mred\x1b[0m INFO ok", "ERROR " + hostile("E")]))
     s.emit(ev.ProbeQueued(probe_id="p1", host="gpu1", kind="shell", args=[hostile("A")],
                           command="echo"))
@@ -59,6 +59,11 @@ def write_hostile_session(tmp_path: Path) -> Path:
     s.emit(ev.HypothesisAdded(hyp_id="h1", title=hostile("H")))
     s.emit(ev.NoteAdded(text=hostile("N")))
     s.close()
+    # the session name comes from the file's header (the app's sub-title)
+    head, rest = s.path.read_text().split("\n", 1)
+    header = json.loads(head)
+    header["name"] = "sess\x1bcMKname"
+    s.path.write_text(json.dumps(header) + "\n" + rest)
     return s.path
 
 
@@ -102,6 +107,7 @@ def test_the_program_writes_no_remote_escape_to_its_terminal(tmp_path):
         # queue (summary) and the hypotheses pane all had hostile text
         for tag in "LRSHN":
             assert f"{tag}␛cMKris" in text, f"{tag}: hostile text not on screen"
+        assert "␛cMKpath" in text and "␛cMKname" in text  # log tab, sub-title
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(10)

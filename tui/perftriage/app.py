@@ -19,6 +19,7 @@ from perftriage.actions.session import SessionActions
 from perftriage.actions.themes import ThemesActions
 from perftriage.screens.main import MainScreen
 from perftriage.services.cockpit import Cockpit
+from perftriage.core.sanitize import visible
 
 FEATURES = (
     SessionActions,
@@ -57,7 +58,7 @@ class PerftriageApp(*FEATURES, App[int]):  # type: ignore[misc]
         # Set once: the elapsed time lives in the header's ElapsedClock, which
         # redraws itself each second without re-laying out the screen.
         mode = "REPLAY" if self.cockpit.replay else "live"
-        self.sub_title = f"{self.session.state.name} · {mode}"
+        self.sub_title = f"{visible(self.session.state.name)} · {mode}"  # name: from a file
 
     @property
     def main_screen(self) -> MainScreen | None:

@@ -104,7 +104,7 @@ class LogsPane(Pane):
                 self._sources.append(sid)
                 label = src.path.rsplit("/", 1)[-1] or src.path
                 host = "" if src.host in ("localhost", "?") else f"{src.host}:"
-                tabs.add_tab(Tab(f"{host}{label}", id=_tab_id(sid)))
+                tabs.add_tab(Tab(safe(f"{host}{label}"), id=_tab_id(sid)))
         view.sync()
         self._render_metrics(state)
         self._render_status(state)
