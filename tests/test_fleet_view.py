@@ -88,3 +88,20 @@ def _snapshot_app():
 
 def test_fleet_view_snapshot(snap_compare):
     assert snap_compare(_snapshot_app(), terminal_size=(160, 45), press=["m", "m"])
+
+
+async def test_a_big_fleet_draws_the_most_deviating_hosts_and_counts_the_rest():
+    cockpit = Cockpit(registry=HostRegistry())
+    source = FleetSource(cockpit.session, "http://127.0.0.1:9090")
+    source.accept(emulated_snapshot(150, 8, parse_outliers(SNAPSHOT_OUTLIERS)))
+    app = PerftriageApp(cockpit)
+    async with app.run_test(size=(160, 45)) as pilot:
+        app.push_screen(FleetScreen(source))
+        await pilot.pause()
+        await pilot.press("m", "m")  # DRAM active
+        grid = app.screen.query_one("#fleet-grid", DataTable)
+        hosts = _first_column(grid)
+        assert len(hosts) == 101 and hosts[0] == "node017"
+        assert hosts[-1].startswith("+50 hosts within ")
+        grid.move_cursor(row=100)
+        assert app.screen.selected_host() is None  # the count line is no host

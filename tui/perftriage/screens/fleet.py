@@ -3,7 +3,8 @@
 Top: the source, its state, host and GPU counts and how long the last
 refresh took; the fleet median of every metric, the most deviating metric
 first. Left: hosts x GPUs of one metric (``m`` / ``M`` cycle), hosts sorted
-by their worst robust distance, outlier cells red. Right: the outliers
+by their worst robust distance, outlier cells red (the first 100 rows; the
+rest are counted on one line). Right: the outliers
 across all metrics, ranked (``node117 GPU3 DRAM active 0.31 vs fleet median
 0.56``). Bottom: the hosts with and without outliers, folded into node sets.
 
@@ -32,6 +33,10 @@ from perftriage.services.dig_in import DigInError, dig_in
 
 POLL_S = 0.2
 MAX_OUTLIER_ROWS = 200
+# Grid rows drawn: the most deviating hosts. Nobody reads row 400 of 512;
+# the rest are in the folded node-set line below (and a 512-row table costs
+# most of a refresh to lay out).
+GRID_ROWS = 100
 
 
 class FleetScreen(Screen[str | None]):
@@ -172,13 +177,17 @@ class FleetScreen(Screen[str | None]):
         table.add_columns("host", "worst MADs", *grid.columns)
         threshold = self.source.threshold if self.source is not None else 5.0
         rows = []
-        for r in grid.rows:
+        for r in grid.rows[:GRID_ROWS]:
             worst = Text(f"{r.worst:.1f}", justify="right",
                          style=fleet_view.OUTLIER_STYLE if r.worst > threshold else "dim")
             rows.append([Text(r.host), worst] + [
                 fleet_view.cell(self.metric, v, d, threshold) for v, d in zip(r.values, r.distances)])
         table.add_rows(rows)
-        hosts = [r.host for r in grid.rows]
+        if len(grid.rows) > GRID_ROWS:
+            rest = grid.rows[GRID_ROWS:]
+            rows_left = Text(f"+{len(rest)} hosts within {rest[0].worst:.1f} MADs", style="dim")
+            table.add_row(rows_left, Text(""), *[Text("") for _ in grid.columns])
+        hosts = [r.host for r in grid.rows[:GRID_ROWS]]
         if keep in hosts:
             table.move_cursor(row=hosts.index(keep), animate=False)
 
@@ -195,6 +204,8 @@ class FleetScreen(Screen[str | None]):
         table = self.query_one("#fleet-grid", DataTable)
         if table.row_count == 0:
             return None
+        if table.cursor_row >= min(table.row_count, GRID_ROWS):
+            return None  # the "+N hosts" line
         return table.get_row_at(table.cursor_row)[0].plain
 
     def selected_host(self) -> str | None:
