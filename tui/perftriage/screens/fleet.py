@@ -171,10 +171,14 @@ class FleetScreen(Screen[str | None]):
             return
         grid = fleet_view.metric_grid(snapshot, summary, self.metric)
         # a refresh keeps the row the cursor is on; another metric starts at the top
-        keep = self._selected_grid_host() if self._grid_metric == self.metric else None
+        same = self._grid_metric == self.metric and len(table.columns) == 2 + len(grid.columns)
+        keep = self._selected_grid_host() if same else None
         self._grid_metric = self.metric
-        table.clear(columns=True)
-        table.add_columns("host", "worst MADs", *grid.columns)
+        if same:
+            table.clear()  # same columns: their widths need no new layout
+        else:
+            table.clear(columns=True)
+            table.add_columns("host", "worst MADs", *grid.columns)
         threshold = self.source.threshold if self.source is not None else 5.0
         rows = []
         for r in grid.rows[:GRID_ROWS]:
