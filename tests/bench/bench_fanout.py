@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.bench.table import print_table
 from tests.ssh_aliases import write_aliases
 from tests.sshd import SshServer
 from perftriage.core.fleet.fold import group_answers
@@ -103,11 +104,7 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench_fanout_") as tmp:
         rows = asyncio.run(bench(args.n, args.repeat, Path(tmp)))
-    print(f"\nfan-out on {args.n} aliases of one loopback sshd ({os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.1f})\n")
-    print("| case | seconds | notes |\n|---|---:|---|")
-    for case, secs, notes in rows:
-        print(f"| {case} | {secs} | {notes} |")
+    print_table(f"fan-out on {args.n} aliases of one loopback sshd", "seconds", rows)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import tempfile
 import time
@@ -26,6 +25,7 @@ from pathlib import Path
 import httpx
 import psutil
 
+from tests.bench.table import print_table
 from tests.prometheus import PrometheusServer
 from perftriage.core.fleet import promql
 from perftriage.services.prometheus import FleetSource, PrometheusClient
@@ -95,12 +95,9 @@ def main() -> None:
             rows = asyncio.run(bench(server, args.repeat))
         finally:
             server.stop()
-    print(f"\nfleet: {args.hosts} hosts x {args.gpus} GPUs in a real Prometheus "
-          f"({2 * args.hosts} targets, ready in {ready:.1f} s); medians of {args.repeat}; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs\n")
-    print("| case | ms | notes |\n|---|---:|---|")
-    for case, ms, notes in rows:
-        print(f"| {case} | {ms} | {notes} |")
+    print_table(f"fleet: {args.hosts} hosts x {args.gpus} GPUs in a real Prometheus "
+                f"({2 * args.hosts} targets, ready in {ready:.1f} s); medians of {args.repeat}",
+                "ms", rows)
 
 
 if __name__ == "__main__":
