@@ -130,6 +130,11 @@ _NOTABLE_WORDS = ("rror", "memory", "oom", "nccl", "traceback", "fatal", "critic
                   "fired up", "starting vllm", "xception", "atchdog", "pool is full")
 
 
+# the same gate as one C-level search (a generator over the words cost
+# ~0.7 s a million batches)
+_NOTABLE_GATE = re.compile("|".join(map(re.escape, _NOTABLE_WORDS)))
+
+
 class LogScan:
     """Notable lines and decode throughput, fed one batch at a time.
 
@@ -155,10 +160,10 @@ class LogScan:
         in_burst = t is None or t - first_t < BURST_S
         seen, notables = self._seen, self.notables
         blob = "\n".join(lines).lower()  # one gate for the batch: most have nothing notable
-        if any(word in blob for word in _NOTABLE_WORDS):
+        if _NOTABLE_GATE.search(blob):
             for i, line in enumerate(lines):
                 low = line.lower()
-                if not any(word in low for word in _NOTABLE_WORDS):
+                if not _NOTABLE_GATE.search(low):
                     continue
                 kind = classify_log_line(line)
                 if kind is None:
