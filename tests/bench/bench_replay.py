@@ -90,6 +90,28 @@ print(json.dumps({"first": first, "index": index, "seeks": seeks, "seeks_cpu": s
 
 CPU: dict[str, float] = {}  # argv[-1] -> CPU seconds of the last run (user + system)
 
+FIRST_FRAME = """
+import asyncio, sys, time
+t0 = time.perf_counter()
+from perftriage.app import PerftriageApp
+from perftriage.services.cockpit import Cockpit
+from perftriage.services.hosts import HostRegistry
+from perftriage.services.replay import Replayer
+
+async def main():
+    replayer = Replayer(sys.argv[1])
+    replayer.player.seek_time(0.0)
+    app = PerftriageApp(Cockpit(registry=HostRegistry(), session=replayer.session))
+    async with app.run_test(size=(160, 45)) as pilot:
+        while type(app.screen).__name__ != "ReplayScreen" or not app.screen.is_mounted:
+            await asyncio.sleep(0.005)
+        await pilot.pause()
+        print(time.perf_counter() - t0)
+        replayer.close()
+
+asyncio.run(main())
+"""
+
 
 def run(argv: list[str]) -> tuple[float, float, str]:
     """Wall seconds, max RSS MiB of that process, stdout (its CPU seconds in CPU)."""
@@ -164,6 +186,9 @@ def main() -> None:
     rows.append((f"`replay --at end --json`, {n // 1000}k events", f"{wall:.2f} s "
                  f"({wall / base_wall:.2f}× baseline)", cpu(), f"{rss:.0f} MiB", ""))
 
+    wall, rss, out = run([PY, "-c", FIRST_FRAME, str(big)])
+    rows.append(("`replay` UI: first frame of the replay screen (headless app, from "
+                 "process start)", f"{float(out):.2f} s", cpu(), f"{rss:.0f} MiB", "<= 2 s"))
     wall, rss, out = run([PY, "-c", PLAYER, str(big)])
     p = json.loads(out)
     rows.append(("player: open + first frame state (t = 0), imports included",

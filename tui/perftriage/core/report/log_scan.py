@@ -120,19 +120,9 @@ class Throughput:
     tps: array = field(default_factory=lambda: array("d"))
     batch1: array = field(default_factory=lambda: array("d"))
 
-    def add(self, running: int, tps: float) -> None:
-        self.tps.append(tps)
-        if running == 1 and tps > 0:
-            self.batch1.append(tps)
-
 
 _NOTABLE_WORDS = ("rror", "memory", "oom", "nccl", "traceback", "fatal", "critical", "killed",
                   "fired up", "starting vllm", "xception", "atchdog", "pool is full")
-
-
-# the same gate as one C-level search (a generator over the words cost
-# ~0.7 s a million batches)
-_NOTABLE_GATE = re.compile("|".join(map(re.escape, _NOTABLE_WORDS)))
 
 
 class LogScan:
@@ -160,10 +150,10 @@ class LogScan:
         in_burst = t is None or t - first_t < BURST_S
         seen, notables = self._seen, self.notables
         blob = "\n".join(lines).lower()  # one gate for the batch: most have nothing notable
-        if _NOTABLE_GATE.search(blob):
+        if any(word in blob for word in _NOTABLE_WORDS):
             for i, line in enumerate(lines):
                 low = line.lower()
-                if not _NOTABLE_GATE.search(low):
+                if not any(word in low for word in _NOTABLE_WORDS):
                     continue
                 kind = classify_log_line(line)
                 if kind is None:
@@ -197,19 +187,24 @@ class LogScan:
 
     def _feed_throughput(self, source_id: str, lines: list[str]) -> None:
         # the log parser's batch scan (what decode_throughput would say of
-        # each line, with SGLang's common decode shape kept raw)
-        samples = None
+        # each line, with SGLang's common decode shape kept raw); appended
+        # straight to the arrays: a long session has a million of these
+        tp = None
         for _, rec, _ in logparse.scan(lines).items:
             if type(rec) is tuple:  # fast-shape SGLang decode: (ts, running, usage, gen, queued)
-                got = (int(rec[1]), float(rec[3]))
+                running, gen = int(rec[1]), float(rec[3])
             elif (isinstance(rec, logparse.Metric) and rec.kind != "prefill"
                   and rec.gen_tps is not None):
-                got = (rec.running if rec.running is not None else 0, rec.gen_tps)
+                running, gen = (rec.running if rec.running is not None else 0), rec.gen_tps
             else:
                 continue
-            if samples is None:
-                samples = self._throughput.setdefault(source_id, Throughput(source_id))
-            samples.add(*got)
+            if tp is None:
+                tp = self._throughput.get(source_id)
+                if tp is None:
+                    tp = self._throughput[source_id] = Throughput(source_id)
+            tp.tps.append(gen)
+            if running == 1 and gen > 0:
+                tp.batch1.append(gen)
 
     def _is_backlog(self, source_id: str, s: Sighting | None, start: datetime | None) -> bool:
         if s is None or not s.in_burst or s.ts is None or start is None:
