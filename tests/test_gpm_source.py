@@ -129,3 +129,48 @@ async def test_dmon_over_ssh_one_process_many_samples(sshd, tmp_path):
         assert len(log.read_text().splitlines()) >= 2
     finally:
         await transport.close()
+
+
+def test_gap_monitor_records_once_per_new_counters_and_only_with_inputs():
+    from perftriage.core.analysis import counters as cnt
+    from perftriage.core.model.reducer import apply
+    from perftriage.core.model.state import SessionState
+    from perftriage.services.gap_monitor import GapMonitor
+
+    state = SessionState()
+    sink = Sink()
+    mon = GapMonitor(state, sink, registry=None)
+    line = ("[2026-12-01 01:01:40 TP0] Decode batch, #running-req: 1, #token: 108, token usage: "
+            "0.01, cuda graph: True, gen throughput (token/s): 108.00, #queue-req: 0")
+    for e in (ev.LogSourceOpened(source_id="l", host="h", path="/x"),
+              ev.LogLines(source_id="l", lines=[line]),
+              ev.GpuCountersSample(host="h", source="nvml-gpm", gpus=[
+                  cnt.make_counters(0, peak_gbs=H200_PEAK, dram_busy_pct=90)])):
+        apply(state, e)
+    assert mon.tick() == []  # no roofline inputs yet: nothing to compare with
+    apply(state, ev.GapComputed(floor_ms=8.3, ceiling_tps=120, bandwidth_gbs_total=H200_PEAK,
+                                inputs={"weights_gb": 40.0, "gpus": 1}))
+    (s,) = mon.tick()
+    assert s.verdict_kind == "near-floor" and s.measured_ms == pytest.approx(9.259, abs=0.001)
+    assert mon.tick() == []  # the same counters reading is not recorded twice
+
+
+def test_hosts_pane_dram_cell_na_and_stuck():
+    from perftriage.core.analysis import counters as cnt
+    from perftriage.core.model.reducer import apply
+    from perftriage.core.model.state import SessionState
+    from perftriage.widgets.hosts import host_block
+
+    state = SessionState()
+    apply(state, ev.HostSample(host="h", gpus=[ev.GpuSample(index=0, name="NVIDIA H200"),
+                                               ev.GpuSample(index=1, name="NVIDIA H200")]))
+    assert "DRAM" not in host_block(state.hosts["h"], 0.0)  # no counter source: no column
+    apply(state, ev.GpuCountersSample(host="h", source="unavailable", error="GPM not supported"))
+    text = host_block(state.hosts["h"], 0.0)
+    assert text.count("DRAM n/a") == 2 and "bandwidth counters: GPM not supported" in text
+    stuck = cnt.make_counters(0, peak_gbs=H200_PEAK, dram_busy_pct=0)
+    stuck.stuck = True
+    apply(state, ev.GpuCountersSample(host="h", source="nvml-gpm", gpus=[
+        stuck, cnt.make_counters(1, peak_gbs=H200_PEAK, dram_busy_pct=90)]))
+    text = host_block(state.hosts["h"], 0.0)
+    assert "DRAM 0? stuck" in text and "DRAM 4333GB/s 90%" in text

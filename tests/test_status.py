@@ -77,7 +77,8 @@ def test_parse_snapshot_with_fake_output():
 
 @pytest.mark.ssh
 def test_status_json_over_ssh(make_sshd):
-    server = make_sshd(env={"PATH": f"{FAKE_DIR}:{os.environ['PATH']}"})
+    server = make_sshd(env={"PATH": f"{FAKE_DIR}:{os.environ['PATH']}",
+                            "FAKE_NVSMI_DMON_DELAY": "0.1"})
     res = CliRunner().invoke(cli, ["--ssh-config", str(server.ssh_config), "status", "--host",
                                    server.alias, "--host", "localhost", "--json"])
     assert res.exit_code == 0, res.output
@@ -88,3 +89,28 @@ def test_status_json_over_ssh(make_sshd):
     assert [g["index"] for g in remote["gpus"]] == [0, 1]
     assert remote["gpus"][0]["mem_total_mib"] == 143771.0
     assert remote["gpus"][0]["name"] == "NVIDIA H200"
+    # GPM counters from one `nvidia-smi dmon --gpm-metrics 10,2,3,5 -d 1 -c 3` (issue 13)
+    g0, g1 = remote["gpus"]
+    assert (g0["dram_bw_pct"], g1["dram_bw_pct"]) == (56, 57)
+    assert g0["dram_bw_gbs"] == pytest.approx(0.56 * 4800, abs=0.1)  # table peak: no bus width remotely
+    assert (g0["sm_active_pct"], g0["sm_occupancy_pct"], g0["tensor_active_pct"]) == (99, 80, 0)
+    assert g0["gpm_error"] is None
+    local = next(h for h in doc["hosts"] if h["host"] == "localhost")
+    for g in local["gpus"]:  # no GPM here: null with the reason, never 0
+        assert g["dram_bw_pct"] is None and g["gpm_error"]
+
+
+@pytest.mark.ssh
+def test_status_gpm_unavailable_is_null_with_reason(make_sshd):
+    server = make_sshd(env={"PATH": f"{FAKE_DIR}:{os.environ['PATH']}",
+                            "FAKE_NVSMI_MODE": "gpm-unsupported"})
+    res = CliRunner().invoke(cli, ["--ssh-config", str(server.ssh_config), "status", "--host",
+                                   server.alias, "--json"])
+    assert res.exit_code == 0, res.output
+    (host,) = json.loads(res.output)["hosts"]
+    for g in host["gpus"]:
+        assert {k: g[k] for k in ("dram_bw_pct", "dram_bw_gbs", "sm_active_pct",
+                                  "sm_occupancy_pct", "tensor_active_pct")} == dict.fromkeys(
+            ("dram_bw_pct", "dram_bw_gbs", "sm_active_pct", "sm_occupancy_pct",
+             "tensor_active_pct"))
+        assert "not supported" in g["gpm_error"]

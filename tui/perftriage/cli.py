@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "status": ("perftriage.commands.status", "Print a snapshot of hosts, CPUs and GPUs."),
     "metrics": ("perftriage.commands.metrics", "Extract throughput metrics from SGLang/vLLM logs."),
     "roofline": ("perftriage.commands.roofline", "Compute the decode floor and the gap to it."),
+    "gap": ("perftriage.commands.gap", "Sample GPU bandwidth counters and explain the gap."),
     "report": ("perftriage.commands.report", "Write a Markdown report of a session."),
     "themes": ("perftriage.commands.themes", "List available themes."),
     "demo": ("perftriage.commands.demo", "Open the cockpit on a simulated SGLang server."),

@@ -3,7 +3,9 @@
 ``--json`` prints ``{"hosts": [{"host", "ok", "error", "cpu_pct",
 "mem_used_bytes", "mem_total_bytes", "load1", "gpus": [{"index", "name",
 "uuid", "util_pct", "mem_used_mib", "mem_total_mib", "power_w",
-"power_limit_w", "temp_c", "sm_clock_mhz", "mem_clock_mhz", ...}]}]}``
+"power_limit_w", "temp_c", "sm_clock_mhz", "mem_clock_mhz", ..., "dram_bw_pct",
+"dram_bw_gbs", "sm_active_pct", "sm_occupancy_pct", "tensor_active_pct",
+"gpm_error"}]}]}`` (GPM counters: null with ``gpm_error`` when unavailable)
 (null where n/a; extra fields may be added). With ``--watch`` each refresh
 is one such JSON object per line. Exit status 3 when a host could not be
 reached (its entry has ``ok: false`` and the one-line ``error``).
@@ -23,10 +25,15 @@ from perftriage.cli import EXIT_OK, EXIT_UNREACHABLE, UsageFailure
 
 
 async def _snapshot(registry, timeout: float) -> dict:
+    from perftriage.services.gpm_snapshot import host_counters, merge_into_status
     from perftriage.services.remote_sampler import snapshot_host
 
     hosts = list(registry.hosts.values())
-    results = await asyncio.gather(*(snapshot_host(h, timeout) for h in hosts))
+    results, gpm = await asyncio.gather(  # GPM counters read alongside, not after
+        asyncio.gather(*(snapshot_host(h, timeout) for h in hosts)),
+        asyncio.gather(*(host_counters(h, timeout) for h in hosts)))
+    for entry, (counters, error, _source) in zip(results, gpm, strict=True):
+        merge_into_status(entry, counters, error)
     return {"hosts": list(results)}
 
 
@@ -55,6 +62,9 @@ def render_text(snap: dict) -> str:
                 f"  power {_n(g['power_w'])}/{_n(g['power_limit_w'])} W"
                 f"  temp {_n(g['temp_c'])}°C  SM {_n(g['sm_clock_mhz'])} MHz"
                 f"  mem clock {_n(g['mem_clock_mhz'])} MHz"
+                + (f"  DRAM {_n(g.get('dram_bw_gbs'))} GB/s ({_n(g.get('dram_bw_pct'))}%)"
+                   if g.get("dram_bw_pct") is not None else
+                   f"  DRAM n/a ({g['gpm_error']})" if g.get("gpm_error") else "")
             )
     return "\n".join(lines)
 

@@ -74,6 +74,7 @@ class Cockpit:
         for host in self.registry.hosts.values():  # SSH connection state -> Hosts pane
             if not host.local and hasattr(host.transport, "maintain"):
                 self._tasks.append(loop.create_task(self._watch_connection(host.name)))
+        self._start_counters()
         for host in self.registry.hosts.values():  # host config `logs`: followed from the start
             for path in host.config.logs:
                 self.logs.open_file(host.name, path)
@@ -95,6 +96,15 @@ class Cockpit:
         self.spawn(self._sample_remote(host.name))
         if hasattr(host.transport, "maintain"):
             self.spawn(self._watch_connection(host.name))
+
+    def _start_counters(self) -> None:
+        """GPU bandwidth counters per host (issue 13) and the live gap recorder."""
+        from perftriage.services.gpm_wiring import counter_source  # noqa: PLC0415
+        from perftriage.services.gap_monitor import GapMonitor  # noqa: PLC0415
+
+        for host in self.registry.hosts.values():
+            self.add_source(counter_source(host, self.session, self.sample_interval))
+        self.add_source(GapMonitor(self.session.state, self.session.emit, self.registry))
 
     def add_source(self, source: Source) -> Source:
         """Start ``source``; it stops with the cockpit."""

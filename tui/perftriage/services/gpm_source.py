@@ -27,6 +27,7 @@ from perftriage.core.analysis import counters as cnt
 from perftriage.core.analysis.gpus import Peak, peak_bandwidth
 from perftriage.core.model.events import Event, GpuCounters, GpuCountersSample
 from perftriage.core.parse import dmon
+from perftriage.core.sanitize import visible
 from perftriage.services.source import BaseSource
 from perftriage.transport.base import Transport, TransportError
 
@@ -302,7 +303,7 @@ class DmonSource(BaseSource):
 
 
 def _why(parser: dmon.DmonStream, got: int, default: str) -> str:
-    if parser.errors:
-        return dmon.unavailable_reason(parser.errors) or parser.errors[-1]
+    if parser.errors:  # remote text: made visible-safe before it is shown or recorded
+        return dmon.unavailable_reason(parser.errors) or visible(parser.errors[-1])[:200]
     return default if got else "gave no output"
 

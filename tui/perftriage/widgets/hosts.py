@@ -41,6 +41,21 @@ def _cells(markup: str) -> int:
     return Content.from_markup(markup).cell_length
 
 
+def dram_cell(hs: HostState, index: int) -> str:
+    """Achieved DRAM bandwidth of one GPU and its share of the peak (GPM), or
+    ``n/a``; empty when the host has no counter source at all."""
+    c = hs.counters
+    if c is None:
+        return ""
+    got = next((x for x in c.gpus if x.index == index), None)
+    if got is None or got.dram_busy_pct is None:
+        return "  DRAM n/a"
+    if got.stuck:
+        return f"  [{STATUS_VAR['failed']}]DRAM 0? stuck[/]"
+    gbs = f"{got.dram_bw_gbs:.0f}GB/s " if got.dram_bw_gbs is not None else ""
+    return f"  DRAM {gbs}{got.dram_busy_pct:.0f}%"
+
+
 def gpu_row(g: GpuSample, hs: HostState, show_power: bool, stale: bool, width: int = 200) -> str:
     """One GPU on one line; the sparklines shrink to fit ``width`` rather than wrap."""
     if stale:
@@ -57,6 +72,7 @@ def gpu_row(g: GpuSample, hs: HostState, show_power: bool, stale: bool, width: i
         f"  [{pwr_col}]{num(g.power_w)}/{num(g.power_limit_w)}W[/]"
         f"  [{temp_col}]{num(g.temp_c)}°C[/]"
         f"  {num(g.sm_clock_mhz)}MHz"
+        f"{dram_cell(hs, g.index)}"
     )
     room = width - _cells(row) - 2
     spark_w = min(SPARK_W, room // 2 - 1 if show_power else room)
@@ -123,6 +139,8 @@ def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: 
             if s.gpu_age_s is not None and s.gpus:
                 msg = f"GPU readings stale {_age(s.gpu_age_s)}: {s.gpu_error}"
             lines.append(f" [$text-muted]{safe(msg)}[/]")
+        if hs.counters is not None and hs.counters.error:
+            lines.append(f" [$text-muted]bandwidth counters: {safe(hs.counters.error)}[/]")
         for g in s.gpus:
             lines.append(gpu_row(g, hs, show_power, gpu_stale, width))
     elif state == "up":

@@ -52,6 +52,8 @@ class GapResult:
     verdict: str = ""
     source: str = "unavailable"
     # beyond the documented --json keys
+    verdict_kind: str = ""  # near-floor, wasted-traffic, communication, idle, access, ...
+    tokens_per_s: float | None = None
     nvlink_pct: float | None = None
     batch: int | None = None
     slowest_gpu: int | None = None
@@ -122,50 +124,52 @@ def compute(
         floor_ms=_r(floor_ms, 3), measured_ms=_r(measured_ms, 3), gap=_r(gap, 2),
         peak_gbs=_r(peak_gbs, 1), dram_bw_gbs=_r(achieved, 1), dram_busy_pct=_r(busy, 1),
         useful_bw_gbs=_r(useful, 1), traffic_ratio=_r(ratio, 2), idle_pct=_r(idle, 1),
-        gpus=per_gpu, source=source, nvlink_pct=_r(nvlink_pct, 1), batch=bs,
+        gpus=per_gpu, source=source, tokens_per_s=_r(tokens_per_s, 2),
+        nvlink_pct=_r(nvlink_pct, 1), batch=bs if tokens_per_s else batch,
         slowest_gpu=slowest, ms_label=label, error=error,
     )
-    result.verdict = verdict(result, counters)
+    result.verdict_kind, result.verdict = verdict(result, counters)
     return result
 
 
-def verdict(r: GapResult, counters: list[Any] = ()) -> str:
-    """The gap in words: which of traffic, communication or idling explains it."""
+def verdict(r: GapResult, counters: list[Any] = ()) -> tuple[str, str]:
+    """(kind, words): which of traffic, communication or idling explains the gap."""
     stuck = [c.index for c in counters if getattr(c, "stuck", False)]
     if stuck:
-        return (f"GPM counters read 0 on GPU {', '.join(map(str, stuck))} while it is busy: "
-                "not trusted (another profiler may hold them)")
+        return "stuck", (f"GPM counters read 0 on GPU {', '.join(map(str, stuck))} while it is "
+                         "busy: not trusted (another profiler may hold them)")
     if r.dram_busy_pct is None:
         why = f" ({r.error})" if r.error else ""
         if r.gap is not None:
-            return f"gap {r.gap:.1f}x to the floor; no bandwidth counters{why}"
-        return f"no bandwidth counters{why}"
+            return "no-counters", f"gap {r.gap:.1f}x to the floor; no bandwidth counters{why}"
+        return "no-counters", f"no bandwidth counters{why}"
     if r.gap is not None and r.gap <= NEAR_FLOOR:
-        return f"within {max(0.0, (r.gap - 1) * 100):.0f} % of the floor (15 % counts as there)"
-    words = _main_cause(r)
+        return "near-floor", (f"within {max(0.0, (r.gap - 1) * 100):.0f} % of the floor "
+                              "(15 % counts as there)")
+    kind, words = _main_cause(r)
     if r.slowest_gpu is not None and r.gpus:
         spread = [g.dram_busy_pct for g in r.gpus if g.dram_busy_pct is not None]
         if max(spread) - min(spread) >= SPREAD_PCT:
             words += (f"; GPU {r.slowest_gpu} is the slowest (DRAM {max(spread):.0f} % busy, "
                       f"{min(spread):.0f} % on the least busy)")
-    return words
+    return kind, words
 
 
-def _main_cause(r: GapResult) -> str:
+def _main_cause(r: GapResult) -> tuple[str, str]:
     idle = r.idle_pct if r.idle_pct is not None else 0.0
     if r.traffic_ratio is not None and r.traffic_ratio >= WASTE_RATIO:
-        return (f"memory moves {r.traffic_ratio:.1f}x the bytes a token needs: "
+        return "wasted-traffic", (f"memory moves {r.traffic_ratio:.1f}x the bytes a token needs: "
                 "look for dtype conversions or unfused kernels")
     if idle >= IDLE_PCT and r.nvlink_pct is not None and r.nvlink_pct >= LINK_BUSY_PCT:
-        return (f"memory idle {idle:.0f} % of the time while NVLink is {r.nvlink_pct:.0f} % busy: "
+        return "communication", (f"memory idle {idle:.0f} % of the time while NVLink is {r.nvlink_pct:.0f} % busy: "
                 "communication-bound, look at the TP/EP layout and the all-reduce")
     if idle >= IDLE_PCT:
-        return (f"memory and links idle {idle:.0f} % of the time: "
+        return "idle", (f"memory and links idle {idle:.0f} % of the time: "
                 "look at launch overhead, CUDA graphs, host stalls")
     if r.measured_ms is None:
-        return (f"memory {r.dram_busy_pct:.0f} % busy; no token rate yet "
+        return "no-rate", (f"memory {r.dram_busy_pct:.0f} % busy; no token rate yet "
                 "(follow the server log to compare with the floor)")
-    return (f"memory {r.dram_busy_pct:.0f} % busy at {r.traffic_ratio or 0:.1f}x the useful bytes "
+    return "access", (f"memory {r.dram_busy_pct:.0f} % busy at {r.traffic_ratio or 0:.1f}x the useful bytes "
             "but below peak: look at the access pattern (small or strided reads)")
 
 

@@ -282,10 +282,12 @@ class GapSample(Event, tag="gap.sample"):
     useful_bw_gbs: float | None = None
     traffic_ratio: float | None = None
     idle_pct: float | None = None
+    tokens_per_s: float | None = None
     nvlink_pct: float | None = None
     batch: int | None = None
     slowest_gpu: int | None = None
     verdict: str = ""
+    verdict_kind: str = ""
     source: CounterSource = "unavailable"
 
 

@@ -31,9 +31,12 @@ COLUMNS = {
 }
 
 
-def dmon_command(metrics: tuple[int, ...] = GPM_METRICS, delay_s: int = 1) -> str:
+def dmon_command(metrics: tuple[int, ...] = GPM_METRICS, delay_s: int = 1,
+                 count: int | None = None) -> str:
+    """The command line (only integers go in: nothing to quote)."""
     ids = ",".join(str(int(m)) for m in metrics)
-    return f"nvidia-smi dmon --gpm-metrics {ids} -d {max(1, int(delay_s))}"
+    tail = f" -c {int(count)}" if count else ""
+    return f"nvidia-smi dmon --gpm-metrics {ids} -d {max(1, int(delay_s))}{tail}"
 
 
 @dataclass

@@ -23,6 +23,7 @@ from perftriage.core.model import host_info
 from perftriage.core.parse import logparse
 from perftriage.core.model import reducer
 from perftriage.core.analysis import roofline
+from perftriage.core.report.bandwidth import bandwidth_section
 from perftriage.core.model.state import Evidence, Hypothesis, ProbeState, SessionState
 from perftriage.core.report.log_scan import (  # noqa: F401  (re-exported)
     LogScan,
@@ -354,6 +355,7 @@ def render(
         lines += [f"> Warning: the transcript has a problem at {p}; everything before it is "
                   "included.", ""]
     lines += _gap_section(state)
+    lines += bandwidth_section(state, clock)
     lines += engine_section(state)
     lines += _hypotheses_section(state)
     lines += _probes_section(state)

@@ -1,0 +1,68 @@
+"""The live gap of one host from the session state (the Gap view and the
+recorded ``gap.sample`` events use the same function, so replay shows what
+was seen live).
+
+Bytes per step come from the latest roofline inputs (the G form's
+``gap.computed`` event); tokens/s and the batch size from the followed log
+with the newest decode line; counters and peaks from the host's latest
+``gpu.counters``; NVLink capacity from the host's info
+(``nvlink_capacity_gbs``, per GPU and direction).
+"""
+
+from __future__ import annotations
+
+from perftriage.core.analysis import gap as gap_math
+from perftriage.core.analysis import roofline
+from perftriage.core.model.state import SessionState
+
+
+def bytes_from_inputs(inputs: dict) -> float | None:
+    try:
+        return roofline.bytes_per_step_gb(
+            inputs.get("weights_gb"), inputs.get("active_params_b"), inputs.get("bits"),
+            inputs.get("kv_gb"))
+    except (roofline.RooflineError, TypeError):
+        return None
+
+
+def token_rate(state: SessionState) -> tuple[float | None, int | None]:
+    """(gen tok/s, running requests) of the log whose metrics came last."""
+    best = None
+    for src in state.logs.values():
+        m = src.metrics
+        if m.latest_gen_tps and (best is None or m.count > best.count):
+            best = m
+    if best is None:
+        return None, None
+    return best.latest_gen_tps, best.latest_running
+
+
+def counters_host(state: SessionState, prefer: str | None = None) -> str | None:
+    """The host to show: ``prefer`` when it has counters, else the first that has."""
+    if prefer and (hs := state.hosts.get(prefer)) and hs.counters is not None:
+        return prefer
+    for name, hs in state.hosts.items():
+        if hs.counters is not None and hs.counters.gpus:
+            return name
+    for name, hs in state.hosts.items():
+        if hs.counters is not None:
+            return name
+    return None
+
+
+def live_gap(state: SessionState, host: str) -> gap_math.GapResult | None:
+    hs = state.hosts.get(host)
+    if hs is None or hs.counters is None:
+        return None
+    inputs = state.gaps[-1].inputs if state.gaps else {}
+    counters = hs.counters.gpus
+    peaks = [c.peak_gbs for c in counters if c.peak_gbs]
+    peak = sum(peaks) / len(peaks) if peaks else None
+    n_gpus = inputs.get("gpus") if isinstance(inputs.get("gpus"), int) else None
+    tps, batch = token_rate(state)
+    capacity = hs.info.get("nvlink_capacity_gbs") or {}
+    return gap_math.compute(
+        bytes_gb=bytes_from_inputs(inputs), counters=counters, peak_gbs=peak, n_gpus=n_gpus,
+        tokens_per_s=tps, batch=batch,
+        nvlink_capacity_gbs=min(capacity.values()) if capacity else None,
+        source=hs.counters.source, error=hs.counters.error)

@@ -1,0 +1,24 @@
+"""Which counter source a host gets: NVML GPM here, one dmon stream there."""
+
+from __future__ import annotations
+
+from perftriage.core.analysis.gpus import peak_bandwidth
+from perftriage.services.gpm_snapshot import is_local
+from perftriage.services.gpm_source import DmonSource, LocalGpmSource
+from perftriage.services.source import BaseSource
+
+
+def counter_source(host, session, interval: float = 1.0, nvml=None) -> BaseSource:
+    """The bandwidth-counter source for ``host``. A remote host's peak comes
+    from its NVML (recorded as host info by the sampler), else the table by the
+    GPU name its samples carry."""
+    if is_local(host):
+        return LocalGpmSource(host.name, session.emit, interval, nvml=nvml)
+
+    def peaks(index: int):
+        hs = session.state.hosts.get(host.name)
+        name = next((g.name for g in (hs.gpus if hs else []) if g.index == index), "")
+        nvml_gbs = (hs.info.get("bandwidth_gbs") or {}) if hs else {}
+        return name, peak_bandwidth(name, measured_gbs=nvml_gbs.get(str(index)))
+
+    return DmonSource(host.name, host.transport, session.emit, peaks)
