@@ -227,3 +227,9 @@ def test_events_round_trip_and_reducer():
     assert state.host("h").counters.gpus[0].dram_bw_gbs == pytest.approx(4332.9, abs=0.1)
     assert list(state.host("h").dram_history[0]) == [pytest.approx(4332.9, abs=0.1)]
     assert state.gap_samples[-1].verdict == r.verdict
+
+
+def test_counters_below_useful_bytes_are_called_inconsistent():
+    c = [cnt.make_counters(0, peak_gbs=H200_PEAK, dram_busy_pct=0)]
+    r = gap.compute(bytes_gb=40, counters=c, peak_gbs=H200_PEAK, tokens_per_s=108)
+    assert r.verdict_kind == "inconsistent" and "token rate is stale" in r.verdict

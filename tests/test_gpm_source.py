@@ -110,9 +110,9 @@ async def test_dmon_over_ssh_one_process_many_samples(sshd, tmp_path):
     transport = SSHTransport("loopback", sshd.alias, ssh_config=sshd.ssh_config, preamble=preamble)
     sink = Sink()
     src = gs.DmonSource("loopback", transport, sink, peaks, backoff_max_s=0.2,
-                        min_interval_s=0.05, stall_s=2.0)
+                        min_interval_s=0.05, stall_s=15.0)
     try:
-        await run_until(src, lambda: len(sink.of(ev.GpuCountersSample)) >= 5)
+        await run_until(src, lambda: len(sink.of(ev.GpuCountersSample)) >= 5, timeout=60)
         got = sink.of(ev.GpuCountersSample)
         assert all(e.source == "nvidia-smi-dmon" for e in got)
         g0, g1 = got[-1].gpus
@@ -125,7 +125,7 @@ async def test_dmon_over_ssh_one_process_many_samples(sshd, tmp_path):
         await asyncio.sleep(0.3)
         control.write_text("ok")
         before = len(sink.of(ev.GpuCountersSample))
-        await run_until(src, lambda: len(sink.of(ev.GpuCountersSample)) >= before + 2)
+        await run_until(src, lambda: len(sink.of(ev.GpuCountersSample)) >= before + 2, timeout=60)
         assert len(log.read_text().splitlines()) >= 2
     finally:
         await transport.close()

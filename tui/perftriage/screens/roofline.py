@@ -7,11 +7,13 @@ recomputed as you type; Enter records a ``GapComputed`` event."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Vertical
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
@@ -20,6 +22,7 @@ from perftriage.core.model import host_info
 from perftriage.core.model.engine_state import ms_per_token_for
 from perftriage.core.report.markdown import batch1_ms_per_token
 from perftriage.core.model.state import SessionState
+from perftriage.widgets.gap_view import GapView
 from perftriage.widgets.status_style import styled
 
 # (input id, label, compute() keyword, help)
@@ -118,6 +121,7 @@ class RooflineScreen(ModalScreen[tuple[roofline.RooflineResult, dict[str, Any]] 
     def __init__(self, state: SessionState, read_only: bool = False) -> None:
         super().__init__()
         self.initial = prefill(state)
+        self.session_state = state
         self.read_only = read_only
         self.result: roofline.RooflineResult | None = None
         self.kwargs: dict[str, Any] = {}
@@ -132,6 +136,7 @@ class RooflineScreen(ModalScreen[tuple[roofline.RooflineResult, dict[str, Any]] 
                     yield Input(value=self.initial.get(key, ""), id=f"rl-{key}", compact=True)
                     yield Label(help_text, classes="help")
             yield Static("", id="roofline-result")
+            yield GapView(self.session_state, id="gap-live")
             action = "Esc close" if self.read_only else "Enter record in the session · Esc close"
             yield Label(f"Tab next field · {action}", classes="help")
 
@@ -149,6 +154,7 @@ class RooflineScreen(ModalScreen[tuple[roofline.RooflineResult, dict[str, Any]] 
         out = self.query_one("#roofline-result", Static)
         try:
             self.kwargs = parse(self.values())
+            self._follow_form(self.kwargs)
             self.result = roofline.compute(**self.kwargs)
         except roofline.RooflineError as exc:
             self.result = None
@@ -166,6 +172,14 @@ class RooflineScreen(ModalScreen[tuple[roofline.RooflineResult, dict[str, Any]] 
                                                    roofline.fmt_gap(r.gap)))
             lines.append(f"efficiency   {r.efficiency_pct:.1f}% of memory bandwidth")
         out.update("\n".join(lines))
+
+    def _follow_form(self, kwargs: dict[str, Any]) -> None:
+        """The live Gap view uses the form's bytes per step as they are typed
+        (its peak comes from the counters, so no bandwidth field is needed)."""
+        with contextlib.suppress(NoMatches):
+            view = self.query_one("#gap-live", GapView)
+            view.inputs = dict(kwargs)
+            view.refresh_gap()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -41,9 +41,10 @@ def _cells(markup: str) -> int:
     return Content.from_markup(markup).cell_length
 
 
-def dram_cell(hs: HostState, index: int) -> str:
+def dram_cell(hs: HostState, index: int, room: int = 200) -> str:
     """Achieved DRAM bandwidth of one GPU and its share of the peak (GPM), or
-    ``n/a``; empty when the host has no counter source at all."""
+    ``n/a``; empty when the host has no counter source at all. The widest
+    form that fits ``room`` cells (a GPU row never wraps)."""
     c = hs.counters
     if c is None:
         return ""
@@ -52,8 +53,12 @@ def dram_cell(hs: HostState, index: int) -> str:
         return "  DRAM n/a"
     if got.stuck:
         return f"  [{STATUS_VAR['failed']}]DRAM 0? stuck[/]"
-    gbs = f"{got.dram_bw_gbs:.0f}GB/s " if got.dram_bw_gbs is not None else ""
-    return f"  DRAM {gbs}{got.dram_busy_pct:.0f}%"
+    pct = f"{got.dram_busy_pct:.0f}%"
+    if got.dram_bw_gbs is None:
+        return f"  DRAM {pct}"
+    forms = (f"  DRAM {got.dram_bw_gbs:.0f}GB/s {pct}", f" DRAM {got.dram_bw_gbs:.0f}GB/s {pct}",
+             f" DRAM {got.dram_bw_gbs / 1000:.2f}T {pct}")
+    return next((f for f in forms if len(f) <= room), forms[-1])
 
 
 def gpu_row(g: GpuSample, hs: HostState, show_power: bool, stale: bool, width: int = 200) -> str:
@@ -72,8 +77,8 @@ def gpu_row(g: GpuSample, hs: HostState, show_power: bool, stale: bool, width: i
         f"  [{pwr_col}]{num(g.power_w)}/{num(g.power_limit_w)}W[/]"
         f"  [{temp_col}]{num(g.temp_c)}°C[/]"
         f"  {num(g.sm_clock_mhz)}MHz"
-        f"{dram_cell(hs, g.index)}"
     )
+    row += dram_cell(hs, g.index, width - _cells(row) - 2)
     room = width - _cells(row) - 2
     spark_w = min(SPARK_W, room // 2 - 1 if show_power else room)
     if spark_w >= 4:

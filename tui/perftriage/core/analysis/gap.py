@@ -25,6 +25,7 @@ WASTE_RATIO = 1.5  # DRAM moves this many times the useful bytes: wasted traffic
 IDLE_PCT = 30.0  # DRAM idle at least this share of the time: not memory-bound
 LINK_BUSY_PCT = 40.0  # NVLink this busy while DRAM idles: communication-bound
 SPREAD_PCT = 15.0  # DRAM busy differs this much between GPUs: one GPU lags
+TOO_LITTLE = 0.7  # DRAM moved less than this share of the useful bytes: inputs disagree
 
 
 
@@ -143,6 +144,10 @@ def verdict(r: GapResult, counters: list[Any] = ()) -> tuple[str, str]:
         if r.gap is not None:
             return "no-counters", f"gap {r.gap:.1f}x to the floor; no bandwidth counters{why}"
         return "no-counters", f"no bandwidth counters{why}"
+    if r.traffic_ratio is not None and r.traffic_ratio < TOO_LITTLE:
+        return "inconsistent", (
+            f"DRAM moved {r.dram_bw_gbs:.0f} GB/s but the token rate needs {r.useful_bw_gbs:.0f}: "
+            "the token rate is stale (server idle?) or the bytes per token are too high")
     if r.gap is not None and r.gap <= NEAR_FLOOR:
         return "near-floor", (f"within {max(0.0, (r.gap - 1) * 100):.0f} % of the floor "
                               "(15 % counts as there)")

@@ -50,11 +50,14 @@ def counters_host(state: SessionState, prefer: str | None = None) -> str | None:
     return None
 
 
-def live_gap(state: SessionState, host: str) -> gap_math.GapResult | None:
+def live_gap(state: SessionState, host: str, inputs: dict | None = None) -> gap_math.GapResult | None:
+    """The gap of ``host`` now; ``inputs`` (roofline keywords) default to the
+    latest recorded ones."""
     hs = state.hosts.get(host)
     if hs is None or hs.counters is None:
         return None
-    inputs = state.gaps[-1].inputs if state.gaps else {}
+    if inputs is None:
+        inputs = state.gaps[-1].inputs if state.gaps else {}
     counters = hs.counters.gpus
     peaks = [c.peak_gbs for c in counters if c.peak_gbs]
     peak = sum(peaks) / len(peaks) if peaks else None
