@@ -16,6 +16,7 @@ from tests.helpers import wait_for
 from tests.test_remote_sampler import Sink
 from perftriage.core.analysis.gpus import peak_bandwidth
 from perftriage.core.model import events as ev
+from perftriage.services import gpm_remote as gr
 from perftriage.services import gpm_source as gs
 from perftriage.transport.local import LocalTransport
 
@@ -82,6 +83,12 @@ def fake_env(tmp_path, mode="ok"):
     return preamble, control, log
 
 
+def with_fake_pynvml(preamble: str, mode: str = "ok") -> str:
+    tests = Path(__file__).parent
+    path = f"{tests / 'fake_pynvml_module'}:{tests}"
+    return f"{preamble} PYTHONPATH={shlex.quote(path)} FAKE_NVML_MODE={shlex.quote(mode)}"
+
+
 async def run_until(src, predicate, timeout=20):
     task = asyncio.create_task(src.run())
     try:
@@ -95,7 +102,7 @@ async def test_dmon_unsupported_reason_and_restart(tmp_path):
     preamble, control, log = fake_env(tmp_path, "gpm-unsupported")
     sink = Sink()
     t = LocalTransport("box", preamble)
-    src = gs.DmonSource("box", t, sink, peaks, backoff_max_s=0.1, min_interval_s=0.05)
+    src = gr.RemoteGpmSource("box", t, sink, peaks, backoff_max_s=0.1, min_interval_s=0.05)
     await run_until(src, lambda: sink.of(ev.GpuCountersSample))
     (e,) = sink.of(ev.GpuCountersSample)
     assert e.source == "unavailable" and "not supported" in e.error and src.state == "down"
@@ -109,7 +116,7 @@ async def test_dmon_over_ssh_one_process_many_samples(sshd, tmp_path):
     preamble, control, log = fake_env(tmp_path)
     transport = SSHTransport("loopback", sshd.alias, ssh_config=sshd.ssh_config, preamble=preamble)
     sink = Sink()
-    src = gs.DmonSource("loopback", transport, sink, peaks, backoff_max_s=0.2,
+    src = gr.RemoteGpmSource("loopback", transport, sink, peaks, backoff_max_s=0.2,
                         min_interval_s=0.05, stall_s=15.0)
     try:
         await run_until(src, lambda: len(sink.of(ev.GpuCountersSample)) >= 5, timeout=60)
@@ -174,3 +181,42 @@ def test_hosts_pane_dram_cell_na_and_stuck():
         stuck, cnt.make_counters(1, peak_gbs=H200_PEAK, dram_busy_pct=90)]))
     text = host_block(state.hosts["h"], 0.0)
     assert "DRAM 0? stuck" in text and "DRAM 4333GB/s 90%" in text
+
+
+@pytest.mark.ssh
+async def test_remote_pynvml_stream_over_ssh_no_dmon(sshd, tmp_path):
+    from perftriage.transport.ssh import SSHTransport
+
+    preamble, control, log = fake_env(tmp_path)
+    transport = SSHTransport("loopback", sshd.alias, ssh_config=sshd.ssh_config,
+                             preamble=with_fake_pynvml(preamble))
+    sink = Sink()
+    src = gr.RemoteGpmSource("loopback", transport, sink, peaks, min_interval_s=0.05)
+    try:
+        await run_until(src, lambda: len(sink.of(ev.GpuCountersSample)) >= 2, timeout=60)
+    finally:
+        await transport.close()
+    e = sink.of(ev.GpuCountersSample)[-1]
+    assert e.source == "nvml-gpm" and [g.dram_busy_pct for g in e.gpus] == [50, 51]
+    assert e.gpus[0].peak_gbs == H200_PEAK and e.peak_source.startswith("nvml")  # bus width known
+    assert e.gpus[1].nvlink_rx_gbs == pytest.approx(1024 * 1024 * 1024 / 1e9, abs=0.01)
+    assert not log.exists()  # the host's pynvml answered: no nvidia-smi started
+
+
+async def test_remote_pynvml_without_gpm_says_why(tmp_path):
+    preamble, control, log = fake_env(tmp_path)
+    sink = Sink()
+    t = LocalTransport("box", with_fake_pynvml(preamble, "pre-hopper"))
+    src = gr.RemoteGpmSource("box", t, sink, peaks, backoff_max_s=0.1, min_interval_s=0.05)
+    await run_until(src, lambda: sink.of(ev.GpuCountersSample))
+    (e,) = sink.of(ev.GpuCountersSample)
+    assert e.source == "unavailable" and "pre-Hopper" in e.error and src.state == "down"
+    assert not log.exists()  # not the dmon fallback: pynvml answered and said why
+    await t.close()
+
+
+def test_remote_command_quotes_the_python_path():
+    cmd = gr.remote_command("/opt/my env/bin/python3")
+    assert cmd.startswith("'/opt/my env/bin/python3' -u -c ")
+    assert "exec nvidia-smi dmon --gpm-metrics 10,2,3,5 -d 1" in cmd
+    assert gr.remote_command(None) == "exec nvidia-smi dmon --gpm-metrics 10,2,3,5 -d 1 2>&1"

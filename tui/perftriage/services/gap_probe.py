@@ -19,7 +19,8 @@ from perftriage.core.analysis.gpus import peak_bandwidth
 from perftriage.core.model.events import GpuCounters, GpuCountersSample
 from perftriage.core.parse import logparse
 from perftriage.services.gpm_snapshot import is_local
-from perftriage.services.gpm_source import DmonSource, LocalGpmSource
+from perftriage.services.gpm_remote import RemoteGpmSource, table_peaks
+from perftriage.services.gpm_source import LocalGpmSource
 from perftriage.services.remote_sampler import fetch_info
 from perftriage.transport.base import TransportError
 
@@ -119,13 +120,9 @@ async def collect(host, seconds: float, *, nvml=None, warmup_s: float = 15.0,
     else:
         info = await fetch_info(host.transport)
         names = await gpu_names(host.transport)
-        nvml_gbs = info.get("bandwidth_gbs") or {}
-
-        def peaks(index: int):
-            name = names.get(index, "")
-            return name, peak_bandwidth(name, measured_gbs=nvml_gbs.get(str(index)))
-
-        src = DmonSource(host.name, host.transport, got.append, peaks)
+        src = RemoteGpmSource(host.name, host.transport, got.append,
+                              table_peaks(names, info.get("bandwidth_gbs")),
+                              python=host.config.python)
     task = asyncio.create_task(src.run())
     try:
         loop = asyncio.get_running_loop()

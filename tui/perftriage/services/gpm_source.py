@@ -1,11 +1,10 @@
-"""Per-GPU bandwidth counters (NVML GPM) as a Source: local through NVML,
-remote through one long-lived ``nvidia-smi dmon --gpm-metrics`` per host.
+"""Per-GPU bandwidth counters (NVML GPM) of this machine as a Source (the
+remote one is :mod:`perftriage.services.gpm_remote`).
 
 Local: ``nvmlGpmQueryDeviceSupport`` once per GPU, then one GPM sample per GPU
 per interval (two buffers, swapped) and ``nvmlGpmMetricsGet`` over the pair:
 DRAM bandwidth utilisation, SM active, SM occupancy, tensor active, NVLink
-rx/tx. Remote: the dmon stream is read by :class:`perftriage.core.parse.dmon.DmonStream`;
-after its start no process is spawned per sample.
+rx/tx.
 
 Unavailable counters are said so with the reason (pre-Hopper, MIG, a VM that
 hides them, an old driver, a profiler holding them): a ``gpu.counters`` event
@@ -19,17 +18,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
 from perftriage.core.analysis import counters as cnt
 from perftriage.core.analysis.gpus import Peak, peak_bandwidth
 from perftriage.core.model.events import Event, GpuCounters, GpuCountersSample
-from perftriage.core.parse import dmon
-from perftriage.core.sanitize import visible
 from perftriage.services.source import BaseSource
-from perftriage.transport.base import Transport, TransportError
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +49,13 @@ _NVML_REASONS = {
     "NVMLError_LibraryNotFound": "no NVIDIA driver (libnvidia-ml not found)",
     "NVMLError_DriverNotLoaded": "no NVIDIA driver loaded",
 }
+
+
+def nvml_reason_name(name: str) -> str:
+    """The reason for an NVML error class named ``name`` (as a remote host reports it)."""
+    if name == "MIG":
+        return "GPM per device is unavailable with MIG enabled"
+    return _NVML_REASONS.get(name, f"NVML: {name}")
 
 
 def nvml_reason(exc: BaseException) -> str:
@@ -211,99 +213,3 @@ class LocalGpmSource(BaseSource):
         skipped = "; ".join(f"GPU {i}: {why}" for i, why in sorted(self.reader.skipped.items()))
         return GpuCountersSample(host=self.host, source="nvml-gpm", gpus=gpus,
                                  error=skipped or None, peak_source=self.reader.peak_source)
-
-
-PeakLookup = Callable[[int], tuple[str, Peak]]
-
-
-def table_peaks(names: dict[int, str], nvml_gbs: dict[str, float | None] | None = None) -> PeakLookup:
-    """Peak per GPU index: the host's NVML figure when known, else the table."""
-    def lookup(index: int) -> tuple[str, Peak]:
-        name = names.get(index, "")
-        return name, peak_bandwidth(name, measured_gbs=(nvml_gbs or {}).get(str(index)))
-    return lookup
-
-
-class DmonSource(BaseSource):
-    """One ``nvidia-smi dmon --gpm-metrics 10,2,3,5 -d 1`` on a host, for ever:
-    restarted with back-off when it exits; a complete sample (a row per GPU)
-    becomes one ``gpu.counters`` event."""
-
-    def __init__(self, host: str, transport: Transport, emit: Callable[[Event], object],
-                 peaks: PeakLookup, *, backoff_max_s: float = 30.0,
-                 stall_s: float = 15.0, min_interval_s: float = MIN_INTERVAL_S) -> None:
-        super().__init__()
-        self.name, self.host = f"gpm:{host}", host
-        self.transport = transport
-        self.emit = emit
-        self._peaks = peaks
-        self.backoff_max_s = backoff_max_s
-        self.stall_s = stall_s
-        self.starts = 0
-        self.stuck = cnt.StuckDetector()
-        self._last_emit = 0.0
-        self.min_interval_s = min_interval_s
-
-    async def run(self) -> None:
-        backoff = 1.0
-        while True:
-            self.starts += 1
-            reason = await self._stream_once()
-            unavailable = dmon.unavailable_reason([reason]) if reason else None
-            if unavailable:
-                self.set_state("down", unavailable)
-                self.emit(GpuCountersSample(host=self.host, source="unavailable", error=unavailable))
-                backoff = max(backoff, 60.0)  # it will not come back soon: ask rarely
-            else:
-                self.set_state("retrying", f"nvidia-smi dmon {reason}")
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, max(self.backoff_max_s, backoff))
-
-    async def _stream_once(self) -> str:
-        stream = self.transport.stream_batches(dmon.dmon_command() + " 2>&1")
-        parser = dmon.DmonStream()
-        got = 0
-        try:
-            while True:
-                try:
-                    batch = await asyncio.wait_for(anext(stream), self.stall_s if got else 30.0)
-                except StopAsyncIteration:
-                    return _why(parser, got, "exited")
-                except TimeoutError:
-                    return "stalled"
-                got += len(batch)
-                for sample in parser.feed(batch):
-                    self._on_sample(sample)
-        except TransportError as exc:
-            return exc.reason
-        finally:
-            with contextlib.suppress(Exception):
-                await stream.aclose()  # kills the remote dmon
-
-    def _on_sample(self, sample: list[dmon.GpmReading]) -> None:
-        if not any(r.has_gpm for r in sample):
-            return  # dmon's first two intervals: '-' while GPM primes
-        now = time.monotonic()
-        if now - self._last_emit < self.min_interval_s * 0.9:
-            return
-        self._last_emit = now
-        gpus, source = [], None
-        for r in sample:
-            name, peak = self._peaks(r.index)
-            source = source or peak.source
-            gpus.append(self.stuck.check(cnt.make_counters(
-                r.index, name=name, peak_gbs=peak.gbs, dram_busy_pct=r.dram_busy_pct,
-                sm_active_pct=r.sm_active_pct, sm_occupancy_pct=r.sm_occupancy_pct,
-                tensor_active_pct=r.tensor_active_pct,
-                nvlink_rx_gbs=cnt.mibs_to_gbs(r.nvlink_rx_mibs),
-                nvlink_tx_gbs=cnt.mibs_to_gbs(r.nvlink_tx_mibs), util_pct=r.util_pct)))
-        self.set_state("up")
-        self.emit(GpuCountersSample(host=self.host, source="nvidia-smi-dmon", gpus=gpus,
-                                    peak_source=source))
-
-
-def _why(parser: dmon.DmonStream, got: int, default: str) -> str:
-    if parser.errors:  # remote text: made visible-safe before it is shown or recorded
-        return dmon.unavailable_reason(parser.errors) or visible(parser.errors[-1])[:200]
-    return default if got else "gave no output"
-

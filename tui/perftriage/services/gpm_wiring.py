@@ -1,10 +1,12 @@
-"""Which counter source a host gets: NVML GPM here, one dmon stream there."""
+"""Which counter source a host gets: NVML GPM here; there one long-lived
+command (the host's pynvml, else nvidia-smi dmon)."""
 
 from __future__ import annotations
 
 from perftriage.core.analysis.gpus import peak_bandwidth
 from perftriage.services.gpm_snapshot import is_local
-from perftriage.services.gpm_source import DmonSource, LocalGpmSource
+from perftriage.services.gpm_remote import RemoteGpmSource
+from perftriage.services.gpm_source import LocalGpmSource
 from perftriage.services.source import BaseSource
 
 
@@ -21,4 +23,5 @@ def counter_source(host, session, interval: float = 1.0, nvml=None) -> BaseSourc
         nvml_gbs = (hs.info.get("bandwidth_gbs") or {}) if hs else {}
         return name, peak_bandwidth(name, measured_gbs=nvml_gbs.get(str(index)))
 
-    return DmonSource(host.name, host.transport, session.emit, peaks)
+    return RemoteGpmSource(host.name, host.transport, session.emit, peaks,
+                           python=host.config.python)
