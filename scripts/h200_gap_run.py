@@ -59,7 +59,9 @@ async def main(standin: str, seconds: float) -> None:
     log = RUN / "server.log"
     log.write_text("")
     config = Config(hosts=[HostConfig(name="localhost", logs=[str(log)]),
-                           HostConfig(name="viadmon", preamble="export PERFTRIAGE_PATH=dmon")])
+                           # python "": no pynvml path, so this host is read through dmon
+                           HostConfig(name="viadmon", preamble="export PERFTRIAGE_PATH=dmon",
+                                      python="")])
     cockpit = Cockpit(config, RUN / "sessions", name="h200-gap-run", sample_interval=1.0)
     await cockpit.start()
     r = roofline.compute(gpus=1, weights_gb=WEIGHTS_GB, bandwidth_gbs=4814.3)
@@ -109,7 +111,8 @@ async def main(standin: str, seconds: float) -> None:
 
 def write_config(log: Path) -> Path:
     path = RUN / "config.toml"
-    path.write_text('[[hosts]]\nname = "viadmon"\npreamble = "export PERFTRIAGE_PATH=dmon"\n')
+    path.write_text('[[hosts]]\nname = "viadmon"\npreamble = "export PERFTRIAGE_PATH=dmon"\n'
+                    'python = ""\n')
     return path
 
 
