@@ -17,7 +17,7 @@ from pathlib import Path
 from perftriage.core.model import reducer
 from perftriage.core.store import transcript
 from perftriage.core.store.redact import Redactor
-from perftriage.core.model.events import Event, SessionEnded
+from perftriage.core.model.events import Event, NoteAdded, SessionEnded
 from perftriage.core.model.state import SessionState
 
 Listener = Callable[[Event], None]
@@ -49,6 +49,7 @@ class Session:
         self._listeners: list[Listener] = []
         self._ids: dict[str, itertools.count] = {}
         self.writer: transcript.TranscriptWriter | None = None
+        self._write_error_noted = False
         self.replay: bool = state is not None
         self.source_path: Path | None = None  # the transcript a replay was read from
         if sessions_dir is not None and state is None:
@@ -92,6 +93,9 @@ class Session:
                 record.t, record.wall = event.t, event.wall
         if self.writer is not None:
             self.writer.write(record if record is not None else event)
+            if self.writer.error is not None and not self._write_error_noted:
+                self._write_error_noted = True  # said once, live only (it cannot be written)
+                self.emit(NoteAdded(text=self.writer.error))
         reducer.apply(self.state, event)
         for listener in tuple(self._listeners):
             listener(event)

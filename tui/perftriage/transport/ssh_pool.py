@@ -121,6 +121,8 @@ class Request:
         self.out_end: int | None = None
         self.err_end: int | None = None
         self.done: asyncio.Future[None] = loop.create_future()
+        # a lost connection fails it even when nobody waits any more (aborted)
+        self.done.add_done_callback(lambda f: f.cancelled() or f.exception())
         self.pid_known: asyncio.Future[int] = loop.create_future()
         self.limit: int | None = None  # bytes kept per stream (plus a tail): run(limit=)
         self.out_dropped = 0

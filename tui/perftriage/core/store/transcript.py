@@ -88,6 +88,9 @@ class TranscriptWriter:
         self.last_t = 0.0
         self.ended = False
         self.counts: dict[str, int] = {}  # events per type, for the summary line
+        # why writing stopped (a full disk): the session says so once; the
+        # app goes on, nothing more is queued (memory stays bounded)
+        self.error: str | None = None
         header = self.redactor.value(header)
         self._fh.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
         self._fh.flush()
@@ -104,7 +107,7 @@ class TranscriptWriter:
         return self._fh.closed
 
     def write(self, event: ev.Event) -> None:
-        if self._fh.closed:
+        if self._fh.closed or self.error is not None:
             return
         data = self.redactor.json_line(ev.encode(event)) + b"\n"  # secrets never on disk
         self.events_written += 1
@@ -128,11 +131,22 @@ class TranscriptWriter:
         with self._io:
             with self._wake:
                 batch, self._queue = self._queue, []
-            if not batch or self._fh.closed:
+            if not batch or self._fh.closed or self.error is not None:
                 return
-            self._fh.write(b"".join(batch))
-            self._fh.flush()  # in the OS: survives a crash of this process
+            try:
+                self._fh.write(b"".join(batch))
+                self._fh.flush()  # in the OS: survives a crash of this process
+            except OSError as exc:
+                self._failed(exc)
+                return
             self._dirty = True
+
+    def _failed(self, exc: OSError) -> None:
+        if self.error is None:
+            self.error = (f"the transcript is no longer written ({exc.strerror or exc}): "
+                          f"{self.path}")
+        with self._wake:
+            self._queue.clear()
 
     def _run(self) -> None:
         while True:
@@ -151,7 +165,10 @@ class TranscriptWriter:
             if self._fh.closed:
                 return
             self._dirty = False
-            os.fsync(self._fh.fileno())
+            try:
+                os.fsync(self._fh.fileno())
+            except OSError as exc:
+                self._failed(exc)
             self._last_sync = time.monotonic()
 
     def sync(self) -> None:
@@ -167,17 +184,23 @@ class TranscriptWriter:
             self._thread.join(timeout=5)
         self._drain()
         with self._io:
-            if not self._fh.closed:
+            if not self._fh.closed and self.error is None:
                 # the summary line lets `perftriage sessions` list the file
                 # from its header and last bytes, whatever its size
-                self._fh.write(stream.summary_line(
-                    events=self.events_written, duration_s=self.last_t,
-                    counts=self.counts, ended=self.ended))
-                self._fh.flush()
+                try:
+                    self._fh.write(stream.summary_line(
+                        events=self.events_written, duration_s=self.last_t,
+                        counts=self.counts, ended=self.ended))
+                    self._fh.flush()
+                except OSError as exc:
+                    self._failed(exc)
         self._fsync()
         with self._io:
             if not self._fh.closed:
-                self._fh.close()
+                try:
+                    self._fh.close()
+                except OSError as exc:  # the unflushed rest of a full disk
+                    self._failed(exc)
 
 
 @dataclass
