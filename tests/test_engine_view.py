@@ -24,8 +24,8 @@ def engine(base: str = "sglang-0.5") -> EngineState:
 
 def test_strip_shows_the_window_figures():
     text = strip_text(engine()).plain
-    assert text.startswith("engine:n1 sglang · run 32 · q 5 · KV 50% · gen 500 tok/s")
-    assert "ITL p50/p99 10/58 ms" in text and "14.3 ms/tok" in text
+    assert text.startswith("engine:n1 sglang · ITL p50/p99 10/58 ms · 14.3 ms/tok · "
+                           "gen 500 tok/s · run 32 · q 5 · KV 50%")
     assert "TTFT p90 600 ms" in text and "hit 25%" in text and "accept 3.10" in text
 
 

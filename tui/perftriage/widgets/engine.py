@@ -27,7 +27,7 @@ class EngineStrip(Static):
     """One line per engine endpoint: its state, or its figures over the last 10 s."""
 
     DEFAULT_CSS = """
-    EngineStrip { height: auto; max-height: 3; }
+    EngineStrip { height: auto; max-height: 3; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, **kwargs) -> None:
@@ -41,14 +41,15 @@ class EngineStrip(Static):
             return
         self._seen = key
         self.display = bool(engines)
-        self.update(Text("\n").join(strip_text(es) for es in engines))
+        text = Text("\n", no_wrap=True, overflow="ellipsis").join(strip_text(es) for es in engines)
+        self.update(text)
 
 
 class LatencyHeatmap(Widget):
     """The ITL histogram over time, one column per scrape (newest at the right)."""
 
     DEFAULT_CSS = """
-    LatencyHeatmap { height: 8; }
+    LatencyHeatmap { height: 8; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, **kwargs) -> None:
@@ -74,4 +75,4 @@ class LatencyHeatmap(Widget):
         width = max(1, self.size.width - LABEL_WIDTH)
         lines = [heatmap_title(es), *heatmap_lines(list(es.itl_rows), width,
                                                     max(1, self.size.height - 1))]
-        return Text("\n").join(lines)
+        return Text("\n", no_wrap=True, overflow="ellipsis").join(lines)

@@ -13,6 +13,7 @@ from perftriage.core.view.log_window import ALL
 from perftriage.core.parse.logparse import LogMetrics
 from perftriage.core.model.state import SessionState
 from perftriage.widgets.format import safe
+from perftriage.widgets.engine import EngineStrip, LatencyHeatmap, shown_engines
 from perftriage.widgets.log_view import LogView
 from perftriage.widgets.pane import Pane
 
@@ -58,6 +59,7 @@ class LogsPane(Pane):
     LogsPane #logs-metrics { width: 1fr; height: 1; }
     LogsPane #logs-spark { width: 24; height: 1; }
     LogsPane #logs-status { height: 1; color: $text-muted; }
+    LogsPane #logs-latency { height: 7; }
     """
     BINDINGS = [
         Binding("right_square_bracket", "cycle(1)", "Next log", id="logs.next_source"),
@@ -70,14 +72,37 @@ class LogsPane(Pane):
         self.selected = ALL
         self._metrics_seen: tuple = ()
         self._status_seen: str | None = None
+        self._engines_seen = -1  # state.versions["engines"] last shown
 
     def compose(self):
         yield Tabs(Tab("all", id=_tab_id(ALL)), id="logs-tabs")
         with Horizontal(id="logs-metrics-row"):
             yield Static("no log sources — o opens a log file", id="logs-metrics")
             yield Sparkline([], id="logs-spark")
+        # the engine's own figures from its /metrics, when an endpoint is configured
+        yield EngineStrip(id="logs-engine")
+        yield LatencyHeatmap(id="logs-latency")
         yield LogView(self.app.session.state, ALL, id="logs-view")
         yield Static("", id="logs-status")
+
+    def sync(self, state: SessionState, force: bool = False) -> None:
+        super().sync(state, force)
+        version = state.versions.get("engines", 0)
+        if force or version != self._engines_seen:
+            self._engines_seen = version
+            self._render_engines(state)
+
+    def reset(self, state: SessionState) -> None:
+        super().reset(state)
+        self._engines_seen = -1
+
+    def _render_engines(self, state: SessionState) -> None:
+        src = state.logs.get(self.selected)
+        engines = shown_engines(state, src.host if src is not None else None)
+        self.query_one("#logs-engine", EngineStrip).show(engines)
+        with_rows = [es for es in engines if es.itl_rows]
+        self.query_one("#logs-latency", LatencyHeatmap).show(
+            with_rows[0] if with_rows else (engines[0] if engines else None))
 
     @property
     def view(self) -> LogView:
@@ -170,6 +195,7 @@ class LogsPane(Pane):
         self.view.set_source(state, source)
         self._render_metrics(state)
         self._render_status(state)
+        self._render_engines(state)  # the selected log's host's endpoint first
 
     def action_cycle(self, step: int) -> None:
         tabs = self.query_one("#logs-tabs", Tabs)

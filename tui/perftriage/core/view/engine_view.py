@@ -47,18 +47,19 @@ def _num(x: float | None, spec: str = ".0f") -> str:
 
 def strip_text(es: EngineState) -> Text:
     """One line: the engine's state, or its headline figures over the last window."""
-    head = Text(f"{visible(es.source)} ", style="bold")
+    head = Text(f"{visible(es.source)} ", style="bold", no_wrap=True, overflow="ellipsis")
     if es.conn_state != "up" or es.latest is None:
         reason = f": {visible(es.reason)}" if es.reason else ""
         style = "red" if es.conn_state == "down" else "yellow"
         return head + Text(f"{es.conn_state}{reason}", style=style)
     f = es.figures
-    parts = [f"{f.engine or '?'}", f"run {_num(f.running)}", f"q {_num(f.queued)}",
-             f"KV {_pct(f.token_usage)}", f"gen {_num(f.gen_tps)} tok/s"]
+    parts = [f"{f.engine or '?'}"]  # what matters most first: a narrow pane cuts the end
     if f.itl_s.p50 is not None:
         parts.append(f"ITL p50/p99 {_ms(f.itl_s.p50)}/{_ms(f.itl_s.p99)} ms")
     if es.ms_per_token is not None:
         parts.append(f"{es.ms_per_token:.1f} ms/tok")
+    parts += [f"gen {_num(f.gen_tps)} tok/s", f"run {_num(f.running)}", f"q {_num(f.queued)}",
+              f"KV {_pct(f.token_usage)}"]
     if f.ttft_s.p90 is not None:
         parts.append(f"TTFT p90 {_ms(f.ttft_s.p90)} ms")
     if f.cache_hit_rate is not None:
@@ -150,8 +151,8 @@ def heatmap_lines(rows: Sequence[LatencyRow], width: int, height: int) -> list[T
 
 def heatmap_title(es: EngineState) -> Text:
     last = es.itl_rows[-1] if es.itl_rows else None
-    text = Text("inter-token latency ", style="bold")
+    text = Text("inter-token latency ", style="bold", no_wrap=True, overflow="ellipsis")
     if last is None:
         return text
-    return text + Text(f"{P50_MARK} p50 {_ms(last.p50)} ms  {P99_MARK} p99 {_ms(last.p99)} ms  "
-                       f"(one column per scrape, shade = tokens in the band)", style="dim")
+    return text + Text(f"{P50_MARK} p50 {_ms(last.p50)} ms  {P99_MARK} p99 {_ms(last.p99)} ms · "
+                       f"a column per scrape, shade: tokens per band", style="dim")
