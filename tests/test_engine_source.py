@@ -143,3 +143,15 @@ def test_samples_survive_the_transcript_and_replay_alike():
     assert a.figures == b.figures and list(a.itl_rows) == list(b.itl_rows)
     assert b.url == "http://127.0.0.1:30000/metrics" and b.conn_state == "up"
     assert b.ms_per_token == pytest.approx(14.3)
+
+
+@pytest.mark.parametrize(("toml", "line"), [
+    ('[[hosts]]\nname = "a"\nssh = "a"\nmetrics_url = "https://a:1/metrics"\n', 4),
+    ('[[servers]]\nname = "s"\ncommand = "x"\n\nmetrics_url = "http://:30000/metrics"\n', 5),
+])
+def test_a_bad_metrics_url_in_the_config_is_one_line_with_its_line(toml, line):
+    from perftriage.core.store.config import ConfigError, parse
+
+    with pytest.raises(ConfigError) as err:
+        parse(toml, "c.toml")
+    assert str(err.value).startswith(f"c.toml:{line}: ") and "metrics_url" in str(err.value)

@@ -59,6 +59,7 @@ def check(config: Config, text: str, path: Path | str) -> None:
         for key in ("connect_timeout", "keepalive_interval"):
             if getattr(h, key) < 0:
                 fail(where, key, f"host {h.name!r}: {key} must be 0 or more")
+        _check_metrics_url(h.metrics_url, f"host {h.name!r}", where, fail)
 
     _check_probes(config, fail)
     _check_servers(config, names, fail)
@@ -97,6 +98,19 @@ def _check_servers(config: Config, hosts: set[str], fail) -> None:
         if s.host != "localhost" and s.host not in hosts:
             fail(where, "host", f"server {s.name!r}: unknown host {s.host!r} "
                  f"(configured: {', '.join(['localhost', *sorted(hosts)])})")
+        _check_metrics_url(s.metrics_url, f"server {s.name!r}", where, fail)
         if s.log is not None and not s.log.startswith("/"):
             fail(where, "log", f"server {s.name!r}: log path {s.log!r} is relative: "
                  "give an absolute path")
+
+
+def _check_metrics_url(url: str | None, owner: str, where: str, fail) -> None:
+    """An engine's /metrics is fetched through the host: http://HOST:PORT/PATH only."""
+    from perftriage.core.parse.http_url import BadUrl, parse_http_url
+
+    if url is None:
+        return
+    try:
+        parse_http_url(url)
+    except BadUrl as exc:
+        fail(where, "metrics_url", f"{owner}: metrics_url: {exc}")
