@@ -6,7 +6,8 @@ Starts ``decode_standin.py 40 SECONDS`` (40 GB bf16 weights; slow phase with
 an fp32 upcast per token for the first 40 %, then a bf16 GEMV), and alongside
 it a headless cockpit recording a transcript: localhost through NVML GPM and
 the same GPU as a second host, ``viadmon``, read through one long-lived
-``nvidia-smi dmon --gpm-metrics`` stream (the remote path), the stand-in's log
+``nvidia-smi dmon --gpm-metrics`` stream (the remote path), and as a third,
+``viapynvml``, through the remote pynvml loop, the stand-in's log
 followed, roofline inputs set (40 GB, 1 GPU) so the live gap is recorded.
 During the slow and the fast phase it runs ``perftriage gap --json``, and
 ``perftriage status --json`` in the fast phase. Writes to $OUT: the
@@ -61,7 +62,9 @@ async def main(standin: str, seconds: float) -> None:
     config = Config(hosts=[HostConfig(name="localhost", logs=[str(log)]),
                            # python "": no pynvml path, so this host is read through dmon
                            HostConfig(name="viadmon", preamble="export PERFTRIAGE_PATH=dmon",
-                                      python="")])
+                                      python=""),
+                           # the remote path through the host's own pynvml (one python loop)
+                           HostConfig(name="viapynvml", preamble="export PERFTRIAGE_PATH=pynvml")])
     cockpit = Cockpit(config, RUN / "sessions", name="h200-gap-run", sample_interval=1.0)
     await cockpit.start()
     r = roofline.compute(gpus=1, weights_gb=WEIGHTS_GB, bandwidth_gbs=4814.3)

@@ -2,7 +2,8 @@
 tests/fixtures/gpm/h200-run/): replayed through the reducer, the Hosts pane's
 DRAM bandwidth in the fast phase is within 3 % of the bytes the stand-in
 counted, and the recorded verdict differs between the slow and fast phase,
-through NVML GPM (localhost) and through a dmon stream (viadmon) alike."""
+through NVML GPM (localhost), a dmon stream (viadmon) and, in the second run,
+the remote pynvml loop (viapynvml) alike."""
 
 from __future__ import annotations
 
@@ -18,11 +19,14 @@ from perftriage.core.model.state import SessionState
 from perftriage.core.report.markdown import render_transcript
 from perftriage.core.store import transcript
 
-RUN = Path(__file__).parent / "fixtures" / "gpm" / "h200-run"
+FIX = Path(__file__).parent / "fixtures" / "gpm"
+RUN = FIX / "h200-run"
+CASES = [("h200-run", "localhost"), ("h200-run", "viadmon"),
+         ("h200-run2", "localhost"), ("h200-run2", "viadmon"), ("h200-run2", "viapynvml")]
 
 
-def phases():
-    truth = json.loads((RUN / "groundtruth.json").read_text())
+def phases(run: Path = RUN):
+    truth = json.loads((run / "groundtruth.json").read_text())
     out = {}
     for name in ("slow", "fast"):
         rows = [t for t in truth if t["phase"] == name][2:]  # skip the switch-over
@@ -31,11 +35,11 @@ def phases():
     return out
 
 
-def replay_with_pane_text():
+def replay_with_pane_text(run: Path = RUN):
     """Replay the transcript; at each gpu.counters event, the Hosts pane's text."""
     from perftriage.widgets.hosts import host_block
 
-    tr = transcript.read(RUN / "transcript.jsonl")
+    tr = transcript.read(run / "transcript.jsonl")
     state = SessionState()
     seen = []  # (wall, host, pane text)
     for e in tr.events:
@@ -45,10 +49,10 @@ def replay_with_pane_text():
     return state, seen
 
 
-@pytest.mark.parametrize("host", ["localhost", "viadmon"])
-def test_hosts_pane_dram_within_3pct_of_counted_bytes_in_fast_phase(host):
-    lo, hi, counted = phases()["fast"]
-    _, seen = replay_with_pane_text()
+@pytest.mark.parametrize(("run", "host"), CASES)
+def test_hosts_pane_dram_within_3pct_of_counted_bytes_in_fast_phase(run, host):
+    lo, hi, counted = phases(FIX / run)["fast"]
+    _, seen = replay_with_pane_text(FIX / run)
     shown = []
     for wall, h, text in seen:
         if h == host and lo <= wall <= hi:
@@ -59,13 +63,15 @@ def test_hosts_pane_dram_within_3pct_of_counted_bytes_in_fast_phase(host):
     assert statistics.median(shown) == pytest.approx(counted, rel=0.03)
 
 
-@pytest.mark.parametrize("host", ["localhost", "viadmon"])
-def test_verdict_differs_between_slow_and_fast(host):
-    state, _ = replay_with_pane_text()
+@pytest.mark.parametrize(("run", "host"), CASES)
+def test_verdict_differs_between_slow_and_fast(run, host):
+    state, _ = replay_with_pane_text(FIX / run)
     kinds = {}
-    for name, (lo, hi, _) in phases().items():
+    for name, (lo, hi, _) in phases(FIX / run).items():
         kinds[name] = {s.verdict_kind for s in state.gap_samples if s.host == host and lo <= s.wall <= hi}
     assert kinds == {"slow": {"wasted-traffic"}, "fast": {"near-floor"}}
+    sources = {e.source for e in state.gap_samples if e.host == host}
+    assert sources == {"viadmon": {"nvidia-smi-dmon"}}.get(host, {"nvml-gpm"})
 
 
 def test_cli_outputs_of_the_run():
