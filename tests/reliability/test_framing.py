@@ -21,7 +21,7 @@ from perftriage.core import probes
 from perftriage.core.probes import RESULT_MARK, ProbeUsageError
 from perftriage.transport.base import BAD_COMMAND, TransportError
 
-pytestmark = pytest.mark.parametrize("transport", TRANSPORTS)
+over_each_transport = pytest.mark.parametrize("transport", TRANSPORTS)
 
 CONTROL_BYTES = [chr(b) for b in range(0x20)]
 TOO_LONG = "too-long-" + "a" * 200_000  # over the kernel's 128 KiB per argument
@@ -68,11 +68,12 @@ def probe_args(kind: str, payload: str) -> list[str]:
 ARG_KINDS = ["import", "grep", "version", "which", "http", "shell"]
 
 
-def test_every_kind_with_arguments_is_covered(transport):
+def test_every_kind_with_arguments_is_covered():
     takes_args = sorted(k for k, spec in probes.KINDS.items() if spec.max_args != 0)
     assert takes_args == sorted(ARG_KINDS)
 
 
+@over_each_transport
 @pytest.mark.parametrize("kind", ARG_KINDS)
 async def test_every_control_byte_and_payload_in_every_argument_position(transport, kind,
                                                                           request, tmp_path):
@@ -112,6 +113,7 @@ async def test_every_control_byte_and_payload_in_every_argument_position(transpo
     assert (r.exit_status, r.stdout) == (0, "still-framed\n")
 
 
+@over_each_transport
 async def test_a_nul_byte_in_a_raw_command_is_refused_whole(transport, request, tmp_path):
     marker = tmp_path / "pwned"
     host = make_host(transport, request)
@@ -128,6 +130,7 @@ async def test_a_nul_byte_in_a_raw_command_is_refused_whole(transport, request, 
     assert (r.exit_status, r.stdout) == (0, "ok\n")
 
 
+@over_each_transport
 async def test_no_output_byte_confuses_the_pool(transport, request):
     host = make_host(transport, request)
     t = host.transport
@@ -148,6 +151,7 @@ async def test_no_output_byte_confuses_the_pool(transport, request):
     assert (r.exit_status, r.stdout, r.stderr) == (0, "", "")
 
 
+@over_each_transport
 async def test_the_result_marker_never_reaches_the_output(transport, request):
     host = make_host(transport, request, python=sys.executable)
     runner = runner_for(host)
@@ -161,8 +165,27 @@ async def test_the_result_marker_never_reaches_the_output(transport, request):
     assert all(RESULT_MARK not in getattr(e, "data", "") for e in seen)
 
 
-def test_without_result_keeps_everything_else(transport):
+def test_without_result_keeps_everything_else():
     out = f"first\n\n{RESULT_MARK}{{}}\n"
     assert probes.without_result(out) == "first\n"
     assert probes.without_result(f"x{RESULT_MARK}") == f"x{RESULT_MARK}"  # not a result line
     assert probes.without_result(f"a\n{RESULT_MARK}{{}}\nlate\n") == "a\nlate\n"
+
+
+def test_a_replayed_older_transcript_shows_no_result_marker():
+    """Transcripts recorded before the marker was cut still hold it in probe.output."""
+    from perftriage.core.model import events as ev
+    from perftriage.core.model.reducer import replay
+
+    state = replay([
+        ev.ProbeQueued(probe_id="p1", host="h", kind="import", args=["json"], command="python3 -c …"),
+        ev.ProbeStarted(probe_id="p1"),
+        ev.ProbeOutput(probe_id="p1", stream="stdout",
+                       data=f"imported noise\n\n{RESULT_MARK}{{\"module\": \"json\"}}\n"),
+        ev.ProbeFinished(probe_id="p1", status="ok", exit_status=0),
+        ev.ProbeQueued(probe_id="p2", host="h", kind="shell", args=["echo"], command="echo"),
+        ev.ProbeOutput(probe_id="p2", stream="stdout", data=f"{RESULT_MARK}{{}}\n"),
+        ev.ProbeFinished(probe_id="p2", status="ok", exit_status=0),
+    ])
+    assert state.probes["p1"].stdout == "imported noise\n"
+    assert state.probes["p2"].stdout == f"{RESULT_MARK}{{}}\n"  # a shell probe's own output

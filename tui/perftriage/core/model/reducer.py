@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 
+from perftriage.core import probes
 from perftriage.core.model import events as ev
 from perftriage.core.model import host_info
 from perftriage.core.model.engine_state import add_sample as add_engine_sample
@@ -140,6 +141,9 @@ def _probe_finished(state: SessionState, e: ev.ProbeFinished) -> str | None:
     p.duration_s = e.duration_s
     p.summary = e.summary
     p.detail = dict(e.detail)
+    spec = probes.KINDS.get(p.kind)
+    if spec is None or spec.result_line:  # older transcripts kept the marked result line
+        p.stdout = probes.without_result(p.stdout)
     return "probes"
 
 
