@@ -155,3 +155,26 @@ def test_a_bad_metrics_url_in_the_config_is_one_line_with_its_line(toml, line):
     with pytest.raises(ConfigError) as err:
         parse(toml, "c.toml")
     assert str(err.value).startswith(f"c.toml:{line}: ") and "metrics_url" in str(err.value)
+
+
+@pytest.mark.ssh
+async def test_the_ssh_connection_drops_and_comes_back(make_sshd):
+    from perftriage.transport.ssh import SSHTransport
+
+    sshd = make_sshd()
+    rec = Recorder()
+    transport = SSHTransport("loopback", sshd.alias, ssh_config=sshd.ssh_config)
+    with MetricsServer(PAGE_B) as server:
+        src = EngineMetricsSource(rec, "loopback", transport, server.url)
+        await run_source(src)
+        try:
+            await wait_for(lambda: len(rec.samples()) >= 1, timeout=20)
+            sshd.stop()  # the host goes away: the channel and the connection die
+            await wait_for(lambda: src.state == "retrying", timeout=30)
+            sshd.start()
+            before = len(rec.samples())
+            await wait_for(lambda: len(rec.samples()) > before, timeout=40)
+        finally:
+            await src.stop()
+            await transport.close()
+    assert src.scrapes >= 2 and rec.state.engines["engine:loopback"].conn_state == "up"

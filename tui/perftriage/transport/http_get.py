@@ -116,6 +116,14 @@ class HttpGetter:
             await self.close()
             raise TransportError(f"{self.target.url}: connection lost ({exc})", OTHER,
                                  self.name) from None
+        except TransportError:
+            await self.close()
+            raise
+        except Exception as exc:  # noqa: BLE001 - e.g. asyncssh's channel errors: one line
+            await self.close()
+            text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise TransportError(f"{self.target.url}: connection failed ({text})", OTHER,
+                                 self.name) from None
         except BaseException:
             await self.close()
             raise
