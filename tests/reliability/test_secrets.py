@@ -159,3 +159,15 @@ def test_default_sessions_dir_made_by_an_older_version_is_tightened(tmp_path, mo
     s.close()
     assert stat.S_IMODE(chosen.stat().st_mode) == 0o755
     assert stat.S_IMODE(s.path.stat().st_mode) == 0o600
+
+
+def test_a_clean_log_batch_is_written_as_is_and_config_patterns_apply():
+    from perftriage.core.model import events as ev
+
+    decode = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, token usage: "
+              "0.00, cuda graph: True, gen throughput (token/s): 10.31, #queue-req: 0")
+    data = ev.encode(ev.LogLines(source_id="l1", lines=[decode] * 100))
+    assert Redactor([r"corp-[0-9]{6}"]).json_line(data) is data  # not decoded, not copied
+    r = Redactor([r"corp-[0-9]{6}", r"\N{SNOWMAN}[0-9]+"])  # the second: str-only syntax
+    leaked = ev.encode(ev.NoteAdded(text="corp-123456 and ☃42 and ok"))
+    assert b"[REDACTED] and [REDACTED] and ok" in r.json_line(leaked)
