@@ -93,3 +93,13 @@ def test_gap_over_ssh_with_growing_log(make_sshd, tmp_path):
     assert doc["useful_bw_gbs"] == pytest.approx(40 * 100 / 2, abs=0.1)  # 100 steps/s
     assert doc["traffic_ratio"] == pytest.approx(doc["dram_bw_gbs"] / doc["useful_bw_gbs"], abs=0.01)
     assert doc["verdict"].startswith("memory and links idle 44 % of the time")
+
+
+@pytest.mark.ssh
+def test_unreachable_host_exits_3(make_sshd, tmp_path):
+    server = make_sshd()
+    server.stop()  # a known host whose sshd is gone: connection refused
+    res = CliRunner().invoke(cli, ["--ssh-config", str(server.ssh_config), "gap", "--host",
+                                   server.alias, "--weights-gb", "40", "--seconds", "0.5"])
+    assert res.exit_code == 3, res.output
+    assert "Traceback" not in res.output

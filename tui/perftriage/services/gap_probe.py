@@ -148,6 +148,10 @@ async def collect(host, seconds: float, *, nvml=None, warmup_s: float = 15.0,
 async def measure(host, *, bytes_gb: float, seconds: float = 5.0, n_gpus: int | None = None,
                   log_host=None, log_path: str | None = None, nvml=None) -> gap_math.GapResult:
     """The gap on ``host`` over ``seconds``; raises FileNotFoundError for a missing log."""
+    if not is_local(host):  # unreachable is its own failure (exit 3), not "no counters"
+        res = await host.transport.run("true", timeout=30)
+        if res.timed_out:
+            raise TransportError(f"no answer within 30s from {host.name}")
     window = LogWindow(log_host.transport, log_path) if log_host and log_path else None
     if window is not None:
         await window.size()  # a missing log is bad input: fail before sampling
