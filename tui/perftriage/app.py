@@ -18,6 +18,7 @@ from perftriage.actions.probes import ProbeActions
 from perftriage.actions.session import SessionActions
 from perftriage.actions.themes import ThemesActions
 from perftriage.screens.main import MainScreen
+from perftriage.screens.ordered_keys import OrderedKeysApp
 from perftriage.services.cockpit import Cockpit
 from perftriage.core.sanitize import visible
 
@@ -31,7 +32,7 @@ FEATURES = (
 )
 
 
-class PerftriageApp(*FEATURES, App[int]):  # type: ignore[misc]
+class PerftriageApp(OrderedKeysApp, *FEATURES, App[int]):  # type: ignore[misc]
     TITLE = "perftriage"
     BINDINGS = [b for feature in FEATURES for b in feature.BINDINGS]
     COMMANDS = App.COMMANDS | {p for feature in FEATURES for p in feature.PROVIDERS}

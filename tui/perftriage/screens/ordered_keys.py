@@ -18,11 +18,14 @@ wipe the field) and undoes with ctrl+z.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from typing import ClassVar, Generic, TypeVar
 
 from textual import events
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input
 
@@ -30,6 +33,7 @@ T = TypeVar("T")
 
 UNDO_DEPTH = 200
 TYPING_RUN_S = 1.0  # characters typed closer together than this undo as one step
+SETTLE_TIMEOUT_S = 1.0
 
 
 class EditableInput(Input):
@@ -80,6 +84,7 @@ class FormScreen(ModalScreen[T], Generic[T]):
         self._pending: list[events.Key] = []
         self._ready = False
         self._delivering = False
+        self._closed = False
 
     def on_mount(self) -> None:
         first = self.query(self.FIRST_FOCUS) if self.FIRST_FOCUS else None
@@ -87,12 +92,21 @@ class FormScreen(ModalScreen[T], Generic[T]):
             first.first().focus()
         self.call_after_refresh(self._open)
 
-    async def _open(self) -> None:
+    def _open(self) -> None:
+        # the keys are run by the App's task, never this screen's: a key's
+        # effects travel through this screen's queue (see _settle)
         self._ready = True
-        await self._drain()
+        self.app.post_message(FormReady(self))
+
+    async def drain_when_ready(self) -> None:
+        if self._ready and not self._delivering:
+            await self._drain()
 
     async def take_key(self, event: events.Key) -> None:
         """A key for this form (from the App, in the order it arrived)."""
+        if self._closed:  # a straggler for a form already gone: the App takes it
+            _spill(self.app, [event])
+            return
         self._pending.append(event)
         if self._ready and not self._delivering:
             await self._drain()
@@ -100,21 +114,39 @@ class FormScreen(ModalScreen[T], Generic[T]):
     async def _drain(self) -> None:
         self._delivering = True
         try:
-            while self._pending and self.is_attached:
+            while self._pending and not self._closed:
                 # keys typed before the form opened came by two paths: typed order
                 self._pending.sort(key=lambda e: e.time)
-                await self._deliver(self._pending.pop(0))
+                event = self._pending.pop(0)
+                await self._deliver(event)
+                if not event.is_printable:
+                    await self._settle()  # Enter posts Submitted: let the form act on it
+                if self.app.screen is not self:  # the form closed: the rest is not ours
+                    self._closed = True
+            if self._closed and self._pending:
+                rest, self._pending = self._pending, []
+                _spill(self.app, rest)
         finally:
             self._delivering = False
+
+    async def _settle(self) -> None:
+        """Wait until what the last key posted has reached this screen (a
+        message that travels the same way, from the focused widget up)."""
+        done = asyncio.get_running_loop().create_future()
+        (self.app.focused or self).post_message(KeySettled(done))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done, SETTLE_TIMEOUT_S)
+
+    def on_key_settled(self, message: KeySettled) -> None:
+        message.stop()
+        if not message.done.done():
+            message.done.set_result(None)
 
     async def _deliver(self, event: events.Key) -> None:
         """One key, to completion: priority bindings, the focused widget,
         then the bindings of the focus chain (what bubbling to the App
         would do later), never overtaken by the next key."""
         app = self.app
-        if app.screen is not self:  # the form closed: the rest is the next screen's
-            app.post_message(_copy(event))
-            return
         if await app._check_bindings(event.key, priority=True):
             return
         target = app.focused
@@ -124,6 +156,35 @@ class FormScreen(ModalScreen[T], Generic[T]):
             if event._stop_propagation or event._no_default_action:
                 return
         await app._check_bindings(event.key)
+
+
+class KeySettled(Message, bubble=True):
+    """Round trip of :meth:`FormScreen._settle`."""
+
+    def __init__(self, done: asyncio.Future) -> None:
+        super().__init__()
+        self.done = done
+
+
+class FormReady(Message, bubble=False):
+    """A form is open and focused: the App runs the keys it buffered."""
+
+    def __init__(self, screen: FormScreen) -> None:
+        super().__init__()
+        self.screen = screen
+
+
+class SpilledKeys(Message, bubble=False):
+    """Keys a closing form had not used, for the App to dispatch in order."""
+
+
+def _spill(app, keys: list[events.Key]) -> None:
+    pending = getattr(app, "_spilled_keys", None)
+    if pending is None:
+        app.post_message(_copy(keys[0]))  # an App without OrderedKeysApp
+        return
+    pending.extend(keys)
+    app.post_message(SpilledKeys())
 
 
 def _copy(event: events.Key) -> events.Key:
@@ -137,7 +198,10 @@ class OrderedKeysApp:
     """App mixin: while a :class:`FormScreen` is on top, every key goes to
     it in the order it arrived — raw keys straight from the driver, and keys
     typed ahead (before the form opened) that come back from the screen
-    below as unhandled."""
+    below as unhandled. Keys a form did not use before it closed are
+    dispatched next, ahead of anything typed after them."""
+
+    _spilled_keys: list[events.Key]
 
     def _form_on_top(self) -> FormScreen | None:
         try:
@@ -147,13 +211,46 @@ class OrderedKeysApp:
         return stack[-1] if stack and isinstance(stack[-1], FormScreen) else None
 
     async def on_event(self, event: events.Event) -> None:
+        if not hasattr(self, "_spilled_keys"):
+            self._spilled_keys = []
         if isinstance(event, events.Key) and not event.is_forwarded:
+            if self._spilled_keys or self._focus_is_stale():
+                # earlier keys still to dispatch, or focus not back yet: after them
+                self._spilled_keys.append(event)
+                if len(self._spilled_keys) == 1:
+                    self.post_message(SpilledKeys())  # type: ignore[attr-defined]
+                return
             screen = self._form_on_top()
             if screen is not None:
                 self.app_focus = True  # type: ignore[attr-defined]
                 await screen.take_key(event)
                 return
         await super().on_event(event)  # type: ignore[misc]
+
+    def _focus_is_stale(self) -> bool:
+        """Focus still on a screen that was just closed (Textual restores
+        the screen below's focus a moment later): a key now would go there."""
+        focused = self.focused  # type: ignore[attr-defined]
+        try:
+            return focused is not None and focused.screen is not self.screen  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - the widget is already gone
+            return True
+
+    async def on_form_ready(self, message: FormReady) -> None:
+        await message.screen.drain_when_ready()
+
+    async def on_spilled_keys(self, message: SpilledKeys) -> None:
+        for _ in range(int(SETTLE_TIMEOUT_S / 0.01)):
+            if not self._focus_is_stale():
+                break
+            await asyncio.sleep(0.01)
+        while self._spilled_keys:
+            key = self._spilled_keys.pop(0)
+            screen = self._form_on_top()
+            if screen is not None:
+                await screen.take_key(key)
+            else:
+                await super().on_event(key)  # type: ignore[misc]
 
     async def _on_key(self, event: events.Key) -> None:
         screen = self._form_on_top()
