@@ -93,9 +93,9 @@ async def test_the_fanout_screen_folds_a_fan_out_by_node_set(quiet_sshd, tmp_pat
     async with app.run_test(size=(140, 40)) as pilot:
         ids = cockpit.probes.enqueue_all("shell", ['echo "rack ${PT_RACK:-a}"'])
         await cockpit.probes.wait(ids)
-        group = cockpit.session.state.probes[ids[0]].group
-        app.push_screen(FanoutScreen(group))
+        await pilot.press("equals_sign")  # the latest fan-out, folded
         await pilot.pause(0.5)
+        assert isinstance(app.screen, FanoutScreen)
         table = app.screen.query_one(DataTable)
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
         assert rows == [["node[01-03,05-06]", "5", "ok", "rack a"], ["node04", "1", "ok", "rack b"]]

@@ -27,19 +27,18 @@ def _first_column(table: DataTable) -> list[str]:
 
 @pytest.mark.ssh
 async def test_fleet_view_ranks_and_digs_into_a_host(prometheus_fleet, quiet_sshd):
-    config = Config(fleet=FleetConfig(prometheus=prometheus_fleet.url, interval=0.5,
+    config = Config(fleet=FleetConfig(prometheus=prometheus_fleet.url, interval=1.0,
                                       ssh=quiet_sshd.alias))
     cockpit = Cockpit(config, registry=HostRegistry())
     cockpit.ssh_config = quiet_sshd.ssh_config
     app = PerftriageApp(cockpit)
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_for(lambda: cockpit.session.state.fleet is not None, timeout=30)
-        dug: list = []
-        app.push_screen(FleetScreen(), dug.append)
-        await pilot.pause()
+        await wait_for(lambda: cockpit.session.state.fleet is not None, timeout=60)
+        await pilot.press("F")
         screen = app.screen
+        assert isinstance(screen, FleetScreen)
         grid = screen.query_one("#fleet-grid", DataTable)
-        await wait_for(lambda: grid.row_count == 16)
+        await wait_for(lambda: grid.row_count == 16, timeout=30)
         # the most deviating metric first: node007's throughput (a per-host metric)
         assert screen.metric == "sglang:gen_throughput" and _first_column(grid)[0] == "node007"
         await pilot.press("m")
@@ -54,9 +53,10 @@ async def test_fleet_view_ranks_and_digs_into_a_host(prometheus_fleet, quiet_ssh
         assert "node[003,007]" in folded and "node[001-002,004-006,008-016]" in folded
         outliers.focus()
         await pilot.press("down", "enter")
-        await wait_for(lambda: dug == ["node003"])
+        await wait_for(lambda: not isinstance(app.screen, FleetScreen), timeout=30)
+        assert "node003" in cockpit.registry.hosts
         await wait_for(lambda: cockpit.session.state.hosts.get("node003") is not None
-                       and cockpit.session.state.hosts["node003"].conn_state == "up", timeout=30)
+                       and cockpit.session.state.hosts["node003"].conn_state == "up", timeout=60)
         pid = cockpit.probes.enqueue("node003", "shell", ["echo digging"])
         await cockpit.probes.wait(pid)
         assert cockpit.session.state.probes[pid].stdout == "digging\n"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from textual.app import App
 
 from perftriage import __version__
+from perftriage.actions.fleet import FleetActions
 from perftriage.actions.hosts import HostsActions
 from perftriage.actions.hypotheses import HypothesesActions
 from perftriage.actions.logs import LogsActions
@@ -29,6 +30,7 @@ FEATURES = (
     LogsActions,
     HypothesesActions,
     ThemesActions,
+    FleetActions,
 )
 
 

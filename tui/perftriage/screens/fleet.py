@@ -197,12 +197,18 @@ class FleetScreen(Screen[str | None]):
 
     def _fill_outliers(self, outliers: list[Outlier]) -> None:
         table = self.query_one("#fleet-outliers", DataTable)
+        previous = getattr(self, "_outliers", [])
+        at = previous[table.cursor_row] if table.row_count and table.cursor_row < len(previous) else None
         table.clear()
-        for i, o in enumerate(outliers[:MAX_OUTLIER_ROWS], 1):
+        shown = outliers[:MAX_OUTLIER_ROWS]
+        for i, o in enumerate(shown, 1):
             table.add_row(str(i), Text(o.sentence(), style=fleet_view.OUTLIER_STYLE if i == 1
-                                       else ""), Text(f"{o.distance:.1f}", justify="right"),
-                          key=f"{i}")
-        self._outliers = outliers[:MAX_OUTLIER_ROWS]
+                                       else ""), Text(f"{o.distance:.1f}", justify="right"))
+        self._outliers = shown
+        # a refresh keeps the cursor on the same outlier (host, GPU, metric)
+        where = [(o.host, o.gpu, o.metric) for o in shown]
+        if at is not None and (at.host, at.gpu, at.metric) in where:
+            table.move_cursor(row=where.index((at.host, at.gpu, at.metric)), animate=False)
 
     def _selected_grid_host(self) -> str | None:
         table = self.query_one("#fleet-grid", DataTable)
