@@ -153,7 +153,9 @@ def test_a_header_whose_source_is_not_following_says_it_is_stale():
     assert stale_note(src, 130.0) is None
     src.follow, src.follow_reason, src.follow_since = "reconnecting", "connection lost", 110.0
     assert stale_note(src, 130.0) == "stale (reconnecting; last metric 30s ago)"
-    assert follow_text(src, 130.0) == "reconnecting since 20s ago: connection lost"
+    assert follow_text(src, 130.0) == "reconnecting since 20s ago: connection lost"  # no wall: replayed
+    src.follow_since_wall = 1_800_000_000.0
+    assert follow_text(src, 130.0).startswith("reconnecting since ") and "(20s ago): connection" in follow_text(src, 130.0)
     src.open, src.closed_reason = False, "lost: Is a directory"
     assert stale_note(src, 400.0) == "stale (closed; last metric 5m ago)"
     src.metrics_t = None
@@ -189,6 +191,7 @@ async def test_the_logs_pane_shows_the_state_and_a_stale_header(tmp_path):
         pane.select("log1")
         await pilot.pause()
         await wait_for(lambda: text("#logs-status").startswith("reconnecting since"))
+        assert "following" not in text("#logs-status")  # not the view's scroll mode either
         s.emit(ev.LogSourceStatus(source_id="log1", state="following"))
         await wait_for(lambda: "stale" not in text("#logs-metrics"))
         await wait_for(lambda: "reconnecting" not in text("#logs-status"))

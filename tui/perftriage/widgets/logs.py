@@ -167,6 +167,8 @@ class LogsPane(Pane):
         now = self._now(state)
         if self.selected != ALL and (src := state.logs.get(self.selected)) is not None:
             if not src.open or src.follow != "following":
+                # the view's own "following" (it scrolls with new lines) would read as the source's
+                parts[0] = parts[0].removeprefix("following · ")
                 parts.insert(0, safe(follow_text(src, now)))
             if src.dropped:
                 parts.append(f"{src.dropped:,} lines not recorded (transcript cap)")

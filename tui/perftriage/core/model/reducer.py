@@ -211,7 +211,7 @@ def _log_status(state: SessionState, e: ev.LogSourceStatus) -> str | None:
     if src is None:
         return None
     if e.state != src.follow or src.follow_since is None:
-        src.follow_since = e.t
+        src.follow_since, src.follow_since_wall = e.t, e.wall or None
     src.follow, src.follow_reason = e.state, e.reason
     return "logs"
 

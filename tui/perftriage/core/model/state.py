@@ -86,6 +86,7 @@ class LogSourceState:
     follow: str = "following"
     follow_reason: str | None = None
     follow_since: float | None = None
+    follow_since_wall: float | None = None  # the same moment, Unix time (to print a clock)
     metrics_t: float | None = None
     # throughput series and milestones parsed from the lines (perftriage.core.parse.logparse)
     metrics: LogMetrics = field(default_factory=LogMetrics)

@@ -8,6 +8,8 @@ of the last metric line, never as if they were live.
 
 from __future__ import annotations
 
+import time
+
 from perftriage.core.model.state import LogSourceState
 
 
@@ -26,7 +28,12 @@ def follow_text(src: LogSourceState, now_t: float) -> str:
         return f"closed: {src.closed_reason or ''}".rstrip(": ")
     reason = f": {src.follow_reason}" if src.follow_reason else ""
     if src.follow == "reconnecting":
-        since = f" since {_ago(now_t - src.follow_since)}" if src.follow_since is not None else ""
+        since = ""
+        if src.follow_since is not None:
+            ago = _ago(now_t - src.follow_since)
+            clock = (time.strftime("%H:%M:%S", time.localtime(src.follow_since_wall))
+                     if src.follow_since_wall else None)
+            since = f" since {clock} ({ago})" if clock else f" since {ago}"
         return f"reconnecting{since}{reason}"
     if src.follow in ("error", "lost"):
         return f"{src.follow}{reason}"
