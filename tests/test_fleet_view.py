@@ -52,7 +52,12 @@ async def test_fleet_view_ranks_and_digs_into_a_host(prometheus_fleet, quiet_ssh
         folded = str(screen.query_one("#fleet-folded").render())
         assert "node[003,007]" in folded and "node[001-002,004-006,008-016]" in folded
         outliers.focus()
-        await pilot.press("down", "enter")
+        await pilot.press("down")
+        # the highlighted outlier over the last 10 minutes, from /api/v1/query_range
+        history = screen.query_one("#fleet-history")
+        await wait_for(lambda: "fleet median" in str(history.render()), timeout=30)
+        assert "node003 GPU3 DRAM active, last 10 min" in str(history.render())
+        await pilot.press("enter")
         await wait_for(lambda: not isinstance(app.screen, FleetScreen), timeout=30)
         assert "node003" in cockpit.registry.hosts
         await wait_for(lambda: cockpit.session.state.hosts.get("node003") is not None

@@ -30,6 +30,7 @@ from perftriage.core.fleet.model import FleetSnapshot, FleetSummary, Outlier, me
 from perftriage.core.sanitize import visible
 from perftriage.core.view import fleet_view
 from perftriage.services.dig_in import DigInError, dig_in
+from perftriage.widgets.format import sparkline
 
 POLL_S = 0.2
 MAX_OUTLIER_ROWS = 200
@@ -37,6 +38,22 @@ MAX_OUTLIER_ROWS = 200
 # the rest are in the folded node-set line below (and a 512-row table costs
 # most of a refresh to lay out).
 GRID_ROWS = 100
+HISTORY_S, HISTORY_STEP_S = 600.0, 15.0  # the highlighted outlier's last 10 minutes
+
+
+def history_text(o: Outlier, one: list, median: list) -> Text:
+    """Two sparklines on one scale: the outlier's series and the fleet median."""
+    values = [v for _, v in one] + [v for _, v in median]
+    if not values:
+        return Text("history: no samples in the last 10 min", style="dim")
+    lo, hi = min(values), max(values)
+    where = o.host if o.gpu is None else f"{o.host} GPU{o.gpu}"
+    width = 40
+    return Text.assemble(
+        (f"{where} {metric_label(o.metric)}, last {HISTORY_S / 60:.0f} min\n", "bold"),
+        (sparkline([v for _, v in one], width, lo, hi), fleet_view.OUTLIER_STYLE),
+        ("  this one\n", "dim"),
+        (sparkline([v for _, v in median], width, lo, hi), ""), ("  fleet median", "dim"))
 
 
 class FleetScreen(Screen[str | None]):
@@ -62,6 +79,7 @@ class FleetScreen(Screen[str | None]):
     }
     FleetScreen DataTable { height: 1fr; }
     FleetScreen #fleet-folded { height: auto; max-height: 4; padding: 0 1; }
+    FleetScreen #fleet-history { height: auto; max-height: 3; padding: 0 1; }
     """
 
     def __init__(self, source=None) -> None:
@@ -82,6 +100,7 @@ class FleetScreen(Screen[str | None]):
             with Vertical(id="fleet-outliers-box") as out_box:
                 out_box.border_title = "Outliers (|value − median| / MAD)"
                 yield DataTable(id="fleet-outliers", cursor_type="row")
+                yield Static(id="fleet-history")
         yield Static(id="fleet-folded")
         yield Footer()
 
@@ -226,6 +245,42 @@ class FleetScreen(Screen[str | None]):
                 return outliers[focused.cursor_row].host
             return None
         return self._selected_grid_host()
+
+    # --- the highlighted outlier's history (/api/v1/query_range) ----------------
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "fleet-outliers" and event.data_table.has_focus:
+            self._show_history(event.cursor_row)
+
+    def on_descendant_focus(self, event) -> None:
+        table = self.query_one("#fleet-outliers", DataTable)
+        if event.widget is table:
+            self._show_history(table.cursor_row)
+
+    def _show_history(self, row: int) -> None:
+        """Draw the outlier at ``row`` over time (only while the outliers list
+        has focus: a query per highlighted row, not per refresh)."""
+        outliers = getattr(self, "_outliers", [])
+        if self.source is None:
+            return
+        if 0 <= row < len(outliers):
+            o = outliers[row]
+            if getattr(self, "_history_of", None) != (o.host, o.gpu, o.metric):
+                self._history_of = (o.host, o.gpu, o.metric)
+                self.run_worker(self._load_history(o), exclusive=True, group="fleet-history",
+                                exit_on_error=False)
+
+    async def _load_history(self, o: Outlier) -> None:
+        from perftriage.services.prometheus import PrometheusError
+
+        box = self.query_one("#fleet-history", Static)
+        try:
+            one, median = await self.source.client.history(o.metric, o.host, o.gpu,
+                                                           seconds=HISTORY_S, step=HISTORY_STEP_S)
+        except PrometheusError as exc:
+            box.update(Text(f"history: {visible(exc.reason)}", style="yellow"))
+            return
+        box.update(history_text(o, one, median))
 
     # --- actions ----------------------------------------------------------------
 
