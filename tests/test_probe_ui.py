@@ -124,6 +124,7 @@ async def test_cancel_and_rerun_the_selected_probe(tmp_path):
         await wait_for(lambda: any(p.status == "running"
                                    for p in app.session.state.probes.values()))
         await pilot.pause(0.1)
+        app.screen.query_one(ProbesPane).table.focus()  # r and x act on the pane's selection
         await pilot.press("x")
         await _finished(app)
         (p,) = app.session.state.probes.values()

@@ -11,7 +11,9 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Label, TextArea
 
+from perftriage.cockpit_app import cockpit_app
 from perftriage.core.fleet.fold import group_answers
+from perftriage.core.model.state import Section, SessionState
 from perftriage.core.sanitize import visible, visible_lines
 from perftriage.screens.detail_modal import DetailModal
 
@@ -24,12 +26,13 @@ class FanoutScreen(DetailModal):
     FanoutScreen #fanout-groups { height: auto; max-height: 50%; }
     FanoutScreen TextArea { height: 1fr; }
     """
+    SECTIONS = frozenset({Section.PROBES})
     BINDINGS = [Binding("escape,q", "close", "Close", id="fanout.close")]
 
     def __init__(self, group: str) -> None:
         super().__init__()
         self.group = group
-        self._seen: tuple | None = None
+        self._shown: tuple | None = None  # the probes' (id, status) on screen
         self._groups: list = []
 
     def compose(self) -> ComposeResult:
@@ -42,19 +45,18 @@ class FanoutScreen(DetailModal):
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("hosts", "n", "verdict", "result")
-        self.refresh_groups()
+        cockpit_app(self).refresher.watch(self)
         self.query_one(DataTable).focus()
-        self.set_interval(0.25, self.refresh_groups)
 
     def probes(self) -> list:
-        return [p for p in self.app.session.state.probes.values() if p.group == self.group]
+        return [p for p in cockpit_app(self).session.state.probes.values() if p.group == self.group]
 
-    def refresh_groups(self) -> None:
-        probes = self.probes()
+    def show_state(self, state: SessionState) -> None:
+        probes = [p for p in state.probes.values() if p.group == self.group]
         key = tuple((p.probe_id, p.status) for p in probes)
-        if key == self._seen:
+        if key == self._shown:  # another probe changed, not this fan-out
             return
-        self._seen = key
+        self._shown = key
         done = [p for p in probes if p.finished]
         self._groups = group_answers(done)
         first = probes[0] if probes else None

@@ -25,14 +25,15 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from perftriage.cockpit_app import cockpit_app
 from perftriage.core.fleet.nodeset import fold
 from perftriage.core.fleet.model import FleetSnapshot, FleetSummary, Outlier, metric_label
+from perftriage.core.model.state import Section, SessionState
 from perftriage.core.sanitize import visible
 from perftriage.core.view import fleet_view
 from perftriage.services.dig_in import DigInError, dig_in
 from perftriage.widgets.format import sparkline
 
-POLL_S = 0.2
 MAX_OUTLIER_ROWS = 200
 # Grid rows drawn: the most deviating hosts. Nobody reads row 400 of 512;
 # the rest are in the folded node-set line below (and a 512-row table costs
@@ -57,6 +58,7 @@ def history_text(o: Outlier, one: list, median: list) -> Text:
 
 
 class FleetScreen(Screen[str | None]):
+    SECTIONS = frozenset({Section.FLEET, Section.CLOCK})  # the head shows the update's age
     """Returns the name of the host dug into (or None)."""
 
     BINDINGS = [
@@ -86,7 +88,7 @@ class FleetScreen(Screen[str | None]):
         super().__init__()
         self._source = source  # default: the cockpit's "fleet" source
         self.metric: str | None = None
-        self._seen = -1
+        self._fleet_shown: object = None  # the FleetUpdated the grid shows
         self.render_s: float | None = None  # how long the last render took
         self._grid_metric: str | None = None
 
@@ -106,21 +108,20 @@ class FleetScreen(Screen[str | None]):
 
     def on_mount(self) -> None:
         self.query_one("#fleet-outliers", DataTable).add_columns("#", "outlier", "MADs")
-        self.set_interval(POLL_S, self.sync)
-        self.sync(force=True)
+        cockpit_app(self).refresher.watch(self)
 
     # --- data -------------------------------------------------------------------
 
     @property
     def source(self):
-        return self._source or self.app.cockpit.sources.get("fleet")
+        return self._source or cockpit_app(self).cockpit.sources.get("fleet")
 
-    def sync(self, force: bool = False) -> None:
-        version = self.app.session.state.versions.get("fleet", 0)
-        if not force and version == self._seen:
+    def show_state(self, state: SessionState, force: bool = False) -> None:
+        """A new fleet update re-renders the grid; time passing, the head."""
+        if not force and state.fleet is self._fleet_shown and self._fleet_shown is not None:
             self._render_head()
             return
-        self._seen = version
+        self._fleet_shown = state.fleet
         src = self.source
         if src is not None and src.snapshot is not None and src.summary is not None:
             self.render_fleet(src.snapshot, src.summary)
@@ -148,7 +149,7 @@ class FleetScreen(Screen[str | None]):
 
     def render_recorded(self) -> None:
         """No live source (replay, or not read yet): what the transcript has."""
-        e = self.app.session.state.fleet
+        e = cockpit_app(self).session.state.fleet
         self._render_head()
         if e is None:
             return
@@ -163,7 +164,7 @@ class FleetScreen(Screen[str | None]):
             + Text(fold(hosts) or "–", style=fleet_view.OUTLIER_STYLE))
 
     def _render_head(self) -> None:
-        src, e = self.source, self.app.session.state.fleet
+        src, e = self.source, cockpit_app(self).session.state.fleet
         head = Text("Fleet", style="bold")
         if src is not None:
             head.append(f" · {visible(src.client.url)} · ")
@@ -304,7 +305,7 @@ class FleetScreen(Screen[str | None]):
         if host is None:
             return
         try:
-            added = dig_in(self.app.cockpit, host)
+            added = dig_in(cockpit_app(self).cockpit, host)
         except DigInError as exc:
             self.notify(str(exc), severity="error")
             return

@@ -12,14 +12,15 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Footer, Label, Static
 
+from perftriage.cockpit_app import cockpit_app
 from perftriage.core.model.events import GpuProcess
 from perftriage.core.model import host_info
-from perftriage.core.model.state import HostState
+from perftriage.core.model.state import HostState, Section, SessionState
 from perftriage.screens.detail_modal import DetailModal
 from perftriage.widgets.format import gib, num, safe
 from perftriage.widgets.status_style import styled, threshold
 
-REFRESH_S = 5.0
+REFETCH_S = 5.0  # processes and topology are fetched from the host this often
 
 
 def _processes(hs: HostState, index: int, sampled: list[GpuProcess]) -> list[tuple[int, str, float | None]]:
@@ -108,6 +109,7 @@ def host_detail_text(hs: HostState) -> str:
 
 
 class HostDetailScreen(DetailModal):
+    SECTIONS = frozenset({Section.HOSTS})
     DEFAULT_CSS = """
     HostDetailScreen #host-detail-title { padding: 0 1; text-style: bold; }
     HostDetailScreen VerticalScroll { height: 1fr; }
@@ -122,7 +124,6 @@ class HostDetailScreen(DetailModal):
     def __init__(self, host: str) -> None:
         super().__init__()
         self.host = host
-        self._seen: tuple | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -132,22 +133,17 @@ class HostDetailScreen(DetailModal):
             yield Footer()
 
     def on_mount(self) -> None:
-        self.refresh_text()
-        self.set_interval(1.0, self.refresh_text)
+        cockpit_app(self).refresher.watch(self)
         self.action_refresh_detail()
-        self.set_interval(REFRESH_S, self.action_refresh_detail)
+        self.set_interval(REFETCH_S, self.action_refresh_detail)
 
     @property
-    def state(self):
-        return self.app.session.state  # type: ignore[attr-defined]
+    def state(self) -> SessionState:
+        return cockpit_app(self).session.state
 
-    def refresh_text(self) -> None:
-        hs = self.state.hosts.get(self.host)
-        key = (self.host, self.state.versions.get("hosts", 0))
-        if key == self._seen:
-            return
-        self._seen = key
-        names = list(self.state.hosts)
+    def show_state(self, state: SessionState) -> None:
+        hs = state.hosts.get(self.host)
+        names = list(state.hosts)
         pos = names.index(self.host) + 1 if self.host in names else 0
         self.query_one("#host-detail-title", Label).update(
             f"host {safe(self.host)}  ({pos}/{len(names)}; ←/→ other hosts)")
@@ -155,7 +151,7 @@ class HostDetailScreen(DetailModal):
         self.query_one("#host-detail-body", Static).update(body)
 
     def action_refresh_detail(self) -> None:
-        cockpit = self.app.cockpit  # type: ignore[attr-defined]
+        cockpit = cockpit_app(self).cockpit
         if cockpit.replay:
             return
         self.run_worker(cockpit.host_detail(self.host), group="host-detail",
@@ -167,8 +163,7 @@ class HostDetailScreen(DetailModal):
             return
         pos = names.index(self.host) if self.host in names else 0
         self.host = names[(pos + step) % len(names)]
-        self._seen = None
-        self.refresh_text()
+        self.show_state(self.state)
         self.action_refresh_detail()
 
     def action_close(self) -> None:

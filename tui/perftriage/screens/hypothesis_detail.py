@@ -10,14 +10,17 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
-from perftriage.core.report.markdown import STANCE_ICON, STATUS_ICON, clock, evidence_label, evidence_result
-from perftriage.core.model.state import SessionState
+from perftriage.cockpit_app import cockpit_app, refuse_in_replay
+from perftriage.core.model import events as ev
+from perftriage.core.report.markdown import HYPOTHESIS_ICON, STANCE_ICON, clock, evidence_label, evidence_result
+from perftriage.core.model.state import Section, SessionState
 from perftriage.core.sanitize import visible
-from perftriage.widgets.status_style import STATUS_ICON as PROBE_ICON
+from perftriage.widgets.status_style import PROBE_ICON
 from perftriage.widgets.status_style import status_text
 
 
 class HypothesisDetailScreen(ModalScreen[None]):
+    SECTIONS = frozenset({Section.HYPOTHESES, Section.PROBES})  # evidence shows probe verdicts
     DEFAULT_CSS = """
     HypothesisDetailScreen { align: center middle; }
     HypothesisDetailScreen > Vertical {
@@ -33,11 +36,9 @@ class HypothesisDetailScreen(ModalScreen[None]):
         Binding("u,delete", "unlink", "Unlink evidence", id="hypothesis_detail.unlink"),
     ]
 
-    def __init__(self, state: SessionState, hyp_id: str) -> None:
+    def __init__(self, hyp_id: str) -> None:
         super().__init__()
-        self.state = state
         self.hyp_id = hyp_id
-        self._seen: tuple[int, int] = (-1, -1)
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -48,16 +49,15 @@ class HypothesisDetailScreen(ModalScreen[None]):
             yield Label("u unlink the selected evidence · Esc close", classes="help")
 
     def on_mount(self) -> None:
-        self.refresh_view()
-        self.set_interval(0.25, self.refresh_view)
+        cockpit_app(self).refresher.watch(self)
         self.query_one(DataTable).focus()
 
-    def refresh_view(self, force: bool = False) -> None:
-        seen = (self.state.versions.get("hypotheses", 0), self.state.versions.get("probes", 0))
-        if seen == self._seen and not force:
-            return
-        self._seen = seen
-        h = self.state.hypothesis(self.hyp_id)
+    @property
+    def state(self) -> SessionState:
+        return cockpit_app(self).session.state
+
+    def show_state(self, state: SessionState) -> None:
+        h = state.hypothesis(self.hyp_id)
         head = self.query_one("#hyp-detail-head", Static)
         table = self.query_one(DataTable)
         table.clear()
@@ -65,11 +65,11 @@ class HypothesisDetailScreen(ModalScreen[None]):
             head.update("this hypothesis was deleted")
             return
         variables = self.app.theme_variables
-        rank = self.state.hypotheses.index(h) + 1
+        rank = state.hypotheses.index(h) + 1
         pro = sum(1 for e in h.evidence if e.stance == "for")
         title = Text.assemble(
             (f"#{rank} ", "bold"), (visible(h.title), "bold"), "  ",
-            status_text(variables, h.status, f"{STATUS_ICON.get(h.status, '')} {h.status}"),
+            status_text(variables, h.status, f"{HYPOTHESIS_ICON.get(h.status, '')} {h.status}"),
             f"\nevidence: {pro} for, {len(h.evidence) - pro} against",
             f" · created {clock(h.created_t)} · updated {clock(h.updated_t)}",
         )
@@ -77,7 +77,7 @@ class HypothesisDetailScreen(ModalScreen[None]):
             title.append("\n" + visible(h.note, newlines=True))
         head.update(title)
         for i, e in enumerate(h.evidence):
-            status, text = evidence_result(self.state, e)
+            status, text = evidence_result(state, e)
             stance = status_text(variables, "supported" if e.stance == "for" else "refuted",
                                  f"{STANCE_ICON.get(e.stance, '')} {e.stance}")
             icon = PROBE_ICON.get(status, "")
@@ -95,9 +95,11 @@ class HypothesisDetailScreen(ModalScreen[None]):
         table = self.query_one(DataTable)
         if h is None or table.row_count == 0:
             return
+        if refuse_in_replay(self, annotation=True):
+            return
         e = h.evidence[table.cursor_row]
-        self.app.unlink_evidence(self.hyp_id, e.ref_kind, e.ref_id)  # type: ignore[attr-defined]
-        self.refresh_view(force=True)
+        cockpit_app(self).session.emit(ev.EvidenceUnlinked(hyp_id=self.hyp_id, ref_kind=e.ref_kind,
+                                             ref_id=e.ref_id))
 
     def action_close(self) -> None:
         self.dismiss(None)

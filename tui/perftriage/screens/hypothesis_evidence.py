@@ -14,16 +14,17 @@ from textual.widgets import DataTable, Label
 
 from perftriage.core.analysis import roofline
 from perftriage.core.report.markdown import classify_log_line, clock, decode_throughput, probe_summary
+from perftriage.core.model.events import RefKind, Stance
 from perftriage.core.model.state import SessionState
 from perftriage.core.sanitize import visible
-from perftriage.widgets.status_style import STATUS_ICON, status_text
+from perftriage.widgets.status_style import PROBE_ICON, status_text
 
 LOG_CANDIDATES = 200
 
 
 @dataclass(frozen=True)
 class Candidate:
-    ref_kind: str
+    ref_kind: RefKind
     ref_id: str
     summary: str
     status: str = ""
@@ -50,7 +51,7 @@ def candidates(state: SessionState) -> list[Candidate]:
     return out
 
 
-class EvidencePickerScreen(ModalScreen[tuple[Candidate, str] | None]):
+class EvidencePickerScreen(ModalScreen[tuple[Candidate, Stance] | None]):
     """Returns ``(candidate, stance)`` or None."""
 
     DEFAULT_CSS = """
@@ -85,7 +86,7 @@ class EvidencePickerScreen(ModalScreen[tuple[Candidate, str] | None]):
         table = self.query_one(DataTable)
         variables = self.app.theme_variables
         for i, c in enumerate(self.items):
-            icon = STATUS_ICON.get(c.status, "")
+            icon = PROBE_ICON.get(c.status, "")
             table.add_row(status_text(variables, c.status, icon) if icon else "", c.ref_kind,
                           c.ref_id, clock(c.t) if c.t is not None else "", Text(visible(c.summary)),
                           key=str(i))
@@ -95,7 +96,7 @@ class EvidencePickerScreen(ModalScreen[tuple[Candidate, str] | None]):
         event.stop()
         self.action_pick("for")
 
-    def action_pick(self, stance: str) -> None:
+    def action_pick(self, stance: Stance) -> None:
         table = self.query_one(DataTable)
         if not self.items:
             self.notify("nothing to attach yet: run a probe or compute the gap", severity="warning")

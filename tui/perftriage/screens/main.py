@@ -1,19 +1,40 @@
-"""The cockpit: four titled panes, header and footer."""
+"""The cockpit: four titled panes, header and footer.
+
+The panes render themselves (the app's refresh path calls them when their
+sections changed) and handle their own keys. When a pane needs a modal —
+a probe's output, a host's detail, a hypothesis dialog, a log-search
+prompt — it posts a message and this screen shows it: widgets never push
+screens.
+"""
 
 from __future__ import annotations
+
+import re
 
 from textual.app import ComposeResult
 from textual.containers import Grid
 from textual.screen import Screen
 from textual.widgets import Footer
 
+from perftriage.cockpit_app import cockpit_app
+from perftriage.screens.host_detail import HostDetailScreen
+from perftriage.screens.hypothesis_flows import HypothesisFlows
+from perftriage.screens.probe_output import ProbeOutputScreen
+from perftriage.screens.prompt import PromptScreen
 from perftriage.widgets.header import CockpitHeader
 from perftriage.widgets.hosts import HostsPane
 from perftriage.widgets.hypotheses import HypothesesPane
+from perftriage.widgets.log_view import LogView
 from perftriage.widgets.logs import LogsPane
 from perftriage.widgets.probes import ProbesPane
 
-FRAME_S = 1 / 10
+
+def regex_error(text: str) -> str | None:
+    try:
+        re.compile(text)
+    except re.error as exc:
+        return f"not a regex: {exc}"
+    return None
 
 
 class MainScreen(Screen):
@@ -34,23 +55,26 @@ class MainScreen(Screen):
             yield HypothesesPane("Hypotheses", id="hypotheses")
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.set_interval(FRAME_S, self.refresh_panes)
-        self.set_interval(1.0, lambda: self.refresh_panes(force_clock=True))
-        self.refresh_panes(force_clock=True)
-
-    def refresh_panes(self, force_clock: bool = False) -> None:
-        """Re-render panes whose state section changed; ``force_clock`` also
-        re-renders the time-dependent ones (elapsed, stale ages)."""
-        state = self.app.session.state
-        for pane in self.panes:
-            pane.sync(state, force=force_clock and pane.clock_driven)
-
     @property
-    def panes(self):
-        return [
-            self.query_one(HostsPane),
-            self.query_one(ProbesPane),
-            self.query_one(LogsPane),
-            self.query_one(HypothesesPane),
-        ]
+    def hypotheses(self) -> HypothesisFlows:
+        return HypothesisFlows(self.app, cockpit_app(self).cockpit,
+                               lambda: self.query_one(HypothesesPane))
+
+    def on_probes_pane_output_requested(self, message: ProbesPane.OutputRequested) -> None:
+        if message.probe_id in cockpit_app(self).session.state.probes:
+            self.app.push_screen(ProbeOutputScreen(message.probe_id))
+
+    def on_hosts_pane_detail_requested(self, message: HostsPane.DetailRequested) -> None:
+        self.app.push_screen(HostDetailScreen(message.host))
+
+    def on_hypotheses_pane_requested(self, message: HypothesesPane.Requested) -> None:
+        self.hypotheses.open(message.dialog, message.hyp_id)
+
+    def on_log_view_prompt_requested(self, message: LogView.PromptRequested) -> None:
+        on_submit = message.on_submit
+        self.app.push_screen(
+            PromptScreen(message.title, message.kind, placeholder="regex (smart case)",
+                         value=message.value, validate=regex_error,
+                         help="a Python regex; lower case = case-insensitive"),
+            lambda value: on_submit(value) if value is not None else None,
+        )

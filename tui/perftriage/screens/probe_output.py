@@ -11,7 +11,8 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Footer, Label, TextArea
 
-from perftriage.core.model.state import ProbeState
+from perftriage.cockpit_app import cockpit_app
+from perftriage.core.model.state import ProbeState, Section, SessionState
 from perftriage.core.sanitize import visible_lines
 from perftriage.screens.detail_modal import DetailModal
 from perftriage.widgets.format import duration, safe
@@ -44,6 +45,7 @@ def probe_report(p: ProbeState) -> str:
 
 
 class ProbeOutputScreen(DetailModal):
+    SECTIONS = frozenset({Section.PROBES})
     DEFAULT_CSS = """
     ProbeOutputScreen #probe-output-title { padding: 0 1; text-style: bold; }
     ProbeOutputScreen TextArea { height: 1fr; }
@@ -56,11 +58,9 @@ class ProbeOutputScreen(DetailModal):
     def __init__(self, probe_id: str) -> None:
         super().__init__()
         self.probe_id = probe_id
-        self._seen: tuple | None = None
-
-    @property
-    def probe(self) -> ProbeState | None:
-        return self.app.session.state.probes.get(self.probe_id)  # type: ignore[attr-defined]
+        # what the text shows now: reloading it would drop the selection, so
+        # it is reloaded only when this probe (not any probe) changed
+        self._shown: tuple | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -70,18 +70,17 @@ class ProbeOutputScreen(DetailModal):
             yield Footer()
 
     def on_mount(self) -> None:
-        self.refresh_text()
+        cockpit_app(self).refresher.watch(self)
         self.query_one(TextArea).focus()
-        self.set_interval(0.25, self.refresh_text)
 
-    def refresh_text(self) -> None:
-        p = self.probe
+    def show_state(self, state: SessionState) -> None:
+        p = state.probes.get(self.probe_id)
         if p is None:
             return
         key = (p.status, len(p.stdout), len(p.stderr), p.summary)
-        if key == self._seen:
+        if key == self._shown:
             return
-        self._seen = key
+        self._shown = key
         self.query_one("#probe-output-title", Label).update(
             safe(f"{p.probe_id} · {p.host} · {p.label} · {p.status}")
         )

@@ -7,9 +7,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer
 
+from perftriage.cockpit_app import cockpit_app
 from perftriage.core.replay.at import parse_time
 from perftriage.screens.main import MainScreen
 from perftriage.screens.prompt import PromptScreen
+from perftriage.widgets.pane import Pane
 from perftriage.widgets.player_bar import PlayerBar
 
 TICK_S = 1 / 20
@@ -42,7 +44,7 @@ class ReplayScreen(MainScreen):
             yield widget
 
     def on_mount(self) -> None:
-        super().on_mount()
+        # the player's own clock (not a refresh poll): it moves the state
         self.set_interval(TICK_S, self._tick)
         self.replayer.start_indexing()
 
@@ -56,11 +58,17 @@ class ReplayScreen(MainScreen):
         self._reset_pending = True  # a keyframe was restored: panes rebuild
 
     def _after_move(self) -> None:
+        # The player applies events through the reducer, not Session.emit:
+        # ask the refresh path for a frame (all sections after a reset).
+        refresher = cockpit_app(self).refresher
         if self._reset_pending:
             self._reset_pending = False
-            for pane in self.panes:
-                pane.reset(self.app.session.state)
-        self.refresh_panes()
+            state = cockpit_app(self).session.state
+            for pane in self.query(Pane):
+                pane.reset(state)
+            refresher.mark()
+        else:
+            refresher.mark(())
         self.bar.update_if_changed()
 
     def _tick(self) -> None:

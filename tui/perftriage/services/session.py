@@ -29,6 +29,8 @@ def session_filename(name: str, now: datetime) -> str:
 
 
 class Session:
+    # a replay that takes notes and hypotheses (services/replay.py) says so
+    accepts_annotations: bool = False
     def __init__(
         self,
         name: str = "session",

@@ -13,7 +13,8 @@ from textual.widgets import Static
 
 from perftriage.core.analysis.gap import GapResult
 from perftriage.core.analysis.gap_live import counters_host, live_gap
-from perftriage.core.model.state import SessionState
+from perftriage.cockpit_app import cockpit_app
+from perftriage.core.model.state import Section, SessionState
 from perftriage.widgets.format import bar, safe
 from perftriage.widgets.status_style import styled, threshold
 
@@ -56,7 +57,10 @@ def gap_lines(r: GapResult | None, host: str | None, per_gpu_peak: dict[int, flo
 
 
 class GapView(Static):
-    """Re-renders once a second (and on demand) from the live session state."""
+    """Re-renders from the live session state when what the live gap reads
+    changes (counters, logs, engines, gaps: the app's refresh path), and on demand."""
+
+    SECTIONS = frozenset({Section.HOSTS, Section.GAPS, Section.LOGS, Section.ENGINES})
 
     DEFAULT_CSS = "GapView { height: auto; padding: 1 0 0 0; }"
 
@@ -67,8 +71,10 @@ class GapView(Static):
         self.inputs: dict | None = None  # the form's inputs while they are valid
 
     def on_mount(self) -> None:
+        cockpit_app(self).refresher.watch(self)
+
+    def show_state(self, state: SessionState) -> None:
         self.refresh_gap()
-        self.set_interval(1.0, self.refresh_gap)
 
     def refresh_gap(self) -> None:
         host = counters_host(self.session_state, self.host)

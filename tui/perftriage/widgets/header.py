@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.widgets import Header
 from textual.widgets._header import HeaderClock, HeaderIcon, HeaderTitle
 
+from perftriage.cockpit_app import cockpit_app
 from perftriage.widgets.format import duration
 
 
@@ -22,9 +23,7 @@ class ElapsedClock(HeaderClock):
     """
 
     def render(self):
-        session = getattr(self.app, "session", None)
-        if session is None:
-            return ""
+        session = cockpit_app(self).session
         elapsed = session.state.last_t if session.replay else session.elapsed
         return duration(elapsed)
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import Static
 
 from perftriage.core.model.events import GpuSample
-from perftriage.core.model.state import HostState, SessionState
+from perftriage.core.model.state import HostState, Section, SessionState
 from perftriage.widgets.format import bar, gib, num, sparkline, safe
 from perftriage.widgets.pane import Pane
 from perftriage.widgets.status_style import STATUS_VAR, styled, threshold
@@ -154,12 +155,22 @@ def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: 
 
 
 class HostsPane(Pane):
-    clock_driven = True
-    section = "hosts"
+    SECTIONS = frozenset({Section.HOSTS, Section.CLOCK})  # ages of stale data tick
     BINDINGS = [
-        Binding("enter", "app.host_detail", "Detail", id="hosts.detail_enter",
+        Binding("enter", "detail", "Detail", id="hosts.detail_enter",
                 tooltip="Open the detail view of the hosts (←/→ switch host there)"),
+        Binding("D", "detail", "Host detail", id="hosts.detail",
+                tooltip="Processes per GPU, clocks, throttle reasons and nvidia-smi topo -m"),
+        Binding("p", "power", "Power", id="hosts.power",
+                tooltip="Show the power sparkline beside utilisation in the Hosts pane"),
     ]
+
+    class DetailRequested(Message):
+        """Open the detail view of ``host`` (handled by the main screen)."""
+
+        def __init__(self, host: str) -> None:
+            super().__init__()
+            self.host = host
 
     def __init__(self, title: str, **kwargs) -> None:
         super().__init__(title, **kwargs)
@@ -172,23 +183,21 @@ class HostsPane(Pane):
             yield Static(id="hosts-body")
 
     def on_mount(self) -> None:
-        cockpit = getattr(self.app, "cockpit", None)
-        if cockpit is not None:  # [ui] show_power_history: power sparklines from the start
-            self.show_power = cockpit.config.ui.show_power_history
+        # [ui] show_power_history: power sparklines from the start
+        self.show_power = self.ctx.cockpit.config.ui.show_power_history
 
     def now_t(self, state: SessionState) -> float:
         """Session time now: the clock when live, the last event in a replay."""
-        cockpit = getattr(self.app, "cockpit", None)
-        if cockpit is not None and not cockpit.replay:
+        cockpit = self.ctx.cockpit
+        if not cockpit.replay:
             return max(cockpit.session.elapsed, state.last_t)
         return state.last_t
 
     def stale_after(self) -> float:
-        cockpit = getattr(self.app, "cockpit", None)
-        interval = getattr(cockpit, "sample_interval", None) or 1.0
+        interval = self.ctx.cockpit.sample_interval or 1.0
         return max(STALE_AFTER_S, 3 * interval)
 
-    def render_state(self, state: SessionState) -> None:
+    def show_state(self, state: SessionState) -> None:
         now = self.now_t(state)
         width = max(self.size.width - 2, 40)
         stale_after = self.stale_after()
@@ -205,8 +214,14 @@ class HostsPane(Pane):
         self._text = text
         self.query_one("#hosts-body", Static).update(text, layout=not same_height)
 
-    def toggle_power(self) -> bool:
+    def action_power(self) -> None:
         self.show_power = not self.show_power
-        if self.is_mounted:
-            self.render_state(self.app.session.state)
-        return self.show_power
+        self.show_state(self.ctx.session.state)
+        self.notify(f"power sparkline {'on' if self.show_power else 'off'}")
+
+    def action_detail(self) -> None:
+        names = list(self.ctx.session.state.hosts)
+        if not names:
+            self.notify("no hosts", severity="warning")
+            return
+        self.post_message(self.DetailRequested(self.selected_host or names[0]))

@@ -1,25 +1,36 @@
 """Hypotheses pane: the running list in priority order, the latest gap to
 the roofline, and the newest notes of the session timeline.
 
-Keys that only make sense here are bindings of the pane (active while its
-table has focus); they call the app's ``hyp_*`` actions
-(``perftriage.actions.hypotheses``), so everything goes through ``Session.emit``.
+The keys that act on the highlighted hypothesis are bindings of this pane
+(active while its table has focus). Status, priority and ``+``/``-``
+evidence are changed here, through ``Session.emit``; editing, deleting
+(confirmed), picking evidence and the details view need a modal, which the
+pane asks for with a :class:`HypothesesPane.Requested` message (the main
+screen shows it: ``perftriage.screens.hypothesis_flows``).
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from perftriage.core.analysis import roofline
-from perftriage.core.report.markdown import STATUS_ICON, clock
-from perftriage.core.model.state import Hypothesis, SessionState
+from perftriage.core.model import events as ev
+from perftriage.core.model.state import Hypothesis, ProbeState, Section, SessionState
+from perftriage.core.report.markdown import HYPOTHESIS_ICON, clock, probe_summary
 from perftriage.core.sanitize import visible
 from perftriage.widgets.format import safe_text
 from perftriage.widgets.pane import Pane
+from perftriage.widgets.probes import ProbesPane
 from perftriage.widgets.status_style import rich_colour, status_text
+
+STATUSES = ev.HYPOTHESIS_STATUSES
+Dialog = Literal["edit", "delete", "evidence", "details"]
 
 NOTES_SHOWN = 2
 ICONS_SHOWN = 6
@@ -41,30 +52,35 @@ def evidence_cell(h: Hypothesis, variables: dict[str, str]) -> Text:
 
 
 class HypothesesPane(Pane):
-    section = "hypotheses"
-    SECTIONS = ("hypotheses", "notes", "gaps")
+    SECTIONS = frozenset({Section.HYPOTHESES, Section.NOTES, Section.GAPS})
     DEFAULT_CSS = """
     HypothesesPane #hyp-table { height: 1fr; }
     HypothesesPane #hyp-gap { height: auto; padding: 0 1; }
     HypothesesPane #hyp-notes { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
     """
     BINDINGS = [
-        Binding("enter", "app.hyp_details", "Details", id="hypothesis.details"),
-        Binding("e", "app.hyp_edit", "Edit", id="hypothesis.edit"),
-        Binding("s", "app.hyp_status(1)", "Status", id="hypothesis.status_next"),
-        Binding("plus", "app.hyp_attach('for')", "+Evidence", id="hypothesis.evidence_for"),
-        Binding("minus", "app.hyp_attach('against')", "−Evidence", id="hypothesis.evidence_against"),
-        Binding("E", "app.hyp_pick_evidence", "Evidence…", id="hypothesis.evidence_pick"),
-        Binding("left_square_bracket,ctrl+up", "app.hyp_move(-1)", "Up",
-                id="hypothesis.move_up"),
-        Binding("right_square_bracket,ctrl+down", "app.hyp_move(1)", "Down",
-                id="hypothesis.move_down"),
-        Binding("delete,d", "app.hyp_delete", "Delete", id="hypothesis.delete"),
+        Binding("enter", "dialog('details')", "Details", id="hypothesis.details"),
+        Binding("e", "dialog('edit')", "Edit", id="hypothesis.edit"),
+        Binding("s", "status(1)", "Status", id="hypothesis.status_next"),
+        Binding("plus", "attach('for')", "+Evidence", id="hypothesis.evidence_for"),
+        Binding("minus", "attach('against')", "−Evidence", id="hypothesis.evidence_against"),
+        Binding("E", "dialog('evidence')", "Evidence…", id="hypothesis.evidence_pick"),
+        Binding("left_square_bracket,ctrl+up", "move(-1)", "Up", id="hypothesis.move_up"),
+        Binding("right_square_bracket,ctrl+down", "move(1)", "Down", id="hypothesis.move_down"),
+        Binding("delete,d", "dialog('delete')", "Delete", id="hypothesis.delete"),
     ]
+
+    class Requested(Message):
+        """Open ``dialog`` for hypothesis ``hyp_id`` (handled by the main screen)."""
+
+        def __init__(self, dialog: Dialog, hyp_id: str) -> None:
+            super().__init__()
+            self.dialog: Dialog = dialog
+            self.hyp_id = hyp_id
 
     def __init__(self, title: str, **kwargs) -> None:
         super().__init__(title, **kwargs)
-        self._seen: tuple[int, ...] = ()
+        self._select_when_shown: str | None = None  # a row not rendered yet
 
     def compose(self):
         table = DataTable(id="hyp-table", cursor_type="row", zebra_stripes=True)
@@ -86,22 +102,85 @@ class HypothesesPane(Pane):
         return row_key.value
 
     def select(self, hyp_id: str) -> None:
+        """Highlight ``hyp_id`` now, or once the row shows (after an emit)."""
         table = self.table
         if hyp_id in table.rows:
+            self._select_when_shown = None
             table.move_cursor(row=table.get_row_index(hyp_id))
+        else:
+            self._select_when_shown = hyp_id
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         # Enter on the table (DataTable consumes the key itself).
         event.stop()
-        self.app.action_hyp_details()  # type: ignore[attr-defined]
+        self.action_dialog("details")
 
-    def sync(self, state: SessionState, force: bool = False) -> None:
-        seen = tuple(state.versions.get(s, 0) for s in self.SECTIONS)
-        if force or seen != self._seen:
-            self._seen = seen
-            self.render_state(state)
+    # --- actions on the highlighted hypothesis ---------------------------------------
 
-    def render_state(self, state: SessionState) -> None:
+    def _need_hypothesis(self, write: bool = True) -> Hypothesis | None:
+        if write and self.refuse_in_replay(annotation=True):
+            return None
+        hyp_id = self.selected_hyp_id
+        h = self.ctx.session.state.hypothesis(hyp_id) if hyp_id is not None else None
+        if h is None:
+            self.notify("no hypothesis yet: H adds one", severity="warning")
+        return h
+
+    def _emit(self, event: ev.Event, hyp_id: str) -> None:
+        self.ctx.session.emit(event)
+        self.select(hyp_id)
+
+    def action_dialog(self, dialog: Dialog) -> None:
+        if (h := self._need_hypothesis(write=dialog != "details")) is not None:
+            self.post_message(self.Requested(dialog, h.hyp_id))
+
+    def action_status(self, step: int = 1) -> None:
+        if (h := self._need_hypothesis()) is None:
+            return
+        i = STATUSES.index(h.status) if h.status in STATUSES else 0
+        status = STATUSES[(i + step) % len(STATUSES)]
+        self._emit(ev.HypothesisUpdated(hyp_id=h.hyp_id, status=status), h.hyp_id)
+
+    def action_move(self, delta: int) -> None:
+        if (h := self._need_hypothesis()) is None:
+            return
+        hyps = self.ctx.session.state.hypotheses
+        pos = hyps.index(h)
+        new = min(max(pos + delta, 0), len(hyps) - 1)
+        if new != pos:
+            self._emit(ev.HypothesisUpdated(hyp_id=h.hyp_id, priority=new), h.hyp_id)
+
+    def action_attach(self, stance: ev.Stance = "for") -> None:
+        """Attach the selected (else the last finished) probe to the highlighted hypothesis."""
+        if (h := self._need_hypothesis()) is None:
+            return
+        p = self.evidence_probe()
+        if p is None:
+            self.notify("no finished probe to attach yet", severity="warning")
+            return
+        self.link_evidence(h, "probe", p.probe_id, stance, probe_summary(p))
+
+    def link_evidence(self, h: Hypothesis, ref_kind: ev.RefKind, ref_id: str,
+                      stance: ev.Stance, summary: str) -> None:
+        self._emit(ev.EvidenceLinked(hyp_id=h.hyp_id, ref_kind=ref_kind, ref_id=ref_id,
+                                     stance=stance, summary=summary), h.hyp_id)
+        word = "supports" if stance == "for" else "speaks against"
+        self.notify(f"{ref_kind} {ref_id} {word}: {h.title}")
+
+    def evidence_probe(self) -> ProbeState | None:
+        """The probe selected in the Probes pane if it has finished, else the
+        most recently finished probe."""
+        probes = self.ctx.session.state.probes
+        pane = next(iter(self.screen.query(ProbesPane)), None)
+        selected = pane.selected_probe_id if pane is not None else None
+        if selected is not None and selected in probes and probes[selected].finished:
+            return probes[selected]
+        done = [p for p in probes.values() if p.finished]
+        return max(done, key=lambda p: (p.finished_t or 0.0)) if done else None
+
+    # --- rendering -------------------------------------------------------------------
+
+    def show_state(self, state: SessionState) -> None:
         variables = self.app.theme_variables
         table = self.table
         selected = self.selected_hyp_id
@@ -112,13 +191,14 @@ class HypothesesPane(Pane):
                 title.append(f"  {visible(h.note)}", style=Style(color=rich_colour(variables, "$status-muted")))
             table.add_row(
                 str(i),
-                status_text(variables, h.status, f"{STATUS_ICON.get(h.status, '')} {h.status}"),
+                status_text(variables, h.status, f"{HYPOTHESIS_ICON.get(h.status, '')} {h.status}"),
                 evidence_cell(h, variables),
                 title,
                 key=h.hyp_id,
             )
-        if selected is not None:
-            self.select(selected)
+        wanted = self._select_when_shown or selected
+        if wanted is not None:
+            self.select(wanted)
         self._render_gap(state)
         self._render_notes(state)
 

@@ -9,8 +9,8 @@ Keys here take precedence over the app's while the view has focus (``n`` /
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
+from collections.abc import Callable
 
 from rich.segment import Segment
 from rich.style import Style
@@ -75,6 +75,18 @@ class LogView(ScrollView, can_focus=True):
 
     class Changed(Message):
         """Follow / filter / search state changed (the pane updates its status line)."""
+
+    class PromptRequested(Message):
+        """Ask the user for a regex (the main screen shows the prompt) and
+        call ``on_submit`` with the answer (``""`` clears)."""
+
+        def __init__(self, title: str, kind: str, value: str,
+                     on_submit: Callable[[str], None]) -> None:
+            super().__init__()
+            self.title = title
+            self.kind = kind
+            self.value = value
+            self.on_submit = on_submit
 
     def __init__(self, state: SessionState, source: str = ALL, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -175,7 +187,7 @@ class LogView(ScrollView, can_focus=True):
             # at each frame): segments straight away, not a rich Text rendered
             # through the console (~4x the cost)
             shown = text[: scroll_x + width + 200]
-            st = self.styles_
+            st = self.row_styles
             segments = []
             if self.index.source == ALL:
                 segments.append(Segment(f"{visible(self.index.source_of(key))} ", st.source))
@@ -192,7 +204,7 @@ class LogView(ScrollView, can_focus=True):
                                  Segment(shown[b:], st.base)]
             strip = Strip(segments).crop(scroll_x, scroll_x + width)
             return strip.extend_cell_length(width, self.rich_style)
-        st = self.styles_
+        st = self.row_styles
         line = Text(no_wrap=True, style=st.base)
         if self.index.source == ALL:
             line.append(f"{visible(self.index.source_of(key))} ", st.source)
@@ -218,7 +230,7 @@ class LogView(ScrollView, can_focus=True):
         return strip.extend_cell_length(width, st.base if not cursor else st.cursor)
 
     @property
-    def styles_(self) -> LogStyles:
+    def row_styles(self) -> LogStyles:
         """Row styles for the current theme (rebuilt when the theme changes)."""
         if self._log_styles is None:
             self._log_styles = LogStyles(self.app.theme_variables, self.rich_style)
@@ -302,21 +314,9 @@ class LogView(ScrollView, can_focus=True):
         self._update_size()
         self.post_message(self.Changed())
 
-    def _prompt(self, title: str, kind: str, value: str | None, done) -> None:
-        from perftriage.screens.prompt import PromptScreen
-
-        def validate(text: str) -> str | None:
-            try:
-                re.compile(text)
-            except re.error as exc:
-                return f"not a regex: {exc}"
-            return None
-
-        self.app.push_screen(
-            PromptScreen(title, kind, placeholder="regex (smart case)", value=value or "",
-                         help="a Python regex; lower case = case-insensitive", validate=validate),
-            lambda v: done(v) if v is not None else None,
-        )
+    def _prompt(self, title: str, kind: str, value: str | None,
+                done: Callable[[str], None]) -> None:
+        self.post_message(self.PromptRequested(title, kind, value or "", done))
 
     def action_search(self) -> None:
         self._prompt("logs: search", "log-search", self.search_text, self.apply_search)

@@ -1,6 +1,7 @@
 """Logs pane: one tab per followed source plus a merged "all" view, the
 throughput of the selected source (sparkline + latest values + ms/token at
-batch 1) and a line-API log view rendered from the bounded rings in state."""
+batch 1) and a line-API log view rendered from the bounded rings in state.
+ctrl+w stops following the selected tab's log."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from textual.widgets import Sparkline, Static, Tab, Tabs
 from perftriage.core.view.log_status import follow_text, stale_note
 from perftriage.core.view.log_window import ALL
 from perftriage.core.parse.logparse import LogMetrics
-from perftriage.core.model.state import SessionState
+from perftriage.core.model.state import Section, SessionState
 from perftriage.widgets.format import safe
 from perftriage.widgets.engine import EngineStrip, LatencyHeatmap, shown_engines
 from perftriage.widgets.log_view import LogView
@@ -52,7 +53,8 @@ def metrics_line(m: LogMetrics) -> str:
 
 
 class LogsPane(Pane):
-    section = "logs"
+    # a quiet log turns stale (CLOCK); the engine strip and heatmap (ENGINES)
+    SECTIONS = frozenset({Section.LOGS, Section.ENGINES, Section.CLOCK})
     DEFAULT_CSS = """
     LogsPane Tabs { height: 2; }
     LogsPane #logs-metrics-row { height: 1; }
@@ -64,15 +66,17 @@ class LogsPane(Pane):
     BINDINGS = [
         Binding("right_square_bracket", "cycle(1)", "Next log", id="logs.next_source"),
         Binding("left_square_bracket", "cycle(-1)", "Prev log", id="logs.prev_source"),
+        Binding("ctrl+w", "close_log", "Close log", show=False, id="logs.close"),
     ]
 
     def __init__(self, title: str, **kwargs) -> None:
         super().__init__(title, **kwargs)
         self._sources: list[str] = []
         self.selected = ALL
-        self._metrics_seen: tuple = ()
-        self._status_seen: str | None = None
-        self._engines_seen = -1  # state.versions["engines"] last shown
+        self._select_when_shown: str | None = None  # a tab not added yet
+        # what the one-row widgets show now: a new text costs a repaint
+        self._metrics_shown: tuple = ()
+        self._status_shown: str | None = None
 
     def compose(self):
         yield Tabs(Tab("all", id=_tab_id(ALL)), id="logs-tabs")
@@ -82,19 +86,8 @@ class LogsPane(Pane):
         # the engine's own figures from its /metrics, when an endpoint is configured
         yield EngineStrip(id="logs-engine")
         yield LatencyHeatmap(id="logs-latency")
-        yield LogView(self.app.session.state, ALL, id="logs-view")
+        yield LogView(self.ctx.session.state, ALL, id="logs-view")
         yield Static("", id="logs-status")
-
-    def sync(self, state: SessionState, force: bool = False) -> None:
-        super().sync(state, force)
-        version = state.versions.get("engines", 0)
-        if force or version != self._engines_seen:
-            self._engines_seen = version
-            self._render_engines(state)
-
-    def reset(self, state: SessionState) -> None:
-        super().reset(state)
-        self._engines_seen = -1
 
     def _render_engines(self, state: SessionState) -> None:
         src = state.logs.get(self.selected)
@@ -109,17 +102,17 @@ class LogsPane(Pane):
         return self.query_one("#logs-view", LogView)
 
     def reset(self, state: SessionState) -> None:
-        super().reset(state)
         tabs = self.query_one("#logs-tabs", Tabs)
         for sid in [s for s in self._sources if s not in state.logs]:
             tabs.remove_tab(_tab_id(sid))  # a source opened after the new moment
             self._sources.remove(sid)
         if self.selected not in state.logs:
             self.selected = ALL
-        self._metrics_seen = ()
+        self._metrics_shown = ()
+        self._status_shown = None
         self.view.set_source(state, self.selected)  # rebuild: lines went back too
 
-    def render_state(self, state: SessionState) -> None:
+    def show_state(self, state: SessionState) -> None:
         view = self.view
         if view.index.state is not state:
             view.set_source(state, self.selected)
@@ -130,7 +123,10 @@ class LogsPane(Pane):
                 label = src.path.rsplit("/", 1)[-1] or src.path
                 host = "" if src.host in ("localhost", "?") else f"{src.host}:"
                 tabs.add_tab(Tab(safe(f"{host}{label}"), id=_tab_id(sid)))
+        if self._select_when_shown in self._sources:
+            self.select(self._select_when_shown)
         view.sync()
+        self._render_engines(state)  # each widget skips what it already shows
         self._render_metrics(state)
         self._render_status(state)
 
@@ -147,9 +143,9 @@ class LogsPane(Pane):
         m = src.metrics
         stale = stale_note(src, self._now(state))
         key = (src.source_id, m.count, len(m.milestones), m.errors, stale and stale.split(";")[0])
-        if key == self._metrics_seen:
+        if key == self._metrics_shown:
             return
-        self._metrics_seen = key
+        self._metrics_shown = key
         label = "" if self.selected != ALL else f"[dim]{safe(src.source_id)}[/dim] "
         if stale:
             label += f"[yellow]{safe(stale)}[/yellow] "
@@ -159,7 +155,8 @@ class LogsPane(Pane):
 
     def _now(self, state: SessionState) -> float:
         """Session seconds now (live), or of the latest event (replay)."""
-        return state.last_t if self.app.session.replay else self.app.session.elapsed
+        session = self.ctx.session
+        return state.last_t if session.replay else session.elapsed
 
     def _render_status(self, state: SessionState) -> None:
         parts = [self.view.status()]
@@ -179,12 +176,12 @@ class LogsPane(Pane):
                 more = f" (+{len(unwell) - 1} more)" if len(unwell) > 1 else ""
                 parts.insert(0, safe(f"{first.path}: {follow_text(first, now)}{more}"))
         text = " · ".join(parts)
-        if text != self._status_seen:
-            self._status_seen = text
+        if text != self._status_shown:
+            self._status_shown = text
             self.query_one("#logs-status", Static).update(text, layout=False)
 
     def on_log_view_changed(self, event: LogView.Changed) -> None:
-        self._render_status(self.app.session.state)
+        self._render_status(self.ctx.session.state)
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         tab_id = event.tab.id or ""
@@ -192,8 +189,8 @@ class LogsPane(Pane):
         if source == self.selected:
             return
         self.selected = source
-        self._metrics_seen = ()
-        state = self.app.session.state
+        self._metrics_shown = ()
+        state = self.ctx.session.state
         self.view.set_source(state, source)
         self._render_metrics(state)
         self._render_status(state)
@@ -207,4 +204,18 @@ class LogsPane(Pane):
             tabs.action_previous_tab()
 
     def select(self, source: str) -> None:
+        """Show ``source``'s tab, now or as soon as its tab is added."""
+        if source != ALL and source not in self._sources:
+            self._select_when_shown = source
+            return
+        self._select_when_shown = None
         self.query_one("#logs-tabs", Tabs).active = _tab_id(source)
+
+    def action_close_log(self) -> None:
+        if self.refuse_in_replay():
+            return
+        if self.selected == ALL:
+            self.notify("select a log tab to close it", severity="warning")
+            return
+        cockpit = self.ctx.cockpit
+        self.run_worker(cockpit.logs.close(self.selected, "closed by user"), group="logs")

@@ -1,5 +1,6 @@
-"""Base class of the four cockpit panes: a titled box that re-renders
-from :class:`~perftriage.core.model.state.SessionState` only when its section changed."""
+"""Base class of the four cockpit panes: a titled box that declares the
+state sections it shows and is re-rendered by the app's one refresh path
+(:mod:`perftriage.refresh`) when one of them changed."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ from typing import ClassVar
 
 from textual.containers import Vertical
 
-from perftriage.core.model.state import SessionState
+from perftriage.cockpit_app import CockpitApp, cockpit_app, refuse_in_replay
+from perftriage.core.model.state import Section, SessionState
 
 
 class Pane(Vertical, can_focus=False):
-    section: ClassVar[str] = ""
-    clock_driven: ClassVar[bool] = False  # re-rendered every second (ages, elapsed)
+    SECTIONS: ClassVar[frozenset[Section]] = frozenset()
     DEFAULT_CSS = """
     Pane {
         border: round $pane-border;
@@ -30,17 +31,22 @@ class Pane(Vertical, can_focus=False):
     def __init__(self, title: str, **kwargs) -> None:
         super().__init__(**kwargs)
         self.border_title = title
-        self._seen_version = -1
 
-    def sync(self, state: SessionState, force: bool = False) -> None:
-        version = state.versions.get(self.section, 0)
-        if force or version != self._seen_version:
-            self._seen_version = version
-            self.render_state(state)
+    @property
+    def ctx(self) -> CockpitApp:
+        return cockpit_app(self)
+
+    def on_mount(self) -> None:
+        # Runs after the subclass's own on_mount (Textual walks the MRO).
+        self.ctx.refresher.watch(self)
 
     def reset(self, state: SessionState) -> None:
-        """The state went back in time (a replay seek): forget what was shown."""
-        self._seen_version = -1
+        """The state went back in time (a replay seek): forget what was shown
+        (the refresh path then renders every section again)."""
 
-    def render_state(self, state: SessionState) -> None:  # pragma: no cover - abstract
+    def show_state(self, state: SessionState) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def refuse_in_replay(self, *, annotation: bool = False) -> bool:
+        """True (and a notice) when the key cannot act in this replay."""
+        return refuse_in_replay(self, annotation=annotation)

@@ -2,7 +2,10 @@
 
 A running probe shows its elapsed time; a fan-out (one probe on every
 host, one ``group``) marks with ``≠`` the rows whose result differs from
-the others once all of them have finished. Enter on a row opens its output.
+the others once all of them have finished. Keys act on the highlighted
+probe: enter opens its output (the pane asks for it with a message: the
+screen that shows it is not a widget's business), ``r`` queues it again,
+``x`` cancels it.
 """
 
 from __future__ import annotations
@@ -10,13 +13,15 @@ from __future__ import annotations
 from collections import defaultdict
 
 from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import DataTable
 
 from perftriage.core import probes
-from perftriage.core.model.state import ProbeState, SessionState
+from perftriage.core.model.state import ProbeState, Section, SessionState
 from perftriage.widgets.format import duration, safe_text
 from perftriage.widgets.pane import Pane
-from perftriage.widgets.status_style import STATUS_ICON, status_text
+from perftriage.widgets.status_style import PROBE_ICON, status_text
 
 DIFF_MARK = "≠ "
 LABEL_MAX = 30  # long module paths keep their end: that is the part that differs
@@ -61,7 +66,7 @@ def probe_row(p: ProbeState, now_t: float, variables: dict[str, str],
     return (
         p.probe_id,
         safe_text(p.host, no_wrap=True),
-        status_text(variables, p.status, f"{STATUS_ICON.get(p.status, '')} {p.status}"),
+        status_text(variables, p.status, f"{PROBE_ICON.get(p.status, '')} {p.status}"),
         safe_text(label, no_wrap=True),
         dur,
         result,
@@ -69,8 +74,22 @@ def probe_row(p: ProbeState, now_t: float, variables: dict[str, str],
 
 
 class ProbesPane(Pane):
-    clock_driven = True
-    section = "probes"
+    SECTIONS = frozenset({Section.PROBES, Section.CLOCK})  # running probes tick
+    BINDINGS = [
+        Binding("r", "rerun", "Rerun", id="probe.rerun",
+                tooltip="queue the selected probe (or its whole fan-out) again"),
+        Binding("x", "cancel", "Cancel", id="probe.cancel",
+                tooltip="cancel the selected probe (kills the remote process)"),
+        Binding("enter", "output", "Output", id="probe.output",
+                tooltip="show the selected probe's command, stdout, stderr, detail"),
+    ]
+
+    class OutputRequested(Message):
+        """Show the output of ``probe_id`` (handled by the main screen)."""
+
+        def __init__(self, probe_id: str) -> None:
+            super().__init__()
+            self.probe_id = probe_id
 
     def __init__(self, title: str, **kwargs) -> None:
         super().__init__(title, **kwargs)
@@ -83,9 +102,13 @@ class ProbesPane(Pane):
         yield table
 
     def on_mount(self) -> None:
-        label = getattr(self.app, "probe_target_label", None)
-        if label is not None:
-            self.border_subtitle = label()
+        self.show_target()
+
+    def show_target(self) -> None:
+        """Where the next probe runs, under the title."""
+        ctx = self.ctx
+        self.border_subtitle = ctx.probe_target.label(ctx.cockpit.registry.names,
+                                                      ctx.cockpit.replay)
 
     @property
     def table(self) -> DataTable:
@@ -100,23 +123,54 @@ class ProbesPane(Pane):
         return row_key.value
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        event.stop()
-        action = getattr(self.app, "action_probe_output", None)
-        if action is not None:
-            action(event.row_key.value)
+        event.stop()  # enter on the table (DataTable consumes the key itself)
+        if event.row_key.value is not None:
+            self.post_message(self.OutputRequested(event.row_key.value))
+
+    def action_output(self) -> None:
+        pid = self.selected_probe_id
+        if pid is None:
+            self.notify("no probe selected")
+            return
+        self.post_message(self.OutputRequested(pid))
+
+    def action_rerun(self) -> None:
+        if self.refuse_in_replay():
+            return
+        pid = self.selected_probe_id
+        if pid is None:
+            self.notify("no probe selected")
+            return
+        cockpit = self.ctx.cockpit
+        runner = cockpit.probes
+        state = cockpit.session.state
+        p = state.probes[pid]
+        try:
+            if p.group:  # a fan-out re-runs as a fan-out over the same hosts
+                members = [q for q in state.probes.values() if q.group == p.group]
+                runner.enqueue_all(p.kind, p.args, hosts=[q.host for q in members],
+                                   timeout=p.timeout_s)
+            else:
+                runner.rerun(pid)
+        except (probes.ProbeUsageError, KeyError) as exc:
+            self.notify(str(exc), title="probe not queued", severity="error")
+
+    def action_cancel(self) -> None:
+        pid = self.selected_probe_id
+        if pid is None:
+            return
+        if not self.ctx.cockpit.probes.cancel(pid):
+            self.notify(f"{pid} is not queued or running")
 
     def _now(self, state: SessionState) -> float:
-        session = getattr(self.app, "session", None)
-        if session is not None and not session.replay:
-            return session.elapsed
-        return state.last_t
+        session = self.ctx.session
+        return state.last_t if session.replay else session.elapsed
 
     def reset(self, state: SessionState) -> None:
-        super().reset(state)
         self.table.clear()  # probes queued after the new moment must go
         self._rows.clear()
 
-    def render_state(self, state: SessionState) -> None:
+    def show_state(self, state: SessionState) -> None:
         table = self.table
         at_bottom = table.cursor_row >= table.row_count - 1
         now_t = self._now(state)

@@ -44,7 +44,7 @@ LOG_LEVEL_VAR = {
     "trace": "$log-debug",
 }
 
-STATUS_ICON = {
+PROBE_ICON = {
     "queued": "…",
     "running": "▶",
     "ok": "✔",

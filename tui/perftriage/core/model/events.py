@@ -207,11 +207,15 @@ class HypothesisDeleted(Event, tag="hypothesis.deleted"):
     hyp_id: str
 
 
+RefKind = Literal["probe", "log", "metric", "note"]
+Stance = Literal["for", "against"]
+
+
 class EvidenceLinked(Event, tag="evidence.linked"):
     hyp_id: str
-    ref_kind: Literal["probe", "log", "metric", "note"] = "probe"
+    ref_kind: RefKind = "probe"
     ref_id: str = ""
-    stance: Literal["for", "against"] = "for"
+    stance: Stance = "for"
     summary: str = ""
 
 

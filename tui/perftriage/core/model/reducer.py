@@ -24,10 +24,11 @@ from perftriage.core.model.state import (
     LogSourceState,
     Note,
     ProbeState,
+    Section,
     SessionState,
 )
 
-_HANDLERS: dict[type, Callable[[SessionState, ev.Event], str | None]] = {}
+_HANDLERS: dict[type, Callable[[SessionState, ev.Event], Section | None]] = {}
 
 
 def handles(event_type: type) -> Callable:
@@ -60,7 +61,7 @@ def replay(events: Iterable[ev.Event], state: SessionState | None = None) -> Ses
 
 
 @handles(ev.HostSample)
-def _host_sample(state: SessionState, e: ev.HostSample) -> str:
+def _host_sample(state: SessionState, e: ev.HostSample) -> Section:
     hs = state.host(e.host)
     hs.sample = e
     hs.sample_t = e.t
@@ -74,27 +75,27 @@ def _host_sample(state: SessionState, e: ev.HostSample) -> str:
             hs.util_history.setdefault(gpu.index, deque(maxlen=maxlen)).append(gpu.util_pct)
         if gpu.power_w is not None:
             hs.power_history.setdefault(gpu.index, deque(maxlen=maxlen)).append(gpu.power_w)
-    return "hosts"
+    return Section.HOSTS
 
 
 @handles(ev.HostStatus)
-def _host_status(state: SessionState, e: ev.HostStatus) -> str:
+def _host_status(state: SessionState, e: ev.HostStatus) -> Section:
     hs = state.host(e.host)
     hs.conn_state, hs.reason = e.state, e.reason
-    return "hosts"
+    return Section.HOSTS
 
 
 @handles(ev.HostInfo)
-def _host_info(state: SessionState, e: ev.HostInfo) -> str:
+def _host_info(state: SessionState, e: ev.HostInfo) -> Section:
     state.host(e.host).info.update(host_info.clean(e.info))  # typed for every reader
-    return "hosts"
+    return Section.HOSTS
 
 
 # --- probes ----------------------------------------------------------------
 
 
 @handles(ev.ProbeQueued)
-def _probe_queued(state: SessionState, e: ev.ProbeQueued) -> str:
+def _probe_queued(state: SessionState, e: ev.ProbeQueued) -> Section:
     state.probes[e.probe_id] = ProbeState(
         probe_id=e.probe_id,
         host=e.host,
@@ -106,20 +107,20 @@ def _probe_queued(state: SessionState, e: ev.ProbeQueued) -> str:
         timeout_s=e.timeout_s,
         queued_t=e.t,
     )
-    return "probes"
+    return Section.PROBES
 
 
 @handles(ev.ProbeStarted)
-def _probe_started(state: SessionState, e: ev.ProbeStarted) -> str | None:
+def _probe_started(state: SessionState, e: ev.ProbeStarted) -> Section | None:
     p = state.probes.get(e.probe_id)
     if p is None:
         return None
     p.status, p.started_t = "running", e.t
-    return "probes"
+    return Section.PROBES
 
 
 @handles(ev.ProbeOutput)
-def _probe_output(state: SessionState, e: ev.ProbeOutput) -> str | None:
+def _probe_output(state: SessionState, e: ev.ProbeOutput) -> Section | None:
     p = state.probes.get(e.probe_id)
     if p is None:
         return None
@@ -127,11 +128,11 @@ def _probe_output(state: SessionState, e: ev.ProbeOutput) -> str | None:
         p.stderr += e.data
     else:
         p.stdout += e.data
-    return "probes"
+    return Section.PROBES
 
 
 @handles(ev.ProbeFinished)
-def _probe_finished(state: SessionState, e: ev.ProbeFinished) -> str | None:
+def _probe_finished(state: SessionState, e: ev.ProbeFinished) -> Section | None:
     p = state.probes.get(e.probe_id)
     if p is None:
         return None
@@ -144,7 +145,7 @@ def _probe_finished(state: SessionState, e: ev.ProbeFinished) -> str | None:
     spec = probes.KINDS.get(p.kind)
     if spec is None or spec.result_line:  # older transcripts kept the marked result line
         p.stdout = probes.without_result(p.stdout)
-    return "probes"
+    return Section.PROBES
 
 
 @handles(ev.ProbeRemoved)
@@ -163,7 +164,7 @@ def _probe_removed(state: SessionState, e: ev.ProbeRemoved) -> str | None:
 
 
 @handles(ev.LogSourceOpened)
-def _log_opened(state: SessionState, e: ev.LogSourceOpened) -> str:
+def _log_opened(state: SessionState, e: ev.LogSourceOpened) -> Section:
     src = state.logs.get(e.source_id)
     if src is None:
         state.logs[e.source_id] = LogSourceState(
@@ -175,11 +176,11 @@ def _log_opened(state: SessionState, e: ev.LogSourceOpened) -> str:
         )
     else:
         src.open, src.closed_reason = True, None
-    return "logs"
+    return Section.LOGS
 
 
 @handles(ev.LogLines)
-def _log_lines(state: SessionState, e: ev.LogLines) -> str:
+def _log_lines(state: SessionState, e: ev.LogLines) -> Section:
     src = state.logs.get(e.source_id)
     if src is None:
         src = state.logs[e.source_id] = LogSourceState(
@@ -202,7 +203,7 @@ def _log_lines(state: SessionState, e: ev.LogLines) -> str:
     src.dropped += e.dropped
     if e.lines:
         state.log_batches.append((e.source_id, src.total_lines))
-    return "logs"
+    return Section.LOGS
 
 
 @handles(ev.LogSourceStatus)
@@ -217,26 +218,26 @@ def _log_status(state: SessionState, e: ev.LogSourceStatus) -> str | None:
 
 
 @handles(ev.LogSourceClosed)
-def _log_closed(state: SessionState, e: ev.LogSourceClosed) -> str | None:
+def _log_closed(state: SessionState, e: ev.LogSourceClosed) -> Section | None:
     src = state.logs.get(e.source_id)
     if src is None:
         return None
     src.open, src.closed_reason = False, e.reason
-    return "logs"
+    return Section.LOGS
 
 
 @handles(ev.ServerEvent)
-def _server(state: SessionState, e: ev.ServerEvent) -> str:
+def _server(state: SessionState, e: ev.ServerEvent) -> Section:
     state.servers[e.server] = e
     state.server_events.append(e)
-    return "servers"
+    return Section.SERVERS
 
 
 # --- hypotheses, notes, gap ---------------------------------------------------
 
 
 @handles(ev.HypothesisAdded)
-def _hyp_added(state: SessionState, e: ev.HypothesisAdded) -> str | None:
+def _hyp_added(state: SessionState, e: ev.HypothesisAdded) -> Section | None:
     if state.hypothesis(e.hyp_id) is not None:
         return None  # ids are unique (a hand-edited transcript may repeat one): first wins
     h = Hypothesis(
@@ -246,11 +247,11 @@ def _hyp_added(state: SessionState, e: ev.HypothesisAdded) -> str | None:
         state.hypotheses.append(h)
     else:
         state.hypotheses.insert(max(0, e.priority), h)
-    return "hypotheses"
+    return Section.HYPOTHESES
 
 
 @handles(ev.HypothesisUpdated)
-def _hyp_updated(state: SessionState, e: ev.HypothesisUpdated) -> str | None:
+def _hyp_updated(state: SessionState, e: ev.HypothesisUpdated) -> Section | None:
     h = state.hypothesis(e.hyp_id)
     if h is None:
         return None
@@ -265,88 +266,88 @@ def _hyp_updated(state: SessionState, e: ev.HypothesisUpdated) -> str | None:
         pos = min(max(0, e.priority), len(state.hypotheses))
         state.hypotheses.insert(pos, h)
     h.updated_t = e.t
-    return "hypotheses"
+    return Section.HYPOTHESES
 
 
 @handles(ev.HypothesisDeleted)
-def _hyp_deleted(state: SessionState, e: ev.HypothesisDeleted) -> str | None:
+def _hyp_deleted(state: SessionState, e: ev.HypothesisDeleted) -> Section | None:
     h = state.hypothesis(e.hyp_id)
     if h is None:
         return None
     state.hypotheses.remove(h)
-    return "hypotheses"
+    return Section.HYPOTHESES
 
 
 @handles(ev.EvidenceLinked)
-def _evidence_linked(state: SessionState, e: ev.EvidenceLinked) -> str | None:
+def _evidence_linked(state: SessionState, e: ev.EvidenceLinked) -> Section | None:
     h = state.hypothesis(e.hyp_id)
     if h is None:
         return None
     h.evidence = [x for x in h.evidence if (x.ref_kind, x.ref_id) != (e.ref_kind, e.ref_id)]
     h.evidence.append(Evidence(e.ref_kind, e.ref_id, e.stance, e.summary, e.t))
     h.updated_t = e.t
-    return "hypotheses"
+    return Section.HYPOTHESES
 
 
 @handles(ev.EvidenceUnlinked)
-def _evidence_unlinked(state: SessionState, e: ev.EvidenceUnlinked) -> str | None:
+def _evidence_unlinked(state: SessionState, e: ev.EvidenceUnlinked) -> Section | None:
     h = state.hypothesis(e.hyp_id)
     if h is None:
         return None
     h.evidence = [x for x in h.evidence if (x.ref_kind, x.ref_id) != (e.ref_kind, e.ref_id)]
-    return "hypotheses"
+    return Section.HYPOTHESES
 
 
 @handles(ev.NoteAdded)
-def _note(state: SessionState, e: ev.NoteAdded) -> str:
+def _note(state: SessionState, e: ev.NoteAdded) -> Section:
     state.notes.append(Note(text=e.text, t=e.t, wall=e.wall, host=e.host))
-    return "notes"
+    return Section.NOTES
 
 
 @handles(ev.GapComputed)
-def _gap(state: SessionState, e: ev.GapComputed) -> str:
+def _gap(state: SessionState, e: ev.GapComputed) -> Section:
     state.gaps.append(e)
-    return "gaps"
+    return Section.GAPS
 
 
 @handles(ev.GpuCountersSample)
-def _gpu_counters(state: SessionState, e: ev.GpuCountersSample) -> str:
+def _gpu_counters(state: SessionState, e: ev.GpuCountersSample) -> Section:
     hs = state.host(e.host)
     hs.counters = e
     for g in e.gpus:
         if g.dram_bw_gbs is not None:
             hs.dram_history.setdefault(
                 g.index, deque(maxlen=hs.cpu_history.maxlen)).append(g.dram_bw_gbs)
-    return "hosts"
+    return Section.HOSTS
 
 
 @handles(ev.GapSample)
-def _gap_sample(state: SessionState, e: ev.GapSample) -> str:
+def _gap_sample(state: SessionState, e: ev.GapSample) -> Section:
     state.gap_samples.append(e)
-    return "gaps"
+    return Section.GAPS
 
 
 @handles(ev.FleetUpdated)
-def _fleet(state: SessionState, e: ev.FleetUpdated) -> str:
+def _fleet(state: SessionState, e: ev.FleetUpdated) -> Section:
     state.fleet = e
-    return "fleet"
+    return Section.FLEET
 
 
 @handles(ev.EngineSample)
-def _engine_sample(state: SessionState, e: ev.EngineSample) -> str:
+def _engine_sample(state: SessionState, e: ev.EngineSample) -> Section:
     es = engine_for(state.engines, e.source, e.host)
     if es.conn_state != "up":
         es.conn_state, es.reason = "up", None
     add_engine_sample(es, e.t, e.snapshot)
-    return "engines"
+    return Section.ENGINES
 
 
 @handles(ev.EngineStatus)
-def _engine_status(state: SessionState, e: ev.EngineStatus) -> str:
+def _engine_status(state: SessionState, e: ev.EngineStatus) -> Section:
     es = engine_for(state.engines, e.source, e.host)
     es.url = e.url or es.url
     es.conn_state, es.reason = e.state, e.reason
-    return "engines"
+    return Section.ENGINES
 
 
 @handles(ev.SessionEnded)

@@ -1,14 +1,15 @@
 """In-memory session state, built only by :func:`perftriage.core.model.reducer.apply`.
 
-The UI renders from this; nothing else writes it. Each section carries a
-version counter (``state.versions``) bumped by the reducer, so panes can
-re-render at frame rate only when their section changed.
+The UI renders from this; nothing else writes it. Each :class:`Section`
+carries a version counter (``state.versions``) bumped by the reducer, so the
+UI re-renders (at most at frame rate) only what shows a changed section.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from perftriage.core.model.engine_state import EngineState
@@ -17,6 +18,25 @@ from perftriage.core.parse.logparse import LogMetrics
 
 HISTORY_POINTS = 300  # ~5 minutes at 1 Hz
 DEFAULT_LOG_RING = 100_000
+
+
+class Section(StrEnum):
+    """The parts of the state that change independently. Reducer handlers
+    return the one they touched; panes and detail screens declare the ones
+    they show (``SECTIONS``) and are re-rendered when one of them changed."""
+
+    HOSTS = "hosts"
+    PROBES = "probes"
+    LOGS = "logs"
+    HYPOTHESES = "hypotheses"
+    NOTES = "notes"
+    GAPS = "gaps"
+    SERVERS = "servers"
+    FLEET = "fleet"
+    ENGINES = "engines"
+    # Not state: time passed. No event bumps it; the UI marks it once a
+    # second for what shows ages and running times.
+    CLOCK = "clock"
 
 
 @dataclass
@@ -147,14 +167,11 @@ class SessionState:
     # arrival order of log batches across sources, for the merged view:
     # (source_id, total_lines of that source after the batch)
     log_batches: deque[tuple[str, int]] = field(default_factory=lambda: deque(maxlen=100_000))
-    versions: dict[str, int] = field(
-        default_factory=lambda: dict.fromkeys(
-            ("hosts", "probes", "logs", "hypotheses", "notes", "gaps", "servers", "fleet",
-             "engines"), 0
-        )
+    versions: dict[Section, int] = field(
+        default_factory=lambda: {s: 0 for s in Section if s is not Section.CLOCK}
     )
 
-    def bump(self, section: str) -> None:
+    def bump(self, section: Section) -> None:
         self.versions[section] = self.versions.get(section, 0) + 1
 
     def host(self, name: str) -> HostState:

@@ -39,7 +39,7 @@ from perftriage.core.store.redact import DEFAULT as DEFAULT_REDACTOR, Redactor
 
 # Reading order in the report: conclusions first.
 STATUS_ORDER = ("supported", "testing", "open", "refuted", "parked")
-STATUS_ICON = {"open": "○", "testing": "◐", "supported": "✔", "refuted": "✘", "parked": "⏸"}
+HYPOTHESIS_ICON = {"open": "○", "testing": "◐", "supported": "✔", "refuted": "✘", "parked": "⏸"}
 STANCE_ICON = {"for": "▲", "against": "▼"}
 FAILED = ("failed", "error", "timeout")
 OUTPUT_LINES = 8  # first lines of output shown for a failed probe
@@ -180,7 +180,7 @@ def _hypothesis_lines(state: SessionState, h: Hypothesis, rank: int) -> list[str
     pro = sum(1 for e in h.evidence if e.stance == "for")
     con = len(h.evidence) - pro
     count = f" — evidence: {pro} for, {con} against" if h.evidence else " — no evidence yet"
-    out = [f"{rank}. {STATUS_ICON.get(h.status, '')} **{h.title}**{count}"]
+    out = [f"{rank}. {HYPOTHESIS_ICON.get(h.status, '')} **{h.title}**{count}"]
     if h.note:
         out.append(f"   - note: {h.note}")
     for e in h.evidence:
@@ -203,7 +203,7 @@ def _hypotheses_section(state: SessionState) -> list[str]:
         group = [h for h in state.hypotheses if h.status == status]
         if not group:
             continue
-        out += [f"### {STATUS_ICON.get(status, '')} {status} ({len(group)})", ""]
+        out += [f"### {HYPOTHESIS_ICON.get(status, '')} {status} ({len(group)})", ""]
         for h in group:
             out += _hypothesis_lines(state, h, rank[h.hyp_id])
         out.append("")

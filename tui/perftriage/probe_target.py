@@ -1,0 +1,36 @@
+"""Where the next probe runs: the host chosen last (first host by default)
+or every host at once (fan-out). Shown under the Probes pane's title."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ALL_HOSTS = "*"
+
+
+@dataclass
+class ProbeTarget:
+    host: str | None = None
+    all_hosts: bool = False
+
+    def selected_host(self, names: list[str]) -> str:
+        if self.host is not None and self.host in names:
+            return self.host
+        return names[0] if names else "localhost"
+
+    def target(self, names: list[str]) -> str:
+        """A host name, or ``ALL_HOSTS``."""
+        return ALL_HOSTS if self.all_hosts else self.selected_host(names)
+
+    def choose(self, target: str) -> None:
+        if target == ALL_HOSTS:
+            self.all_hosts = True
+        else:
+            self.host, self.all_hosts = target, False
+
+    def label(self, names: list[str], replay: bool) -> str:
+        if replay:
+            return ""
+        if self.all_hosts:
+            return f"→ all hosts ({len(names)})"
+        return f"→ {self.selected_host(names)}"
