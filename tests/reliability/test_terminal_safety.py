@@ -73,10 +73,15 @@ def assert_no_raw_sequence(out: str) -> None:
     assert "OWNED\x07" not in out and "]52;" not in out.replace("␛]52;", "")
 
 
-def read_pty_until_idle(fd: int, proc, seconds: float) -> bytes:
+def read_pty_until(fd: int, proc, expected: list[bytes], timeout: float = 60.0,
+                   settle: float = 1.5) -> bytes:
+    """Everything the program writes until every ``expected`` piece was seen
+    (then ``settle`` seconds more: later frames must be clean too) or ``timeout``."""
     out = b""
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
+        if all(e in out for e in expected):
+            deadline = min(deadline, time.monotonic() + settle)
         ready, _, _ = select.select([fd], [], [], 0.2)
         if ready:
             try:
@@ -100,7 +105,8 @@ def test_the_program_writes_no_remote_escape_to_its_terminal(tmp_path):
                             start_new_session=True)
     os.close(slave)
     try:
-        out = read_pty_until_idle(master, proc, 6.0)
+        expected = [f"{tag}␛cMKris".encode() for tag in "LRSHN"]
+        out = read_pty_until(master, proc, expected + ["␛cMKpath".encode(), "␛cMKname".encode()])
         text = out.decode("utf-8", "replace")
         assert_no_raw_sequence(text)
         # shown, not obeyed: the log pane, the hosts pane (reason), the probe
