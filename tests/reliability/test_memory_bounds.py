@@ -108,3 +108,43 @@ def test_metric_flood_past_the_cap_is_recorded_once_a_second(tmp_path, monkeypat
     assert sum(e.dropped for e in recorded) == batches * per_batch + 1 - len(kept)
     # the recorded metric line of a second is the latest of its batch
     assert metric_kept[10] == DECODE.format(per_batch - 1)
+
+
+def test_an_endless_line_is_cut_not_held():
+    """A streamed line with no newline was held whole (and re-copied per chunk)."""
+    from perftriage.transport.base import MAX_LINE_CHARS, LineSplitter
+
+    s = LineSplitter()
+    out = s.feed("a\nb")
+    for _ in range(400):  # 100 MiB without a newline
+        out += s.feed("x" * 262_144)
+        assert len(s._tail) <= MAX_LINE_CHARS
+    out += s.feed("yy\nnext\n" + "z" * 100_000 + "\nshort\ntail")
+    out += s.flush()
+    total = 1 + 400 * 262_144 + 2
+    assert out[0] == "a" and out[2:] == ["next", out[3], "short", "tail"]
+    assert out[1].startswith("b" + "x" * 100)
+    assert out[1].endswith(f" […{total - MAX_LINE_CHARS:,} chars cut]")
+    assert out[3] == "z" * MAX_LINE_CHARS + f" […{100_000 - MAX_LINE_CHARS:,} chars cut]"
+
+
+async def test_following_a_log_with_an_endless_line(tmp_path):
+    from perftriage.services.hosts import HostRegistry, local_host
+    from tests.helpers import wait_for
+
+    log = tmp_path / "x.log"
+    with open(log, "w") as fh:
+        fh.write("first\n" + "q" * 20_000_000 + "\nafter\n")
+    session = Session(sessions_dir=tmp_path / "s")
+    reg = HostRegistry()
+    reg.add(local_host())
+    follower = LogFollower(session, reg)
+    sid = follower.open_file("localhost", str(log))
+    src = session.state.logs[sid]
+    await wait_for(lambda: "after" in list(src.lines), timeout=30)
+    await follower.close_all()
+    session.close()
+    lines = list(src.lines)
+    assert lines[0] == "first" and lines[-1] == "after"
+    assert len(lines[1]) < 70_000 and lines[1].endswith("chars cut]")
+    assert session.path.stat().st_size < 1_000_000

@@ -115,24 +115,49 @@ class Transport(Protocol):
     async def close(self) -> None: ...
 
 
-class LineSplitter:
-    """Turns arbitrary chunks into complete lines, keeping the partial tail."""
+# A streamed line longer than this is cut (and says how much): a remote file
+# with a 100 MB line and no newline must not be held, nor copied per chunk.
+MAX_LINE_CHARS = 64 * 1024
 
-    __slots__ = ("_tail",)
+
+def _cut(line: str, extra: int = 0) -> str:
+    over = len(line) - MAX_LINE_CHARS + extra
+    return line if over <= 0 else f"{line[:MAX_LINE_CHARS]} […{over:,} chars cut]"
+
+
+class LineSplitter:
+    """Turns arbitrary chunks into complete lines, keeping the partial tail
+    (at most MAX_LINE_CHARS of it: the rest of an overlong line is counted)."""
+
+    __slots__ = ("_tail", "_skipped")
 
     def __init__(self) -> None:
         self._tail = ""
+        self._skipped = 0  # chars of the current overlong line not kept
 
     def feed(self, chunk: str) -> list[str]:
         if not chunk:
             return []
-        data = self._tail + chunk
-        lines = data.split("\n")
+        if self._skipped:
+            nl = chunk.find("\n")
+            if nl < 0:
+                self._skipped += len(chunk)
+                return []
+            ended = f"{self._tail} […{self._skipped + nl:,} chars cut]"
+            self._tail, self._skipped = "", 0
+            return [ended, *self.feed(chunk[nl + 1:])]
+        lines = (self._tail + chunk).split("\n")
         self._tail = lines.pop()
-        return lines
+        if len(self._tail) > MAX_LINE_CHARS:
+            self._skipped = len(self._tail) - MAX_LINE_CHARS
+            self._tail = self._tail[:MAX_LINE_CHARS]
+        return [_cut(ln) for ln in lines]
 
     def flush(self) -> list[str]:
-        tail, self._tail = self._tail, ""
+        tail, skipped = self._tail, self._skipped
+        self._tail, self._skipped = "", 0
+        if skipped:
+            return [f"{tail} […{skipped:,} chars cut]"]
         return [tail] if tail else []
 
 
