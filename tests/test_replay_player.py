@@ -277,3 +277,8 @@ def test_timeline_bar_cells_place_cursor_and_rank_markers():
     assert row[5] == ("█", "cursor") and row[9] == ("✎", "note")
     assert row[3][1] == "played" and row[7][1] is None
     assert cells(marks, duration=0.0, width=0, t=0.0) == []
+
+
+def test_player_at_outside_the_session_is_exit_2(session_file):
+    r = CliRunner().invoke(cli, ["replay", str(session_file), "--at", "3:00"])
+    assert r.exit_code == 2 and "outside the session" in r.output

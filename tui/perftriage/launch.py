@@ -80,6 +80,9 @@ def run_player(g: Globals, path, *, at: str | None = None, speed: float = 1.0,
                             idle_limit=idle_limit)
     except (transcript.TranscriptError, OSError) as exc:
         raise UsageFailure(str(exc)) from None
+    end = replayer.expected_duration
+    if t is not None and (t < 0 or (end is not None and t > end)):
+        raise UsageFailure(f"--at {at}: outside the session (0 to {end or 0:.3f}s)")
     if t is None:
         replayer.timeline.scan()
         replayer.player.seek(len(replayer.timeline))
