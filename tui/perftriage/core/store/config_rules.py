@@ -44,7 +44,8 @@ def check(config: Config, text: str, path: Path | str) -> None:
         if not h.name.strip():
             fail(where, "name", f"hosts[{i}]: empty host name")
         if not is_safe(h.name) or h.name != h.name.strip():
-            fail(where, "name", f"hosts[{i}]: host name {h.name!r} has spaces or control characters")
+            fail(where, "name", f"hosts[{i}]: host name {h.name!r} has leading/trailing "
+                 "spaces or control characters")
         if h.name in names:
             fail(where, "name", f"hosts[{i}]: duplicate host name {h.name!r}")
         names.add(h.name)
