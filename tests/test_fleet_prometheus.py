@@ -145,3 +145,17 @@ async def test_the_cockpit_reads_the_configured_fleet(prometheus_fleet):
 def test_a_bad_prometheus_url_stops_the_cockpit_before_it_starts(tmp_path):
     r = CliRunner().invoke(cli, ["--prometheus", "ftp://x", "--sessions-dir", str(tmp_path)])
     assert r.exit_code == 2 and "not an http(s) URL" in r.output
+
+
+def test_the_transcript_records_a_read_when_what_it_says_changes():
+    from tests.fleet_exporters import emulated_snapshot, parse_outliers
+    from perftriage.services.session import Session
+
+    session = Session(name="fleet")
+    src = FleetSource(session, "http://127.0.0.1:9")
+    calm = emulated_snapshot(8, 8, {})
+    odd = emulated_snapshot(8, 8, parse_outliers(["node002:5:DCGM_FI_DEV_GPU_UTIL=3"]))
+    for snap in (calm, calm, calm, odd, odd, calm):
+        src.accept(snap)
+    assert session.state.versions["fleet"] == 3  # calm, odd, calm again
+    assert session.state.fleet.outlier_count == 0 and src.summary.hosts == 8

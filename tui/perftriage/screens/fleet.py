@@ -89,6 +89,7 @@ class FleetScreen(Screen[str | None]):
         self._source = source  # default: the cockpit's "fleet" source
         self.metric: str | None = None
         self._fleet_shown: object = None  # the FleetUpdated the grid shows
+        self._read_shown: object = None  # the source's read (summary) the grid shows
         self.render_s: float | None = None  # how long the last render took
         self._grid_metric: str | None = None
 
@@ -117,12 +118,15 @@ class FleetScreen(Screen[str | None]):
         return self._source or cockpit_app(self).cockpit.sources.get("fleet")
 
     def show_state(self, state: SessionState, force: bool = False) -> None:
-        """A new fleet update re-renders the grid; time passing, the head."""
-        if not force and state.fleet is self._fleet_shown and self._fleet_shown is not None:
+        """A new read (the source keeps each one; the transcript records only
+        changes) or a new fleet update re-renders the grid; time passing, the head."""
+        src = self.source
+        read = src.summary if src is not None else None
+        if (not force and state.fleet is self._fleet_shown and read is self._read_shown
+                and (state.fleet is not None or read is not None)):
             self._render_head()
             return
-        self._fleet_shown = state.fleet
-        src = self.source
+        self._fleet_shown, self._read_shown = state.fleet, read
         if src is not None and src.snapshot is not None and src.summary is not None:
             self.render_fleet(src.snapshot, src.summary)
         else:

@@ -34,6 +34,7 @@ from perftriage.services.source import BaseSource
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_INTERVAL_S = 5.0
 EVENT_OUTLIERS = 50  # outliers recorded per FleetUpdated (the transcript stays small)
+RECORD_EVERY_S = 60.0  # a FleetUpdated at least this often while nothing changes
 
 
 class PrometheusError(Exception):
@@ -144,6 +145,8 @@ class FleetSource(BaseSource):
         self.snapshot: FleetSnapshot | None = None
         self.summary: FleetSummary | None = None
         self.refresh_s: float | None = None  # how long the last read + summary took
+        self._said: tuple | None = None  # what the last FleetUpdated said
+        self._said_at = 0.0
 
     async def refresh(self) -> FleetSummary:
         t0 = time.perf_counter()
@@ -152,26 +155,33 @@ class FleetSource(BaseSource):
         return summary
 
     def accept(self, snapshot: FleetSnapshot) -> FleetSummary:
-        """Take one read of the fleet: summarise it, keep it, record it."""
+        """Take one read of the fleet: summarise it, keep it, and record it when
+        what it says changed (counts, which values are outliers) or a minute
+        passed: the transcript gets the story, not a copy every 5 s."""
         summary = snapshot.summarize(self.threshold)
         self.snapshot, self.summary = snapshot, summary
-        self.session.emit(fleet_event(self.client.url, summary))
+        said = (summary.hosts, summary.gpus,
+                tuple((o.host, o.gpu, o.metric) for o in summary.outliers[:EVENT_OUTLIERS]))
+        now = time.monotonic()
+        if said != self._said or now - self._said_at >= RECORD_EVERY_S:
+            self._said, self._said_at = said, now
+            self.session.emit(fleet_event(self.client.url, summary))
         if self.on_update is not None:
             self.on_update(snapshot, summary)
         return summary
 
     async def run(self) -> None:
-        backoff = self.interval
+        delay = self.interval
         try:
             while True:
                 try:
                     await self.refresh()
                     self.set_state("up")
-                    backoff = self.interval
+                    delay = self.interval
                 except PrometheusError as exc:
                     self.set_state("retrying", exc.reason)
-                    backoff = min(max(backoff * 2, self.interval), 60.0)
-                await asyncio.sleep(backoff if self.state == "retrying" else self.interval)
+                    delay = min(delay * 2, 60.0)  # back off while Prometheus is away
+                await asyncio.sleep(delay)
         finally:
             await self.client.close()
 
