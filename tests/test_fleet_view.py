@@ -72,10 +72,10 @@ async def test_fleet_view_without_prometheus_says_how_to_get_one():
     async with app.run_test(size=(120, 30)) as pilot:
         app.push_screen(FleetScreen())
         await pilot.pause()
-        head = str(app.screen.query_one("#fleet-head").render())
-        assert "--prometheus URL" in head
-        await pilot.press("enter", "escape")
-        assert not isinstance(app.screen, FleetScreen)
+        head = app.screen.query_one("#fleet-head")
+        await wait_for(lambda: "--prometheus URL" in str(head.render()))
+        await pilot.press("enter", "escape")  # nothing to dig into; back to the cockpit
+        await wait_for(lambda: not isinstance(app.screen, FleetScreen))
 
 
 def _snapshot_app():
