@@ -3,8 +3,9 @@ recorded ``gap.sample`` events use the same function, so replay shows what
 was seen live).
 
 Bytes per step come from the latest roofline inputs (the G form's
-``gap.computed`` event); tokens/s and the batch size from the followed log
-with the newest decode line; counters and peaks from the host's latest
+``gap.computed`` event); the measured ms/token from the engine's mean
+inter-token latency when a /metrics endpoint reports it, else tokens/s and
+the batch size from the followed log with the newest decode line; counters and peaks from the host's latest
 ``gpu.counters``; NVLink capacity from the host's info
 (``nvlink_capacity_gbs``, per GPU and direction).
 """
@@ -37,6 +38,20 @@ def token_rate(state: SessionState) -> tuple[float | None, int | None]:
     return best.latest_gen_tps, best.latest_running
 
 
+def engine_rate(state: SessionState, host: str | None = None) -> tuple[float | None, int | None]:
+    """(tok/s, batch) equivalent to the engine's own mean inter-token latency
+    (its /metrics, issue 16): one decode step of ``batch`` requests takes the
+    ITL, so measured ms/token is the ITL itself - more exact than the log's
+    tokens/s. The endpoint of ``host`` first, else any; (None, None) without one."""
+    engines = sorted(state.engines.values(), key=lambda es: es.host != host)
+    es = next((es for es in engines if es.ms_per_token), None)
+    if es is None:
+        return None, None
+    running = es.figures.running
+    batch = int(running) if running and running >= 1 else 1
+    return 1000.0 * batch / es.ms_per_token, batch
+
+
 def counters_host(state: SessionState, prefer: str | None = None) -> str | None:
     """The host to show: ``prefer`` when it has counters, else the first that has."""
     if prefer and (hs := state.hosts.get(prefer)) and hs.counters is not None:
@@ -62,7 +77,9 @@ def live_gap(state: SessionState, host: str, inputs: dict | None = None) -> gap_
     peaks = [c.peak_gbs for c in counters if c.peak_gbs]
     peak = sum(peaks) / len(peaks) if peaks else None
     n_gpus = inputs.get("gpus") if isinstance(inputs.get("gpus"), int) else None
-    tps, batch = token_rate(state)
+    tps, batch = engine_rate(state, host)
+    if tps is None:
+        tps, batch = token_rate(state)
     capacity = hs.info.get("nvlink_capacity_gbs") or {}
     return gap_math.compute(
         bytes_gb=bytes_from_inputs(inputs), counters=counters, peak_gbs=peak, n_gpus=n_gpus,
