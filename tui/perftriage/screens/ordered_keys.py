@@ -118,16 +118,27 @@ class FormScreen(ModalScreen[T], Generic[T]):
                 # keys typed before the form opened came by two paths: typed order
                 self._pending.sort(key=lambda e: e.time)
                 event = self._pending.pop(0)
+                if not self._on_top():  # closed, or another screen above: not ours now
+                    self._pending.insert(0, event)
+                    self._closed = True
+                    break
                 await self._deliver(event)
                 if not event.is_printable:
                     await self._settle()  # Enter posts Submitted: let the form act on it
-                if self.app.screen is not self:  # the form closed: the rest is not ours
+                if not self._on_top():  # the form closed: the rest is not ours
                     self._closed = True
             if self._closed and self._pending:
                 rest, self._pending = self._pending, []
                 _spill(self.app, rest)
         finally:
             self._delivering = False
+
+    def _on_top(self) -> bool:
+        try:
+            stack = self.app.screen_stack
+        except Exception:  # noqa: BLE001 - the app is shutting down
+            return False
+        return bool(stack) and stack[-1] is self
 
     async def _settle(self) -> None:
         """Wait until what the last key posted has reached this screen (a
