@@ -23,7 +23,6 @@ import msgspec
 from perftriage.core.parse.engine_metrics import EngineSnapshot, HistogramCounts
 
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
-LATENCY_FIELDS = (("ttft_s", "ttft"), ("itl_s", "itl"), ("e2e_s", "e2e"), ("queue_s", "queue"))
 
 
 def quantile(q: float, bounds: Sequence[float], cumulative: Sequence[float]) -> float | None:
