@@ -24,6 +24,7 @@ from perftriage.services.hosts import Host, HostRegistry
 from perftriage.services.log_follower import LogFollower
 from perftriage.services.log_source import notice
 from perftriage.services.session import Session
+from perftriage.services.source import Source
 from perftriage.transport.ssh import SSHTransport
 
 SG = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, token usage: 0.00, "
@@ -87,8 +88,11 @@ async def test_a_missing_file_is_an_error_until_it_appears(transport, request, t
     path = tmp_path / "later.log"
     sid = follower.open_file(host.name, str(path))
     src = lambda: session.state.logs[sid]  # noqa: E731
+    source = follower.sources[sid]
+    assert isinstance(source, Source) and source.host == host.name  # the Source protocol
     try:
         await wait_for(lambda: src().follow == "error", timeout=30)
+        assert (source.state, "No such file" in (source.reason or "")) == ("retrying", True)
         assert "No such file or directory" in src().follow_reason
         text = follow_text(src(), session.elapsed)
         assert text.startswith("error: cannot open") and "following" not in text

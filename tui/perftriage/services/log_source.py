@@ -250,7 +250,7 @@ class FileLogSource(CommandLogSource):
         if (state, reason) == (self.follow, self.follow_reason):
             return
         self.follow, self.follow_reason = state, reason
-        self.set_state({"following": "up", "reconnecting": "retrying", "error": "up"}
+        self.set_state({"following": "up", "reconnecting": "retrying", "error": "retrying"}
                        .get(state, "down"), reason)
         self.follower.session.emit(ev.LogSourceStatus(
             source_id=self.source_id, state=state, reason=reason))  # type: ignore[arg-type]
