@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -25,8 +24,6 @@ from perftriage.core.analysis import counters as cnt
 from perftriage.core.analysis.gpus import Peak, peak_bandwidth
 from perftriage.core.model.events import Event, GpuCounters, GpuCountersSample
 from perftriage.services.source import BaseSource
-
-log = logging.getLogger(__name__)
 
 MIN_INTERVAL_S = 1.0  # recorded at most once a second
 
