@@ -13,8 +13,8 @@ from perftriage.core.model import events as ev
 from perftriage.core.store.config import Config
 from perftriage.services.engine_source import configured_sources
 from perftriage.services.hosts import HostRegistry, build_registry
-from perftriage.services.local_sampler import LocalSampler
-from perftriage.services.remote_sampler import RemoteSampler, fetch_info, fetch_processes
+from perftriage.services.host_sources import RemoteSamplerSource, host_sources
+from perftriage.services.remote_sampler import fetch_info, fetch_processes
 from perftriage.services.log_follower import LogFollower
 from perftriage.services.probe_runner import ProbeRunner
 from perftriage.services.server_launcher import ServerLauncher
@@ -51,7 +51,6 @@ class Cockpit:
         self.servers = ServerLauncher(self.session, self.logs, self.config.servers)
         self.sample_interval = sample_interval or self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
-        self.remote_samplers: dict[str, RemoteSampler] = {}
         self.sources = SourceSet()  # every Source this cockpit runs (services/source.py)
         self.ssh_config = None  # the --ssh-config that hosts joining later use too
         self.accept_new_host_keys = False
@@ -65,15 +64,9 @@ class Cockpit:
         if self.started or self.replay:
             return
         self.started = True
-        loop = asyncio.get_running_loop()
-        for host in self.registry.hosts.values():
-            if host.local:
-                self._tasks.append(loop.create_task(self._sample_local(host.name)))
-            else:
-                self._tasks.append(loop.create_task(self._sample_remote(host.name)))
-        for host in self.registry.hosts.values():  # SSH connection state -> Hosts pane
-            if not host.local and hasattr(host.transport, "maintain"):
-                self._tasks.append(loop.create_task(self._watch_connection(host.name)))
+        for host in self.registry.hosts.values():  # samplers; SSH connection -> Hosts pane
+            for source in host_sources(host, self.session, self.sample_interval):
+                self.add_source(source)
         self._start_counters()
         for host in self.registry.hosts.values():  # host config `logs`: followed from the start
             for path in host.config.logs:
@@ -90,12 +83,8 @@ class Cockpit:
         self.session.emit(ev.HostStatus(host=host.name, state="connecting"))
         if not self.started or self.replay:
             return
-        if host.local:
-            self.spawn(self._sample_local(host.name))
-            return
-        self.spawn(self._sample_remote(host.name))
-        if hasattr(host.transport, "maintain"):
-            self.spawn(self._watch_connection(host.name))
+        for source in host_sources(host, self.session, self.sample_interval):
+            self.add_source(source)
 
     def _start_counters(self) -> None:
         """GPU bandwidth counters per host (issue 13) and the live gap recorder."""
@@ -116,32 +105,11 @@ class Cockpit:
         self._tasks.append(task)
         return task
 
-    async def _watch_connection(self, name: str) -> None:
-        """Keep a remote host's connection up (reconnecting with backoff) and
-        record its state (connecting / up / retrying / down, with the reason)."""
-        transport = self.registry.get(name).transport
-
-        def on_state(state: str, reason: str | None) -> None:
-            self.session.emit(ev.HostStatus(host=name, state=state, reason=reason))  # type: ignore[arg-type]
-
-        transport.on_state = on_state  # type: ignore[attr-defined]
-        await transport.maintain()  # type: ignore[attr-defined]
-
-    async def _sample_local(self, name: str) -> None:
-        sampler = await asyncio.to_thread(LocalSampler, name)
-        self.session.emit(ev.HostStatus(host=name, state="up"))
-        if info := await asyncio.to_thread(sampler.info):
-            self.session.emit(ev.HostInfo(host=name, info=info))
-        while True:
-            await asyncio.sleep(self.sample_interval)
-            self.session.emit(await asyncio.to_thread(sampler.sample))
-
-    async def _sample_remote(self, name: str) -> None:
-        """One streaming nvidia-smi and one /proc loop on the host (no spawn per sample)."""
-        sampler = RemoteSampler(name, self.registry.get(name).transport, self.session.emit,
-                                self.sample_interval)
-        self.remote_samplers[name] = sampler
-        await sampler.run()
+    @property
+    def remote_samplers(self) -> dict:
+        """The remote samplers by host (the detail view asks them for processes)."""
+        return {src.host: src.sampler for src in self.sources
+                if isinstance(src, RemoteSamplerSource) and src.host is not None}
 
     async def host_detail(self, name: str) -> dict:
         """Processes per GPU and the topology of ``name`` (emitted as HostInfo)."""
@@ -167,11 +135,9 @@ class Cockpit:
             await self.sources.stop_all()
         for task in self._tasks:
             task.cancel()
-        for task in list(self.probes._tasks.values()):
-            task.cancel()
         with contextlib.suppress(Exception):
-            await asyncio.gather(*self._tasks, *self.probes._tasks.values(),
-                                 return_exceptions=True)
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            await self.probes.close()
         self._tasks.clear()
         with contextlib.suppress(Exception):
             await self.registry.close()

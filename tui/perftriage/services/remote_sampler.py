@@ -30,8 +30,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
 from perftriage.core.parse import nvsmi
-from perftriage.core.model.events import Event, GpuSample, HostInfo, HostSample, HostStatus
-from perftriage.transport.base import Transport, TransportError
+from perftriage.core.model.events import Event, GpuSample, HostConnState, HostInfo, HostSample, HostStatus
+from perftriage.transport.base import MaintainsConnection, Transport, TransportError
 
 log = logging.getLogger(__name__)
 
@@ -293,7 +293,7 @@ class RemoteSampler:
         self._pf = ProcFrames()
         # An SSH transport that keeps its own connection up reports connecting /
         # down itself (the cockpit records it); then only stalls are ours to say.
-        self.owns_connection_state = not hasattr(transport, "maintain")
+        self.owns_connection_state = not isinstance(transport, MaintainsConnection)
 
     # -- life cycle --
 
@@ -315,11 +315,11 @@ class RemoteSampler:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    def _set_status(self, state: str, reason: str | None = None) -> None:
+    def _set_status(self, state: HostConnState, reason: str | None = None) -> None:
         key = f"{state}:{reason}"
         if key != self.status:
             self.status = key
-            self.emit(HostStatus(host=self.name, state=state, reason=reason))  # type: ignore[arg-type]
+            self.emit(HostStatus(host=self.name, state=state, reason=reason))
 
     async def _keep(self, watch: StreamWatch, command: str | Callable[[], str], on_lines) -> None:
         """Run ``command`` for ever: restart when it exits or stalls."""

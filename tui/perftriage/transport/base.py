@@ -10,9 +10,9 @@ Failures to reach a host raise :class:`TransportError` with a one-line
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 CHUNK_BYTES = 256 * 1024
 
@@ -113,6 +113,16 @@ class Transport(Protocol):
     def stream(self, command: str) -> AsyncIterator[str]: ...
 
     async def close(self) -> None: ...
+
+
+@runtime_checkable
+class MaintainsConnection(Protocol):
+    """A transport that keeps one connection up itself (SSH): ``maintain()``
+    reconnects with backoff until closed and reports each state change."""
+
+    on_state: Callable[[str, str | None], None] | None
+
+    async def maintain(self) -> None: ...
 
 
 # A streamed line longer than this is cut (and says how much): a remote file
