@@ -103,8 +103,8 @@ async def test_enter_opens_output_viewer_and_c_copies(tmp_path):
         await _finished(app)
         await pilot.pause(0.1)
         app.screen.query_one(ProbesPane).table.focus()
-        await pilot.press("enter")
-        assert isinstance(app.screen, ProbeOutputScreen)
+        await pilot.press("enter")  # the pane asks; the main screen opens the viewer
+        await wait_for(lambda: isinstance(app.screen, ProbeOutputScreen) and app.screen.text)
         text = app.screen.text
         assert "$ echo to-out; echo to-err >&2" in text
         assert "to-out" in text and "to-err" in text and "localhost" in text
