@@ -101,3 +101,13 @@ def test_versions_bump_only_touched_sections():
     apply(s, ev.NoteAdded(text="x"))
     assert s.versions["notes"] == before["notes"] + 1
     assert s.versions["probes"] == before["probes"]
+
+
+def test_every_event_class_is_registered_for_decoding():
+    # ALL_EVENTS is built from Event's subclasses: one defined below it in
+    # events.py would be missed, and its transcript lines would not decode
+    from perftriage.core.model import events as ev
+
+    assert set(ev.tagged_events()) == set(ev.ALL_EVENTS)
+    assert len(ev.ALL_EVENTS) == len({c.__struct_config__.tag for c in ev.ALL_EVENTS})
+    assert ev.decode(ev.encode(ev.NoteAdded(text="n"))) == ev.NoteAdded(text="n")

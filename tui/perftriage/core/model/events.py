@@ -5,8 +5,9 @@ straight back to the right class. ``t`` is the monotonic offset in seconds
 since the session started, ``wall`` the Unix wall time; both are stamped by
 the session when the event is emitted (see ``perftriage.services.session``).
 
-Adding an event: subclass :class:`Event` with a ``tag``, add it to
-:data:`ALL_EVENTS`, and teach :func:`perftriage.core.model.reducer.apply` about it.
+Adding an event: subclass :class:`Event` with a ``tag`` (above
+:data:`ALL_EVENTS`, which is built from the subclasses), and teach
+:func:`perftriage.core.model.reducer.apply` about it.
 """
 
 from __future__ import annotations
@@ -346,34 +347,18 @@ class SessionEnded(Event, tag="session.ended"):
     reason: str = "quit"
 
 
-ALL_EVENTS = (
-    HostSample,
-    HostStatus,
-    HostInfo,
-    ProbeQueued,
-    ProbeStarted,
-    ProbeOutput,
-    ProbeFinished,
-    ProbeRemoved,
-    LogSourceOpened,
-    LogLines,
-    LogSourceClosed,
-    LogSourceStatus,
-    ServerEvent,
-    HypothesisAdded,
-    HypothesisUpdated,
-    HypothesisDeleted,
-    EvidenceLinked,
-    EvidenceUnlinked,
-    NoteAdded,
-    GapComputed,
-    GpuCountersSample,
-    GapSample,
-    FleetUpdated,
-    EngineSample,
-    EngineStatus,
-    SessionEnded,
-)
+def tagged_events(base: type[Event] = Event) -> tuple[type[Event], ...]:
+    """Every tagged subclass of ``base`` defined so far, in definition order."""
+    out: list[type[Event]] = []
+    for sub in base.__subclasses__():
+        out.append(sub)
+        out += tagged_events(sub)
+    return tuple(out)
+
+
+# Built from the classes above (keep new events above this line): a new
+# event class is registered for decoding by being defined, nothing to list.
+ALL_EVENTS = tagged_events()
 
 AnyEvent = Union[ALL_EVENTS]  # type: ignore[valid-type]
 
