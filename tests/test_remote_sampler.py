@@ -13,6 +13,7 @@ import pytest
 
 from tests.helpers import wait_for
 from perftriage.core.model import events as ev
+from perftriage.core.parse import host_output, proc
 from perftriage.services import remote_sampler as rs
 from perftriage.transport.local import LocalTransport
 
@@ -169,7 +170,7 @@ async def test_refresh_detail_gets_processes(tmp_path):
 
 
 def test_proc_frame_and_cpu_pct():
-    frames = rs.ProcFrames().feed([
+    frames = proc.ProcFrames().feed([
         "junk before the first frame",
         "@@proc", "cpu  100 0 100 800 0 0 0 0 0 0", "cpu0 50 0 50 400 0 0 0 0 0 0",
         "MemTotal:       1000 kB", "MemFree:  100 kB", "MemAvailable:    400 kB",
@@ -180,8 +181,8 @@ def test_proc_frame_and_cpu_pct():
     a, b = frames
     assert a.mem_total == 1000 * 1024 and a.mem_available == 400 * 1024
     assert a.load == (1.5, 0.5, 0.25) and len(a.per_cpu) == 1
-    assert rs.cpu_pct(a.cpu, b.cpu) == 25.0
-    assert rs.cpu_pct(None, b.cpu) is None
+    assert proc.cpu_pct(a.cpu, b.cpu) == 25.0
+    assert proc.cpu_pct(None, b.cpu) is None
 
 
 def test_commands_are_quoted():
@@ -191,6 +192,6 @@ def test_commands_are_quoted():
 
 
 def test_parse_info_bandwidth():
-    info = rs.parse_info("@@topo\nno devices\n@@nvml\n{\"0\": [6016, 3201]}\n@@end\n")
+    info = host_output.parse_info("@@topo\nno devices\n@@nvml\n{\"0\": [6016, 3201]}\n@@end\n")
     assert info["bandwidth_gbs"] == {"0": pytest.approx(4814.4, abs=0.1)}
     assert info["topo_error"] == "no devices"

@@ -22,20 +22,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import shlex
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
 
 from perftriage.core.parse import nvsmi
+from perftriage.core.parse.host_output import parse_info, parse_snapshot
+from perftriage.core.parse.proc import ProcFrame, ProcFrames, cpu_pct
 from perftriage.core.model.events import Event, GpuSample, HostConnState, HostInfo, HostSample, HostStatus
 from perftriage.transport.base import MaintainsConnection, Transport, TransportError
 
 log = logging.getLogger(__name__)
 
-KIB = 1024
 
 # Builtins only: after the start this loop never forks. $1 = period (s).
 PROC_FRAME_BASH = r"""
@@ -122,98 +121,6 @@ def detail_command() -> str:
 
 
 # --- /proc parsing (pure) --------------------------------------------------------
-
-
-@dataclass
-class ProcFrame:
-    cpu: list[int] | None = None  # the aggregate "cpu" jiffies
-    per_cpu: list[list[int]] = field(default_factory=list)
-    mem_total: int | None = None  # bytes
-    mem_available: int | None = None
-    mem_free: int | None = None
-    load: tuple[float, float, float] | None = None
-
-
-def parse_proc_frame(lines: list[str]) -> ProcFrame:
-    f = ProcFrame()
-    for line in lines:
-        parts = line.split()
-        if not parts:
-            continue
-        key = parts[0]
-        if key == "cpu":
-            f.cpu = [int(x) for x in parts[1:] if x.isdigit()]
-        elif key.startswith("cpu") and key[3:].isdigit():
-            f.per_cpu.append([int(x) for x in parts[1:] if x.isdigit()])
-        elif key == "MemTotal:":
-            f.mem_total = int(parts[1]) * KIB
-        elif key == "MemAvailable:":
-            f.mem_available = int(parts[1]) * KIB
-        elif key == "MemFree:":
-            f.mem_free = int(parts[1]) * KIB
-        elif key == "loadavg" and len(parts) >= 4:
-            with contextlib.suppress(ValueError):
-                f.load = (float(parts[1]), float(parts[2]), float(parts[3]))
-    return f
-
-
-def cpu_pct(prev: list[int] | None, cur: list[int] | None) -> float | None:
-    """Busy share between two /proc/stat cpu lines (idle + iowait are idle)."""
-    if not prev or not cur or len(prev) < 4 or len(cur) < 4:
-        return None
-    total = sum(cur) - sum(prev)
-    idle = (cur[3] + (cur[4] if len(cur) > 4 else 0)) - (prev[3] + (prev[4] if len(prev) > 4 else 0))
-    if total <= 0:
-        return None
-    return round(max(0.0, min(100.0, 100.0 * (total - idle) / total)), 1)
-
-
-class ProcFrames:
-    """Feeds lines of the /proc loop, yields complete frames."""
-
-    def __init__(self) -> None:
-        self._buf: list[str] | None = None
-
-    def feed(self, lines: list[str]) -> list[ProcFrame]:
-        out = []
-        for line in lines:
-            if line == "@@proc":
-                self._buf = []
-            elif line == "@@end":
-                if self._buf is not None:
-                    out.append(parse_proc_frame(self._buf))
-                self._buf = None
-            elif self._buf is not None:
-                self._buf.append(line)
-        return out
-
-
-def parse_info(text: str) -> dict:
-    """Output of :func:`info_command` -> HostInfo payload."""
-    sections: dict[str, list[str]] = {}
-    cur = None
-    for line in text.splitlines():
-        if line in ("@@topo", "@@nvml", "@@end"):
-            cur = line[2:]
-            sections[cur] = []
-        elif cur is not None:
-            sections[cur].append(line)
-    info: dict = {}
-    topo_text = "\n".join(sections.get("topo", []))
-    topo = nvsmi.parse_topo(topo_text)
-    if topo is not None:
-        info["topo"] = topo.to_dict()
-    elif topo_text.strip():
-        info["topo_error"] = nvsmi.strip_ansi(topo_text.strip().splitlines()[0])[:200]
-    raw = "\n".join(sections.get("nvml", [])).strip()
-    if raw:
-        with contextlib.suppress(ValueError, TypeError, AttributeError):
-            per = {k: nvsmi.bandwidth_gbs(v[0], v[1]) for k, v in json.loads(raw).items()}
-            info["bandwidth_gbs"] = per
-            info["bus_width_bits"] = {k: v[0] for k, v in json.loads(raw).items()}
-            total = sum(v for v in per.values() if v)
-            info["bandwidth_gbs_total"] = round(total, 1) if total else None
-    return info
 
 
 async def fetch_info(transport: Transport) -> dict:
@@ -494,37 +401,6 @@ def snapshot_command(cpu_window_s: float = 0.5, fields: Sequence[str] = nvsmi.QU
             "--format=csv,noheader,nounits"]
     return f"bash -c {shlex.quote(SNAPSHOT_BASH)} perftriage-snapshot " + " ".join(
         shlex.quote(a) for a in args)
-
-
-def parse_snapshot(name: str, text: str, fields: Sequence[str] = nvsmi.QUERY_FIELDS) -> HostSample:
-    """Output of :func:`snapshot_command` -> one HostSample."""
-    lines = text.splitlines()
-    try:
-        cut = lines.index("@@gpu")
-    except ValueError:
-        cut = len(lines)
-    frames = ProcFrames().feed(lines[:cut])
-    gpu_lines = lines[cut + 1:]
-    f = frames[-1] if frames else ProcFrame()
-    cpu = cpu_pct(frames[0].cpu, frames[1].cpu) if len(frames) >= 2 else None
-    per = ([p for p in (cpu_pct(a, b) for a, b in zip(frames[0].per_cpu, frames[1].per_cpu,
-                                                         strict=False)) if p is not None]
-           if len(frames) >= 2 else [])
-    gpus = nvsmi.parse_query_csv("\n".join(gpu_lines), fields)
-    gpu_error = None
-    if "@@nogpu" in gpu_lines:
-        gpu_error = "no NVIDIA GPU (nvidia-smi not found)"
-    elif not gpus:
-        first = next((l.strip() for l in gpu_lines if l.strip()), "no output")
-        gpu_error = f"no NVIDIA GPU (nvidia-smi: {nvsmi.strip_ansi(first)[:200]})"
-    avail = f.mem_available if f.mem_available is not None else f.mem_free
-    return HostSample(
-        host=name, cpu_pct=cpu, per_cpu_pct=per,
-        mem_used_bytes=f.mem_total - avail if f.mem_total is not None and avail is not None else None,
-        mem_total_bytes=f.mem_total,
-        load1=f.load[0] if f.load else None, load5=f.load[1] if f.load else None,
-        load15=f.load[2] if f.load else None, gpus=gpus, gpu_error=gpu_error,
-    )
 
 
 def host_json(name: str, sample: HostSample | None, error: str | None = None) -> dict:

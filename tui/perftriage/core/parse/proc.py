@@ -1,0 +1,73 @@
+"""The /proc loop's output (``@@proc`` … ``@@end`` frames of /proc/stat cpu
+lines, the head of /proc/meminfo and /proc/loadavg) and CPU busy shares."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+KIB = 1024
+
+
+@dataclass
+class ProcFrame:
+    cpu: list[int] | None = None  # the aggregate "cpu" jiffies
+    per_cpu: list[list[int]] = field(default_factory=list)
+    mem_total: int | None = None  # bytes
+    mem_available: int | None = None
+    mem_free: int | None = None
+    load: tuple[float, float, float] | None = None
+
+
+def parse_proc_frame(lines: list[str]) -> ProcFrame:
+    f = ProcFrame()
+    for line in lines:
+        parts = line.split()
+        if not parts:
+            continue
+        key = parts[0]
+        if key == "cpu":
+            f.cpu = [int(x) for x in parts[1:] if x.isdigit()]
+        elif key.startswith("cpu") and key[3:].isdigit():
+            f.per_cpu.append([int(x) for x in parts[1:] if x.isdigit()])
+        elif key == "MemTotal:":
+            f.mem_total = int(parts[1]) * KIB
+        elif key == "MemAvailable:":
+            f.mem_available = int(parts[1]) * KIB
+        elif key == "MemFree:":
+            f.mem_free = int(parts[1]) * KIB
+        elif key == "loadavg" and len(parts) >= 4:
+            with contextlib.suppress(ValueError):
+                f.load = (float(parts[1]), float(parts[2]), float(parts[3]))
+    return f
+
+
+def cpu_pct(prev: list[int] | None, cur: list[int] | None) -> float | None:
+    """Busy share between two /proc/stat cpu lines (idle + iowait are idle)."""
+    if not prev or not cur or len(prev) < 4 or len(cur) < 4:
+        return None
+    total = sum(cur) - sum(prev)
+    idle = (cur[3] + (cur[4] if len(cur) > 4 else 0)) - (prev[3] + (prev[4] if len(prev) > 4 else 0))
+    if total <= 0:
+        return None
+    return round(max(0.0, min(100.0, 100.0 * (total - idle) / total)), 1)
+
+
+class ProcFrames:
+    """Feeds lines of the /proc loop, yields complete frames."""
+
+    def __init__(self) -> None:
+        self._buf: list[str] | None = None
+
+    def feed(self, lines: list[str]) -> list[ProcFrame]:
+        out = []
+        for line in lines:
+            if line == "@@proc":
+                self._buf = []
+            elif line == "@@end":
+                if self._buf is not None:
+                    out.append(parse_proc_frame(self._buf))
+                self._buf = None
+            elif self._buf is not None:
+                self._buf.append(line)
+        return out
