@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from textual.app import App
 
 DEFAULT_THEME = "perftriage-dark"
+FALLBACK_THEME = "textual-dark"  # builtin: there even when no theme file shipped
 COMMAND_PREFIX = "theme: "
 
 
@@ -131,17 +132,22 @@ def resolve(catalog_names: list[str] | set[str], requested: str | None, configur
     """(theme name, warning or None): ``--theme`` first, then ``[ui] theme``,
     then the default. An unknown configured name falls back with a warning
     (a deleted user theme must not stop the app)."""
+    if DEFAULT_THEME in catalog_names:
+        default, missing = DEFAULT_THEME, None
+    else:  # the bundled themes did not ship: a builtin one, never a crash
+        default = FALLBACK_THEME
+        missing = f"bundled theme {DEFAULT_THEME!r} not found; using Textual's {FALLBACK_THEME}"
     if requested:
         if requested in catalog_names:
             return requested, None
-        return DEFAULT_THEME, f"unknown theme {requested!r}; using {DEFAULT_THEME}"
+        return default, f"unknown theme {requested!r}; using {default}"
     if configured:
         if configured in catalog_names:
             return configured, None
-        return DEFAULT_THEME, (
-            f"config [ui] theme = {configured!r} is not an available theme; using {DEFAULT_THEME}"
+        return default, (
+            f"config [ui] theme = {configured!r} is not an available theme; using {default}"
         )
-    return DEFAULT_THEME, None
+    return default, missing
 
 
 def unknown_theme_message(name: str, names: list[str] | set[str]) -> str:

@@ -10,31 +10,38 @@ from perftriage.cli import UsageFailure
 from perftriage.core.report import markdown as report
 from perftriage.core.report.from_file import render_file
 from perftriage.core.sanitize import visible
-from perftriage.core.store import paths, transcript
+from perftriage.core.store import paths, session_files, transcript
 from perftriage.core.store.redact import Redactor
 
 
 @click.command("report")
-@click.argument("session", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("session")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write here ('-' for stdout). Default: next to SESSION, with .md.")
 @click.pass_obj
-def command(g, session: Path, output: Path | None) -> None:
-    """Write a Markdown report of SESSION (a transcript): hosts, the gap,
+def command(g, session: str, output: Path | None) -> None:
+    """Write a Markdown report of SESSION (a transcript file, a name as
+    `perftriage sessions` prints it, or a bundled example): hosts, the gap,
     hypotheses with their evidence, the probe timeline, notes and log events.
     A torn last line is reported on stderr and the report is still written."""
+    directory = g.resolved_sessions_dir()
+    found = session_files.resolve_session(session, directory)
+    if found is None:
+        raise UsageFailure(f"no session {session!r}: not a file, not in {directory}, "
+                           "not a bundled example (see `perftriage sessions`)")
+    session_path = found
     redactor = Redactor(g.load_config().security.redact)
     problems: list = []
     try:
-        text = render_file(session, problems, redactor)  # streamed: never all events in memory
+        text = render_file(session_path, problems, redactor)  # streamed: never all events in memory
     except (transcript.TranscriptError, OSError) as exc:
         raise UsageFailure(str(exc)) from None
     for problem in problems:
-        click.echo(visible(f"warning: {session}: {problem}"), err=True)
+        click.echo(visible(f"warning: {session_path}: {problem}"), err=True)
     if output is not None and str(output) == "-":
         click.echo(text, nl=False)
         return
-    out = output or report.default_output(session)
+    out = output or report.default_output(session_path)
     try:
         paths.write_private(out, text)  # 0600: a report may still hold what redaction missed
     except OSError as exc:

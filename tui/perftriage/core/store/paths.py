@@ -35,13 +35,17 @@ def user_themes_dir() -> Path:
     return config_dir() / "themes"
 
 
+def package_data_dir(kind: str) -> Path:
+    """Bundled ``themes`` or ``sessions``: inside the installed package
+    (``perftriage/data/<kind>``, copied there when the wheel is built: see
+    setup.py), else ``<kind>/`` at the repository root (editable install)."""
+    package = Path(__file__).resolve().parents[2]  # .../perftriage
+    packaged = package / "data" / kind
+    return packaged if packaged.is_dir() else package.parents[1] / kind
+
+
 def bundled_themes_dir() -> Path:
-    """``themes/`` at the repository root (installed editable) or packaged."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent.parent.parent.parent / "themes", here.parent / "themes"):
-        if candidate.is_dir():
-            return candidate
-    return here.parent.parent.parent.parent / "themes"
+    return package_data_dir("themes")
 
 
 def private_dir(directory: Path) -> Path:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perftriage.core.store import stream, transcript
+from perftriage.core.store import paths, stream, transcript
 
 
 @dataclass
@@ -77,9 +77,8 @@ def latest(directory: Path) -> Path | None:
 
 
 def bundled_sessions_dir() -> Path:
-    """``sessions/`` at the repository root (the bundled examples)."""
-    here = Path(__file__).resolve().parent
-    return here.parent.parent.parent.parent / "sessions"
+    """The bundled example sessions (packaged, or ``sessions/`` of the checkout)."""
+    return paths.package_data_dir("sessions")
 
 
 def resolve_session(name: str, sessions_dir: Path) -> Path | None:
