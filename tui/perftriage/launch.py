@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from perftriage.cli import Globals
+from perftriage.cli_globals import Globals
 
 
 def build_cockpit(g: Globals, name: str = "session"):
@@ -14,7 +14,7 @@ def build_cockpit(g: Globals, name: str = "session"):
     if g.prometheus:
         config.fleet.prometheus = g.prometheus
     if config.fleet.prometheus:
-        from perftriage.cli import UsageFailure
+        from perftriage.cli_globals import UsageFailure
         from perftriage.services.prometheus import normalize_url
 
         try:
@@ -49,7 +49,7 @@ def app_options(g: Globals) -> dict:
     """``PerftriageApp`` keyword arguments from the global options: the
     ``--theme`` (unknown name: exit 2 listing the known ones) and the config
     file UI choices are saved into."""
-    from perftriage.cli import UsageFailure
+    from perftriage.cli_globals import UsageFailure
     from perftriage.theming import load_catalog, unknown_theme_message
 
     if g.theme:
@@ -63,7 +63,7 @@ def run_player(g: Globals, path, *, at: str | None = None, speed: float = 1.0,
                idle_limit: float | None = None) -> int:
     """``perftriage replay``: the cockpit's panes over a player of ``path``."""
     from perftriage.app import PerftriageApp
-    from perftriage.cli import UsageFailure
+    from perftriage.cli_globals import UsageFailure
     from perftriage.core.replay.at import parse_time
     from perftriage.core.store import transcript
     from perftriage.services.cockpit import Cockpit
