@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,12 @@ def _require_sshd() -> None:
 def sshd(tmp_path_factory) -> SshServer:
     """One loopback sshd shared by the whole test session (read-only use)."""
     _require_sshd()
-    server = SshServer(tmp_path_factory.mktemp("sshd")).start()
+    # Logins get a HOME of their own whose .bashrc only sets this process's PATH:
+    # the machine's ~/.bashrc (pyenv init) serialises concurrent logins on a
+    # rehash lock, and a stale lock stalled every login for 60 s.
+    home = tmp_path_factory.mktemp("sshd-home")
+    (home / ".bashrc").write_text(f"export PATH={shlex.quote(os.environ.get('PATH', ''))}\n")
+    server = SshServer(tmp_path_factory.mktemp("sshd"), env={"HOME": str(home)}).start()
     yield server
     server.stop()
 
