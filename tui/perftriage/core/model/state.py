@@ -13,7 +13,18 @@ from enum import StrEnum
 from typing import Any
 
 from perftriage.core.model.engine_state import EngineState
-from perftriage.core.model.events import GapSample, GpuCountersSample, GpuSample, HostSample
+from perftriage.core.model.events import (
+    GapComputed,
+    GapSample,
+    GpuCountersSample,
+    GpuSample,
+    HostSample,
+    HypothesisStatus,
+    ProbeStatus,
+    RefKind,
+    ServerEvent,
+    Stance,
+)
 from perftriage.core.parse.logparse import LogMetrics
 
 HISTORY_POINTS = 300  # ~5 minutes at 1 Hz
@@ -70,7 +81,7 @@ class ProbeState:
     group: str | None = None
     template: str | None = None
     timeout_s: float | None = None
-    status: str = "queued"
+    status: ProbeStatus = "queued"
     queued_t: float = 0.0
     started_t: float | None = None
     finished_t: float | None = None
@@ -117,9 +128,9 @@ class LogSourceState:
 
 @dataclass
 class Evidence:
-    ref_kind: str
+    ref_kind: RefKind
     ref_id: str
-    stance: str
+    stance: Stance
     summary: str = ""
     t: float = 0.0
 
@@ -129,7 +140,7 @@ class Hypothesis:
     hyp_id: str
     title: str
     note: str = ""
-    status: str = "open"
+    status: HypothesisStatus = "open"
     evidence: list[Evidence] = field(default_factory=list)
     created_t: float = 0.0
     updated_t: float = 0.0
@@ -153,10 +164,10 @@ class SessionState:
     servers: dict[str, Any] = field(default_factory=dict)
     hypotheses: list[Hypothesis] = field(default_factory=list)  # list order = priority
     notes: list[Note] = field(default_factory=list)
-    gaps: list[Any] = field(default_factory=list)
+    gaps: list[GapComputed] = field(default_factory=list)
     # the live gap, once a second (bounded: ~1 h at 1 Hz)
     gap_samples: deque[GapSample] = field(default_factory=lambda: deque(maxlen=3600))
-    server_events: list[Any] = field(default_factory=list)
+    server_events: list[ServerEvent] = field(default_factory=list)
     fleet: Any = None  # the latest FleetUpdated
     # engine /metrics endpoints by source name (issue 16)
     engines: dict[str, EngineState] = field(default_factory=dict)
