@@ -1,6 +1,7 @@
 import json
 
 from perftriage.app import PerftriageApp
+from perftriage.screens.keys_help import KeysScreen
 from perftriage.core.store import transcript
 from perftriage.services.cockpit import Cockpit
 from perftriage.widgets.hosts import HostsPane
@@ -107,8 +108,8 @@ async def test_question_mark_toggles_the_keys_panel(tmp_path):
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.press("question_mark")
         await pilot.pause()
-        assert app.screen.query("HelpPanel")
+        assert isinstance(app.screen, KeysScreen)  # the app's keys first (keys_help)
         await pilot.press("question_mark")
         await pilot.pause()
-        assert not app.screen.query("HelpPanel")
+        assert not isinstance(app.screen, KeysScreen)
         await pilot.press("q")

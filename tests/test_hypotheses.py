@@ -174,13 +174,13 @@ async def test_edit_reorder_and_delete_by_keyboard(tmp_path):
         await pilot.press("ctrl+down")
         assert [h.title for h in state.hypotheses] == ["first", "second"]
         await pilot.press("e", "ctrl+u", *"2nd", "tab", *"nb", "enter")
-        await pilot.pause()
-        assert (state.hypotheses[1].title, state.hypotheses[1].note) == ("2nd", "nb")
+        await wait_for(lambda: (state.hypotheses[1].title, state.hypotheses[1].note)
+                       == ("2nd", "nb"))
         await pilot.press("d")
         await pilot.press("n")  # declined
         assert len(state.hypotheses) == 2
         await pilot.press("delete", "y")
-        assert [h.title for h in state.hypotheses] == ["first"]
+        await wait_for(lambda: [h.title for h in state.hypotheses] == ["first"])
         await pilot.press("q")
 
 

@@ -25,11 +25,13 @@ from perftriage import __version__
 from perftriage.cockpit_app import refuse_in_replay
 from perftriage.core import probes
 from perftriage.core.model import events as ev
+from perftriage.core.model.hyp_undo import HypothesisUndo
 from perftriage.core.store.redact import Redactor
 from perftriage.palette import HypothesisCommands, ProbeCommands
 from perftriage.refresh import Refresher
 from perftriage.screens.fanout import FanoutScreen
 from perftriage.screens.fleet import FleetScreen
+from perftriage.screens.keys_help import KeysScreen
 from perftriage.screens.main import MainScreen
 from perftriage.screens.ordered_keys import OrderedKeysApp
 from perftriage.screens.probe_launch import PROBE_KEYS, ProbeLauncher
@@ -83,7 +85,9 @@ class PerftriageApp(OrderedKeysApp, App[int]):
         self.cockpit = cockpit
         self.session = cockpit.session
         self.title = f"perftriage {__version__}"
-        self.probe_target = ProbeTarget()
+        self.probe_target = ProbeTarget(state=self.session.state)
+        self.hyp_undo = HypothesisUndo()  # u in the Hypotheses pane
+        self.session.subscribe(self.hyp_undo.observe)
         self.refresher = Refresher(self, self.session)
         self.themes = ThemeController(self, theme, config_path)
         self.launcher = ProbeLauncher(self, cockpit, self.probe_target,
@@ -146,10 +150,12 @@ class PerftriageApp(OrderedKeysApp, App[int]):
             await self.cockpit.stop("exit")
 
     def action_toggle_help(self) -> None:
-        if self.screen.query("HelpPanel"):
-            self.action_hide_help_panel()
+        """Every key that works here, the app's first, then the focused
+        pane's, then Textual's scrolling keys (``screens.keys_help``)."""
+        if isinstance(self.screen, KeysScreen):
+            self.screen.dismiss(None)
         else:
-            self.action_show_help_panel()
+            self.push_screen(KeysScreen(self.screen))
 
     def action_note(self) -> None:
         if self._refuse_in_replay(annotation=True):

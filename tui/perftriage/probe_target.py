@@ -1,9 +1,13 @@
-"""Where the next probe runs: the host chosen last (first host by default)
+"""Where the next probe runs: the host chosen last (selected in the Hosts
+pane or in a probe form), else the first host with GPUs, else localhost —
 or every host at once (fan-out). Shown under the Probes pane's title."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from perftriage.core.model.state import SessionState
+from perftriage.core.view.targets import default_probe_host
 
 ALL_HOSTS = "*"
 
@@ -12,11 +16,13 @@ ALL_HOSTS = "*"
 class ProbeTarget:
     host: str | None = None
     all_hosts: bool = False
+    # the session, for "first host with GPUs" (set by the app)
+    state: SessionState | None = field(default=None, repr=False)
 
     def selected_host(self, names: list[str]) -> str:
         if self.host is not None and self.host in names:
             return self.host
-        return names[0] if names else "localhost"
+        return default_probe_host(self.state or SessionState(), names)
 
     def target(self, names: list[str]) -> str:
         """A host name, or ``ALL_HOSTS``."""

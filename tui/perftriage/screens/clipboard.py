@@ -45,8 +45,8 @@ def copy_text(app, text: str, what: str) -> tuple[str, str]:
             done = None
         if done is not None and done.returncode == 0:
             return f"{what} copied ({tool[0]})", "information"
+    app.copy_to_clipboard(text)  # OSC 52 (and the app's own clipboard)
     if app.is_headless:
         return f"{what} NOT copied: no clipboard (headless)", "warning"
-    app.copy_to_clipboard(text)
     return (f"{what} sent to the terminal's clipboard (OSC 52: arrives if the terminal "
             "allows it)", "information")

@@ -12,15 +12,16 @@ from __future__ import annotations
 import re
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Grid
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from perftriage.cockpit_app import cockpit_app
 from perftriage.screens.host_detail import HostDetailScreen
 from perftriage.screens.hypothesis_flows import HypothesisFlows
 from perftriage.screens.probe_output import ProbeOutputScreen
 from perftriage.screens.prompt import PromptScreen
+from perftriage.widgets.footer import FittingFooter
 from perftriage.widgets.header import CockpitHeader
 from perftriage.widgets.hosts import HostsPane
 from perftriage.widgets.hypotheses import HypothesesPane
@@ -37,7 +38,20 @@ def regex_error(text: str) -> str | None:
     return None
 
 
+PANES = ("hosts", "probes", "logs", "hypotheses")
+
+
 class MainScreen(Screen):
+    """``1``–``4`` focus a pane directly, ``z`` zooms the focused pane to the
+    whole screen and back (Esc also restores)."""
+
+    BINDINGS = [
+        *(Binding(str(i), f"focus_pane('{pane}')", pane.capitalize(), show=False,
+                  id=f"pane.focus_{pane}", tooltip=f"focus the {pane.capitalize()} pane")
+          for i, pane in enumerate(PANES, 1)),
+        Binding("z", "zoom", "Zoom", id="pane.zoom",
+                tooltip="maximize the focused pane; z or Esc restores"),
+    ]
     DEFAULT_CSS = """
     MainScreen #cockpit {
         grid-size: 2 2;
@@ -53,7 +67,33 @@ class MainScreen(Screen):
             yield ProbesPane("Probes", id="probes")
             yield LogsPane("Logs", id="logs")
             yield HypothesesPane("Hypotheses", id="hypotheses")
-        yield Footer()
+        yield FittingFooter()
+
+    def _focused_pane(self):
+        node = self.focused
+        while node is not None and node.id not in PANES:
+            node = node.parent
+        return node
+
+    def action_focus_pane(self, pane: str) -> None:
+        if self.maximized is not None:
+            self.minimize()
+        target = self.query_one(f"#{pane}")
+        focusable = [w for w in target.query("*") if w.focusable]
+        # the pane's body (its table, log or host list), not a tab strip
+        body = [w for w in focusable if type(w).__name__ in ("DataTable", "LogView", "HostsBody")]
+        if body or focusable:
+            (body or focusable)[0].focus()
+
+    def action_zoom(self) -> None:
+        if self.maximized is not None:
+            self.minimize()
+            return
+        pane = self._focused_pane()
+        if pane is None:
+            self.notify("focus a pane first (1-4)")
+            return
+        self.maximize(pane, container=False)
 
     @property
     def hypotheses(self) -> HypothesisFlows:
@@ -64,6 +104,9 @@ class MainScreen(Screen):
         if message.probe_id in cockpit_app(self).session.state.probes:
             self.app.push_screen(ProbeOutputScreen(message.probe_id))
 
+    def on_hosts_pane_host_selected(self, message: HostsPane.HostSelected) -> None:
+        self.query_one(ProbesPane).show_target()
+
     def on_hosts_pane_detail_requested(self, message: HostsPane.DetailRequested) -> None:
         self.app.push_screen(HostDetailScreen(message.host))
 
@@ -72,9 +115,13 @@ class MainScreen(Screen):
 
     def on_log_view_prompt_requested(self, message: LogView.PromptRequested) -> None:
         on_submit = message.on_submit
-        self.app.push_screen(
-            PromptScreen(message.title, message.kind, placeholder="regex (smart case)",
-                         value=message.value, validate=regex_error,
-                         help="a Python regex; lower case = case-insensitive"),
-            lambda value: on_submit(value) if value is not None else None,
-        )
+        if message.validate is not None:  # not a regex: a time
+            screen = PromptScreen(message.title, message.kind, placeholder="HH:MM[:SS]",
+                                  value=message.value, validate=message.validate,
+                                  help="a time as the log writes it (HH:MM[:SS], MM-DD HH:MM)")
+        else:
+            screen = PromptScreen(message.title, message.kind, placeholder="regex (smart case)",
+                                  value=message.value, validate=regex_error,
+                                  help="a Python regex; lower case = case-insensitive")
+        self.app.push_screen(screen, lambda value: on_submit(value) if value is not None
+                             else None)

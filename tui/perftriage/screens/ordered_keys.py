@@ -160,6 +160,10 @@ class FormScreen(ModalScreen[T], Generic[T]):
         app = self.app
         if await app._check_bindings(event.key, priority=True):
             return
+        for _ in range(int(SETTLE_TIMEOUT_S / 0.01)):  # focus moving (Tab): wait for it to land
+            if app.focused is not None or not self.FIRST_FOCUS:
+                break
+            await asyncio.sleep(0.01)
         target = app.focused
         if target is not None:
             event.bubble = False  # handled here, not by a later hop through the queues

@@ -1,10 +1,11 @@
-"""The output of one probe: command, verdict, stdout, stderr and detail,
-scrollable and selectable (a read-only TextArea), ``c`` copies it all.
-Follows the probe while it is still queued or running."""
+"""The output of one probe, opened on its result: verdict and summary, what
+backs it (matches, the exception), then stdout, stderr, detail and the
+command with its generated helper script folded (``s`` shows it).
+Scrollable and selectable (a read-only TextArea); ``c`` copies it — and
+says "copied" only when a clipboard took it. Follows the probe while it is
+still queued or running."""
 
 from __future__ import annotations
-
-import json
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,34 +15,15 @@ from textual.widgets import Footer, Label, TextArea
 from perftriage.cockpit_app import cockpit_app
 from perftriage.core.model.state import ProbeState, Section, SessionState
 from perftriage.core.sanitize import visible_lines
+from perftriage.core.view.probe_text import probe_text
+from perftriage.screens.clipboard import copy_text
 from perftriage.screens.detail_modal import DetailModal
-from perftriage.widgets.format import duration, safe
+from perftriage.widgets.format import safe
 
 
 def probe_report(p: ProbeState) -> str:
-    """Plain text of everything known about ``p`` (what ``c`` copies)."""
-    head = [
-        f"probe   {p.probe_id}{f'  (fan-out {p.group})' if p.group else ''}"
-        f"{f'  template {p.template}' if p.template else ''}",
-        f"host    {p.host}",
-        f"kind    {p.kind} {' '.join(p.args)}",
-        f"status  {p.status}"
-        + (f"  exit {p.exit_status}" if p.exit_status is not None else "")
-        + (f"  in {duration(p.duration_s)}" if p.duration_s is not None else ""),
-        f"result  {p.summary}",
-        "",
-        "$ " + p.command,
-        "",
-        "--- stdout " + "-" * 40,
-        p.stdout.rstrip("\n") or "(empty)",
-        "",
-        "--- stderr " + "-" * 40,
-        p.stderr.rstrip("\n") or "(empty)",
-    ]
-    if p.detail:
-        head += ["", "--- detail " + "-" * 40,
-                 json.dumps(p.detail, indent=2, default=str, ensure_ascii=False)]
-    return "\n".join(head) + "\n"
+    """Plain text of everything known about ``p``, result first (what ``c`` copies)."""
+    return probe_text(p)
 
 
 class ProbeOutputScreen(DetailModal):
@@ -53,6 +35,8 @@ class ProbeOutputScreen(DetailModal):
     BINDINGS = [
         Binding("escape,q", "close", "Close", id="probe_output.close"),
         Binding("c", "copy", "Copy all", id="probe_output.copy"),
+        Binding("s", "script", "Script", id="probe_output.script",
+                tooltip="show or fold the helper script perftriage generated for the probe"),
     ]
 
     def __init__(self, probe_id: str) -> None:
@@ -61,6 +45,7 @@ class ProbeOutputScreen(DetailModal):
         # what the text shows now: reloading it would drop the selection, so
         # it is reloaded only when this probe (not any probe) changed
         self._shown: tuple | None = None
+        self.show_script = False
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -77,7 +62,7 @@ class ProbeOutputScreen(DetailModal):
         p = state.probes.get(self.probe_id)
         if p is None:
             return
-        key = (p.status, len(p.stdout), len(p.stderr), p.summary)
+        key = (p.status, len(p.stdout), len(p.stderr), p.summary, self.show_script)
         if key == self._shown:
             return
         self._shown = key
@@ -85,16 +70,21 @@ class ProbeOutputScreen(DetailModal):
             safe(f"{p.probe_id} · {p.host} · {p.label} · {p.status}")
         )
         area = self.query_one(TextArea)
-        area.load_text(visible_lines(probe_report(p)))
+        area.load_text(visible_lines(probe_text(p, expanded=self.show_script)))
 
     @property
     def text(self) -> str:
         return self.query_one(TextArea).text
 
+    def action_script(self) -> None:
+        self.show_script = not self.show_script
+        self.show_state(cockpit_app(self).session.state)
+
     def action_copy(self) -> None:
         area = self.query_one(TextArea)
-        self.app.copy_to_clipboard(area.selected_text or area.text)
-        self.notify("probe output copied" if not area.selected_text else "selection copied")
+        what = "selection" if area.selected_text else "probe output"
+        message, severity = copy_text(self.app, area.selected_text or area.text, what)
+        self.notify(message, severity=severity)  # type: ignore[arg-type]
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -72,13 +72,18 @@ def gpu_row(g: GpuSample, hs: HostState, show_power: bool, stale: bool, width: i
     power_pct = (100.0 * g.power_w / g.power_limit_w
                  if g.power_w is not None and g.power_limit_w else None)
     pwr_col = MUTED if stale else threshold(power_pct, 80, 95)
-    row = (
-        f" GPU{g.index} [{col}]{bar(g.util_pct, 8)}[/] {num(g.util_pct, '{:3.0f}')}%"
-        f"  mem {_mem(g.mem_used_mib, g.mem_total_mib)}"
-        f"  [{pwr_col}]{num(g.power_w)}/{num(g.power_limit_w)}W[/]"
-        f"  [{temp_col}]{num(g.temp_c)}°C[/]"
-        f"  {num(g.sm_clock_mhz)}MHz"
-    )
+    parts = [
+        f" GPU{g.index} [{col}]{bar(g.util_pct, 8)}[/] {num(g.util_pct, '{:3.0f}')}%",
+        f"  mem {_mem(g.mem_used_mib, g.mem_total_mib)}",
+        f"  [{pwr_col}]{num(g.power_w)}/{num(g.power_limit_w)}W[/]",
+        f"  [{temp_col}]{num(g.temp_c)}°C[/]",
+        f"  {num(g.sm_clock_mhz)}MHz",
+    ]
+    # one line per GPU, always: on a narrow pane the clock, then the
+    # temperature, then the power go (host detail, D, has them all)
+    while len(parts) > 2 and _cells("".join(parts)) > width:
+        parts.pop()
+    row = "".join(parts)
     row += dram_cell(hs, g.index, width - _cells(row) - 2)
     room = width - _cells(row) - 2
     spark_w = min(SPARK_W, room // 2 - 1 if show_power else room)
@@ -106,7 +111,10 @@ def per_core_line(per_cpu: list[float], width: int) -> str | None:
 
 
 def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: int = 80,
-               stale_after: float = STALE_AFTER_S) -> str:
+               stale_after: float = STALE_AFTER_S, max_gpus: int | None = None,
+               selected: bool = False) -> str:
+    """``max_gpus``: GPU rows shown, the rest told as ``+N more`` (a pane
+    shorter than the host). ``selected``: the host probes run on."""
     s = hs.sample
     state = hs.conn_state
     age = (now_t - hs.sample_t) if hs.sample_t is not None else None
@@ -117,7 +125,7 @@ def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: 
         state_txt = styled(state) + f" [{MUTED}]data {_age(age)} old[/]"
     else:
         state_txt = styled(state)
-    head = f"[b]{safe(hs.name)}[/b] {state_txt}"
+    head = ("[reverse]▶[/reverse] " if selected else "") + f"[b]{safe(hs.name)}[/b] {state_txt}"
     if hs.reason:
         head += f" [$text-muted]{safe(hs.reason)}[/]"
     bw = hs.info.get("bandwidth_gbs_total")
@@ -147,11 +155,33 @@ def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: 
             lines.append(f" [$text-muted]{safe(msg)}[/]")
         if hs.counters is not None and hs.counters.error:
             lines.append(f" [$text-muted]bandwidth counters: {safe(hs.counters.error)}[/]")
-        for g in s.gpus:
+        shown = s.gpus if max_gpus is None or len(s.gpus) <= max_gpus \
+            else s.gpus[:max(1, max_gpus - 1)]
+        for g in shown:
             lines.append(gpu_row(g, hs, show_power, gpu_stale, width))
+        if len(shown) < len(s.gpus):
+            lines.append(f" [$text-muted]+{len(s.gpus) - len(shown)} more "
+                         f"(z zooms, D details)[/]")
     elif state == "up":
         lines.append(" [$text-muted]waiting for the first sample…[/]")
     return "\n".join(lines)
+
+
+class HostsBody(VerticalScroll):
+    """The pane's scroll area; ↑/↓ select a host (the pane fits its hosts,
+    telling hidden GPUs as "+N more", so they need not scroll)."""
+
+    BINDINGS = [
+        Binding("up", "select(-1)", "Prev host", show=False, id="hosts.select_prev",
+                tooltip="select the previous host: probes run on the selected host"),
+        Binding("down", "select(1)", "Next host", show=False, id="hosts.select_next",
+                tooltip="select the next host: probes run on the selected host"),
+    ]
+
+    def action_select(self, step: int) -> None:
+        pane = self.parent
+        if isinstance(pane, HostsPane):
+            pane.action_select(step)
 
 
 class HostsPane(Pane):
@@ -179,7 +209,7 @@ class HostsPane(Pane):
         self._text: str | None = None  # what the body shows now
 
     def compose(self):
-        with VerticalScroll():
+        with HostsBody():
             yield Static(id="hosts-body")
 
     def on_mount(self) -> None:
@@ -201,10 +231,27 @@ class HostsPane(Pane):
         now = self.now_t(state)
         width = max(self.size.width - 2, 40)
         stale_after = self.stale_after()
-        blocks = [
-            host_block(hs, now, show_power=self.show_power, width=width, stale_after=stale_after)
-            for hs in state.hosts.values()
-        ]
+        selected = self.selected_host if self.selected_host in state.hosts else None
+
+        def blocks_with(max_gpus: int | None) -> list[str]:
+            return [host_block(hs, now, show_power=self.show_power, width=width,
+                               stale_after=stale_after, max_gpus=max_gpus,
+                               selected=hs.name == selected)
+                    for hs in state.hosts.values()]
+
+        def height(blocks: list[str]) -> int:  # screen rows, wrapped lines counted
+            return sum(-(-max(1, _cells(line)) // width) for b in blocks
+                       for line in b.split("\n")) + len(blocks) - 1
+
+        blocks = blocks_with(None)
+        rows = self.size.height - 2  # inside the border
+        if rows > 0 and height(blocks) > rows:
+            # too tall: fewer GPU rows per host, the rest told as "+N more"
+            most = max((len(hs.gpus) for hs in state.hosts.values()), default=0)
+            for cap in range(most - 1, 0, -1):
+                blocks = blocks_with(cap)
+                if height(blocks) <= rows:
+                    break
         text = "\n\n".join(blocks) or "no hosts"
         if text == self._text:
             return
@@ -214,10 +261,33 @@ class HostsPane(Pane):
         self._text = text
         self.query_one("#hosts-body", Static).update(text, layout=not same_height)
 
+    def on_resize(self, event) -> None:
+        self._text = None  # how many GPU rows fit changed
+        self.show_state(self.ctx.session.state)
+
     def action_power(self) -> None:
         self.show_power = not self.show_power
         self.show_state(self.ctx.session.state)
         self.notify(f"power sparkline {'on' if self.show_power else 'off'}")
+
+    def action_select(self, step: int) -> None:
+        """Move the selection: the selected host is where probes run."""
+        names = list(self.ctx.session.state.hosts)
+        if not names:
+            return
+        cur = names.index(self.selected_host) if self.selected_host in names else -1
+        self.selected_host = names[(cur + step) % len(names)]
+        self.ctx.probe_target.choose(self.selected_host)
+        self.post_message(self.HostSelected(self.selected_host))
+        self._text = None
+        self.show_state(self.ctx.session.state)
+
+    class HostSelected(Message):
+        """The selection moved (the Probes pane shows where probes run)."""
+
+        def __init__(self, host: str) -> None:
+            super().__init__()
+            self.host = host
 
     def action_detail(self) -> None:
         names = list(self.ctx.session.state.hosts)

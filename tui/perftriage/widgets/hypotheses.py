@@ -68,6 +68,9 @@ class HypothesesPane(Pane):
         Binding("left_square_bracket,ctrl+up", "move(-1)", "Up", id="hypothesis.move_up"),
         Binding("right_square_bracket,ctrl+down", "move(1)", "Down", id="hypothesis.move_down"),
         Binding("delete,d", "dialog('delete')", "Delete", id="hypothesis.delete"),
+        Binding("ctrl+z", "undo", "Undo", id="hypothesis.undo",
+                tooltip="undo the last hypothesis edit (title, note, status, order, "
+                        "evidence, delete)"),
     ]
 
     class Requested(Message):
@@ -140,6 +143,19 @@ class HypothesesPane(Pane):
         i = STATUSES.index(h.status) if h.status in STATUSES else 0
         status = STATUSES[(i + step) % len(STATUSES)]
         self._emit(ev.HypothesisUpdated(hyp_id=h.hyp_id, status=status), h.hyp_id)
+
+    def action_undo(self) -> None:
+        if self.refuse_in_replay():
+            return
+        undo = getattr(self.app, "hyp_undo", None)
+        step = undo.undo() if undo is not None else None
+        if step is None:
+            self.notify("nothing to undo")
+            return
+        what, events = step
+        for event in events:
+            self.ctx.session.emit(event)
+        self.notify(f"undone: {what}")
 
     def action_move(self, delta: int) -> None:
         if (h := self._need_hypothesis()) is None:

@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from perftriage.core.view.log_window import ALL, LogIndex
+from perftriage.core.view.log_window import ALL, LogIndex, parse_jump_time, source_label
 from perftriage.core.parse.logparse import FATAL_RE, LEVEL_RE
 from perftriage.core.model.state import SessionState
 from perftriage.core.sanitize import is_safe, sgr_text, visible
@@ -56,6 +56,14 @@ MATCH_STYLE = Style(reverse=True, bold=True)
 CACHE_LINES = 2000
 
 
+def time_error(text: str) -> str | None:
+    try:
+        parse_jump_time(text, None)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 class LogView(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     LogView { height: 1fr; }
@@ -71,6 +79,8 @@ class LogView(ScrollView, can_focus=True):
         Binding("E", "next_error(-1)", "Prev error", id="logs.prev_error"),
         Binding("end", "follow", "Follow", id="logs.follow"),
         Binding("home", "top", "Top", show=False, id="logs.top"),
+        Binding("t", "jump_time", "Jump to time", id="logs.jump_time",
+                tooltip="go to the first line logged at or after a time (HH:MM[:SS])"),
     ]
 
     class Changed(Message):
@@ -81,12 +91,14 @@ class LogView(ScrollView, can_focus=True):
         call ``on_submit`` with the answer (``""`` clears)."""
 
         def __init__(self, title: str, kind: str, value: str,
-                     on_submit: Callable[[str], None]) -> None:
+                     on_submit: Callable[[str], None],
+                     validate: Callable[[str], str | None] | None = None) -> None:
             super().__init__()
             self.title = title
             self.kind = kind
             self.value = value
             self.on_submit = on_submit
+            self.validate = validate  # None: a regex
 
     def __init__(self, state: SessionState, source: str = ALL, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -190,7 +202,7 @@ class LogView(ScrollView, can_focus=True):
             st = self.row_styles
             segments = []
             if self.index.source == ALL:
-                segments.append(Segment(f"{visible(self.index.source_of(key))} ", st.source))
+                segments.append(Segment(f"{self._label(key)} ", st.source))
             if FATAL_RE.search(text):
                 segments.append(Segment(shown, st.fatal))
             else:
@@ -207,7 +219,7 @@ class LogView(ScrollView, can_focus=True):
         st = self.row_styles
         line = Text(no_wrap=True, style=st.base)
         if self.index.source == ALL:
-            line.append(f"{visible(self.index.source_of(key))} ", st.source)
+            line.append(f"{self._label(key)} ", st.source)
         start = len(line)
         if coloured is not None:
             line.append_text(coloured[: scroll_x + width + 200])
@@ -242,6 +254,11 @@ class LogView(ScrollView, can_focus=True):
         self._log_styles = None
 
     # --- actions -----------------------------------------------------------------
+
+    def _label(self, key) -> str:
+        """A line's source in the merged view: the name its tab has."""
+        sid = self.index.source_of(key)
+        return visible(source_label(self.index.state.logs.get(sid), sid))
 
     def _jump(self, index: int | None, what: str) -> None:
         if index is None:
@@ -318,11 +335,29 @@ class LogView(ScrollView, can_focus=True):
                 done: Callable[[str], None]) -> None:
         self.post_message(self.PromptRequested(title, kind, value or "", done))
 
+    def action_jump_time(self) -> None:
+        reference = self.index.last_time()
+
+        def jump(text: str) -> None:
+            if not text:
+                return
+            try:
+                target = parse_jump_time(text, reference)
+            except ValueError as exc:
+                self.notify(str(exc), severity="error")
+                return
+            self._jump(self.index.row_at_time(target), f"line at or after {target:%H:%M:%S}")
+
+        self.post_message(self.PromptRequested("logs: jump to time", "log-time",
+                                               "", jump, validate=time_error))
+
     def action_search(self) -> None:
         self._prompt("logs: search", "log-search", self.search_text, self.apply_search)
 
     def action_filter(self, which: str) -> None:
         current = self.filter_in_text if which == "in" else self.filter_out_text
+        if not current and which == "in":
+            current = self.search_text  # what was just searched is what to filter by
         title = "logs: show only lines matching" if which == "in" else "logs: hide lines matching"
         self._prompt(title, f"log-filter-{which}", current,
                      lambda v: self.apply_filter(which, v))
@@ -335,5 +370,8 @@ class LogView(ScrollView, can_focus=True):
         if self.filter_out_text:
             parts.append(f"-/{self.filter_out_text}/")
         if self.search_text:
-            parts.append(f"search /{self.search_text}/: {len(self.index.matches)} matches")
+            k, n = self.index.match_position(self._start_row(1)) if self.cursor is not None \
+                else (0, len(self.index.matches))
+            where = f"match {k} of {n}" if k else f"{n} matches"
+            parts.append(f"search /{self.search_text}/: {where}")
         return " · ".join(parts)

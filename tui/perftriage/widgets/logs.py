@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.widgets import Sparkline, Static, Tab, Tabs
 
 from perftriage.core.view.log_status import follow_text, stale_note
-from perftriage.core.view.log_window import ALL
+from perftriage.core.view.log_window import ALL, source_label
 from perftriage.core.parse.logparse import LogMetrics
 from perftriage.core.model.state import Section, SessionState
 from perftriage.widgets.format import safe
@@ -77,6 +78,7 @@ class LogsPane(Pane):
         # what the one-row widgets show now: a new text costs a repaint
         self._metrics_shown: tuple = ()
         self._status_shown: str | None = None
+        self._metrics_markup = "no log sources — o opens a log file"
 
     def compose(self):
         yield Tabs(Tab("all", id=_tab_id(ALL)), id="logs-tabs")
@@ -120,9 +122,7 @@ class LogsPane(Pane):
         for sid, src in state.logs.items():
             if sid not in self._sources:
                 self._sources.append(sid)
-                label = src.path.rsplit("/", 1)[-1] or src.path
-                host = "" if src.host in ("localhost", "?") else f"{src.host}:"
-                tabs.add_tab(Tab(safe(f"{host}{label}"), id=_tab_id(sid)))
+                tabs.add_tab(Tab(safe(source_label(src)), id=_tab_id(sid)))
         if self._select_when_shown in self._sources:
             self.select(self._select_when_shown)
         view.sync()
@@ -146,12 +146,28 @@ class LogsPane(Pane):
         if key == self._metrics_shown:
             return
         self._metrics_shown = key
-        label = "" if self.selected != ALL else f"[dim]{safe(src.source_id)}[/dim] "
+        label = "" if self.selected != ALL else f"[dim]{safe(source_label(src))}[/dim] "
         if stale:
             label += f"[yellow]{safe(stale)}[/yellow] "
         # fixed one-row widgets: no layout for new text (a layout costs ~50 ms)
-        self.query_one("#logs-metrics", Static).update(label + metrics_line(m), layout=False)
-        self.query_one("#logs-spark", Sparkline).data = list(m.gen_tps)[-60:]
+        self._metrics_markup = label + metrics_line(m)
+        self.query_one("#logs-metrics", Static).update(self._metrics_markup, layout=False)
+        spark = self.query_one("#logs-spark", Sparkline)
+        spark.data = list(m.gen_tps)[-60:]
+        self._fit_spark()
+
+    def _fit_spark(self) -> None:
+        """The sparkline only where it leaves the figures their room: it
+        never covers text."""
+        spark = self.query_one("#logs-spark", Sparkline)
+        needed = Content.from_markup(self._metrics_markup).cell_length
+        room = self.size.width - 2 - needed
+        spark.display = bool(spark.data) and room >= 12
+        if spark.display:
+            spark.styles.width = min(24, room - 1)
+
+    def on_resize(self, event) -> None:
+        self._fit_spark()
 
     def _now(self, state: SessionState) -> float:
         """Session seconds now (live), or of the latest event (replay)."""

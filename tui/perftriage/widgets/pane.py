@@ -14,6 +14,7 @@ from perftriage.core.model.state import Section, SessionState
 
 class Pane(Vertical, can_focus=False):
     SECTIONS: ClassVar[frozenset[Section]] = frozenset()
+    ALLOW_MAXIMIZE = True  # z zooms a pane to the whole screen
     DEFAULT_CSS = """
     Pane {
         border: round $pane-border;

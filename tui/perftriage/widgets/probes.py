@@ -15,7 +15,9 @@ from collections import defaultdict
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable
+from textual.content import Content
+from textual.widgets import DataTable, Static
+from textual.widgets.data_table import ColumnKey
 
 from perftriage.core import probes
 from perftriage.core.model.state import ProbeState, Section, SessionState
@@ -73,6 +75,19 @@ def probe_row(p: ProbeState, now_t: float, variables: dict[str, str],
     )
 
 
+def cancel_target(state: SessionState, selected: str | None) -> str | None:
+    """Which probe ``x`` cancels: the selected one if it is still queued or
+    running, else the most recent running one, else the most recent queued."""
+    if selected is not None and selected in state.probes \
+            and not state.probes[selected].finished:
+        return selected
+    for status in ("running", "queued"):
+        for p in reversed(state.probes.values()):
+            if p.status == status:
+                return p.probe_id
+    return None
+
+
 class ProbesPane(Pane):
     SECTIONS = frozenset({Section.PROBES, Section.CLOCK})  # running probes tick
     BINDINGS = [
@@ -80,6 +95,9 @@ class ProbesPane(Pane):
                 tooltip="queue the selected probe (or its whole fan-out) again"),
         Binding("x", "cancel", "Cancel", id="probe.cancel",
                 tooltip="cancel the selected probe (kills the remote process)"),
+        Binding("delete,d", "remove", "Remove", id="probe.remove",
+                tooltip="take the selected probe out of the session (a mistyped one); "
+                        "the report leaves it out"),
         Binding("enter", "output", "Output", id="probe.output",
                 tooltip="show the selected probe's command, stdout, stderr, detail"),
     ]
@@ -95,11 +113,67 @@ class ProbesPane(Pane):
         super().__init__(title, **kwargs)
         self._rows: dict[str, tuple] = {}  # what each row shows now (skip unchanged)
 
+    DEFAULT_CSS = """
+    ProbesPane #probes-table { height: 1fr; }
+    ProbesPane #probe-selected {
+        height: auto; max-height: 4; padding: 0 1; color: $text-muted;
+        border-top: hkey $pane-border;
+    }
+    """
+
     def compose(self):
         table = DataTable(id="probes-table", cursor_type="row", zebra_stripes=True)
         for name in ("id", "host", "status", "probe", "time", "result"):
             table.add_column(name, key=name)
         yield table
+        yield Static("", id="probe-selected")
+
+    def on_resize(self, event) -> None:
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """The result column gets the room: id, host, status, probe and
+        time are sized to what they hold, capped (the selected row is shown
+        whole under the table)."""
+        table = self.table
+        state = self.ctx.session.state
+        width = self.size.width - 2
+        caps = {"id": 4, "host": 12, "status": 11, "probe": 24, "time": 7}
+        if width < 90:  # narrow: the status icon says it, probes keep their end
+            caps.update(host=8, status=2, probe=16, time=6)
+        longest = {
+            "id": max((len(p.probe_id) for p in state.probes.values()), default=2),
+            "host": max((len(p.host) for p in state.probes.values()), default=4),
+            "probe": max((len(short_label(p.label)) + 2 for p in state.probes.values()),
+                         default=5),
+            "status": 11, "time": 6,
+        }
+        used = 0
+        for key, cap in caps.items():
+            col = table.columns.get(ColumnKey(key))
+            if col is None:
+                continue
+            col.auto_width = False
+            col.width = max(2, min(cap, longest[key]))
+            used += col.width + 2 * table.cell_padding
+        result = table.columns.get(ColumnKey("result"))
+        if result is not None:
+            result.auto_width = False
+            result.width = max(10, width - used - 2 * table.cell_padding - 1)
+        table.refresh()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_selected(self.ctx.session.state)
+
+    def _show_selected(self, state: SessionState) -> None:
+        """The selected probe whole, wrapped under the table."""
+        pid = self.selected_probe_id
+        p = state.probes.get(pid) if pid else None
+        text = "" if p is None else (
+            f"{PROBE_ICON.get(p.status, '')} {p.summary or p.status}"
+            f"  — {p.probe_id} on {p.host}: {p.label}")
+        for strip in self.query("#probe-selected").results(Static):  # mounted yet?
+            strip.update(Content(text))
 
     def on_mount(self) -> None:
         self.show_target()
@@ -156,11 +230,26 @@ class ProbesPane(Pane):
             self.notify(str(exc), title="probe not queued", severity="error")
 
     def action_cancel(self) -> None:
+        """The probe the user means: the selected one if it is queued or
+        running, else the most recent running (then queued) one."""
+        state = self.ctx.session.state
+        pid = cancel_target(state, self.selected_probe_id)
+        if pid is None:
+            self.notify("no probe is queued or running")
+            return
+        if self.ctx.cockpit.probes.cancel(pid):
+            self.notify(f"cancelling {pid} ({state.probes[pid].label})")
+
+    def action_remove(self) -> None:
+        if self.refuse_in_replay():
+            return
         pid = self.selected_probe_id
         if pid is None:
+            self.notify("no probe selected")
             return
-        if not self.ctx.cockpit.probes.cancel(pid):
-            self.notify(f"{pid} is not queued or running")
+        label = self.ctx.session.state.probes[pid].label
+        if self.ctx.cockpit.probes.remove(pid):
+            self.notify(f"removed {pid} ({label}) from the session")
 
     def _now(self, state: SessionState) -> float:
         session = self.ctx.session
@@ -192,5 +281,11 @@ class ProbesPane(Pane):
                         table.update_cell(p.probe_id, col, value, update_width=True)
             else:
                 table.add_row(*row, key=p.probe_id)
+        for gone in [k for k in self._rows if k not in state.probes]:  # removed probes
+            self._rows.pop(gone)
+            if gone in table.rows:
+                table.remove_row(gone)
         if at_bottom and table.row_count:
             table.move_cursor(row=table.row_count - 1)
+        self._fit_columns()
+        self._show_selected(state)

@@ -334,3 +334,13 @@ def parse_jump_time(text: str, reference: datetime | None) -> datetime:
     return datetime(int(g["y"] or ref.year), int(g["mo"] or ref.month), int(g["d"] or ref.day),
                     int(g["h"]), int(g["mi"]), int(g["s"] or 0))
 
+
+def source_label(src: LogSourceState | None, source_id: str = "") -> str:
+    """One name for a log source, the same on its tab and on its lines in
+    the merged view: ``host:file`` (no host for localhost)."""
+    if src is None:
+        return source_id
+    name = src.path.rsplit("/", 1)[-1] or src.path
+    host = "" if src.host in ("localhost", "?") else f"{src.host}:"
+    return f"{host}{name}"
+

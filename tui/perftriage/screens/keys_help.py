@@ -1,0 +1,83 @@
+"""``?``: every key that works here, the app's first.
+
+Three sections, in this order: keys that work everywhere (the app's and
+the cockpit screen's), keys of the focused pane (they mean something only
+there — the footer shows them first), and the scrolling/editing keys of
+the focused widget that Textual provides. A key listed in two sections
+means the first one's action where both apply.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from perftriage.widgets.pane import Pane
+
+
+def _key_name(app, binding: Binding) -> str:
+    return app.get_key_display(binding)
+
+
+def key_sections(screen) -> list[tuple[str, list[tuple[str, str]]]]:
+    """[(section title, [(key, description)])] for the screen below the help."""
+    app = screen.app
+    everywhere: list[tuple[str, str]] = []
+    pane: list[tuple[str, str]] = []
+    widget: list[tuple[str, str]] = []
+    pane_name = ""
+    seen: set[tuple[str, str]] = set()
+    for node, bindings in reversed(screen._binding_chain):  # app first
+        for binding in bindings.key_to_bindings.values():
+            for b in binding:
+                if not b.description:
+                    continue
+                row = (_key_name(app, b), b.tooltip or b.description)
+                if (row[0], b.action) in seen:
+                    continue
+                seen.add((row[0], b.action))
+                if node is app or node is screen:
+                    everywhere.append(row)
+                elif isinstance(node, Pane):
+                    pane_name = str(node.border_title or "pane")
+                    pane.append(row)
+                else:
+                    widget.append(row)
+    sections = [("everywhere", everywhere)]
+    if pane:
+        sections.append((f"{pane_name} pane only", pane))
+    if widget:
+        sections.append(("scrolling and editing (Textual)", widget))
+    return sections
+
+
+class KeysScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    KeysScreen { align: center middle; }
+    KeysScreen > Vertical {
+        width: 90; height: 90%; padding: 0 1;
+        border: thick $accent; background: $surface;
+    }
+    KeysScreen .section { text-style: bold; margin-top: 1; }
+    """
+    BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="keys_help.close")]
+
+    def __init__(self, below) -> None:
+        super().__init__()
+        self.sections = key_sections(below)
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("[b]Keys[/b]  (Esc closes)")
+            with VerticalScroll():
+                for title, rows in self.sections:
+                    yield Static(title, classes="section", markup=False)
+                    width = max((len(k) for k, _ in rows), default=4)
+                    yield Static("\n".join(f"  {k:<{width}}  {d}" for k, d in rows),
+                                 markup=False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
