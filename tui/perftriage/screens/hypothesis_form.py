@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from perftriage.screens.ordered_keys import EditableInput, FormScreen
@@ -73,11 +74,8 @@ class HypothesisFormScreen(FormScreen[tuple[str, str] | None]):
         self.dismiss(None)
 
 
-class ConfirmScreen(FormScreen[bool]):
-    """y / Enter confirms, n / Esc declines (also when typed right after
-    the key that asked)."""
-
-    FIRST_FOCUS = ""
+class ConfirmScreen(ModalScreen[bool]):
+    """y / Enter confirms, n / Esc declines."""
 
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
