@@ -22,6 +22,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar, Protocol
 from weakref import WeakSet
 
+from textual.css.query import NoMatches
+
 from perftriage.core.model.events import Event
 from perftriage.core.model.state import Section, SessionState
 
@@ -108,4 +110,7 @@ class Refresher:
             if not view.is_attached:  # removed (a dismissed screen)
                 self._views.discard(view)
             elif not changed.isdisjoint(view.SECTIONS):
-                view.show_state(state)
+                try:
+                    view.show_state(state)
+                except NoMatches:  # its children are not mounted yet: draw it next frame
+                    self.mark(view.SECTIONS)

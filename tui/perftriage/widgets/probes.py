@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
 from perftriage.core import probes
+from perftriage.core.sanitize import visible
 from perftriage.core.model.state import ProbeState, Section, SessionState
 from perftriage.widgets.format import duration, safe_text
 from perftriage.widgets.pane import Pane
@@ -173,7 +174,7 @@ class ProbesPane(Pane):
             f"{PROBE_ICON.get(p.status, '')} {p.summary or p.status}"
             f"  — {p.probe_id} on {p.host}: {p.label}")
         for strip in self.query("#probe-selected").results(Static):  # mounted yet?
-            strip.update(Content(text))
+            strip.update(Content(visible(text)))  # summary, host and label come from hosts/users
 
     def on_mount(self) -> None:
         self.show_target()
