@@ -130,7 +130,8 @@ async def test_sigstop_stall(make_sshd, tmp_path):
     good, bad = make_sshd(), make_sshd()
     async with running_app(tmp_path, good, ssh_cfg("bad", bad.alias), bad.ssh_config) as (app, pilot):
         await wait_for(lambda: good_sample_t(app) and bad_state(app).sample_t, timeout=30)
-        stopped = session_sshds(bad)
+        # the whole host stalls: its listener too, or a reconnect would be served fresh
+        stopped = [bad.proc.pid, *session_sshds(bad)]
         for sshd_pid in stopped:
             os.kill(sshd_pid, signal.SIGSTOP)
         try:
