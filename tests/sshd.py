@@ -41,7 +41,7 @@ def keygen(path: Path, kind: str = "ed25519") -> Path:
     return path
 
 
-def _children(ppid: int) -> list[int]:
+def child_pids(ppid: int) -> list[int]:
     """PIDs whose parent is ``ppid`` (from /proc)."""
     found = []
     for entry in Path("/proc").iterdir():
@@ -164,7 +164,7 @@ class SshServer:
             return
         # Kill the listener and every session it forked: its process group,
         # and each connection's sshd, which setsid()s into its own group.
-        for pid in _children(self.proc.pid):
+        for pid in child_pids(self.proc.pid):
             try:
                 os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import wait_for
-from tests.sshd import SshServer
+from tests.sshd import SshServer, child_pids
 
 from perftriage.services.log_follower import follow_command
 from perftriage.services.remote_sampler import gpu_command
@@ -59,17 +59,14 @@ def session_sshds(server: SshServer) -> list[int]:
     """The per-connection sshd processes under the listener (not the listener)."""
     out, todo = [], [server.proc.pid]
     while todo:
-        ppid = todo.pop()
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
+        for pid in child_pids(todo.pop()):
             try:
-                stat = (entry / "stat").read_text()
-            except OSError:
+                comm = Path(f"/proc/{pid}/comm").read_text()
+            except OSError:  # exited meanwhile
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == ppid and "(sshd" in stat:
-                out.append(int(entry.name))
-                todo.append(int(entry.name))
+            if comm.startswith("sshd"):
+                out.append(pid)
+                todo.append(pid)
     return out
 
 
