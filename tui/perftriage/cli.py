@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import click
-from click.core import ParameterSource
 
 from perftriage import __version__
 
@@ -52,7 +51,9 @@ def _store_global(name: str):
     the same :class:`Globals` as when given before it."""
 
     def store(ctx: click.Context, param: click.Parameter, value) -> None:
-        if ctx.get_parameter_source(param.name or "") is not ParameterSource.COMMANDLINE:
+        # not given: None, () or False. (Not ctx.get_parameter_source: click
+        # 8.4 records the source only after the callback has run.)
+        if value is None or value == () or value is False:
             return
         g = ctx.find_object(Globals)
         if g is None:
@@ -82,7 +83,7 @@ def with_global_options(cmd: click.Command, group: click.Group) -> click.Command
         if not opts:
             continue
         cmd.params.append(click.Option(
-            opts, f"global_{p.name}", type=p.type, multiple=p.multiple, is_flag=p.is_flag,
+            [*opts, f"global_{p.name}"], type=p.type, multiple=p.multiple, is_flag=p.is_flag,
             metavar=p.metavar, expose_value=False, hidden=True,
             callback=_store_global(p.name or "")))
     cmd._perftriage_globals = True  # type: ignore[attr-defined]
