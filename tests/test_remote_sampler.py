@@ -195,3 +195,31 @@ def test_parse_info_bandwidth():
     info = host_output.parse_info("@@topo\nno devices\n@@nvml\n{\"0\": [6016, 3201]}\n@@end\n")
     assert info["bandwidth_gbs"] == {"0": pytest.approx(4814.4, abs=0.1)}
     assert info["topo_error"] == "no devices"
+
+
+class BusyTransport:
+    """Streams that always have a batch ready: the sampler is cancelled while
+    a read has just completed (Python 3.11's ``asyncio.wait_for`` then
+    returned the batch and swallowed the cancellation: ``stop`` hung)."""
+
+    name = "busy"
+
+    async def stream_batches(self, command: str):
+        while True:
+            await asyncio.sleep(0)
+            yield ["x"]
+
+    async def run(self, command: str, timeout=None, stdin=None, limit=None):
+        await asyncio.sleep(3600)
+
+
+async def test_cancel_while_a_batch_is_ready_stops_the_sampler():
+    for _ in range(20):
+        sampler = rs.RemoteSampler("busy", BusyTransport(), Sink(), interval=0.01)
+        task = await start(sampler)
+        await asyncio.sleep(0.03)
+        task.cancel()
+        # not stop(): a swallowed cancel would hang it
+        await asyncio.wait({task}, timeout=5)
+        assert task.done(), "the sampler ignored its cancellation"
+        await stop(task)

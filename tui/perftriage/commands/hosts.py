@@ -31,7 +31,8 @@ async def _check_one(host, timeout: float) -> tuple[str, str | None, str]:
     start = time.perf_counter()
     try:
         if hasattr(host.transport, "check"):
-            await asyncio.wait_for(host.transport.check(), timeout)
+            async with asyncio.timeout(timeout):
+                await host.transport.check()
         else:
             result = await host.transport.run("true", timeout=timeout)
             if not result.ok:

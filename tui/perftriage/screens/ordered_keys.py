@@ -146,7 +146,8 @@ class FormScreen(ModalScreen[T], Generic[T]):
         done = asyncio.get_running_loop().create_future()
         (self.app.focused or self).post_message(KeySettled(done))
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(done, SETTLE_TIMEOUT_S)
+            async with asyncio.timeout(SETTLE_TIMEOUT_S):
+                await done
 
     def on_key_settled(self, message: KeySettled) -> None:
         message.stop()

@@ -148,7 +148,8 @@ class RemoteGpmSource(BaseSource):
         try:
             while True:
                 try:
-                    batch = await asyncio.wait_for(anext(stream), self.stall_s if got else 30.0)
+                    async with asyncio.timeout(self.stall_s if got else 30.0):
+                        batch = await anext(stream)
                 except StopAsyncIteration:
                     return _why(parser, got, "exited")
                 except TimeoutError:

@@ -248,7 +248,8 @@ class RemoteSampler:
                     # the first line may take a while (channel open, a cold nvidia-smi)
                     wait = self.stall_s if got else max(15.0, 3 * self.stall_s)
                     try:
-                        batch = await asyncio.wait_for(anext(stream), wait)
+                        async with asyncio.timeout(wait):
+                            batch = await anext(stream)
                     except StopAsyncIteration:
                         break
                     except TimeoutError:
@@ -434,8 +435,9 @@ async def snapshot_host(host, timeout: float = 20.0, cpu_window_s: float = 0.5) 
     fields = nvsmi.QueryFields()
     while True:
         try:
-            res = await asyncio.wait_for(host.transport.run(
-                snapshot_command(cpu_window_s, fields.fields), timeout=timeout), timeout + 5)
+            async with asyncio.timeout(timeout + 5):
+                res = await host.transport.run(
+                    snapshot_command(cpu_window_s, fields.fields), timeout=timeout)
         except TransportError as exc:
             return host_json(host.name, None, one_line(exc.reason))
         except TimeoutError:

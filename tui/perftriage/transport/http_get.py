@@ -87,7 +87,8 @@ class HttpGetter:
             with contextlib.suppress(Exception):
                 writer.close()
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(writer.wait_closed(), 1.0)
+                async with asyncio.timeout(1.0):
+                    await writer.wait_closed()
 
     async def get(self) -> HttpResponse:
         try:

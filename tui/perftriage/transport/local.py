@@ -103,8 +103,8 @@ class LocalTransport:
         start = time.perf_counter()
         proc = await self._spawn(command, stdin is not None)
         try:
-            (out, out_dropped), (err, err_dropped) = await asyncio.wait_for(
-                _communicate(proc, stdin, limit), timeout)
+            async with asyncio.timeout(timeout):
+                (out, out_dropped), (err, err_dropped) = await _communicate(proc, stdin, limit)
         except TimeoutError:
             _kill_group(proc)
             with contextlib.suppress(Exception):

@@ -360,7 +360,8 @@ class SSHTransport:
         _chan, shell = await self._open(conn, lambda: PoolShell(self, conn, ready), command,
                                         retries=2 if self._nshells > 1 else None)
         try:
-            await asyncio.wait_for(asyncio.shield(shell.ready), self.shell_start_timeout)
+            async with asyncio.timeout(self.shell_start_timeout):
+                await asyncio.shield(shell.ready)
         except TimeoutError:
             shell.forgotten = True  # its slot is given back by _acquire
             shell.close()
@@ -457,7 +458,8 @@ class SSHTransport:
 
         async def kill() -> None:
             try:
-                pid = await asyncio.wait_for(asyncio.shield(req.pid_known), 10)
+                async with asyncio.timeout(10):
+                    pid = await asyncio.shield(req.pid_known)
                 if shell.conn is self._conn and self._conn is not None:
                     await self.run(f"kill -KILL -- -{int(pid)} 2>/dev/null; true", timeout=10)
             except (TransportError, TimeoutError, asyncio.CancelledError):
@@ -484,7 +486,8 @@ class SSHTransport:
         req = shell.submit(command)
         req.limit = limit
         try:
-            await asyncio.wait_for(asyncio.shield(req.done), timeout)
+            async with asyncio.timeout(timeout):
+                await asyncio.shield(req.done)
         except TimeoutError:
             self._abort(shell, req)
             out = capped_text(req.out, limit, req.out_dropped)
@@ -555,4 +558,5 @@ class SSHTransport:
         if conn is not None:
             conn.close()
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(conn.wait_closed(), 5)
+                async with asyncio.timeout(5):
+                    await conn.wait_closed()
