@@ -15,7 +15,6 @@ out to every host (one ProbeQueued per host sharing a ``group``);
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -158,8 +157,7 @@ class ProbeRunner:
             ids = [probe_id] if isinstance(probe_id, str) else list(probe_id)
             tasks = [self._tasks[i] for i in ids if i in self._tasks]
         if tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def close(self) -> None:
         for task in list(self._tasks.values()):

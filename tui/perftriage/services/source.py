@@ -21,11 +21,24 @@ README's Architecture section).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Literal, Protocol, runtime_checkable
 
 SourceState = Literal["starting", "up", "retrying", "down", "stopped"]
 SOURCE_STATES: tuple[str, ...] = ("starting", "up", "retrying", "down", "stopped")
+
+
+async def cancel_and_wait(task: asyncio.Task) -> None:
+    """Cancel ``task`` and wait until it has finished, whatever it raised;
+    a cancellation of the caller itself still propagates (not swallowed)."""
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise
+    except Exception:  # noqa: BLE001 - the source reported it already
+        pass
 
 
 @runtime_checkable
@@ -75,9 +88,7 @@ class BaseSource:
     async def stop(self) -> None:
         task, self._task = self._task, None
         if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            await cancel_and_wait(task)
         self.set_state("stopped", self._reason)
 
 
@@ -113,9 +124,7 @@ class SourceSet:
         if source is not None:
             await source.stop()
         if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            await cancel_and_wait(task)
 
     async def stop_all(self) -> None:
         for name in list(self._sources):
