@@ -1,4 +1,5 @@
-"""The layering contract in pyproject.toml holds (import-linter)."""
+"""The layering contract in pyproject.toml holds (import-linter); the
+code stays typed (few `type: ignore`)."""
 
 import shutil
 import subprocess
@@ -9,7 +10,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def test_import_linter_contracts_hold():
-    exe = shutil.which("lint-imports") or str(Path(sys.executable).parent / "lint-imports")
+    beside = Path(sys.executable).parent / "lint-imports"  # this venv's, not another on PATH
+    exe = str(beside) if beside.exists() else shutil.which("lint-imports") or "lint-imports"
     r = subprocess.run([exe, "--no-cache"], cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "KEPT" in r.stdout and "BROKEN" not in r.stdout
@@ -22,3 +24,14 @@ def test_core_has_no_textual_at_runtime():
     )
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+MAX_TYPE_IGNORES = 5  # issue 11: typed protocols and declared attributes instead
+
+
+def test_type_ignores_stay_few():
+    found = [f"{path.relative_to(REPO)}:{n}"
+             for path in sorted((REPO / "tui" / "perftriage").rglob("*.py"))
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if "type: ignore" in line]
+    assert len(found) <= MAX_TYPE_IGNORES, found

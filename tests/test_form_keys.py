@@ -19,7 +19,7 @@ from perftriage.screens.ordered_keys import EditableInput, OrderedKeysApp
 from perftriage.screens.prompt import PromptScreen
 
 
-class FormsApp(OrderedKeysApp, App):
+class FormsApp(OrderedKeysApp):
     """The cockpit's shape in small: a focused table, app keys that open
     the forms (and an app key, ``n``, that a burst must not trigger)."""
 

@@ -51,7 +51,7 @@ MAIN_SCREEN_ONLY = {"probe", "probe_template", "probe_all_hosts", "probe_host"}
 P = TypeVar("P")
 
 
-class PerftriageApp(OrderedKeysApp, App[int]):
+class PerftriageApp(OrderedKeysApp[int]):
     TITLE = "perftriage"
     BINDINGS = [
         *(Binding(key, f"probe('{kind}')", label, id=f"probe.{kind}",

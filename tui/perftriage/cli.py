@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import weakref
 from pathlib import Path
 
 import click
@@ -68,12 +69,16 @@ def _store_global(name: str):
     return store
 
 
+# commands that already got the global options (a command object is reused)
+_WITH_GLOBALS: weakref.WeakSet[click.Command] = weakref.WeakSet()
+
+
 def with_global_options(cmd: click.Command, group: click.Group) -> click.Command:
     """Let the global options also follow the subcommand (``perftriage hosts
     --check --accept-new-host-keys``). An option string the subcommand uses
     itself stays the subcommand's (``probe --host`` is probe's own; ``-H``
     still adds a global host there)."""
-    if getattr(cmd, "_perftriage_globals", False):
+    if cmd in _WITH_GLOBALS:
         return cmd
     taken = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
     for p in group.params:
@@ -86,7 +91,7 @@ def with_global_options(cmd: click.Command, group: click.Group) -> click.Command
             [*opts, f"global_{p.name}"], type=p.type, multiple=p.multiple, is_flag=p.is_flag,
             metavar=p.metavar, expose_value=False, hidden=True,
             callback=_store_global(p.name or "")))
-    cmd._perftriage_globals = True  # type: ignore[attr-defined]
+    _WITH_GLOBALS.add(cmd)
     return cmd
 
 

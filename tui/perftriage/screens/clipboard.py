@@ -15,6 +15,8 @@ import shutil
 import subprocess
 import sys
 
+from textual.notifications import SeverityLevel
+
 TOOLS = (
     ("WAYLAND_DISPLAY", ["wl-copy"]),
     ("DISPLAY", ["xclip", "-selection", "clipboard"]),
@@ -32,7 +34,7 @@ def system_tool() -> list[str] | None:
     return None
 
 
-def copy_text(app, text: str, what: str) -> tuple[str, str]:
+def copy_text(app, text: str, what: str) -> tuple[str, SeverityLevel]:
     """Copy ``text``; (message, severity) for ``app.notify``."""
     if not text:
         return f"{what}: nothing to copy", "warning"

@@ -24,6 +24,7 @@ import time
 from typing import ClassVar, Generic, TypeVar
 
 from textual import events
+from textual.app import App, ReturnType
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import ModalScreen
@@ -194,13 +195,11 @@ class SpilledKeys(Message, bubble=False):
     """Keys a closing form had not used, for the App to dispatch in order."""
 
 
-def _spill(app, keys: list[events.Key]) -> None:
-    pending = getattr(app, "_spilled_keys", None)
-    if pending is None:
-        app.post_message(_copy(keys[0]))  # an App without OrderedKeysApp
+def _spill(app: App, keys: list[events.Key]) -> None:
+    if not isinstance(app, OrderedKeysApp):
+        app.post_message(_copy(keys[0]))  # an App that does not order keys
         return
-    pending.extend(keys)
-    app.post_message(SpilledKeys())
+    app.spill(keys)
 
 
 def _copy(event: events.Key) -> events.Key:
@@ -210,45 +209,50 @@ def _copy(event: events.Key) -> events.Key:
     return key
 
 
-class OrderedKeysApp:
-    """App mixin: while a :class:`FormScreen` is on top, every key goes to
-    it in the order it arrived — raw keys straight from the driver, and keys
+class OrderedKeysApp(App[ReturnType]):
+    """An App that, while a :class:`FormScreen` is on top, gives it every
+    key in the order it arrived — raw keys straight from the driver, and keys
     typed ahead (before the form opened) that come back from the screen
     below as unhandled. Keys a form did not use before it closed are
     dispatched next, ahead of anything typed after them."""
 
-    _spilled_keys: list[events.Key]
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._spilled_keys: list[events.Key] = []
+
+    def spill(self, keys: list[events.Key]) -> None:
+        """Keys a closing form did not use: dispatched next, in order."""
+        self._spilled_keys.extend(keys)
+        self.post_message(SpilledKeys())
 
     def _form_on_top(self) -> FormScreen | None:
         try:
-            stack = self.screen_stack  # type: ignore[attr-defined]
+            stack = self.screen_stack
         except Exception:  # noqa: BLE001 - no mode/screen yet (starting up)
             return None
         return stack[-1] if stack and isinstance(stack[-1], FormScreen) else None
 
     async def on_event(self, event: events.Event) -> None:
-        if not hasattr(self, "_spilled_keys"):
-            self._spilled_keys = []
         if isinstance(event, events.Key) and not event.is_forwarded:
             if self._spilled_keys or self._focus_is_stale():
                 # earlier keys still to dispatch, or focus not back yet: after them
                 self._spilled_keys.append(event)
                 if len(self._spilled_keys) == 1:
-                    self.post_message(SpilledKeys())  # type: ignore[attr-defined]
+                    self.post_message(SpilledKeys())
                 return
             screen = self._form_on_top()
             if screen is not None:
-                self.app_focus = True  # type: ignore[attr-defined]
+                self.app_focus = True
                 await screen.take_key(event)
                 return
-        await super().on_event(event)  # type: ignore[misc]
+        await super().on_event(event)
 
     def _focus_is_stale(self) -> bool:
         """Focus still on a screen that was just closed (Textual restores
         the screen below's focus a moment later): a key now would go there."""
-        focused = self.focused  # type: ignore[attr-defined]
+        focused = self.focused
         try:
-            return focused is not None and focused.screen is not self.screen  # type: ignore[attr-defined]
+            return focused is not None and focused.screen is not self.screen
         except Exception:  # noqa: BLE001 - the widget is already gone
             return True
 
@@ -266,7 +270,7 @@ class OrderedKeysApp:
             if screen is not None:
                 await screen.take_key(key)
             else:
-                await super().on_event(key)  # type: ignore[misc]
+                await super().on_event(key)
 
     async def _on_key(self, event: events.Key) -> None:
         screen = self._form_on_top()

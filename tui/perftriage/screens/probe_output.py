@@ -84,7 +84,7 @@ class ProbeOutputScreen(DetailModal):
         area = self.query_one(TextArea)
         what = "selection" if area.selected_text else "probe output"
         message, severity = copy_text(self.app, area.selected_text or area.text, what)
-        self.notify(message, severity=severity)  # type: ignore[arg-type]
+        self.notify(message, severity=severity)
 
     def action_close(self) -> None:
         self.dismiss(None)

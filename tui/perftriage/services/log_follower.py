@@ -75,7 +75,7 @@ class LogFollower:
         command: str,
         *,
         path: str,
-        kind: str = "command",
+        kind: ev.LogKind = "command",
         source_id: str | None = None,
         on_lines: Callable[[list[str]], None] | None = None,
         on_exit: Callable[[str], None] | None = None,
@@ -92,7 +92,7 @@ class LogFollower:
 
     def _start(self, src: CommandLogSource) -> str:
         self.sources[src.source_id] = src
-        self.session.emit(ev.LogSourceOpened(source_id=src.source_id, host=src.host,  # type: ignore[arg-type]
+        self.session.emit(ev.LogSourceOpened(source_id=src.source_id, host=src.host,
                                              path=src.path, kind=src.kind))
         self._running.add(src)
         return src.source_id

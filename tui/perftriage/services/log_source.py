@@ -30,10 +30,10 @@ import re
 import shlex
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from perftriage.core.model import events as ev
-from perftriage.services.source import BaseSource
+from perftriage.services.source import BaseSource, SourceState
 from perftriage.transport.base import (
     AUTH,
     BAD_COMMAND,
@@ -54,6 +54,9 @@ FLUSH_LINES = 4096
 SLICE_LINES = 1024
 BACKOFF_FIRST_S = 0.5
 BACKOFF_CAP_S = 10.0
+# a follow state as the Source protocol's connection state
+_SOURCE_STATE: dict[ev.LogFollowState, SourceState] = {
+    "following": "up", "reconnecting": "retrying", "error": "retrying", "lost": "down"}
 # connection failures that retrying cannot fix
 GIVE_UP_KINDS = frozenset({AUTH, HOST_KEY_CHANGED, HOST_KEY_UNKNOWN, BAD_COMMAND})
 
@@ -132,12 +135,12 @@ class CommandLogSource(BaseSource):
     """The output of one command as LogLines events (see the module doc)."""
 
     def __init__(self, follower: LogFollower, source_id: str, host: str, path: str,
-                 kind: str, command: str) -> None:
+                 kind: ev.LogKind, command: str) -> None:
         super().__init__()
         self.follower = follower
         self.source_id = source_id
         self.name = f"log:{source_id}"
-        self.host = host
+        self.host: str = host
         self.path = path
         self.kind = kind
         self.command = command
@@ -241,19 +244,18 @@ class FileLogSource(CommandLogSource):
         self.from_start = from_start
         self.last = last
         self.lines_seen = 0  # lines of the current file received: a reconnect resumes after them
-        self.follow: str = "starting"
+        self.follow: ev.LogFollowState | Literal["starting"] = "starting"
         self.follow_reason: str | None = None
         self._gave_up: str | None = None
         self._alive = False  # this attempt's command answered (a heartbeat or a line)
 
-    def _status(self, state: str, reason: str | None = None) -> None:
+    def _status(self, state: ev.LogFollowState, reason: str | None = None) -> None:
         if (state, reason) == (self.follow, self.follow_reason):
             return
         self.follow, self.follow_reason = state, reason
-        self.set_state({"following": "up", "reconnecting": "retrying", "error": "retrying"}
-                       .get(state, "down"), reason)
+        self.set_state(_SOURCE_STATE[state], reason)
         self.follower.session.emit(ev.LogSourceStatus(
-            source_id=self.source_id, state=state, reason=reason))  # type: ignore[arg-type]
+            source_id=self.source_id, state=state, reason=reason))
 
     async def run(self) -> None:
         transport = self.transport()

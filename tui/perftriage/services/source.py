@@ -44,7 +44,10 @@ async def cancel_and_wait(task: asyncio.Task) -> None:
 @runtime_checkable
 class Source(Protocol):
     name: str
-    host: str | None
+
+    @property
+    def host(self) -> str | None:
+        """The host it reads from (read-only here: a source may narrow it to ``str``)."""
 
     @property
     def state(self) -> SourceState: ...

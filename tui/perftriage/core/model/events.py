@@ -134,11 +134,14 @@ class ProbeRemoved(Event, tag="probe.removed"):
 # --- logs ------------------------------------------------------------------
 
 
+LogKind = Literal["file", "server", "command"]
+
+
 class LogSourceOpened(Event, tag="log.opened"):
     source_id: str
     host: str
     path: str
-    kind: Literal["file", "server", "command"] = "file"
+    kind: LogKind = "file"
 
 
 class LogLines(Event, tag="log.lines"):
@@ -360,10 +363,10 @@ def tagged_events(base: type[Event] = Event) -> tuple[type[Event], ...]:
 # event class is registered for decoding by being defined, nothing to list.
 ALL_EVENTS = tagged_events()
 
-AnyEvent = Union[ALL_EVENTS]  # type: ignore[valid-type]
-
 _encoder = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder(AnyEvent)
+# decodes to the tagged class: the union of ALL_EVENTS (built at run time, so
+# its static type is their base class)
+_decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Union[ALL_EVENTS])
 
 
 def encode(event: Event) -> bytes:

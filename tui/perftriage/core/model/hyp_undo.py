@@ -24,7 +24,7 @@ UNDO_DEPTH = 100
 class _Hyp:
     title: str
     note: str
-    status: str
+    status: ev.HypothesisStatus
     evidence: dict[tuple[str, str], ev.EvidenceLinked] = field(default_factory=dict)
 
 
@@ -72,7 +72,7 @@ class HypothesisUndo:
                 hyp_id=e.hyp_id,
                 title=h.title if e.title is not None and e.title != h.title else None,
                 note=h.note if e.note is not None and e.note != h.note else None,
-                status=h.status if e.status is not None and e.status != h.status else None,  # type: ignore[arg-type]
+                status=h.status if e.status is not None and e.status != h.status else None,
                 priority=(self._order.index(e.hyp_id) if e.priority is not None else None),
             )
             what = "status" if e.status is not None else "order" if e.priority is not None \
@@ -82,7 +82,7 @@ class HypothesisUndo:
             if h is None:
                 return "delete", []
             add = ev.HypothesisAdded(hyp_id=e.hyp_id, title=h.title, note=h.note,
-                                     status=h.status,  # type: ignore[arg-type]
+                                     status=h.status,
                                      priority=self._order.index(e.hyp_id))
             links = [replace(link, t=0.0, wall=0.0) for link in h.evidence.values()]
             return f"delete of {h.title!r}", [add, *links]

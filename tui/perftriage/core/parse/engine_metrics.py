@@ -309,8 +309,8 @@ def parse_exposition(text: str) -> EngineSnapshot:
         raise MetricsFormatError(f"metrics page larger than {MAX_EXPOSITION_BYTES} bytes")
     selected, families = _select(text)
     page = _read_page(selected if selected.strip() else text)
-    if selected.strip():
-        page.families = set(range(families))  # type: ignore[assignment] - only counted
+    if not selected.strip():  # the whole page was parsed: count its families
+        families = len(page.families)
     gauges: dict[str, float] = {}
     chosen: dict[str, str] = {}
     for field, names in GAUGES.items():
@@ -343,4 +343,4 @@ def parse_exposition(text: str) -> EngineSnapshot:
             histograms[field] = merged
     return EngineSnapshot(engine=_engine_of(page), gauges=gauges, counters=counters,
                           histograms=histograms, ranks=_ranks(page, chosen),
-                          metrics_seen=len(page.families))
+                          metrics_seen=families)

@@ -91,9 +91,9 @@ def is_na(value: str | None) -> bool:
 
 def to_float(value: str | None) -> float | None:
     """``"223.56 W"`` / ``"223.56"`` -> 223.56; ``"[N/A]"`` -> None."""
-    if is_na(value):
+    if value is None or is_na(value):
         return None
-    m = _NUM_RE.match(value.strip())  # type: ignore[union-attr]
+    m = _NUM_RE.match(value.strip())
     return float(m.group(0)) if m else None
 
 
@@ -103,7 +103,7 @@ def to_int(value: str | None) -> int | None:
 
 
 def to_str(value: str | None) -> str | None:
-    return None if is_na(value) else value.strip()  # type: ignore[union-attr]
+    return None if value is None or is_na(value) else value.strip()
 
 
 def bandwidth_gbs(bus_width_bits: int | None, mem_clock_max_mhz: float | None) -> float | None:

@@ -130,13 +130,13 @@ def state_at(path: Path | str, t: float | None,
                 break
             last_t = max(last_t, lt)
             count += 1
-            if skip_log:
+            if host is None:  # a log line (skip_log)
                 continue
-            hs = state.hosts.get(host)  # type: ignore[arg-type]
+            hs = state.hosts.get(host)
             if hs is not None and hs.conn_state not in ("connecting", "retrying"):
-                pending[host] = (lineno, line)  # type: ignore[index]  # superseded unless last
+                pending[host] = (lineno, line)  # superseded unless last
                 continue
-            pending.pop(host, None)  # type: ignore[arg-type]
+            pending.pop(host, None)
             count -= 1  # counted again below
         event = decoded(lineno, line, terminated)
         if event is None:

@@ -33,22 +33,27 @@ def _items_immutable(seq: Any) -> bool:
 
 
 def structural_copy(value: T) -> T:
+    """A copy of ``value`` of the same type (see the module)."""
+    return _copy(value)
+
+
+def _copy(value: Any) -> Any:
     if _immutable(value):
         return value
     kind = type(value)
     if kind is deque:
         if _items_immutable(value):
-            return deque(value, value.maxlen)  # type: ignore[return-value]
-        return deque((structural_copy(v) for v in value), value.maxlen)  # type: ignore[return-value]
+            return deque(value, value.maxlen)
+        return deque((_copy(v) for v in value), value.maxlen)
     if kind is list:
-        return value[:] if _items_immutable(value) else [structural_copy(v) for v in value]  # type: ignore[return-value,index]
+        return value[:] if _items_immutable(value) else [_copy(v) for v in value]
     if kind is dict:
-        return {k: structural_copy(v) for k, v in value.items()}  # type: ignore[attr-defined,return-value]
+        return {k: _copy(v) for k, v in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         new = copy.copy(value)
         for f in dataclasses.fields(value):
             v = getattr(value, f.name)
             if not _immutable(v):
-                object.__setattr__(new, f.name, structural_copy(v))
+                object.__setattr__(new, f.name, _copy(v))
         return new
     return copy.deepcopy(value)
