@@ -43,6 +43,7 @@ from perftriage.services.report_file import ReportError, write_report
 from perftriage.theme_control import ThemeCommands, ThemeController
 from perftriage.widgets.logs import LogsPane
 from perftriage.probe_target import ProbeTarget
+from perftriage.view_prefs import ViewPrefs
 from perftriage.widgets.probes import ProbesPane
 
 # Actions that act on the cockpit's panes: not under a modal (the probe
@@ -87,6 +88,7 @@ class PerftriageApp(OrderedKeysApp[int]):
         self.title = f"perftriage {__version__}"
         self.probe_target = ProbeTarget(state=self.session.state)
         self.hyp_undo = HypothesisUndo()  # u in the Hypotheses pane
+        self.view_prefs = ViewPrefs()  # per pane, while the app runs: log wrap
         self.session.subscribe(self.hyp_undo.observe)
         self.refresher = Refresher(self, self.session)
         self.themes = ThemeController(self, theme, config_path)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from perftriage.services.session import Session
     from perftriage.theming import Catalog
     from perftriage.probe_target import ProbeTarget
+    from perftriage.view_prefs import ViewPrefs
 
 
 class ThemeChooser(Protocol):
@@ -46,6 +47,9 @@ class CockpitApp(Protocol):
 
     @property
     def themes(self) -> ThemeChooser: ...
+
+    @property
+    def view_prefs(self) -> ViewPrefs: ...
 
 
 def cockpit_app(node: DOMNode) -> CockpitApp:

@@ -3,7 +3,8 @@ backs it (matches, the exception), then stdout, stderr, detail and the
 command with its generated helper script folded (``s`` shows it).
 Scrollable and selectable (a read-only TextArea); ``c`` copies it — and
 says "copied" only when a clipboard took it. Follows the probe while it is
-still queued or running."""
+still queued or running. ``W`` wraps long lines (kept for this view while
+the app runs, apart from the Logs pane's choice)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ class ProbeOutputScreen(DetailModal):
         Binding("c", "copy", "Copy all", id="probe_output.copy"),
         Binding("s", "script", "Script", id="probe_output.script",
                 tooltip="show or fold the helper script perftriage generated for the probe"),
+        Binding("W", "toggle_wrap", "Wrap", id="probe_output.wrap",
+                tooltip="wrap long lines, or cut them (left/right scroll); kept for this view"),
     ]
 
     def __init__(self, probe_id: str) -> None:
@@ -56,7 +59,9 @@ class ProbeOutputScreen(DetailModal):
 
     def on_mount(self) -> None:
         cockpit_app(self).refresher.watch(self)
-        self.query_one(TextArea).focus()
+        area = self.query_one(TextArea)
+        area.soft_wrap = cockpit_app(self).view_prefs.wrap.get("probe_output", False)
+        area.focus()
 
     def show_state(self, state: SessionState) -> None:
         p = state.probes.get(self.probe_id)
@@ -79,6 +84,11 @@ class ProbeOutputScreen(DetailModal):
     def action_script(self) -> None:
         self.show_script = not self.show_script
         self.show_state(cockpit_app(self).session.state)
+
+    def action_toggle_wrap(self) -> None:
+        area = self.query_one(TextArea)
+        area.soft_wrap = not area.soft_wrap
+        cockpit_app(self).view_prefs.wrap["probe_output"] = area.soft_wrap
 
     def action_copy(self) -> None:
         area = self.query_one(TextArea)

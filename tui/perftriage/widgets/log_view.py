@@ -5,6 +5,11 @@ It renders straight from the session's bounded rings through a
 memory stays flat; new lines only move the virtual size, at frame rate.
 Keys here take precedence over the app's while the view has focus (``n`` /
 ``N`` are search next / previous here, not the app's note key).
+
+``W`` wraps long lines (a :class:`~perftriage.core.view.log_wrap.WrapMap`
+says which row and which part of it each screen line shows) or cuts them
+again, with left/right scrolling; the choice is kept per pane while the
+app runs (``view_prefs``), across tabs and screens.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -21,7 +27,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from perftriage.core.view.log_window import ALL, LogIndex, parse_jump_time, source_label
+from perftriage.cockpit_app import cockpit_app
+from perftriage.core.view.log_window import ALL, Key, LogIndex, parse_jump_time, source_label
+from perftriage.core.view.log_wrap import WrapMap
 from perftriage.core.parse.logparse import FATAL_RE, LEVEL_RE
 from perftriage.core.model.state import SessionState
 from perftriage.core.sanitize import is_safe, sgr_text, visible
@@ -70,6 +78,8 @@ class LogView(ScrollView, can_focus=True):
     """
     BINDINGS = [
         Binding("slash", "search", "Search", id="logs.search"),
+        Binding("W", "toggle_wrap", "Wrap", id="logs.wrap",
+                tooltip="wrap long lines, or cut them (left/right scroll); kept per pane"),
         Binding("n", "next_match(1)", "Next", id="logs.next_match"),
         Binding("N", "next_match(-1)", "Prev", id="logs.prev_match"),
         Binding("f", "filter('in')", "Filter in", id="logs.filter_in"),
@@ -100,9 +110,13 @@ class LogView(ScrollView, can_focus=True):
             self.on_submit = on_submit
             self.validate = validate  # None: a regex
 
-    def __init__(self, state: SessionState, source: str = ALL, **kwargs) -> None:
+    def __init__(self, state: SessionState, source: str = ALL, *, pane: str = "logs",
+                 **kwargs) -> None:
         super().__init__(**kwargs)
         self.index = LogIndex(state, source)
+        self.pane = pane  # the name its wrap choice is kept under
+        self.wrap = False
+        self._wrap = WrapMap()
         self._log_styles: LogStyles | None = None
         self.follow = True
         self.cursor: int | None = None  # highlighted row (search / error jumps)
@@ -125,15 +139,21 @@ class LogView(ScrollView, can_focus=True):
         self._cache.clear()
         self._update_size()
 
+    def on_mount(self) -> None:
+        self.wrap = cockpit_app(self).view_prefs.wrap.get(self.pane, False)
+
     def sync(self) -> None:
         """Take in new lines (called at frame rate when the logs section changed)."""
         if self.index.refresh():
             self._update_size()
 
     def _update_size(self) -> None:
-        n = len(self.index)
-        # width: grow from what was seen on screen; cheap and good enough for x-scroll
-        size = Size(max(self._max_width, self.size.width), n)
+        if self.wrap and self.wrap_width > 0:
+            self._wrap.sync(self.index, self.wrap_width, self._cells)
+            size = Size(self.wrap_width, self._wrap.height(self.index))
+        else:
+            # width: grow from what was seen on screen; cheap and good enough for x-scroll
+            size = Size(max(self._max_width, self.size.width), len(self.index))
         if size != self.virtual_size:
             # Widget.virtual_size is a layout reactive: assigning it re-lays out
             # the whole screen (~50 ms) at every frame of a flood. Only this
@@ -157,8 +177,11 @@ class LogView(ScrollView, can_focus=True):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        if not self._scrolling and new_value < old_value and self.follow:
-            self.follow = False  # scrolling up pauses
+        # scrolling up pauses; a taller view (zoom, resize) clamping the
+        # offset down while still at the end does not
+        if (not self._scrolling and new_value < old_value and self.follow
+                and new_value < self.max_scroll_y):
+            self.follow = False
             self.post_message(self.Changed())
 
     # --- rendering ---------------------------------------------------------------
@@ -167,6 +190,14 @@ class LogView(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
         width = self.size.width
+        if self.wrap and self.wrap_width > 0:
+            # screen line -> (row, part): part k shows cells [k*w, (k+1)*w)
+            hit = self._wrap.locate(self.index, index)
+            if hit is None:
+                return Strip.blank(width, self.rich_style)
+            index, part = hit
+            scroll_x = part * self.wrap_width
+            width = self.wrap_width
         row = self.index.row(index)
         if row is None:
             return Strip.blank(width, self.rich_style)
@@ -192,8 +223,10 @@ class LogView(ScrollView, can_focus=True):
             # (cursor moves, OSC title/clipboard, ESC c, C1) is shown, not obeyed
             coloured = sgr_text(text)
             text = coloured.plain
-        if len(text) > self._max_width:
-            self._max_width = min(len(text), 4000)
+        # the source label in the merged view is part of the row's width
+        wide = len(text) + (len(self._label(key)) + 1 if self.index.source == ALL else 0)
+        if wide > self._max_width:
+            self._max_width = min(wide, 4000)
         if coloured is None and not cursor and self.index.search is None:
             # the common row while following a flood (every row on screen is new
             # at each frame): segments straight away, not a rich Text rendered
@@ -255,6 +288,35 @@ class LogView(ScrollView, can_focus=True):
 
     # --- actions -----------------------------------------------------------------
 
+    def _shown_text(self, text: str) -> str:
+        """The text a row shows (tabs expanded, controls made visible)."""
+        text = text.expandtabs(4).replace("\r", "")
+        return text if is_safe(text) else sgr_text(text).plain
+
+    def _cells(self, key: Key, text: str) -> int:
+        """Cells a row takes, its source label included (for wrapping)."""
+        shown = self._shown_text(text)
+        n = len(shown) if shown.isascii() else cell_len(shown)
+        return n + (len(self._label(key)) + 1 if self.index.source == ALL else 0)
+
+    @property
+    def wrap_width(self) -> int:
+        """Cells a wrapped line holds: the view less its vertical scrollbar
+        (kept free even while there is none, so the lines do not re-wrap
+        when it appears)."""
+        return self.size.width - self.styles.scrollbar_size_vertical
+
+    def _top_row(self) -> int:
+        """The row at the top of the view."""
+        top = int(self.scroll_y)
+        if self.wrap:
+            hit = self._wrap.locate(self.index, top)
+            return hit[0] if hit is not None else len(self.index)
+        return top
+
+    def _row_y(self, row: int) -> int:
+        return self._wrap.y_of(self.index, row) if self.wrap else row
+
     def _label(self, key) -> str:
         """A line's source in the merged view: the name its tab has."""
         sid = self.index.source_of(key)
@@ -268,7 +330,8 @@ class LogView(ScrollView, can_focus=True):
         self.cursor = index
         self.index.version += 1
         self._scrolling = True
-        self.scroll_to(y=max(0, index - self.size.height // 2), animate=False, immediate=True)
+        self.scroll_to(y=max(0, self._row_y(index) - self.size.height // 2), animate=False,
+                       immediate=True)
         self._scrolling = False
         self.refresh()
         self.post_message(self.Changed())
@@ -276,8 +339,12 @@ class LogView(ScrollView, can_focus=True):
     def _start_row(self, step: int) -> int:
         if self.cursor is not None:
             return self.cursor
-        top = int(self.scroll_y)
-        return top - 1 if step > 0 else top + self.size.height
+        top = self._top_row()
+        if step > 0:
+            return top - 1
+        bottom = self._wrap.locate(self.index, int(self.scroll_y) + self.size.height) \
+            if self.wrap else None
+        return bottom[0] if bottom is not None else top + self.size.height
 
     def action_next_match(self, step: int) -> None:
         if self.index.search is None:
@@ -307,6 +374,20 @@ class LogView(ScrollView, can_focus=True):
         self.cursor = None
         self._cache.clear()
         self._update_size()
+        self.post_message(self.Changed())
+
+    def action_toggle_wrap(self) -> None:
+        """Wrap long lines or cut them; the top row stays at the top."""
+        top = self._top_row()
+        self.wrap = not self.wrap
+        cockpit_app(self).view_prefs.wrap[self.pane] = self.wrap
+        self._cache.clear()
+        self._scrolling = True  # a shorter view moving up is not the user scrolling up
+        self._update_size()
+        self.scroll_to(x=0, y=None if self.follow else self._row_y(top), animate=False,
+                       immediate=True)
+        self._scrolling = False
+        self.refresh()
         self.post_message(self.Changed())
 
     def apply_search(self, pattern: str | None) -> None:
@@ -365,6 +446,8 @@ class LogView(ScrollView, can_focus=True):
     def status(self) -> str:
         parts = ["following" if self.follow else "paused (End follows)"]
         parts.append(f"{len(self.index):,} lines")
+        if self.wrap:
+            parts.append("wrapped (W cuts)")
         if self.filter_in_text:
             parts.append(f"+/{self.filter_in_text}/")
         if self.filter_out_text:

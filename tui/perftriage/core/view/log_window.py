@@ -53,6 +53,7 @@ class LogIndex:
         self.errors: deque[int] = deque()  # seqs of rows that are error lines
         self._seen: dict[str, int] = {}  # source_id -> total_lines processed
         self.version = 0  # bumped when rows change (caches key on it)
+        self.generation = 0  # bumped when rows are rebuilt from the rings
 
     # --- building ----------------------------------------------------------------
 
@@ -80,6 +81,7 @@ class LogIndex:
         self.version += 1
 
     def rebuild(self) -> None:
+        self.generation += 1
         self.rows.clear()
         self.matches.clear()
         self.errors.clear()
