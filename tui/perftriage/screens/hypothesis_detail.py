@@ -1,5 +1,6 @@
 """One hypothesis in full: its note and each piece of evidence with its
-result (a probe's verdict and summary as they are now)."""
+result (a probe's verdict and summary as they are now). Enter on a piece
+opens what it points at: a probe's output view, a host's detail view."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from perftriage.core.model import events as ev
 from perftriage.core.report.markdown import HYPOTHESIS_ICON, STANCE_ICON, clock, evidence_label, evidence_result
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.sanitize import visible
+from perftriage.screens.host_detail import HostDetailScreen
+from perftriage.screens.probe_output import ProbeOutputScreen
 from perftriage.widgets.status_style import PROBE_ICON
 from perftriage.widgets.status_style import status_text
 
@@ -34,6 +37,8 @@ class HypothesisDetailScreen(ModalScreen[None]):
     BINDINGS = [
         Binding("escape", "close", "Close", id="hypothesis_detail.close"),
         Binding("u,delete", "unlink", "Unlink evidence", id="hypothesis_detail.unlink"),
+        Binding("enter", "open", "Open", id="hypothesis_detail.open",
+                tooltip="open the selected evidence: a probe's output, a host's detail"),
     ]
 
     def __init__(self, hyp_id: str) -> None:
@@ -46,7 +51,8 @@ class HypothesisDetailScreen(ModalScreen[None]):
             table = DataTable(id="hyp-detail-evidence", cursor_type="row", zebra_stripes=True)
             table.add_columns("", "stance", "evidence", "linked", "result")
             yield table
-            yield Label("u unlink the selected evidence · Esc close", classes="help")
+            yield Label("Enter opens the selected evidence (probe output, host detail)"
+                        " · u unlink it · Esc close", classes="help")
 
     def on_mount(self) -> None:
         cockpit_app(self).refresher.watch(self)
@@ -89,6 +95,25 @@ class HypothesisDetailScreen(ModalScreen[None]):
                 Text(visible(text)),
                 key=f"{i}",
             )
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()  # Enter on the table (DataTable consumes the key itself)
+        self.action_open()
+
+    def action_open(self) -> None:
+        h = self.state.hypothesis(self.hyp_id)
+        table = self.query_one(DataTable)
+        if h is None or table.row_count == 0:
+            return
+        e = h.evidence[table.cursor_row]
+        if e.ref_kind == "probe" and e.ref_id in self.state.probes:
+            self.app.push_screen(ProbeOutputScreen(e.ref_id))
+        elif e.ref_kind == "host" and (host := e.ref_id.rpartition(":")[0]) in self.state.hosts:
+            self.app.push_screen(HostDetailScreen(host))
+        elif e.ref_kind in ("probe", "host"):
+            self.notify(f"{e.ref_kind} {e.ref_id} is not in this session", severity="warning")
+        else:
+            self.notify(visible(f"{e.ref_kind} {e.ref_id}: {e.summary}"), markup=False)
 
     def action_unlink(self) -> None:
         h = self.state.hypothesis(self.hyp_id)

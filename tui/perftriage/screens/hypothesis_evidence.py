@@ -1,54 +1,26 @@
-"""Pick a piece of evidence for a hypothesis: a finished probe, a notable or
-throughput log line, a computed gap, or a note; attach it as for / against."""
+"""Pick a piece of evidence for a hypothesis: a finished probe, a computed
+gap, a host fact (its GPUs, its topology), a log line or a note; attach it
+as for / against. ``/`` searches: every line of every log ring (not only
+the notable ones), and narrows the other kinds to what matches
+(:mod:`perftriage.core.view.evidence`)."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Label
+from textual.widgets import DataTable, Input, Label
 
-from perftriage.core.analysis import roofline
-from perftriage.core.report.markdown import classify_log_line, clock, decode_throughput, probe_summary
-from perftriage.core.model.events import RefKind, Stance
+from perftriage.core.model.events import Stance
 from perftriage.core.model.state import SessionState
+from perftriage.core.report.markdown import clock
 from perftriage.core.sanitize import visible
+from perftriage.core.view.evidence import MATCHES_SHOWN, Candidate, candidates
 from perftriage.widgets.status_style import PROBE_ICON, status_text
 
-LOG_CANDIDATES = 200
-
-
-@dataclass(frozen=True)
-class Candidate:
-    ref_kind: RefKind
-    ref_id: str
-    summary: str
-    status: str = ""
-    t: float | None = None
-
-
-def candidates(state: SessionState) -> list[Candidate]:
-    """Newest first within each kind: probes, gaps, log lines, notes."""
-    out: list[Candidate] = []
-    for p in reversed(list(state.probes.values())):
-        if p.finished:
-            out.append(Candidate("probe", p.probe_id, probe_summary(p), p.status, p.finished_t))
-    for i, g in reversed(list(enumerate(state.gaps, 1))):
-        out.append(Candidate("metric", f"gap{i}", roofline.summary_line(g), "", g.t))
-    logs: list[Candidate] = []
-    for sid, src in state.logs.items():
-        first = src.total_lines - len(src.lines) + 1  # absolute number of the ring's first line
-        for i, line in enumerate(src.lines):
-            if classify_log_line(line) or decode_throughput(line):
-                logs.append(Candidate("log", f"{sid}:{first + i}", line.strip()[:300]))
-    out += reversed(logs[-LOG_CANDIDATES:])
-    for i, n in reversed(list(enumerate(state.notes, 1))):
-        out.append(Candidate("note", f"note{i}", n.text, "", n.t))
-    return out
+__all__ = ["Candidate", "EvidencePickerScreen"]
 
 
 class EvidencePickerScreen(ModalScreen[tuple[Candidate, Stance] | None]):
@@ -66,31 +38,63 @@ class EvidencePickerScreen(ModalScreen[tuple[Candidate, Stance] | None]):
     BINDINGS = [
         Binding("plus", "pick('for')", "For", id="evidence_pick.for"),
         Binding("minus", "pick('against')", "Against", id="evidence_pick.against"),
+        Binding("slash", "search", "Search", id="evidence_pick.search",
+                tooltip="search every log line, probe, host fact and note (regex)"),
         Binding("escape", "cancel", "Cancel", id="evidence_pick.cancel"),
     ]
 
     def __init__(self, state: SessionState, title: str) -> None:
         super().__init__()
-        self.items = candidates(state)
+        self.state = state
+        self.items: list[Candidate] = []
         self.title_text = title
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Text.assemble(("evidence for: ", "bold"), visible(self.title_text)))
+            yield Input(placeholder="/ search every log line, probe, host, note (regex)",
+                        id="evidence-search", select_on_focus=False)
             table = DataTable(id="evidence-table", cursor_type="row", zebra_stripes=True)
             table.add_columns("", "kind", "ref", "time", "what")
             yield table
-            yield Label("+ or Enter: supports · -: against · Esc cancel", classes="help")
+            yield Label("", id="evidence-count", classes="help")
+            yield Label("+ or Enter: supports · -: against · / search (Enter: back to the list)"
+                        " · Esc cancel", classes="help")
 
     def on_mount(self) -> None:
+        self.fill("")
+        self.query_one(DataTable).focus()
+
+    def fill(self, query: str) -> None:
+        found = candidates(self.state, query)
+        self.items = found.items
         table = self.query_one(DataTable)
+        table.clear()
         variables = self.app.theme_variables
         for i, c in enumerate(self.items):
             icon = PROBE_ICON.get(c.status, "")
             table.add_row(status_text(variables, c.status, icon) if icon else "", c.ref_kind,
                           c.ref_id, clock(c.t) if c.t is not None else "", Text(visible(c.summary)),
                           key=str(i))
-        table.focus()
+        if query:
+            shown = min(found.log_matches, MATCHES_SHOWN)
+            more = f" (newest {shown} listed)" if found.log_matches > shown else ""
+            count = (f"/{visible(query)}/: {found.log_matches:,} of {found.log_lines:,} log lines"
+                     f"{more} · {len(self.items) - shown} other items")
+        else:
+            count = (f"{found.log_matches:,} notable of {found.log_lines:,} log lines"
+                     " · / searches them all")
+        self.query_one("#evidence-count", Label).update(Text(count))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.fill(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one(DataTable).focus()
+
+    def action_search(self) -> None:
+        self.query_one("#evidence-search", Input).focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -99,7 +103,8 @@ class EvidencePickerScreen(ModalScreen[tuple[Candidate, Stance] | None]):
     def action_pick(self, stance: Stance) -> None:
         table = self.query_one(DataTable)
         if not self.items:
-            self.notify("nothing to attach yet: run a probe or compute the gap", severity="warning")
+            self.notify("nothing to attach: run a probe, compute the gap or change the search",
+                        severity="warning")
             return
         self.dismiss((self.items[table.cursor_row], stance))
 

@@ -211,7 +211,7 @@ class HypothesisDeleted(Event, tag="hypothesis.deleted"):
     hyp_id: str
 
 
-RefKind = Literal["probe", "log", "metric", "note"]
+RefKind = Literal["probe", "log", "metric", "note", "host"]  # host: "NAME:gpus" / "NAME:topology"
 Stance = Literal["for", "against"]
 
 
