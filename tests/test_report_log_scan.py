@@ -67,3 +67,75 @@ def test_repeated_lines_are_grouped_with_first_and_last_time():
     assert len(errors) == 1
     assert errors[0].startswith("- 01:10 error in gpu-a:/var/log/sglang.log (×8, last at 01:15)")
     assert "Before the log was followed" not in text  # all of it live
+
+
+DECODE = ("[2026-11-28 09:{mm:02d}:{ss:02d} TP0] Decode batch, #running-req: {run}, #token: 885, "
+          "token usage: 0.01, cuda graph: True, gen throughput (token/s): {tps}, #queue-req: 0")
+
+
+def _scan(batches: list[tuple[float, str, list[str]]]):
+    from perftriage.core.report.log_scan import LogScan
+
+    scan = LogScan(2026)
+    for t, source, lines in batches:
+        scan.feed(t, source, lines)
+    notables, throughput = scan.results(SessionState(name="s", started_at=START))
+    return ([(n.source, n.kind, n.line, n.count, n.first, n.last) for n in notables],
+            {tp.source: (list(tp.tps), list(tp.batch1)) for tp in throughput})
+
+
+def test_batches_read_together_say_what_each_line_says_alone():
+    # two sources, decode lines (batch 1, larger batches, "01" running, a "Gen
+    # Throughput" key the log parser lower-cases, a torn "\r") between notable
+    # lines and a traceback whose lines carry no time: fed in batches of 1..7
+    # lines (read together, the decode-only runs in one regex) and one line per
+    # batch, the notables and throughput samples are the same
+    lines = []
+    for i in range(2000):
+        mm, ss = divmod(i % 3600, 60)
+        run = (1, 1, 2, 8, "01")[i % 5]
+        lines.append(("l1", DECODE.format(mm=mm, ss=ss, run=run, tps=10 + i % 7 * 0.25)))
+        if i % 3 == 0:
+            lines.append(("l2", DECODE.format(mm=mm, ss=ss, run=1, tps=0.0 if i % 2 else 9.5)))
+        if i % 701 == 0:
+            lines += [("l1", f"[2026-11-28 09:{mm:02d}:{ss:02d} TP1] RuntimeError: CUDA error"),
+                      ("l1", "Traceback (most recent call last):"),
+                      ("l1", '  File "scheduler.py", line 9, in event_loop')]
+        if i % 997 == 0:
+            lines += [("l2", f"[2026-11-28 09:{mm:02d}:{ss:02d}] Decode batch. #running-req: 1, "
+                             "Gen Throughput (token/s): 3.5, #queue-req: 0"),
+                      ("l2", DECODE.format(mm=mm, ss=ss, run=1, tps=4.0) + "\r")]
+    one_by_one = _scan([(1.0 + k * 0.5, src, [line]) for k, (src, line) in enumerate(lines)])
+    grouped, k, size = [], 0, 1
+    while k < len(lines):
+        src = lines[k][0]
+        batch = []
+        while k < len(lines) and lines[k][0] == src and len(batch) < size:
+            batch.append(lines[k][1])
+            k += 1
+        grouped.append((1.0 + (k - 1) * 0.5, src, batch))
+        size = size % 7 + 1
+    together = _scan(grouped)
+    # a sighting's session time is its batch's: compare what does not depend on batching
+    def strip(result):
+        notables, throughput = result
+        return [(s, kind, line, count) for s, kind, line, count, _, _ in notables], throughput
+    assert strip(together) == strip(one_by_one)
+    notables, throughput = one_by_one
+    assert [kind for _, kind, *_ in notables] == ["error", "traceback"]
+    assert notables[0][3] == 3 and notables[1][3] == 3
+    tps, batch1 = throughput["l1"]
+    assert len(tps) == 2000 and len(batch1) == 1200  # running 1 and "01"
+    l2_tps, l2_batch1 = throughput["l2"]
+    assert 3.5 in l2_tps and 4.0 in l2_tps and 0.0 in l2_tps and 0.0 not in l2_batch1
+
+
+def test_a_line_without_time_takes_the_latest_of_many_batches_before():
+    # hundreds of decode batches go unparsed for their time; a traceback line
+    # (no timestamp) still gets the newest time the log had before it
+    batches = [(1.0 + i, "l1", [DECODE.format(mm=i // 60, ss=i % 60, run=1, tps=10.0)])
+               for i in range(700)]
+    batches.append((800.0, "l1", ["Traceback (most recent call last):"]))
+    notables, _ = _scan(batches)
+    (source, kind, line, count, first, last), = notables
+    assert kind == "traceback" and first.ts == datetime(2026, 11, 28, 9, 11, 39)

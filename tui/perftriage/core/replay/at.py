@@ -117,43 +117,50 @@ def state_at(path: Path | str, t: float | None,
     count = 0
     past_t = False
     lineno = 1
-    for _, line, terminated in stream.iter_raw(path, offset):
-        lineno += 1
-        if not line or line.isspace() or line.startswith(stream.SUMMARY_PREFIX):
-            continue
-        skip_log = terminated and log_lines is None and line.startswith(LOG_LINES_PREFIX)
-        host = _raw_host(line) if terminated and line.startswith(HOST_SAMPLE_PREFIX) else None
-        if skip_log or host is not None:  # judged by its time alone, not decoded
-            lt = raw_t(line)
-            if lt > limit:
-                past_t, last_t = True, lt
+    hosts, skip_logs = state.hosts, log_lines is None
+    with open(path, "rb") as fh:  # the file's own line iterator: no generator per line
+        fh.seek(offset)
+        for line in fh:
+            lineno += 1
+            terminated = line[-1:] == b"\n"
+            # judged by its time alone, not decoded: a host sample (superseded
+            # unless it is the host's last) and, without a scan, log lines
+            host = _raw_host(line) if terminated and line.startswith(HOST_SAMPLE_PREFIX) else None
+            if host is not None or (skip_logs and terminated and line.startswith(LOG_LINES_PREFIX)):
+                lt = raw_t(line)
+                if lt > limit:
+                    past_t, last_t = True, lt
+                    break
+                if lt > last_t:
+                    last_t = lt
+                if host is None:
+                    count += 1
+                    continue
+                hs = hosts.get(host)
+                if hs is not None and hs.conn_state not in ("connecting", "retrying"):
+                    count += 1
+                    pending[host] = (lineno, line)
+                    continue
+                pending.pop(host, None)
+            elif line.isspace() or line.startswith(stream.SUMMARY_PREFIX):
+                continue
+            event = decoded(lineno, line, terminated)
+            if event is None:
+                continue
+            if event.t > limit:
+                past_t, last_t = True, event.t
                 break
-            last_t = max(last_t, lt)
             count += 1
-            if host is None:  # a log line (skip_log)
-                continue
-            hs = state.hosts.get(host)
-            if hs is not None and hs.conn_state not in ("connecting", "retrying"):
-                pending[host] = (lineno, line)  # superseded unless last
-                continue
-            pending.pop(host, None)
-            count -= 1  # counted again below
-        event = decoded(lineno, line, terminated)
-        if event is None:
-            continue
-        if event.t > limit:
-            past_t, last_t = True, event.t
-            break
-        count += 1
-        last_t = max(last_t, event.t)
-        if log_lines is not None and type(event) is ev.LogLines:
-            log_lines(event.t, event.source_id, event.lines)
-            if event.source_id in state.logs:
-                continue
-            event = ev.LogLines(source_id=event.source_id, t=event.t, wall=event.wall)
-        if isinstance(event, ev.HostStatus) and event.host in pending:
-            flush(event.host)
-        apply(state, event)
+            if event.t > last_t:
+                last_t = event.t
+            if log_lines is not None and type(event) is ev.LogLines:
+                log_lines(event.t, event.source_id, event.lines)
+                if event.source_id in state.logs:
+                    continue
+                event = ev.LogLines(source_id=event.source_id, t=event.t, wall=event.wall)
+            if isinstance(event, ev.HostStatus) and event.host in pending:
+                flush(event.host)
+            apply(state, event)
     for host in list(pending):
         flush(host)
     state.event_count, state.last_t = count, last_t

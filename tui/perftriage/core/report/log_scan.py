@@ -120,61 +120,151 @@ class Throughput:
     tps: array = field(default_factory=lambda: array("d"))
     batch1: array = field(default_factory=lambda: array("d"))
 
+    def add(self, decode_lines: list[tuple[str, str]]) -> None:
+        """(running, gen tok/s) text pairs of SGLang decode lines."""
+        tps, batch1 = self.tps, self.batch1
+        for running, gen in decode_lines:
+            g = float(gen)
+            tps.append(g)
+            if g > 0 and int(running) == 1:
+                batch1.append(g)
+
 
 _NOTABLE_WORDS = ("rror", "memory", "oom", "nccl", "traceback", "fatal", "critical", "killed",
                   "fired up", "starting vllm", "xception", "atchdog", "pool is full")
+_UNTIMED_BATCHES = 256  # batches a source keeps unparsed for their time, at most
+_QUEUED_LINES = 512  # lines fed before they are read
+# SGLang's decode line as the log parser's scan shape (logparse._DECODE_SCAN),
+# capturing (running, gen tok/s); per line, and over
+# many batches joined (one line each: no part of it crosses a newline, so
+# findall over the joined lines finds the same lines)
+_DECODE_SHAPE = (
+    r"\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?"
+    r"(?: [A-Z]{2}[0-9]+)*\] Decode batch[.,] "
+    r"#running-req: ([0-9]+), #token: [0-9]+, token usage: [0-9]+(?:\.[0-9]+)?, "
+    r"(?:cuda graph: (?:True|False), )?"
+    r"gen throughput \(token/s\): ([0-9]+(?:\.[0-9]+)?), #queue-req: [0-9]+(?:, )?")
+_DECODE_LINE = re.compile(_DECODE_SHAPE + r"\Z")
+_DECODE_LINES = re.compile(r"^" + _DECODE_SHAPE + r"$", re.M)
 
 
 class LogScan:
     """Notable lines and decode throughput, fed one batch at a time.
 
-    Notables: a batch, then each of its lines, passes a lower-cased substring
-    gate (:data:`_NOTABLE_WORDS`) that lets through every line
-    :func:`classify_log_line` can classify, so most batches cost one
-    ``lower()``. Only a batch's last line (and a notable line's) is parsed for
-    a time. Throughput: the log parser's batch :func:`logparse.scan`."""
+    Batches queue up to :data:`_QUEUED_LINES` lines and are read together:
+    one regex finds SGLang's decode lines (a busy server's bulk) in all of
+    them; when every line is one, that is all there is to do (their fixed
+    text holds no notable word). Otherwise each batch, then each of its
+    lines, passes a lower-cased substring gate (:data:`_NOTABLE_WORDS`) that
+    lets through every line :func:`classify_log_line` can classify, and the
+    lines that say "throughput" are read for it (:func:`decode_throughput`).
+    A source's time is parsed from its lines only when a notable line or the
+    log's clock needs it."""
 
     def __init__(self, year: int | None = None) -> None:
-        self.notables: list[Notable] = []
+        self._notables: list[Notable] = []
         self.year = year or datetime.now(timezone.utc).year
         self._seen: dict[tuple[str, str], Notable] = {}
         self._throughput: dict[str, Throughput] = {}
         self._first_t: dict[str, float] = {}  # a source's first batch: when it opened
-        self._last_ts: dict[str, datetime] = {}  # a source's latest timestamp
+        self._last_ts: dict[str, datetime] = {}  # a source's latest timestamp (as far as parsed)
+        self._untimed: dict[str, list[list[str]]] = {}  # batches fed since, not parsed for it
         self._live: dict[str, tuple[datetime, float]] = {}  # (line time, arrival t)
+        self._queue: list[tuple[float | None, str, list[str]]] = []
+        self._queued = 0  # lines in the queue
+
+    @property
+    def notables(self) -> list[Notable]:
+        self._drain()
+        return self._notables
 
     def feed(self, t: float | None, source_id: str, lines: list[str]) -> None:
         if not lines:
             return
+        self._queue.append((t, source_id, lines))
+        self._queued += len(lines)
+        if self._queued >= _QUEUED_LINES:
+            self._drain()
+
+    def _drain(self) -> None:
+        queue, n = self._queue, self._queued
+        if not queue:
+            return
+        self._queue, self._queued = [], 0
+        blob = "\n".join(line for _, _, lines in queue for line in lines)
+        decode_lines = _DECODE_LINES.findall(blob)
+        if len(decode_lines) != n or blob.count("\n") != n - 1:
+            for t, source_id, lines in queue:
+                self._feed_batch(t, source_id, lines)
+            return
+        if all(source_id == queue[0][1] for _, source_id, _ in queue):
+            self._throughput_of(queue[0][1]).add(decode_lines)
+        else:
+            at = 0
+            for _, source_id, lines in queue:
+                self._throughput_of(source_id).add(decode_lines[at:at + len(lines)])
+                at += len(lines)
+        for t, source_id, lines in queue:  # only decode lines
+            self._timed(t, source_id, lines, self._in_burst(t, source_id))
+
+    def _in_burst(self, t: float | None, source_id: str) -> bool:
         first_t = self._first_t.setdefault(source_id, t if t is not None else 0.0)
-        in_burst = t is None or t - first_t < BURST_S
-        seen, notables = self._seen, self.notables
-        blob = "\n".join(lines).lower()  # one gate for the batch: most have nothing notable
-        if any(word in blob for word in _NOTABLE_WORDS):
-            for i, line in enumerate(lines):
-                low = line.lower()
-                if not any(word in low for word in _NOTABLE_WORDS):
-                    continue
-                kind = classify_log_line(line)
-                if kind is None:
-                    continue
-                sighting = Sighting(t, self._time_before(source_id, lines, i), in_burst)
-                key = (source_id, repeat_key(line.strip()))
-                if key in seen:
-                    seen[key].count += 1
-                    seen[key].last = sighting
-                else:
-                    seen[key] = Notable(t, source_id, kind, line.strip(), first=sighting,
-                                        last=sighting)
-                    notables.append(seen[key])
-        for line in reversed(lines[-8:]):
-            ts = line_time(line, self.year)
-            if ts is not None:
-                self._last_ts[source_id] = ts
-                if not in_burst and t is not None and source_id not in self._live:
-                    self._live[source_id] = (ts, t)
-                break
-        self._feed_throughput(source_id, lines)
+        return t is None or t - first_t < BURST_S
+
+    def _feed_batch(self, t: float | None, source_id: str, lines: list[str]) -> None:
+        in_burst = self._in_burst(t, source_id)
+        low = "\n".join(lines).lower()
+        if any(map(low.__contains__, _NOTABLE_WORDS)):
+            self._feed_notables(t, source_id, lines, in_burst)
+        if "throughput" in low:  # every line with a generation throughput says so
+            self._feed_throughput(source_id, lines)
+        self._timed(t, source_id, lines, in_burst)
+
+    def _timed(self, t: float | None, source_id: str, lines: list[str], in_burst: bool) -> None:
+        """After a batch: it may hold the source's latest time (parsed when
+        asked for), and the first live one calibrates the log's clock."""
+        pending = self._untimed.setdefault(source_id, [])
+        pending.append(lines)
+        arrived = None if in_burst or source_id in self._live else t  # first live batch
+        if arrived is not None or len(pending) >= _UNTIMED_BATCHES:
+            ts = self._latest_time(source_id)
+            if ts is not None and arrived is not None:
+                self._live[source_id] = (ts, arrived)
+
+    def _feed_notables(self, t: float | None, source_id: str, lines: list[str],
+                       in_burst: bool) -> None:
+        seen, notables = self._seen, self._notables
+        for i, line in enumerate(lines):
+            low = line.lower()
+            if not any(map(low.__contains__, _NOTABLE_WORDS)):
+                continue
+            kind = classify_log_line(line)
+            if kind is None:
+                continue
+            sighting = Sighting(t, self._time_before(source_id, lines, i), in_burst)
+            key = (source_id, repeat_key(line.strip()))
+            if key in seen:
+                seen[key].count += 1
+                seen[key].last = sighting
+            else:
+                seen[key] = Notable(t, source_id, kind, line.strip(), first=sighting,
+                                    last=sighting)
+                notables.append(seen[key])
+
+    def _latest_time(self, source_id: str) -> datetime | None:
+        """The source's latest timestamp: of the newest batch fed so far that
+        has one among its last 8 lines. Batches wait unparsed until a time is
+        asked for (or :data:`_UNTIMED_BATCHES` of them piled up): the newest
+        usually answers, so most batches are never parsed for a time."""
+        pending = self._untimed.pop(source_id, None)
+        if pending:
+            for lines in reversed(pending):
+                for line in reversed(lines[-8:]):
+                    ts = line_time(line, self.year)
+                    if ts is not None:
+                        self._last_ts[source_id] = ts
+                        return ts
+        return self._last_ts.get(source_id)
 
     def _time_before(self, source_id: str, lines: list[str], i: int) -> datetime | None:
         """The timestamp of line ``i``, else of the nearest line before it
@@ -183,25 +273,31 @@ class LogScan:
             ts = line_time(lines[j], self.year)
             if ts is not None:
                 return ts
-        return self._last_ts.get(source_id)
+        return self._latest_time(source_id)
+
+    def _throughput_of(self, source_id: str) -> Throughput:
+        tp = self._throughput.get(source_id)
+        if tp is None:
+            tp = self._throughput[source_id] = Throughput(source_id)
+        return tp
 
     def _feed_throughput(self, source_id: str, lines: list[str]) -> None:
-        # the log parser's batch scan (what decode_throughput would say of
-        # each line, with SGLang's common decode shape kept raw); appended
-        # straight to the arrays: a long session has a million of these
+        """What :func:`decode_throughput` says of each line (SGLang's common
+        decode shape read by one regex, not the whole log parser)."""
         tp = None
-        for _, rec, _ in logparse.scan(lines).items:
-            if type(rec) is tuple:  # fast-shape SGLang decode: (ts, running, usage, gen, queued)
-                running, gen = int(rec[1]), float(rec[3])
-            elif (isinstance(rec, logparse.Metric) and rec.kind != "prefill"
-                  and rec.gen_tps is not None):
-                running, gen = (rec.running if rec.running is not None else 0), rec.gen_tps
-            else:
+        decode = _DECODE_LINE.match
+        for line in lines:
+            if "throughput" not in line.lower():
                 continue
-            if tp is None:
-                tp = self._throughput.get(source_id)
-                if tp is None:
-                    tp = self._throughput[source_id] = Throughput(source_id)
+            fast = decode(line)
+            if fast is not None:
+                running, gen = int(fast.group(1)), float(fast.group(2))
+            else:
+                got = decode_throughput(line)
+                if got is None:
+                    continue
+                running, gen = got
+            tp = tp or self._throughput_of(source_id)
             tp.tps.append(gen)
             if running == 1 and gen > 0:
                 tp.batch1.append(gen)
@@ -224,7 +320,7 @@ class LogScan:
 
         start = session_start(state.started_at)
         notables = []
-        for n in self.notables:
+        for n in self.notables:  # (reads what is still queued)
             backlog = sum(self._is_backlog(n.source, s, start) for s in (n.first, n.last))
             notables.append(Notable(n.t, label(n.source), n.kind, n.line, n.count, n.first,
                                     n.last, backlog))
