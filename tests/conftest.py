@@ -83,6 +83,16 @@ def prometheus_fleet(tmp_path_factory) -> PrometheusServer:
 
 
 @pytest.fixture(autouse=True)
+def _steady_cursors(monkeypatch):
+    """Text cursors do not blink in tests: a snapshot taken under load could
+    catch the off half of a blink (test_gap_view_snapshot_fast_phase did)."""
+    from textual.widgets import Input, TextArea
+
+    monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None)
+    monkeypatch.setattr(TextArea, "_toggle_cursor_blink_visible", lambda self: None)
+
+
+@pytest.fixture(autouse=True)
 def _isolated_dirs(tmp_path, monkeypatch):
     """Never touch the real user config or data dirs from a test."""
     monkeypatch.setenv("PERFTRIAGE_CONFIG_DIR", str(tmp_path / "config"))
