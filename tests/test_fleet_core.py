@@ -88,7 +88,7 @@ def test_gpu_samples_use_hostname_and_gpu_labels():
         _series("DCGM_FI_PROF_DRAM_ACTIVE", 0.5, gpu="2", instance="node002:9400"),
         _series("DCGM_FI_PROF_DRAM_ACTIVE", 0.5, Hostname="node003"),  # no gpu label
     ])
-    got = promql.gpu_samples(promql.decode(body))
+    got = promql.gpu_samples(promql.decode_gpu(body))
     assert got == [FleetSample("node001", 0, "DCGM_FI_PROF_DRAM_ACTIVE", 0.56),
                    FleetSample("node002", 2, "DCGM_FI_PROF_DRAM_ACTIVE", 0.5)]
 

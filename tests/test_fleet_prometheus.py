@@ -159,3 +159,20 @@ def test_the_transcript_records_a_read_when_what_it_says_changes():
         src.accept(snap)
     assert session.state.versions["fleet"] == 3  # calm, odd, calm again
     assert session.state.fleet.outlier_count == 0 and src.summary.hosts == 8
+
+
+async def test_a_read_is_exactly_what_the_exporters_hold(prometheus_fleet):
+    # every GPU's value of every dcgm field and every engine gauge, read through
+    # Prometheus (labels decoded into structs, host names remembered), equals
+    # the emulated pages' own values: same samples, same medians, MADs, outliers
+    from tests.fleet_exporters import emulated_snapshot, parse_outliers
+
+    async with PrometheusClient(prometheus_fleet.url) as client:
+        snapshot = await client.read_fleet()
+    expected = emulated_snapshot(16, 8, parse_outliers(FLEET_OUTLIERS))
+    def key(s):
+        return (s.metric, s.host, -1 if s.gpu is None else s.gpu)
+    assert sorted(snapshot.samples, key=key) == sorted(expected.samples, key=key)
+    got, want = snapshot.summarize(), expected.summarize()
+    assert got.record() == want.record() and got.stats == want.stats
+    assert len(got.outliers) == 2

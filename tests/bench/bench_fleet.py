@@ -6,7 +6,11 @@ SGLang pages for 512 hosts x 8 GPUs (1024 targets). In one run:
 - baseline: one raw ``/api/v1/query`` of the GPU series (httpx, body only);
 - one fleet read: perftriage's two queries, decoded into samples;
 - one fleet refresh: the read plus medians, MADs and the ranked outliers
-  (what the Fleet view does every interval);
+  (what the Fleet view does every interval), median and max wall time, and
+  the CPU time it costs: perftriage's own and Prometheus's (its process's
+  CPU during the refreshes less what it spends scraping meanwhile, measured
+  just before): on a shared 2-core box the CPU figures say what the wall
+  time would be on a quiet one;
 - the Fleet view's render of that summary (when the UI is there);
 - the process's RSS before and after.
 
@@ -36,6 +40,11 @@ def rss_mib() -> float:
     return psutil.Process().memory_info().rss / 2**20
 
 
+def cpu_s(proc: psutil.Process) -> float:
+    t = proc.cpu_times()
+    return t.user + t.system
+
+
 async def _median(fn, n: int) -> tuple[float, object]:
     times, result = [], None
     for _ in range(n):
@@ -45,9 +54,28 @@ async def _median(fn, n: int) -> tuple[float, object]:
     return statistics.median(times), result
 
 
+async def _timed(fn, n: int, prometheus: psutil.Process) -> tuple[list[float], float, float, object]:
+    """Wall times of ``n`` calls, and per call: our CPU, Prometheus's CPU
+    (less its scraping rate, measured over the 3 s before)."""
+    c0, w0 = cpu_s(prometheus), time.perf_counter()
+    await asyncio.sleep(3.0)
+    idle_rate = (cpu_s(prometheus) - c0) / (time.perf_counter() - w0)
+    times, result = [], None
+    ours, theirs, w0 = time.process_time(), cpu_s(prometheus), time.perf_counter()
+    for _ in range(n):
+        t0 = time.perf_counter()
+        result = await fn()
+        times.append(time.perf_counter() - t0)
+    elapsed = time.perf_counter() - w0
+    ours = (time.process_time() - ours) / n
+    theirs = max(0.0, cpu_s(prometheus) - theirs - idle_rate * elapsed) / n
+    return times, ours, theirs, result
+
+
 async def bench(server: PrometheusServer, repeat: int) -> list[tuple[str, str, str]]:
     rows = []
     rss0 = rss_mib()
+    prometheus = psutil.Process(server.procs[-1].pid)
     async with httpx.AsyncClient(base_url=server.url, timeout=30) as raw:
         async def raw_query():
             r = await raw.get("/api/v1/query", params={"query": promql.GPU_QUERY})
@@ -62,11 +90,15 @@ async def bench(server: PrometheusServer, repeat: int) -> list[tuple[str, str, s
                  f"{len(snap.samples)} samples"))
     session = Session(name="bench")
     source = FleetSource(session, server.url)
-    t_refresh, summary = await _median(source.refresh, repeat)
+    times, ours, theirs, summary = await _timed(source.refresh, repeat, prometheus)
     await source.client.close()
-    rows.append(("fleet refresh (read + medians/MAD + ranked outliers)", f"{t_refresh * 1000:.0f}",
+    t_refresh = statistics.median(times)
+    rows.append(("fleet refresh (read + medians/MAD + ranked outliers), median / max",
+                 f"{t_refresh * 1000:.0f} / {max(times) * 1000:.0f}",
                  f"{summary.hosts} hosts, {summary.gpus} GPUs, {len(summary.outliers)} outliers;"
                  " target <= 1000 ms"))
+    rows.append(("  CPU per refresh: perftriage / Prometheus", f"{ours * 1000:.0f} / "
+                 f"{theirs * 1000:.0f}", "what a refresh costs whatever the load"))
     try:
         from tests.bench.fleet_view_timing import render_ms  # the Fleet view, once it exists
     except ImportError:

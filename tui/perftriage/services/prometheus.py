@@ -67,7 +67,7 @@ class PrometheusClient:
     async def close(self) -> None:
         await self._http.aclose()
 
-    async def _get(self, path: str, params: dict[str, str]):
+    async def _get(self, path: str, params: dict[str, str], decode=promql.decode):
         try:
             resp = await self._http.get(path, params=params)
         except httpx.TransportError as exc:
@@ -76,16 +76,17 @@ class PrometheusClient:
         if resp.status_code != 200 and not resp.content.startswith(b"{"):
             raise PrometheusError("http", f"{self.url}{path}: HTTP {resp.status_code}")
         try:
-            return promql.decode(resp.content)
+            return decode(resp.content)
         except promql.ApiError as exc:
             raise PrometheusError("api", f"{self.url}{path}: {exc}") from None
 
-    async def query(self, expr: str, at: float | None = None):
-        """``/api/v1/query``: the series of an instant vector."""
+    async def query(self, expr: str, at: float | None = None, decode=promql.decode):
+        """``/api/v1/query``: the series of an instant vector (``decode``:
+        how its answer is read, :func:`promql.decode_gpu` for a GPU vector)."""
         params = {"query": expr}
         if at is not None:
             params["time"] = f"{at:.3f}"
-        return await self._get("/api/v1/query", params)
+        return await self._get("/api/v1/query", params, decode)
 
     async def query_range(self, expr: str, start: float, end: float, step: float):
         """``/api/v1/query_range``: each series as its values over [start, end]."""
@@ -96,8 +97,9 @@ class PrometheusClient:
         """Every GPU's dcgm-exporter fields and every engine's gauges, now."""
         taken = time.time()
         metrics = list(promql.GPU_METRICS)
-        *gpu, engine = await asyncio.gather(*(self.query(promql.gpu_query(m)) for m in metrics),
-                                            self.query(promql.ENGINE_QUERY))
+        *gpu, engine = await asyncio.gather(
+            *(self.query(promql.gpu_query(m), decode=promql.decode_gpu) for m in metrics),
+            self.query(promql.ENGINE_QUERY))
         samples = [s for m, series in zip(metrics, gpu) for s in promql.gpu_samples(series, m)]
         return FleetSnapshot(samples + promql.engine_samples(engine), taken)
 

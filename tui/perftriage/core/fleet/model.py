@@ -90,22 +90,30 @@ class FleetSummary:
 
 @dataclass
 class FleetSnapshot:
-    """Every sample of one Prometheus read, and when it was taken (Unix s)."""
+    """Every sample of one Prometheus read, and when it was taken (Unix s).
+    A read is not changed after it is made: its groupings are kept once
+    computed (the summary, the grid and the node sets all ask)."""
 
     samples: list[FleetSample]
     taken_at: float = 0.0
+    _grouped: dict[str, list[FleetSample]] | None = field(default=None, repr=False, compare=False)
+    _hosts: list[str] | None = field(default=None, repr=False, compare=False)
 
     def hosts(self) -> list[str]:
-        return sorted({s.host for s in self.samples})
+        if self._hosts is None:
+            self._hosts = sorted({s.host for s in self.samples})
+        return self._hosts
 
     def gpu_count(self) -> int:
         return len({(s.host, s.gpu) for s in self.samples if s.gpu is not None})
 
     def by_metric(self) -> dict[str, list[FleetSample]]:
-        grouped: dict[str, list[FleetSample]] = defaultdict(list)
-        for s in self.samples:
-            grouped[s.metric].append(s)
-        return grouped
+        if self._grouped is None:
+            grouped: dict[str, list[FleetSample]] = defaultdict(list)
+            for s in self.samples:
+                grouped[s.metric].append(s)
+            self._grouped = dict(grouped)
+        return self._grouped
 
     def summarize(self, threshold: float = DEFAULT_THRESHOLD) -> FleetSummary:
         medians: dict[str, float] = {}

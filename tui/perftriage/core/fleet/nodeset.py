@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetException
 
@@ -30,11 +31,15 @@ def fold(names: Iterable[str]) -> str:
             continue
         seen.add(name)
         (plain if _PLAIN.match(name) else other).append(name)
-    parts = []
-    if plain:
-        parts.append(str(NodeSet.fromlist(plain, resolver=RESOLVER_NOGROUP)))
+    parts = [_fold_plain(tuple(plain))] if plain else []
     parts.extend(other)
     return ",".join(parts)
+
+
+@lru_cache(maxsize=64)
+def _fold_plain(names: tuple[str, ...]) -> str:
+    # remembered: a fleet view folds the same few hundred names every refresh
+    return str(NodeSet.fromlist(names, resolver=RESOLVER_NOGROUP))
 
 
 def expand(nodeset: str) -> list[str]:

@@ -73,11 +73,12 @@ def outlier_indexes(values: Sequence[float], stats: RobustStats | None,
     if stats is None or stats.count < MIN_VALUES or stats.scale <= 0.0:
         return []
     found = []
+    median, scale = stats.median, stats.scale  # stats.distance, inline: 24k values a refresh
     for i, v in enumerate(values):
-        if v is None or not math.isfinite(v):
+        if v is None:
             continue
-        d = stats.distance(v)
-        if d > threshold:
+        d = abs(v - median) / scale  # NaN for a NaN: never past the threshold
+        if d > threshold and math.isfinite(v):
             found.append((i, d))
     found.sort(key=lambda item: -item[1])
     return found

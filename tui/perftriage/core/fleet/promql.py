@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from functools import lru_cache
 from typing import Literal
 
 import msgspec
@@ -56,11 +57,27 @@ class _Response(msgspec.Struct):
     error: str | None = None
 
 
+class _GpuLabels(msgspec.Struct):
+    """The labels a GPU sample is placed by (the others are skipped unread)."""
+
+    name: str = msgspec.field(default="", name="__name__")
+    Hostname: str = ""
+    hostname: str = ""
+    instance: str = ""
+    gpu: str = ""
+
+
+class _GpuSeries(msgspec.Struct):
+    metric: _GpuLabels
+    value: tuple[float, str] | None = None
+
+
 _decoder = msgspec.json.Decoder(_Response)
 _series_decoder = msgspec.json.Decoder(list[_Series])
+_gpu_decoder = msgspec.json.Decoder(list[_GpuSeries])
 
 
-def decode(body: bytes) -> list[_Series]:
+def decode(body: bytes, series: msgspec.json.Decoder = _series_decoder) -> list:
     """The ``result`` of a vector or matrix answer; ApiError for anything else."""
     try:
         resp = _decoder.decode(body)
@@ -71,14 +88,29 @@ def decode(body: bytes) -> list[_Series]:
     if resp.data.resultType not in ("vector", "matrix"):
         raise ApiError(f"expected a vector or matrix, got {visible(resp.data.resultType)}")
     try:
-        return _series_decoder.decode(resp.data.result)
+        return series.decode(resp.data.result)
     except msgspec.DecodeError as exc:
         raise ApiError(f"malformed {resp.data.resultType} ({exc})") from None
 
 
+def decode_gpu(body: bytes) -> list[_GpuSeries]:
+    """An instant GPU vector, each series' labels read into a struct: 4096
+    GPUs' worth decodes several times faster than as dicts."""
+    return decode(body, _gpu_decoder)
+
+
 def host_of(labels: dict[str, str]) -> str | None:
-    name = labels.get("Hostname") or labels.get("hostname")
-    if not name and (instance := labels.get("instance")):
+    return _host_name(labels.get("Hostname", ""), labels.get("hostname", ""),
+                      labels.get("instance", ""))
+
+
+@lru_cache(maxsize=16384)
+def _host_name(hostname_label: str, hostname: str, instance: str) -> str | None:
+    """``Hostname``, else ``hostname``, else the host part of ``instance``,
+    made visible (remembered: a fleet has a few hundred names, read every
+    refresh for each GPU and metric)."""
+    name = hostname_label or hostname
+    if not name and instance:
         name = instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
         name = name.strip("[]")
     return visible(name) if name else None
@@ -92,17 +124,26 @@ def _number(text: str) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def gpu_samples(series: list[_Series], metric: str | None = None) -> list[FleetSample]:
-    """One sample per (Hostname, gpu, metric) of an instant GPU query; ``metric``
-    names series that lost ``__name__`` to an aggregation (:func:`gpu_query`)."""
+def gpu_samples(series: list[_GpuSeries], metric: str | None = None) -> list[FleetSample]:
+    """One sample per (Hostname, gpu, metric) of an instant GPU query
+    (:func:`decode_gpu`); ``metric`` names series that lost ``__name__`` to an
+    aggregation (:func:`gpu_query`)."""
     out = []
+    append, host_name = out.append, _host_name
     for s in series:
-        host, gpu = host_of(s.metric), s.metric.get("gpu", "")
-        if host is None or not gpu.isdigit() or s.value is None:
+        labels, value = s.metric, s.value
+        gpu = labels.gpu
+        if value is None or not gpu.isdigit():
             continue
-        if (v := _number(s.value[1])) is not None:
-            name = metric or visible(s.metric.get("__name__", ""))
-            out.append(FleetSample(host, int(gpu), name, v))
+        host = host_name(labels.Hostname, labels.hostname, labels.instance)
+        if host is None:
+            continue
+        try:
+            v = float(value[1])
+        except ValueError:
+            continue
+        if math.isfinite(v):
+            append(FleetSample(host, int(gpu), metric or visible(labels.name), v))
     return out
 
 
