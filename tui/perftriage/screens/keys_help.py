@@ -1,10 +1,12 @@
 """``?``: every key that works here, the app's first.
 
 Three sections, in this order: keys that work everywhere (the app's and
-the cockpit screen's), keys of the focused pane (they mean something only
-there — the footer shows them first), and the scrolling/editing keys of
-the focused widget that Textual provides. A key listed in two sections
-means the first one's action where both apply.
+the cockpit screen's), keys of the focused pane under its name (its own
+and those of its body, e.g. the log view's: they mean something only
+there — the footer shows them as a group under the pane's name), and the
+scrolling/editing keys of the focused widget that Textual provides. A key
+of the pane that is also a key everywhere is marked in the first section
+("in Logs: Next"): while that pane has focus the pane's meaning wins.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from perftriage.widgets.pane import Pane
+from perftriage.widgets.pane import pane_of
 
 
 def _key_name(app, binding: Binding) -> str:
@@ -29,8 +31,10 @@ def key_sections(screen) -> list[tuple[str, list[tuple[str, str]]]]:
     pane: list[tuple[str, str]] = []
     widget: list[tuple[str, str]] = []
     pane_name = ""
+    pane_short: dict[str, str] = {}  # key -> its pane description (short)
     seen: set[tuple[str, str]] = set()
     for node, bindings in reversed(screen._binding_chain):  # app first
+        owner = pane_of(node)
         for binding in bindings.key_to_bindings.values():
             for b in binding:
                 if not b.description:
@@ -41,11 +45,14 @@ def key_sections(screen) -> list[tuple[str, list[tuple[str, str]]]]:
                 seen.add((row[0], b.action))
                 if node is app or node is screen:
                     everywhere.append(row)
-                elif isinstance(node, Pane):
-                    pane_name = str(node.border_title or "pane")
+                elif owner is not None and (node is owner or b.id is not None):
+                    pane_name = owner.name_shown  # ours (every binding of ours has an id)
                     pane.append(row)
+                    pane_short.setdefault(row[0], b.description)
                 else:
                     widget.append(row)
+    everywhere = [(k, f"{d}  (in {pane_name}: {pane_short[k]})" if k in pane_short else d)
+                  for k, d in everywhere]
     sections = [("everywhere", everywhere)]
     if pane:
         sections.append((f"{pane_name} pane only", pane))

@@ -48,6 +48,21 @@ class Pane(Vertical, can_focus=False):
     def show_state(self, state: SessionState) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @property
+    def name_shown(self) -> str:
+        """The pane's name as its border shows it (the footer's and ``?``'s group)."""
+        return str(self.border_title or type(self).__name__)
+
     def refuse_in_replay(self, *, annotation: bool = False) -> bool:
         """True (and a notice) when the key cannot act in this replay."""
         return refuse_in_replay(self, annotation=annotation)
+
+
+def pane_of(node) -> Pane | None:
+    """The pane ``node`` is in (itself if a pane), else None: its keys mean
+    something only there."""
+    while node is not None:
+        if isinstance(node, Pane):
+            return node
+        node = node.parent
+    return None
