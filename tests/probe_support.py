@@ -137,3 +137,14 @@ def fake_nvidia_smi_dir(tmp_path) -> str:
     return str(d)
 
 
+def shell_injections(marker) -> list[str]:
+    """Arguments that would run ``touch MARKER`` if they ever reached a shell
+    unquoted; tests add their own cases to these."""
+    m = str(marker)
+    return [
+        f"'; touch {m}; '",
+        f'"; touch {m}; "',
+        f"; touch {m}",
+        f"$(touch {m})",
+        f"`touch {m}`",
+    ]

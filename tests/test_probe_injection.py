@@ -9,7 +9,7 @@ import pytest
 
 from perftriage.core.probes import ProbeUsageError
 
-from tests.probe_support import TRANSPORTS, make_host, runner_for
+from tests.probe_support import TRANSPORTS, make_host, runner_for, shell_injections
 from tests.probe_support import close_probe_hosts  # noqa: F401  (autouse)
 
 pytestmark = pytest.mark.parametrize("transport", TRANSPORTS)
@@ -17,12 +17,7 @@ pytestmark = pytest.mark.parametrize("transport", TRANSPORTS)
 
 def payloads(marker) -> list[str]:
     m = str(marker)
-    return [
-        f"'; touch {m}; '",
-        f'"; touch {m}; "',
-        f"; touch {m}",
-        f"$(touch {m})",
-        f"`touch {m}`",
+    return shell_injections(marker) + [
         f"| touch {m}",
         f"&& touch {m}",
         f"x\ntouch {m}\n",

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from tests.probe_support import TRANSPORTS, make_host, runner_for
+from tests.probe_support import TRANSPORTS, make_host, runner_for, shell_injections
 from tests.probe_support import close_probe_hosts  # noqa: F401  (autouse)
 
 from perftriage.core import probes
@@ -30,12 +30,7 @@ FORGED_FRAME = "PT" + "0" * 24 + " X 0\nPT" + "0" * 24 + " E\n"
 
 def payloads(marker) -> list[str]:
     m = str(marker)
-    return [
-        f"'; touch {m}; '",
-        f'"; touch {m}; "',
-        f"; touch {m}",
-        f"$(touch {m})",
-        f"`touch {m}`",
+    return shell_injections(marker) + [
         f"x\ntouch {m}\n",
         f"x\rtouch {m}",
         f"x\0touch {m}",
