@@ -43,3 +43,12 @@ def test_grep_matches_come_before_the_streams():
                            "matches": ["sglang/a.py:1: cutedsl", "sglang/a.py:9: cutedsl()"]})
     text = probe_text(p)
     assert text.index("  sglang/a.py:9: cutedsl()") < text.index("--- stdout")
+
+
+def test_registry_holds_every_declared_kind_once():
+    from perftriage.core import probe_kinds, probes
+
+    names = [kind.name for kind in probe_kinds.ALL]
+    assert len(names) == len(set(names)), names  # a repeated name would hide a kind
+    assert list(probes.KINDS) == names
+    assert {"import", "version", "grep", "which", "nvsmi", "shell", "http"} <= set(names)

@@ -14,13 +14,12 @@ and a pattern with no regex metacharacters is searched with ``-F``.
 
 from __future__ import annotations
 
-from perftriage.core.probes import (
+from perftriage.core.probe_kinds.kind import (
     SCRIPT_PRELUDE,
     ProbeKind,
     Verdict,
     no_result,
     python_command,
-    register,
     script_result,
 )
 
@@ -172,16 +171,16 @@ def _grep_verdict(args: list[str], status: int | None, out: str, err: str) -> Ve
     return Verdict("ok", f"{n} matches in {files} files; {first}"[:240], data)
 
 
-register(
-    ProbeKind(
-        name="grep",
-        usage="grep PATTERN PACKAGE",
-        help="search an installed package's source with the host's rg/grep "
-             "(regex; count and file:line list)",
-        min_args=2,
-        max_args=2,
-        build=lambda args, ctx: python_command(ctx, GREP_SCRIPT, args),
-        interpret=_grep_verdict,
-        compare=lambda s, summ, d: [d.get("found"), d.get("count")],
-    )
+GREP_KIND = ProbeKind(
+    name="grep",
+    usage="grep PATTERN PACKAGE",
+    help="search an installed package's source with the host's rg/grep "
+         "(regex; count and file:line list)",
+    min_args=2,
+    max_args=2,
+    build=lambda args, ctx: python_command(ctx, GREP_SCRIPT, args),
+    interpret=_grep_verdict,
+    compare=lambda s, summ, d: [d.get("found"), d.get("count")],
 )
+
+KINDS = (GREP_KIND,)

@@ -8,14 +8,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from perftriage.core.probes import (
+from perftriage.core.probe_kinds.kind import (
     SCRIPT_PRELUDE,
     ProbeKind,
     ProbeUsageError,
     Verdict,
     no_result,
     python_command,
-    register,
     script_result,
 )
 
@@ -127,16 +126,16 @@ def _http_verdict(args: list[str], status: int | None, out: str, err: str) -> Ve
     return Verdict(verdict, head + (f"; {extra}" if extra else ""), data)
 
 
-register(
-    ProbeKind(
-        name="http",
-        usage="http URL",
-        help="GET from the host itself (127.0.0.1 = that host); /health /server_info /metrics",
-        min_args=1,
-        max_args=1,
-        build=lambda args, ctx: python_command(ctx, HTTP_SCRIPT, args),
-        interpret=_http_verdict,
-        check=_check_url,
-        compare=lambda s, summ, d: [d.get("status"), d.get("error")],
-    )
+HTTP_KIND = ProbeKind(
+    name="http",
+    usage="http URL",
+    help="GET from the host itself (127.0.0.1 = that host); /health /server_info /metrics",
+    min_args=1,
+    max_args=1,
+    build=lambda args, ctx: python_command(ctx, HTTP_SCRIPT, args),
+    interpret=_http_verdict,
+    check=_check_url,
+    compare=lambda s, summ, d: [d.get("status"), d.get("error")],
 )
+
+KINDS = (HTTP_KIND,)

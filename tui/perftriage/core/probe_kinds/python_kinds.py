@@ -6,15 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from perftriage.core.probes import (
+from perftriage.core.probe_kinds.kind import (
     SCRIPT_PRELUDE,
     ProbeKind,
     ProbeUsageError,
     Verdict,
     no_result,
     python_command,
-    register,
-    register_lookup_kind,
+    lookup_kind,
     script_result,
 )
 
@@ -97,23 +96,21 @@ def _import_compare(status: str, summary: str, d: dict[str, Any]) -> Any:
     return [d.get("error"), d.get("message")]
 
 
-register(
-    ProbeKind(
-        name="import",
-        usage="import MODULE[:ATTR]",
-        help="import a module (and attribute) in the host's python",
-        min_args=1,
-        max_args=1,
-        build=lambda args, ctx: python_command(ctx, IMPORT_SCRIPT, args),
-        interpret=_import_verdict,
-        check=_check_import,
-        compare=_import_compare,
-    )
+IMPORT_KIND = ProbeKind(
+    name="import",
+    usage="import MODULE[:ATTR]",
+    help="import a module (and attribute) in the host's python",
+    min_args=1,
+    max_args=1,
+    build=lambda args, ctx: python_command(ctx, IMPORT_SCRIPT, args),
+    interpret=_import_verdict,
+    check=_check_import,
+    compare=_import_compare,
 )
 
 # --- version PKG... ----------------------------------------------------------------
 
-register_lookup_kind(
+VERSION_KIND = lookup_kind(
     "version",
     usage="version PKG...",
     help="installed distribution versions (importlib.metadata); missing ones reported",
@@ -131,3 +128,4 @@ for name in sys.argv[1:]:
     missing="{name} MISSING",
 )
 
+KINDS = (IMPORT_KIND, VERSION_KIND)

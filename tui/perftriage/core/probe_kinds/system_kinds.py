@@ -5,13 +5,12 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from perftriage.core.probes import (
+from perftriage.core.probe_kinds.kind import (
     ProbeKind,
     Verdict,
     exit_verdict,
     lookup_verdict,
     no_result,
-    register,
 )
 
 # --- which NAME... ----------------------------------------------------------
@@ -60,18 +59,16 @@ def _which_verdict(args: list[str], status: int | None, out: str, err: str) -> V
     return lookup_verdict(data, "paths", "{name}: {value}", "{name}: NOT FOUND")
 
 
-register(
-    ProbeKind(
-        name="which",
-        usage="which NAME...",
-        help="executables on the host's PATH (e.g. is nsys there?)",
-        min_args=1,
-        max_args=None,
-        build=_which_build,
-        interpret=_which_verdict,
-        compare=lambda s, summ, d: d.get("paths"),
-        result_line=False,
-    )
+WHICH_KIND = ProbeKind(
+    name="which",
+    usage="which NAME...",
+    help="executables on the host's PATH (e.g. is nsys there?)",
+    min_args=1,
+    max_args=None,
+    build=_which_build,
+    interpret=_which_verdict,
+    compare=lambda s, summ, d: d.get("paths"),
+    result_line=False,
 )
 
 # --- nvsmi ----------------------------------------------------------------------
@@ -108,19 +105,17 @@ def _nvsmi_verdict(args: list[str], status: int | None, out: str, err: str) -> V
     return Verdict("ok", summary, {"gpus": gpus})
 
 
-register(
-    ProbeKind(
-        name="nvsmi",
-        usage="nvsmi",
-        help="nvidia-smi --query-gpu, one row per GPU",
-        min_args=0,
-        max_args=0,
-        build=_nvsmi_build,
-        interpret=_nvsmi_verdict,
-        compare=lambda s, summ, d: [(g.get("name"), g.get("mem_total_mib"))
-                                    for g in d.get("gpus", [])],
-        result_line=False,
-    )
+NVSMI_KIND = ProbeKind(
+    name="nvsmi",
+    usage="nvsmi",
+    help="nvidia-smi --query-gpu, one row per GPU",
+    min_args=0,
+    max_args=0,
+    build=_nvsmi_build,
+    interpret=_nvsmi_verdict,
+    compare=lambda s, summ, d: [(g.get("name"), g.get("mem_total_mib"))
+                                for g in d.get("gpus", [])],
+    result_line=False,
 )
 
 # --- shell COMMAND ---------------------------------------------------------------
@@ -130,18 +125,17 @@ def _shell_compare(status: str, summary: str, d: dict[str, Any]) -> Any:
     return [d.get("exit_status"), summary]
 
 
-register(
-    ProbeKind(
-        name="shell",
-        usage="shell COMMAND",
-        help="raw shell command: runs AS SHELL, nothing is quoted",
-        min_args=1,
-        max_args=None,
-        build=lambda args, ctx: " ".join(args),
-        interpret=exit_verdict,
-        parse_line=lambda line: [line] if line.strip() else [],
-        compare=_shell_compare,
-        result_line=False,
-    )
+SHELL_KIND = ProbeKind(
+    name="shell",
+    usage="shell COMMAND",
+    help="raw shell command: runs AS SHELL, nothing is quoted",
+    min_args=1,
+    max_args=None,
+    build=lambda args, ctx: " ".join(args),
+    interpret=exit_verdict,
+    parse_line=lambda line: [line] if line.strip() else [],
+    compare=_shell_compare,
+    result_line=False,
 )
 
+KINDS = (WHICH_KIND, NVSMI_KIND, SHELL_KIND)

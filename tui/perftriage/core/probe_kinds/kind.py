@@ -1,0 +1,186 @@
+"""What a probe kind is, and the helpers the kinds share.
+
+A :class:`ProbeKind` builds a remote command from its arguments and turns
+the result into a :class:`Verdict`. The kinds (the sibling modules) import
+only this module; :mod:`perftriage.core.probes` collects them (one way:
+nothing here knows the registry).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# Marks the one result line a probe script prints (after anything the
+# imported code itself printed on stdout).
+RESULT_MARK = "@@perftriage-result@@"
+
+
+class ProbeUsageError(ValueError):
+    """Bad probe arguments (unknown kind, missing argument, bad URL)."""
+
+
+@dataclass
+class Verdict:
+    status: str  # ok / failed / error
+    summary: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class HostContext:
+    """What a probe needs to know about the host it runs on."""
+
+    python: str = "python3"
+
+
+Interpret = Callable[[list[str], int | None, str, str], Verdict]
+
+
+def _split(value: str) -> list[str]:
+    """Split a one-line answer like a shell would (quotes group words)."""
+    try:
+        return shlex.split(value)
+    except ValueError as exc:
+        raise ProbeUsageError(f"cannot split arguments: {exc}") from None
+
+
+@dataclass
+class ProbeKind:
+    name: str
+    usage: str
+    help: str
+    min_args: int
+    max_args: int | None
+    build: Callable[[list[str], HostContext], str]
+    interpret: Interpret
+    # extra validation of the arguments (raise ProbeUsageError)
+    check: Callable[[list[str]], None] | None = None
+    # how a one-line form answer becomes arguments (shell: the whole line)
+    parse_line: Callable[[str], list[str]] = _split
+    # what must be equal for two hosts' results to count as "the same"
+    compare: Callable[[str, str, dict[str, Any]], Any] | None = None
+    # prints a marked result line (SCRIPT_PRELUDE): framing, cut from the shown output
+    result_line: bool = True
+
+    def validate(self, args: list[str]) -> None:
+        if len(args) < self.min_args:
+            raise ProbeUsageError(f"usage: {self.usage}")
+        if self.max_args is not None and len(args) > self.max_args:
+            raise ProbeUsageError(f"usage: {self.usage} (too many arguments)")
+        if any(not a.strip() for a in args):
+            raise ProbeUsageError(f"usage: {self.usage} (empty argument)")
+        for i, a in enumerate(args, 1):
+            if "\0" in a:
+                raise ProbeUsageError(f"argument {i} holds a NUL byte (0x00), which no "
+                                      "command line can carry; remove it")
+        if self.check is not None:
+            self.check(args)
+
+
+def python_command(ctx: HostContext, script: str, args: Sequence[str]) -> str:
+    """``python -c SCRIPT ARG...`` with every word quoted. The script is a
+    constant; arguments reach it only as ``sys.argv[1:]``."""
+    return " ".join(
+        [shlex.quote(ctx.python), "-c", shlex.quote(script), *(shlex.quote(a) for a in args)]
+    )
+
+
+# Prepended to every probe script: ``_emit`` prints the one marked result line
+# and leaves at once: ``os._exit`` skips the interpreter teardown (atexit hooks,
+# freeing every module), which after a heavy import costs more than the probe.
+SCRIPT_PRELUDE = (
+    "import sys, json, os\n"
+    "def _emit(d, code=0):\n"
+    "    d['argv'] = sys.argv[1:]\n"
+    f"    sys.stdout.write('\\n{RESULT_MARK}' + json.dumps(d, default=str) + '\\n')\n"
+    "    sys.stdout.flush()\n"
+    "    sys.stderr.flush()\n"
+    "    os._exit(code)\n"
+)
+
+
+def script_result(out: str) -> dict[str, Any] | None:
+    """The JSON object of the marked result line, or None."""
+    for line in reversed(out.splitlines()):
+        if line.startswith(RESULT_MARK):
+            try:
+                data = json.loads(line[len(RESULT_MARK):])
+            except ValueError:
+                return None
+            return data if isinstance(data, dict) else None
+    return None
+
+
+def without_result(out: str) -> str:
+    """``out`` without the marked result line (and the newline ``_emit`` put
+    before it): the marker is framing, never output a person reads."""
+    at = out.rfind("\n" + RESULT_MARK)
+    if at < 0:
+        if not out.startswith(RESULT_MARK):
+            return out
+        at = -1
+    end = out.find("\n", at + 1)
+    rest = out[end + 1:] if end >= 0 else ""
+    return out[:max(at, 0)] + ("\n" if at > 0 and rest else "") + rest
+
+
+def no_result(status: int | None, err: str) -> Verdict:
+    """The script did not report: python missing, killed, or a broken preamble."""
+    tail = err.strip().splitlines()[-1][:200] if err.strip() else ""
+    if status == 127:
+        return Verdict("error", f"python not found (exit 127){': ' + tail if tail else ''}",
+                       {"exit_status": status})
+    return Verdict("error", f"no result (exit {status}){': ' + tail if tail else ''}",
+                   {"exit_status": status})
+
+
+def exit_verdict(args: list[str], status: int | None, out: str, err: str) -> Verdict:
+    if status == 0:
+        return Verdict("ok", (out.strip().splitlines() or ["exit 0"])[-1][:200],
+                       {"exit_status": 0})
+    last = (err.strip() or out.strip()).splitlines()
+    return Verdict("failed", f"exit {status}" + (f": {last[-1][:200]}" if last else ""),
+                   {"exit_status": status})
+
+
+def lookup_kind(
+    name: str, usage: str, help: str, script: str, key: str, found: str, missing: str
+) -> ProbeKind:
+    """A kind that looks up each argument on the host (``version``, ``which``).
+
+    ``script`` runs after :data:`SCRIPT_PRELUDE` and must bind ``found``, a
+    dict name -> value or None; the verdict fails when any value is None.
+    ``found``/``missing`` format one name in the summary ({name}, {value}).
+    """
+    body = SCRIPT_PRELUDE + script + (
+        "\nmissing = [n for n, v in found.items() if v is None]\n"
+        f"_emit({{{key!r}: found, 'missing': missing}}, 1 if missing else 0)\n"
+    )
+
+    def interpret(args: list[str], status: int | None, out: str, err: str) -> Verdict:
+        data = script_result(out)
+        if data is None:
+            return no_result(status, err)
+        return lookup_verdict(data, key, found, missing)
+
+    return ProbeKind(
+        name=name,
+        usage=usage,
+        help=help,
+        min_args=1,
+        max_args=None,
+        build=lambda args, ctx: python_command(ctx, body, args),
+        interpret=interpret,
+        compare=lambda s, summ, d: d.get(key),
+    )
+
+
+def lookup_verdict(data: dict[str, Any], key: str, found: str, missing: str) -> Verdict:
+    """The verdict of a lookup: ``data[key]`` maps name -> value or None."""
+    values: dict[str, str | None] = data.get(key, {})
+    parts = [(found if v else missing).format(name=k, value=v) for k, v in values.items()]
+    return Verdict("failed" if data.get("missing") else "ok", ", ".join(parts), data)
