@@ -7,12 +7,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 from perftriage.core.sanitize import is_safe
-
-if TYPE_CHECKING:
-    from perftriage.core.store.config import Config
+from perftriage.core.store.config_schema import Config, ConfigError, locate
 
 MIN_SAMPLE_INTERVAL_S = 0.05  # the same floor as --sample-interval
 # an ssh target or ~/.ssh/config alias: user@host:port, [v6]:port; never shell
@@ -21,10 +17,8 @@ _SSH_TARGET = re.compile(r"^[A-Za-z0-9_.%+\[\]:@-]+$")
 
 def check(config: Config, text: str, path: Path | str) -> None:
     """Raise ConfigError for the first bad value (in file order of sections)."""
-    from perftriage.core.store.config import ConfigError, _locate
-
     def fail(where: str, key: str | None, message: str) -> None:
-        raise ConfigError(path, _locate(text, where, key), message)
+        raise ConfigError(path, locate(text, where, key), message)
 
     ui = config.ui
     if not ui.sample_interval >= MIN_SAMPLE_INTERVAL_S:
