@@ -115,3 +115,26 @@ async def test_transcript_cap_keeps_metric_lines(tmp_path) -> None:
     replayed = replay(tr.events)
     assert list(replayed.logs["s"].metrics.gen_tps) == [10.31]
     assert replayed.logs["s"].dropped == 5
+
+
+async def test_a_followed_log_is_one_of_the_cockpits_sources_and_stops_with_it(tmp_path) -> None:
+    from perftriage.services.cockpit import Cockpit
+
+    path = tmp_path / "app.log"
+    path.write_text("one\n")
+    cockpit = Cockpit(registry=registry(), sessions_dir=tmp_path / "s")
+    sid = cockpit.logs.open_file("localhost", str(path))
+    source = cockpit.sources.get(f"log:{sid}")
+    assert source is not None and source is cockpit.logs.sources[sid]
+    assert source.host == "localhost"
+    await wait_for(lambda: list(cockpit.session.state.logs[sid].lines) == ["one"])
+    assert source.state == "up"
+    # a command's output that ends by itself leaves the list (nothing to stop)
+    done = cockpit.logs.open_command("localhost", "echo done", path="done")
+    await wait_for(lambda: not cockpit.session.state.logs[done].open)
+    assert cockpit.sources.get(f"log:{done}") is None
+    assert [s.name for s in cockpit.sources] == [f"log:{sid}"]
+    await cockpit.stop("quit")
+    assert source.state == "stopped" and len(cockpit.sources) == 0
+    assert cockpit.session.state.logs[sid].closed_reason == "quit"
+    await wait_for(lambda: not tails_of(path), timeout=5)

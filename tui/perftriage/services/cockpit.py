@@ -46,12 +46,13 @@ class Cockpit:
         for host in self.registry.names:
             self.session.state.host(host)
         self.probes = ProbeRunner(self.session, self.registry, templates=self.config.probes)
-        self.logs = LogFollower(self.session, self.registry,
-                                transcript_cap=self.config.ui.transcript_log_cap)
+        self.sources = SourceSet()  # every Source this cockpit runs (services/source.py)
+        self.logs = LogFollower(self.session, self.registry,  # its log sources are in .sources
+                                transcript_cap=self.config.ui.transcript_log_cap,
+                                running=self.sources)
         self.servers = ServerLauncher(self.session, self.logs, self.config.servers)
         self.sample_interval = sample_interval or self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
-        self.sources = SourceSet()  # every Source this cockpit runs (services/source.py)
         self.ssh_config = None  # the --ssh-config that hosts joining later use too
         self.accept_new_host_keys = False
         self.started = False

@@ -5,7 +5,8 @@ batched LogLines events.
 Each followed log is a :class:`~perftriage.services.source.Source`
 (:mod:`perftriage.services.log_source`: how a file is followed, resumed
 after an outage, and how tail's errors become ``log.status`` events). This
-module opens and closes them and applies the transcript cap.
+module opens and closes them and applies the transcript cap; they run in the
+cockpit's list of sources (``Cockpit.sources``), so they stop with it.
 
 A file is followed with ``tail -n +N -F`` under a guard: a shell that
 writes one heartbeat byte (``\\x1e``, stripped here) to the channel every
@@ -50,14 +51,17 @@ class LogFollower:
         session: Session,
         hosts: HostRegistry,
         transcript_cap: int = DEFAULT_TRANSCRIPT_CAP,
+        running: SourceSet | None = None,
     ) -> None:
+        """``running``: the set the log sources run in (a cockpit's
+        ``sources``, so they are stopped with it); by default one of its own."""
         self.session = session
         self.hosts = hosts
         self.transcript_cap = transcript_cap
         self.recorded = 0  # log lines written to the transcript this session
         self.dropped = 0
         self.sources: dict[str, CommandLogSource] = {}  # by source id
-        self._running = SourceSet()
+        self.running = running if running is not None else SourceSet()
         self._cap_noted = False
         self._metric_recorded_at: dict[str, float] = {}  # by source id (monotonic)
 
@@ -94,7 +98,7 @@ class LogFollower:
         self.sources[src.source_id] = src
         self.session.emit(ev.LogSourceOpened(source_id=src.source_id, host=src.host,
                                              path=src.path, kind=src.kind))
-        self._running.add(src)
+        self.running.add(src)
         return src.source_id
 
     # --- closing -----------------------------------------------------------
@@ -103,17 +107,18 @@ class LogFollower:
         src = self.sources.pop(source_id, None)
         if src is None:
             return
-        await self._running.remove(src.name)
+        await self.running.remove(src.name)
         self._closed(src, reason)
 
     async def close_all(self, reason: str = "quit") -> None:
         for sid in list(self.sources):
             await self.close(sid, reason)
 
-    def _ended(self, src: CommandLogSource, reason: str) -> None:
+    def source_ended(self, src: CommandLogSource, reason: str) -> None:
         """A source's run() is over (by itself, or cancelled by close())."""
         if reason != "closed":
             self.sources.pop(src.source_id, None)
+            self.running.forget(src.name)  # ended by itself: nothing left to stop
             self._closed(src, reason)
 
     def _closed(self, src: CommandLogSource, reason: str) -> None:

@@ -30,7 +30,7 @@ import re
 import shlex
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from perftriage.core.model import events as ev
 from perftriage.services.source import BaseSource, SourceState
@@ -43,7 +43,8 @@ from perftriage.transport.base import (
 )
 
 if TYPE_CHECKING:
-    from perftriage.services.log_follower import LogFollower
+    from perftriage.services.hosts import HostRegistry
+    from perftriage.services.session import Session
 
 HEARTBEAT = "\x1e"
 FLUSH_S = 0.05
@@ -121,6 +122,23 @@ _NOTICE = re.compile(
 )
 
 
+class LogOwner(Protocol):
+    """What a log source needs from whoever opened it (the
+    :class:`~perftriage.services.log_follower.LogFollower`)."""
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def hosts(self) -> HostRegistry: ...
+
+    def emit_lines(self, src: CommandLogSource, lines: list[str]) -> None:
+        """One batch of the source's lines, as a LogLines event."""
+
+    def source_ended(self, src: CommandLogSource, reason: str) -> None:
+        """The source's run() is over (by itself, or cancelled: ``closed``)."""
+
+
 def notice(line: str) -> tuple[str, str] | None:
     """``(kind, text)`` when ``line`` is one of tail's notices, else None."""
     if not line.startswith("tail: "):
@@ -134,7 +152,7 @@ def notice(line: str) -> tuple[str, str] | None:
 class CommandLogSource(BaseSource):
     """The output of one command as LogLines events (see the module doc)."""
 
-    def __init__(self, follower: LogFollower, source_id: str, host: str, path: str,
+    def __init__(self, follower: LogOwner, source_id: str, host: str, path: str,
                  kind: ev.LogKind, command: str) -> None:
         super().__init__()
         self.follower = follower
@@ -170,7 +188,7 @@ class CommandLogSource(BaseSource):
 
     def _finish(self, reason: str) -> None:
         self.set_state("stopped" if reason == "closed" else "down", reason)
-        self.follower._ended(self, reason)
+        self.follower.source_ended(self, reason)
         for cb in self.on_exit:
             cb(reason)
 
@@ -238,7 +256,7 @@ class CommandLogSource(BaseSource):
 class FileLogSource(CommandLogSource):
     """A followed file that reconnects and resumes (see the module doc)."""
 
-    def __init__(self, follower: LogFollower, source_id: str, host: str, path: str, *,
+    def __init__(self, follower: LogOwner, source_id: str, host: str, path: str, *,
                  from_start: bool = True, last: int = 100_000) -> None:
         super().__init__(follower, source_id, host, path, "file", follow_command(path))
         self.from_start = from_start

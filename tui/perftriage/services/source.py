@@ -121,6 +121,11 @@ class SourceSet:
             source._task = task
         return source
 
+    def forget(self, name: str) -> None:
+        """Drop a source whose run() ended by itself (nothing left to stop)."""
+        self._sources.pop(name, None)
+        self._tasks.pop(name, None)
+
     async def remove(self, name: str) -> None:
         source = self._sources.pop(name, None)
         task = self._tasks.pop(name, None)
