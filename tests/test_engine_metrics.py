@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from perftriage.core.analysis.engine_window import (
+from perftriage.core.model.engine_window import (
     derive,
     histogram_increase,
     increase,

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from perftriage.cli import cli
-from perftriage.core.parse import host_output
+from perftriage.core.model import host_snapshot
 from perftriage.services import remote_sampler as rs
 
 FAKE_DIR = Path(__file__).parent / "fake_nvidia_smi"
@@ -67,12 +67,12 @@ def test_parse_snapshot_with_fake_output():
         "@@gpu",
         "0, NVIDIA H200, GPU-1, [N/A], 0, 0, 143771, 128.06, 700.00, 39, 1980, 3201, 1980, 3201, P0",
     ])
-    doc = {"hosts": [rs.host_json("h", host_output.parse_snapshot("h", text))]}
+    doc = {"hosts": [rs.host_json("h", host_snapshot.parse_snapshot("h", text))]}
     check_shape(doc)
     h = doc["hosts"][0]
     assert h["cpu_pct"] == 50.0 and h["mem_used_bytes"] == 750 * 1024 and h["load1"] == 0.5
     assert h["gpus"][0]["util_pct"] is None and h["gpus"][0]["power_w"] == 128.06
-    nogpu = host_output.parse_snapshot("h", "@@gpu\n@@nogpu\n")
+    nogpu = host_snapshot.parse_snapshot("h", "@@gpu\n@@nogpu\n")
     assert nogpu.gpu_error == "no NVIDIA GPU (nvidia-smi not found)"
 
 

@@ -63,7 +63,7 @@ def as_json(f) -> dict:
 
 async def watch(transport, url: str, seconds: float):
     """Scrape once a second for ``seconds``: (figures, error, exit code)."""
-    from perftriage.core.analysis.engine_window import derive
+    from perftriage.core.model.engine_window import derive
     from perftriage.services.engine_source import ScrapeError, scrape
     from perftriage.transport.http_get import HttpGetter
 

@@ -28,7 +28,8 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from perftriage.core.parse import nvsmi
-from perftriage.core.parse.host_output import parse_info, parse_snapshot
+from perftriage.core.model.host_snapshot import parse_snapshot
+from perftriage.core.parse.host_output import parse_info
 from perftriage.core.parse.proc import ProcFrame, ProcFrames, cpu_pct
 from perftriage.core.model.events import Event, GpuSample, HostConnState, HostInfo, HostSample, HostStatus
 from perftriage.transport.base import MaintainsConnection, Transport, TransportError

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from perftriage.core.analysis.engine_window import (
+from perftriage.core.model.engine_window import (
     EngineFigures,
     derive,
     histogram_increase,

@@ -17,6 +17,7 @@ from typing import Any, Literal, Union
 import msgspec
 
 from perftriage.core.parse.engine_metrics import EngineSnapshot
+from perftriage.core.parse.gpu_sample import GpuProcess, GpuSample  # noqa: F401 - re-exported (ev.GpuSample)
 
 
 class Event(msgspec.Struct, tag_field="type", kw_only=True, omit_defaults=True):
@@ -27,36 +28,6 @@ class Event(msgspec.Struct, tag_field="type", kw_only=True, omit_defaults=True):
 # --- hosts -----------------------------------------------------------------
 
 HostConnState = Literal["connecting", "up", "retrying", "down"]
-
-
-class GpuProcess(msgspec.Struct, omit_defaults=True):
-    pid: int
-    name: str = ""
-    used_mib: float | None = None
-
-
-class GpuSample(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """One GPU at one instant. Field names match ``perftriage status --json``."""
-
-    index: int
-    name: str = ""
-    uuid: str = ""
-    util_pct: float | None = None
-    mem_util_pct: float | None = None
-    mem_used_mib: float | None = None
-    mem_total_mib: float | None = None
-    power_w: float | None = None
-    power_limit_w: float | None = None
-    temp_c: float | None = None
-    sm_clock_mhz: float | None = None
-    sm_clock_max_mhz: float | None = None
-    mem_clock_mhz: float | None = None
-    mem_clock_max_mhz: float | None = None
-    pstate: str | None = None
-    throttle: list[str] = []
-    processes: list[GpuProcess] = []
-    bus_width_bits: int | None = None
-    bandwidth_gbs: float | None = None
 
 
 class HostSample(Event, tag="host.sample"):

@@ -21,7 +21,7 @@ them, old and new:
 Unknown metrics are ignored; missing ones are simply absent from the
 snapshot (n/a). A snapshot holds *cumulative* values as the engine served
 them; rates and quantiles over a window are
-:mod:`perftriage.core.analysis.engine_window`'s job.
+:mod:`perftriage.core.model.engine_window`'s job.
 
 Aggregation across series: series that differ only in a *rank* label
 (``tp_rank``, ``pp_rank``, ...) describe the same requests seen from several

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from perftriage.core.model.events import GpuProcess, GpuSample
+from perftriage.core.parse.gpu_sample import GpuProcess, GpuSample
 from perftriage.core.parse.nvsmi_reports import (  # noqa: F401 - the one import for callers
     Topology,
     parse_q_text,

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
-from perftriage.core.model.events import GpuProcess, GpuSample
+from perftriage.core.parse.gpu_sample import GpuProcess, GpuSample
 from perftriage.core.parse.nvsmi_values import bandwidth_gbs, strip_ansi, to_float, to_int, to_str
 
 # --- table view ----------------------------------------------------------------

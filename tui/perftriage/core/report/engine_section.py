@@ -3,7 +3,7 @@ over the session (from the replayed ``engine.sample`` events)."""
 
 from __future__ import annotations
 
-from perftriage.core.analysis.engine_window import mean_of, quantiles_of
+from perftriage.core.model.engine_window import mean_of, quantiles_of
 from perftriage.core.model.state import SessionState
 
 LATENCIES = (("ttft", "TTFT"), ("itl", "inter-token latency"), ("e2e", "end-to-end"),
