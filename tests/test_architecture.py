@@ -4,6 +4,7 @@ code stays typed (few `type: ignore`)."""
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -35,3 +36,25 @@ def test_type_ignores_stay_few():
              for n, line in enumerate(path.read_text().splitlines(), 1)
              if "type: ignore" in line]
     assert len(found) <= MAX_TYPE_IGNORES, found
+
+
+def _modules_in(package: Path) -> set[str]:
+    return {p.stem if p.is_file() else p.name for p in package.iterdir()
+            if p.suffix == ".py" and p.stem != "__init__"
+            or p.is_dir() and (p / "__init__.py").exists()}
+
+
+def _layered() -> set[str]:
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    return {name.strip() for c in contracts if c["type"] == "layers"
+            for layer in c["layers"] for name in layer.split(":")}
+
+
+def test_every_top_level_module_and_core_folder_has_a_layer():
+    package = REPO / "tui" / "perftriage"
+    layered = _layered()
+    missing = sorted(f"perftriage.{m}" for m in _modules_in(package)
+                     if f"perftriage.{m}" not in layered)
+    missing += sorted(f"perftriage.core.{m}" for m in _modules_in(package / "core")
+                      if f"perftriage.core.{m}" not in layered)
+    assert not missing, f"place these in a layers contract in pyproject.toml: {missing}"
