@@ -6,6 +6,7 @@ the line an error is about. Loading is :mod:`perftriage.core.store.config`.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import msgspec
 
