@@ -15,10 +15,12 @@ exact whatever the encoding, where a byte count of decoded text is not.
 lines: a missing or unreadable path is an ``error`` (tail keeps trying), a
 directory is ``lost``, a truncation or rotation restarts the count.
 
-Lines are read in large chunks (``Transport.stream_batches``) and coalesced
-into one event per ``FLUSH_S`` (or per ``FLUSH_LINES``), never one per line;
-a larger backlog goes out in ``SLICE_LINES`` slices with a yield to the
-event loop between them, so keys and frames get through a flood.
+Lines are read in large chunks (``Transport.stream_batches``) and buffered,
+never sent one event per line. The buffer is sent when ``FLUSH_S`` has
+passed since the last send or when it holds ``FLUSH_LINES`` lines, as
+LogLines events of at most ``SLICE_LINES`` lines each with a yield to the
+event loop between them (keys and frames get through a flood); lines that
+arrive in a quiet moment are sent ``FLUSH_S`` later by a timer, in one event.
 """
 
 from __future__ import annotations
@@ -47,11 +49,11 @@ if TYPE_CHECKING:
     from perftriage.services.session import Session
 
 HEARTBEAT = "\x1e"
-FLUSH_S = 0.05
-FLUSH_LINES = 4096
-# a backlog is emitted in slices this long (a few ms of parsing each), with a
-# yield between them: a key press crosses several message pumps, each hop
-# waits at most one slice
+FLUSH_S = 0.05  # buffered lines wait at most this long
+FLUSH_LINES = 4096  # ... or until this many are buffered
+# the buffer is sent in events of at most this many lines (a few ms of
+# parsing each), with a yield between them: a key press crosses several
+# message pumps, each hop waits at most one slice
 SLICE_LINES = 1024
 BACKOFF_FIRST_S = 0.5
 BACKOFF_CAP_S = 10.0

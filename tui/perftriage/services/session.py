@@ -72,9 +72,11 @@ class Session:
         return time.monotonic() - self._t0
 
     def new_id(self, prefix: str) -> str:
+        """``p1``, ``p2``, ... per prefix, counted from 1 in this session
+        (ids already in a replayed state are not looked at: a replay's own
+        ids get an ``r`` in front instead, see services/replay.py)."""
         counter = self._ids.get(prefix)
         if counter is None:
-            # continue after ids already present (replayed or resumed state)
             counter = self._ids[prefix] = itertools.count(1)
         return f"{prefix}{next(counter)}"
 
