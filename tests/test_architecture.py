@@ -1,6 +1,7 @@
 """The layering contract in pyproject.toml holds (import-linter); the
 code stays typed (few `type: ignore`)."""
 
+import re
 import shutil
 import subprocess
 import sys
@@ -58,3 +59,11 @@ def test_every_top_level_module_and_core_folder_has_a_layer():
     missing += sorted(f"perftriage.core.{m}" for m in _modules_in(package / "core")
                       if f"perftriage.core.{m}" not in layered)
     assert not missing, f"place these in a layers contract in pyproject.toml: {missing}"
+
+
+def test_transports_are_told_apart_by_protocol_not_hasattr():
+    found = [f"{path.relative_to(REPO)}:{n}"
+             for path in sorted((REPO / "tui" / "perftriage").rglob("*.py"))
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if re.search(r"hasattr\([^,]*transport", line)]
+    assert not found, found  # use MaintainsConnection / ChecksConnection (transport/base.py)

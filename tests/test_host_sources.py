@@ -4,7 +4,7 @@ Source in its list: no private task list, no duck-typed transports."""
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.host_sources import ConnectionSource, host_sources
 from perftriage.services.hosts import HostRegistry, local_host
-from perftriage.transport.base import MaintainsConnection
+from perftriage.transport.base import ChecksConnection, MaintainsConnection
 from perftriage.transport.local import LocalTransport
 
 from tests.helpers import wait_for
@@ -30,8 +30,9 @@ def test_only_a_transport_that_keeps_its_connection_gets_a_connection_source(ssh
     from perftriage.transport.ssh import SSHTransport
 
     assert not isinstance(LocalTransport(), MaintainsConnection)
+    assert not isinstance(LocalTransport(), ChecksConnection)  # `hosts --check` runs `true`
     ssh = SSHTransport("loopback", sshd.alias, ssh_config=sshd.ssh_config)
-    assert isinstance(ssh, MaintainsConnection)
+    assert isinstance(ssh, MaintainsConnection) and isinstance(ssh, ChecksConnection)
     host = Host("loopback", HostConfig(name="loopback", ssh=sshd.alias), ssh)
     names = [s.name for s in host_sources(host, Session(), 1.0)]
     assert names == ["sampler:loopback", "connection:loopback"]

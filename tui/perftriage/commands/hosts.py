@@ -26,11 +26,11 @@ def _target(host) -> str:
 
 async def _check_one(host, timeout: float) -> tuple[str, str | None, str]:
     """(name, error kind or None when OK, the reason or the latency)."""
-    from perftriage.transport.base import TransportError
+    from perftriage.transport.base import ChecksConnection, TransportError
 
     start = time.perf_counter()
     try:
-        if hasattr(host.transport, "check"):
+        if isinstance(host.transport, ChecksConnection):
             async with asyncio.timeout(timeout):
                 await host.transport.check()
         else:

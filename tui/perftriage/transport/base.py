@@ -125,6 +125,14 @@ class MaintainsConnection(Protocol):
     async def maintain(self) -> None: ...
 
 
+@runtime_checkable
+class ChecksConnection(Protocol):
+    """A transport with a connection to check (SSH): ``check()`` connects and
+    runs ``true``, returns the seconds it took, raises TransportError."""
+
+    async def check(self) -> float: ...
+
+
 # A streamed line longer than this is cut (and says how much): a remote file
 # with a 100 MB line and no newline must not be held, nor copied per chunk.
 MAX_LINE_CHARS = 64 * 1024
