@@ -13,7 +13,12 @@ All on localhost, baselines measured in the same run, rounds interleaved
    torch-free venv has). Target: probe <= 2 x grep + 0.3 s.
 2. ``import MODULE`` probe vs ``python -c "import MODULE"`` (same python).
    Target: probe <= bare import + 0.3 s.
-3. the CLI, wall clock: ``perftriage probe --host localhost which true``
+3. ``version PKG...`` probe with the venv's python: the shell reads the
+   dist-info METADATA (no Python started) vs the same probe made to take
+   its Python path (``PYTHONPATH`` set: the shell leaves it to
+   importlib.metadata, what every version probe did before) and vs a bare
+   ``python -c`` importlib.metadata lookup. Target: <= the bare lookup.
+4. the CLI, wall clock: ``perftriage probe --host localhost which true``
    (a fresh process, as a user types it), next to ``python -c pass`` and
    ``sh -c true``. Target: <= 0.35 s.
 
@@ -45,6 +50,9 @@ PY = sys.executable
 GREPS = [("class ", "pip"), ("def render", "textual"), ("zz_no_such_text", "pygments"),
          (r"def \w+_token", "pygments")]
 IMPORTS = ["asyncssh", "textual.app", "json"]
+VERSIONS = ["click", "msgspec", "textual"]
+BARE_VERSION = ("from importlib import metadata\n"
+                f"for n in {VERSIONS!r}: metadata.version(n)")
 CLI = [shutil.which("perftriage") or os.path.join(os.path.dirname(PY), "perftriage"),
        "probe", "--host", "localhost", "which", "true"]
 
@@ -113,6 +121,17 @@ def main() -> None:
             base.append(wall([PY, "-c", f"import {mod}"]))
             probe.append(asyncio.run(probe_time("import", [mod]))[0])
         rows.append(row(f"import {mod}", probe, base, lambda b: b + 0.3))
+    shell, python, bare = [], [], []
+    for _ in range(rounds):
+        bare.append(wall([PY, "-c", BARE_VERSION]))
+        t, _summary = asyncio.run(probe_time("version", VERSIONS))
+        shell.append(t)
+        python.append(asyncio.run(probe_time("version", VERSIONS,
+                                             "export PYTHONPATH=/nonexistent"))[0])
+    rows.append(row(f"version {' '.join(VERSIONS)} (shell)", shell, bare, lambda b: b,
+                    f"python path {statistics.median(python) * 1000:.0f} ms"))
+    rows.append(row(f"version {' '.join(VERSIONS)} (python path)", python, bare,
+                    lambda b: b + 0.3, "as before this change"))
     cli, py, sh, cpu = [], [], [], []
     for _ in range(rounds):
         py.append(wall([PY, "-c", "pass"]))
@@ -129,7 +148,7 @@ def main() -> None:
         base = f"{mb * 1000:7.0f}ms" if mb is not None else "-"
         print(f"{name:<44} {mp * 1000:7.0f}ms {base:>9} {target * 1000:7.0f}ms  {met:<4} {note}")
     print("baselines: grep rows `grep -rn PATTERN DIR`; import rows `python -c 'import M'`; "
-          "CLI row `python -c pass`")
+          "version rows `python -c` importlib.metadata.version of each; CLI row `python -c pass`")
 
 
 if __name__ == "__main__":

@@ -147,35 +147,13 @@ def exit_verdict(args: list[str], status: int | None, out: str, err: str) -> Ver
                    {"exit_status": status})
 
 
-def lookup_kind(
-    name: str, usage: str, help: str, script: str, key: str, found: str, missing: str
-) -> ProbeKind:
-    """A kind that looks up each argument on the host (``version``, ``which``).
-
-    ``script`` runs after :data:`SCRIPT_PRELUDE` and must bind ``found``, a
-    dict name -> value or None; the verdict fails when any value is None.
-    ``found``/``missing`` format one name in the summary ({name}, {value}).
-    """
-    body = SCRIPT_PRELUDE + script + (
+def lookup_script(script: str, key: str) -> str:
+    """A lookup's Python script (``version``): ``script`` runs after
+    :data:`SCRIPT_PRELUDE` and binds ``found`` (name -> value or None); the
+    result line holds it under ``key`` with the missing names."""
+    return SCRIPT_PRELUDE + script + (
         "\nmissing = [n for n, v in found.items() if v is None]\n"
         f"_emit({{{key!r}: found, 'missing': missing}}, 1 if missing else 0)\n"
-    )
-
-    def interpret(args: list[str], status: int | None, out: str, err: str) -> Verdict:
-        data = script_result(out)
-        if data is None:
-            return no_result(status, err)
-        return lookup_verdict(data, key, found, missing)
-
-    return ProbeKind(
-        name=name,
-        usage=usage,
-        help=help,
-        min_args=1,
-        max_args=None,
-        build=lambda args, ctx: python_command(ctx, body, args),
-        interpret=interpret,
-        compare=lambda s, summ, d: d.get(key),
     )
 
 

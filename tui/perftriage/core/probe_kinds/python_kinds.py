@@ -1,6 +1,7 @@
-"""``import`` and ``version``: constant Python scripts run by the
-host's python, their arguments passed as ``sys.argv`` (never spliced into
-script text). Each script prints one marked JSON result line."""
+"""``import``: a constant Python script run by the host's python, its
+argument passed as ``sys.argv`` (never spliced into script text). It prints
+one marked JSON result line. (``version`` is in ``version_kind``: the shell
+answers it where it can.)"""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from perftriage.core.probe_kinds.kind import (
     Verdict,
     no_result,
     python_command,
-    lookup_kind,
     script_result,
 )
 
@@ -108,24 +108,4 @@ IMPORT_KIND = ProbeKind(
     compare=_import_compare,
 )
 
-# --- version PKG... ----------------------------------------------------------------
-
-VERSION_KIND = lookup_kind(
-    "version",
-    usage="version PKG...",
-    help="installed distribution versions (importlib.metadata); missing ones reported",
-    script=r"""
-from importlib import metadata
-found = {}
-for name in sys.argv[1:]:
-    try:
-        found[name] = metadata.version(name)
-    except metadata.PackageNotFoundError:
-        found[name] = None
-""",
-    key="versions",
-    found="{name} {value}",
-    missing="{name} MISSING",
-)
-
-KINDS = (IMPORT_KIND, VERSION_KIND)
+KINDS = (IMPORT_KIND,)
