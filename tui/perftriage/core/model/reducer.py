@@ -70,11 +70,15 @@ def _host_sample(state: SessionState, e: ev.HostSample) -> Section:
     if e.cpu_pct is not None:
         hs.cpu_history.append(e.cpu_pct)
     maxlen = hs.cpu_history.maxlen
+    util, power = hs.util_history, hs.power_history
     for gpu in e.gpus if e.gpu_age_s is None else ():  # stale readings: no new history
+        # (a new deque only for a new GPU: a replay or seek applies millions of these)
         if gpu.util_pct is not None:
-            hs.util_history.setdefault(gpu.index, deque(maxlen=maxlen)).append(gpu.util_pct)
+            (util.get(gpu.index) or util.setdefault(gpu.index, deque(maxlen=maxlen))).append(
+                gpu.util_pct)
         if gpu.power_w is not None:
-            hs.power_history.setdefault(gpu.index, deque(maxlen=maxlen)).append(gpu.power_w)
+            (power.get(gpu.index) or power.setdefault(gpu.index, deque(maxlen=maxlen))).append(
+                gpu.power_w)
     return Section.HOSTS
 
 

@@ -22,10 +22,11 @@ import msgspec
 
 T = TypeVar("T")
 _IMMUTABLE = (str, int, float, bool, type(None), bytes, tuple, frozenset, Enum, msgspec.Struct)
+_EXACT_IMMUTABLE = frozenset({str, int, float, bool, type(None), bytes, tuple, frozenset})
 
 
 def _immutable(value: Any) -> bool:
-    return isinstance(value, _IMMUTABLE)
+    return type(value) in _EXACT_IMMUTABLE or isinstance(value, _IMMUTABLE)
 
 
 def _items_immutable(seq: Any) -> bool:
@@ -37,10 +38,26 @@ def structural_copy(value: T) -> T:
     return _copy(value)
 
 
+# per dataclass type: its field names, and whether a plain instance dict can
+# be copied (no __slots__, no __copy__/__reduce__ of its own); a keyframe
+# copies a thousand probes, so this is looked up once per type, not per object
+_DATACLASSES: dict[type, tuple[tuple[str, ...], bool]] = {}
+
+
+def _dataclass_plan(kind: type) -> tuple[tuple[str, ...], bool]:
+    plan = _DATACLASSES.get(kind)
+    if plan is None:
+        plain = (not hasattr(kind, "__slots__") and not hasattr(kind, "__copy__")
+                 and kind.__reduce_ex__ is object.__reduce_ex__
+                 and kind.__reduce__ is object.__reduce__)
+        plan = _DATACLASSES[kind] = (tuple(f.name for f in dataclasses.fields(kind)), plain)
+    return plan
+
+
 def _copy(value: Any) -> Any:
-    if _immutable(value):
-        return value
     kind = type(value)
+    if kind in _EXACT_IMMUTABLE or isinstance(value, _IMMUTABLE):
+        return value
     if kind is deque:
         if _items_immutable(value):
             return deque(value, value.maxlen)
@@ -50,10 +67,15 @@ def _copy(value: Any) -> Any:
     if kind is dict:
         return {k: _copy(v) for k, v in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        new = copy.copy(value)
-        for f in dataclasses.fields(value):
-            v = getattr(value, f.name)
-            if not _immutable(v):
-                object.__setattr__(new, f.name, _copy(v))
+        names, plain = _dataclass_plan(kind)
+        if plain:  # what copy.copy does for such an object, without its detours
+            new = object.__new__(kind)
+            new.__dict__.update(value.__dict__)
+        else:
+            new = copy.copy(value)
+        for name in names:
+            v = getattr(value, name)
+            if type(v) not in _EXACT_IMMUTABLE and not isinstance(v, _IMMUTABLE):
+                object.__setattr__(new, name, _copy(v))
         return new
     return copy.deepcopy(value)
