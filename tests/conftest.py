@@ -21,6 +21,12 @@ def _require_sshd() -> None:
     pytest.skip("OpenSSH sshd not installed (run the README's test command)")
 
 
+def pytest_collection_modifyitems(items) -> None:
+    """Tests marked ``slow_first`` (the wheel in a fresh venv) go first: under
+    xdist they then run beside the others instead of alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow_first") is None)
+
+
 @pytest.fixture(scope="session")
 def sshd(tmp_path_factory) -> SshServer:
     """One loopback sshd shared by the whole test session (read-only use)."""
