@@ -65,7 +65,7 @@ class EngineMetricsSource(BaseSource):
                  interval: float = 1.0, timeout: float = 5.0) -> None:
         super().__init__()
         self.emit = emit  # Session.emit (or any callable taking an event)
-        self.host = host
+        self.host: str = host
         self.url = url
         self.name = name or f"engine:{host}"
         self.interval = max(MIN_INTERVAL_S, interval)

@@ -112,7 +112,8 @@ class RemoteGpmSource(BaseSource):
                  peaks: PeakLookup, *, python: str | None = "python3", backoff_max_s: float = 30.0,
                  stall_s: float = 15.0, min_interval_s: float = MIN_INTERVAL_S) -> None:
         super().__init__()
-        self.name, self.host = f"gpm:{host}", host
+        self.name = f"gpm:{host}"
+        self.host: str = host
         self.transport = transport
         self.emit = emit
         self._peaks = peaks

@@ -183,7 +183,8 @@ class LocalGpmSource(BaseSource):
     def __init__(self, host: str, emit: Callable[[Event], object], interval: float = 1.0,
                  nvml: Any = None) -> None:
         super().__init__()
-        self.name, self.host = f"gpm:{host}", host
+        self.name = f"gpm:{host}"
+        self.host: str = host
         self.emit = emit
         self.interval = max(MIN_INTERVAL_S, interval)
         self._nvml = nvml
