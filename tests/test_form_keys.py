@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Input
 
 from perftriage.screens.hypothesis_form import HypothesisFormScreen
-from perftriage.screens.ordered_keys import EditableInput, OrderedKeysApp
+from perftriage.screens.ordered_keys import OrderedKeysApp
 from perftriage.screens.prompt import PromptScreen
 
 

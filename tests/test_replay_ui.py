@@ -7,7 +7,6 @@ import hashlib
 import shutil
 
 from perftriage.app import PerftriageApp
-from perftriage.core.model import events as ev
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry
 from perftriage.services.replay import Replayer

@@ -25,7 +25,6 @@ from tests.reliability.test_orphans import session_sshds
 from tests.sshd import free_port, keygen
 
 from perftriage.app import PerftriageApp
-from perftriage.core.model import events as ev
 from perftriage.core.store.config import HostConfig
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry, make_host

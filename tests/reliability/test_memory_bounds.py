@@ -5,7 +5,6 @@ flood of metric lines is recorded at most once a second per source."""
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 

@@ -5,12 +5,10 @@ directory is 0700, transcripts and reports 0600."""
 
 from __future__ import annotations
 
-import os
 import stat
 import sys
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from perftriage.cli import cli
