@@ -6,6 +6,7 @@ import hashlib
 import shutil
 
 from perftriage.core.model import events as ev
+from perftriage.core.model import reducer
 from perftriage.core.replay.at import state_json
 from perftriage.core.store import transcript
 from perftriage.services.replay import Replayer
@@ -44,6 +45,25 @@ def test_original_unchanged_and_notes_go_to_a_derived_session(tmp_path):
     times = [e.t for e in tr.events]
     assert times == sorted(times)  # the additions sit at the moment they were made
     assert hyp.startswith("rh") and any(h.hyp_id == hyp for h in r.session.state.hypotheses)
+
+
+def test_a_replay_of_a_derived_session_adds_ids_of_its_own(tmp_path):
+    out = tmp_path / "sessions"
+    out.mkdir()
+    first = Replayer(EXAMPLE_SESSION, sessions_dir=out)
+    h1 = first.session.new_id("h")
+    first.session.emit(ev.HypothesisAdded(hyp_id=h1, title="first replay"))
+    derived = first.close()
+    assert transcript.read(derived).header["derivation"] == 1
+    second = Replayer(derived, sessions_dir=out)
+    second.player.seek(0)  # the first replay's addition lies ahead: its id is taken
+    h2 = second.session.new_id("h")
+    second.session.emit(ev.HypothesisAdded(hyp_id=h2, title="second replay"))
+    again = second.close()
+    assert h1 == "rh1" and h2 == "r2h1"
+    assert transcript.read(again).header["derivation"] == 2
+    titles = {h.hyp_id: h.title for h in reducer.replay(transcript.read(again).events).hypotheses}
+    assert titles[h1] == "first replay" and titles[h2] == "second replay"
 
 
 def test_additions_stay_where_they_were_made_across_seeks(tmp_path):

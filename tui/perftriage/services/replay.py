@@ -33,6 +33,21 @@ ANNOTATIONS = (ev.NoteAdded, ev.HypothesisAdded, ev.HypothesisUpdated, ev.Hypoth
                ev.EvidenceLinked, ev.EvidenceUnlinked, ev.GapComputed)
 
 
+def derivation(header: dict) -> int:
+    """How many replays with additions lie behind a transcript: 0 for a live
+    session (older derived files say only ``derived_from``: 1)."""
+    n = header.get("derivation")
+    if isinstance(n, int) and not isinstance(n, bool) and n >= 0:
+        return n
+    return 1 if header.get("derived_from") else 0
+
+
+def replay_mark(generation: int) -> str:
+    """The id prefix of additions made in a replay: ``r`` (rh1, rn1, ...) on a
+    live session's transcript, ``r2`` on a derived one, and so on."""
+    return "r" if generation <= 1 else f"r{generation}"
+
+
 class ReplaySession(Session):
     """The session panes read while replaying. ``emit`` takes annotations
     only (stamped with the replay time) and hands them to the player."""
@@ -50,7 +65,9 @@ class ReplaySession(Session):
         return self.replayer.player.t
 
     def new_id(self, prefix: str) -> str:
-        return super().new_id("r" + prefix)  # never an id the original uses later on
+        # never an id the replayed file uses, later on included: its own
+        # replay additions (a derived session) carry the previous generation's mark
+        return super().new_id(replay_mark(derivation(self.replayer.timeline.header) + 1) + prefix)
 
     def emit(self, event: ev.Event, record: ev.Event | None = None) -> ev.Event:
         if not isinstance(event, ANNOTATIONS):
@@ -143,7 +160,8 @@ class Replayer:
             n += 1
             target = directory / session_filename(f"{name}-{n}", datetime.now(timezone.utc))
         header = dict(self.timeline.header)
-        header.update(name=name, derived_from=self.path.name)
+        header.update(name=name, derived_from=self.path.name,
+                      derivation=derivation(self.timeline.header) + 1)
         writer = transcript.TranscriptWriter(target, header, background=False)
         try:
             for extra in overlay.get(0, ()):
