@@ -153,9 +153,9 @@ def run_probes(rec: Recorder, t: float) -> float:
                              "message": f"No module named '{module}'",
                              "import_s": 2.5832 if pid == "p4" else 2.3417}, [module]))
         t += 31.0
-    probe(rec, t, "p6", "version", ["flashinfer-python"], took=0.214,
-          stdout=result({"versions": {"flashinfer-python": "0.6.3"}, "missing": []},
-                        ["flashinfer-python"]))
+    # version is answered by sh (a venv: the dist-info's METADATA), no Python started
+    probe(rec, t, "p6", "version", ["flashinfer-python"], took=0.021,
+          stdout="\n" + probes.RESULT_MARK + json.dumps({"sh_versions": ["0.6.3"]}) + "\n")
     t += 47.0
     target = "sglang.srt.layers.moe.flashinfer_cutedsl_moe:flashinfer_cutedsl_moe_masked"
     probe(rec, t, "p7", "import", [target], took=7.126, stdout=result(
