@@ -11,6 +11,8 @@ of the pane that is also a key everywhere is marked in the first section
 
 from __future__ import annotations
 
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -61,6 +63,17 @@ def key_sections(screen) -> list[tuple[str, list[tuple[str, str]]]]:
     return sections
 
 
+def _key_table(rows: list[tuple[str, str]]) -> Table:
+    """Keys and what they do; a long description wraps under itself, not
+    under the keys."""
+    table = Table.grid(padding=(0, 2))
+    table.add_column(no_wrap=True, style="bold")
+    table.add_column()
+    for key, description in rows:
+        table.add_row(Text(f"  {key}"), Text(description))
+    return table
+
+
 class KeysScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     KeysScreen { align: center middle; }
@@ -82,9 +95,7 @@ class KeysScreen(ModalScreen[None]):
             with VerticalScroll():
                 for title, rows in self.sections:
                     yield Static(title, classes="section", markup=False)
-                    width = max((len(k) for k, _ in rows), default=4)
-                    yield Static("\n".join(f"  {k:<{width}}  {d}" for k, d in rows),
-                                 markup=False)
+                    yield Static(_key_table(rows))
 
     def action_close(self) -> None:
         self.dismiss(None)
