@@ -117,6 +117,7 @@ class LogView(ScrollView, can_focus=True):
         self.pane = pane  # the name its wrap choice is kept under
         self.wrap = False
         self._wrap = WrapMap()
+        self._label_cells: dict[str, int] = {}  # source id -> cells of "label "
         self._log_styles: LogStyles | None = None
         self.follow = True
         self.cursor: int | None = None  # highlighted row (search / error jumps)
@@ -294,10 +295,21 @@ class LogView(ScrollView, can_focus=True):
         return text if is_safe(text) else sgr_text(text).plain
 
     def _cells(self, key: Key, text: str) -> int:
-        """Cells a row takes, its source label included (for wrapping)."""
-        shown = self._shown_text(text)
-        n = len(shown) if shown.isascii() else cell_len(shown)
-        return n + (len(self._label(key)) + 1 if self.index.source == ALL else 0)
+        """Cells a row takes, its source label included (for wrapping).
+        Called for every new line while wrapped: printable ASCII (nearly
+        every log line) is counted by ``len`` alone, labels once per source."""
+        if text.isascii() and text.isprintable():
+            n = len(text)
+        else:
+            shown = self._shown_text(text)
+            n = len(shown) if shown.isascii() else cell_len(shown)
+        if self.index.source != ALL:
+            return n
+        sid = key[0] if isinstance(key, tuple) else self.index.source
+        label = self._label_cells.get(sid)
+        if label is None:
+            label = self._label_cells[sid] = len(self._label(key)) + 1
+        return n + label
 
     @property
     def wrap_width(self) -> int:

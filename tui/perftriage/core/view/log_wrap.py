@@ -50,11 +50,12 @@ class WrapMap:
         cum = self.cum
         total = cum[-1]
         line = index.line
+        append = cum.append
         for key in itertools.islice(index.rows, end - index.first_seq, None):
             text = line(key)
             n = cells(key, text) if text is not None else 0
-            total += max(1, -(-n // width))
-            cum.append(total)
+            total += (n + width - 1) // width if n > width else 1
+            append(total)
         dropped = index.first_seq - self.seq0
         if dropped > COMPACT_AFTER and dropped > len(cum) // 2:
             base = cum[dropped]
