@@ -14,6 +14,7 @@ from perftriage.screens.hypothesis_evidence import EvidencePickerScreen
 from perftriage.screens.probe_output import ProbeOutputScreen
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry, local_host
+from perftriage.widgets.logs import LogsPane
 from tests.helpers import wait_for
 
 RING_LINES = 5000
@@ -129,4 +130,29 @@ async def test_evidence_opens_the_probe_output_and_the_host(tmp_path) -> None:
         assert app.screen.host == "gpu-a"
         await pilot.press("escape")
         await pilot.press("escape")
+        await pilot.press("q")
+
+
+async def test_log_evidence_opens_the_line_in_the_logs_pane(tmp_path) -> None:
+    app = _app(tmp_path)
+    s = app.session
+    s.emit(ev.LogSourceOpened(source_id="l2", host="gpu-a", path="/x/other.log"))
+    s.emit(ev.LogLines(source_id="l2", lines=["another source"]))
+    s.emit(ev.HypothesisAdded(hyp_id="h1", title="cutedsl picked"))
+    s.emit(ev.EvidenceLinked(hyp_id="h1", ref_kind="log", ref_id="l1:4", summary=NEEDLE))
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.screen.query_one(LogsPane)
+        await wait_for(lambda: "l2" in pane._sources)
+        pane.select("l2")  # another source's tab: the line is shown in the merged one
+        await pilot.pause()
+        await pilot.press("4", "enter")
+        await wait_for(lambda: isinstance(app.screen, HypothesisDetailScreen))
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_for(lambda: not isinstance(app.screen, HypothesisDetailScreen))
+        await pilot.pause()
+        view = pane.view
+        assert pane.selected == "*" and app.focused is view
+        assert view.cursor is not None and view.index.row(view.cursor)[1] == NEEDLE
+        assert not view.follow  # it stays on the line
         await pilot.press("q")

@@ -5,7 +5,6 @@ keeps its own)."""
 
 from __future__ import annotations
 
-from collections import deque
 
 from textual.widgets import TextArea
 

@@ -1,6 +1,7 @@
 """One hypothesis in full: its note and each piece of evidence with its
 result (a probe's verdict and summary as they are now). Enter on a piece
-opens what it points at: a probe's output view, a host's detail view."""
+opens what it points at: a probe's output view, a host's detail view, a
+log line in the Logs pane."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from perftriage.core.model.state import Section, SessionState
 from perftriage.core.sanitize import visible
 from perftriage.screens.host_detail import HostDetailScreen
 from perftriage.screens.probe_output import ProbeOutputScreen
+from perftriage.widgets.logs import LogsPane
 from perftriage.widgets.status_style import PROBE_ICON
 from perftriage.widgets.status_style import status_text
 
@@ -38,7 +40,8 @@ class HypothesisDetailScreen(ModalScreen[None]):
         Binding("escape", "close", "Close", id="hypothesis_detail.close"),
         Binding("u,delete", "unlink", "Unlink evidence", id="hypothesis_detail.unlink"),
         Binding("enter", "open", "Open", id="hypothesis_detail.open",
-                tooltip="open the selected evidence: a probe's output, a host's detail"),
+                tooltip="open the selected evidence: a probe's output, a host's detail, "
+                        "a log line in the Logs pane"),
     ]
 
     def __init__(self, hyp_id: str) -> None:
@@ -51,7 +54,7 @@ class HypothesisDetailScreen(ModalScreen[None]):
             table = DataTable(id="hyp-detail-evidence", cursor_type="row", zebra_stripes=True)
             table.add_columns("", "stance", "evidence", "linked", "result")
             yield table
-            yield Label("Enter opens the selected evidence (probe output, host detail)"
+            yield Label("Enter opens the selected evidence (probe output, host detail, log line)"
                         " · u unlink it · Esc close", classes="help")
 
     def on_mount(self) -> None:
@@ -110,10 +113,26 @@ class HypothesisDetailScreen(ModalScreen[None]):
             self.app.push_screen(ProbeOutputScreen(e.ref_id))
         elif e.ref_kind == "host" and (host := e.ref_id.rpartition(":")[0]) in self.state.hosts:
             self.app.push_screen(HostDetailScreen(host))
+        elif e.ref_kind == "log":
+            self._show_log_line(e.ref_id)
         elif e.ref_kind in ("probe", "host"):
             self.notify(f"{e.ref_kind} {e.ref_id} is not in this session", severity="warning")
         else:
             self.notify(visible(f"{e.ref_kind} {e.ref_id}: {e.summary}"), markup=False)
+
+    def _show_log_line(self, ref_id: str) -> None:
+        """Close the details and put the Logs pane's cursor on the line
+        (``SOURCE:N``, N counted from 1)."""
+        source_id, _, number = ref_id.rpartition(":")
+        pane = next((p for screen in reversed(self.app.screen_stack)
+                     for p in screen.query(LogsPane)), None)
+        if pane is None or not number.isdigit():
+            self.notify(f"log {ref_id}: no Logs pane to show it in", severity="warning")
+            return
+        self.dismiss(None)
+        if not pane.show_line(source_id, int(number) - 1):
+            pane.notify(f"log {ref_id} is not shown: filtered out, or no longer in the ring",
+                        severity="warning")
 
     def action_unlink(self) -> None:
         h = self.state.hypothesis(self.hyp_id)

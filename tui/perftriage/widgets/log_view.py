@@ -358,6 +358,22 @@ class LogView(ScrollView, can_focus=True):
             if self.wrap else None
         return bottom[0] if bottom is not None else top + self.size.height
 
+    def show_line(self, source_id: str, line: int) -> bool:
+        """Put the cursor on ``source_id``'s absolute line ``line`` (0-based)
+        if this view shows it (False: another source, filtered out, or no
+        longer in the ring)."""
+        if self.index.source == ALL:
+            key: Key = (source_id, line)
+        elif self.index.source == source_id:
+            key = line
+        else:
+            return False
+        index = next((i for i, k in enumerate(self.index.rows) if k == key), None)
+        if index is None:
+            return False
+        self._jump(index, "line")
+        return True
+
     def action_next_match(self, step: int) -> None:
         if self.index.search is None:
             self.notify("no search: press / first", severity="warning", timeout=2)

@@ -227,6 +227,17 @@ class LogsPane(Pane):
         self._select_when_shown = None
         self.query_one("#logs-tabs", Tabs).active = _tab_id(source)
 
+    def show_line(self, source_id: str, line: int) -> bool:
+        """Show ``source_id``'s absolute line ``line`` (0-based) with the
+        cursor on it and focus the log: in its tab if that one or the merged
+        tab is shown, else in the merged tab."""
+        if self.selected not in (ALL, source_id):
+            self.selected = ALL
+            self.view.set_source(self.ctx.session.state, ALL)
+            self.query_one("#logs-tabs", Tabs).active = _tab_id(ALL)
+        self.view.focus()
+        return self.view.show_line(source_id, line)
+
     def action_close_log(self) -> None:
         if self.refuse_in_replay():
             return
