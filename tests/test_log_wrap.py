@@ -5,7 +5,6 @@ keeps its own)."""
 
 from __future__ import annotations
 
-
 from textual.widgets import TextArea
 
 from perftriage.app import PerftriageApp
