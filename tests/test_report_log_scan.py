@@ -139,3 +139,18 @@ def test_a_line_without_time_takes_the_latest_of_many_batches_before():
     notables, _ = _scan(batches)
     (source, kind, line, count, first, last), = notables
     assert kind == "traceback" and first.ts == datetime(2026, 11, 28, 9, 11, 39)
+
+
+def test_the_clock_is_calibrated_on_a_live_line_with_its_own_time():
+    # the server logs in UTC+8; the first live batch has no timestamp (a
+    # continuation line): the clock waits for a live line that has one (not
+    # the backlog's last time), so the error logged 90 s before the log was
+    # opened is told as backlog
+    from perftriage.core.report.log_scan import LogScan
+
+    scan = LogScan(2026)
+    scan.feed(1.0, "l1", ["[2026-11-28 17:18:30 TP0] RuntimeError: CUDA error: out of bounds"])
+    scan.feed(30.0, "l1", ["    continued without a time"])
+    scan.feed(40.0, "l1", [DECODE.format(mm=20, ss=39, run=1, tps=10.0).replace("09:", "17:", 1)])
+    (notable,), _ = scan.results(SessionState(name="s", started_at=START))
+    assert notable.kind == "error" and notable.backlog == 2

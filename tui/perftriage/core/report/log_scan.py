@@ -221,15 +221,28 @@ class LogScan:
         self._timed(t, source_id, lines, in_burst)
 
     def _timed(self, t: float | None, source_id: str, lines: list[str], in_burst: bool) -> None:
-        """After a batch: it may hold the source's latest time (parsed when
-        asked for), and the first live one calibrates the log's clock."""
+        """After a batch: the first live one with a time of its own
+        calibrates the log's clock; any other may hold the source's latest
+        time, parsed only when asked for."""
+        if not in_burst and t is not None and source_id not in self._live:
+            ts = self._batch_time(lines)
+            if ts is not None:
+                self._last_ts[source_id] = ts
+                self._untimed.pop(source_id, None)
+                self._live[source_id] = (ts, t)
+                return
         pending = self._untimed.setdefault(source_id, [])
         pending.append(lines)
-        arrived = None if in_burst or source_id in self._live else t  # first live batch
-        if arrived is not None or len(pending) >= _UNTIMED_BATCHES:
-            ts = self._latest_time(source_id)
-            if ts is not None and arrived is not None:
-                self._live[source_id] = (ts, arrived)
+        if len(pending) >= _UNTIMED_BATCHES:
+            self._latest_time(source_id)
+
+    def _batch_time(self, lines: list[str]) -> datetime | None:
+        """The time of a batch: the newest among its last 8 lines."""
+        for line in reversed(lines[-8:]):
+            ts = line_time(line, self.year)
+            if ts is not None:
+                return ts
+        return None
 
     def _feed_notables(self, t: float | None, source_id: str, lines: list[str],
                        in_burst: bool) -> None:
@@ -256,14 +269,11 @@ class LogScan:
         has one among its last 8 lines. Batches wait unparsed until a time is
         asked for (or :data:`_UNTIMED_BATCHES` of them piled up): the newest
         usually answers, so most batches are never parsed for a time."""
-        pending = self._untimed.pop(source_id, None)
-        if pending:
-            for lines in reversed(pending):
-                for line in reversed(lines[-8:]):
-                    ts = line_time(line, self.year)
-                    if ts is not None:
-                        self._last_ts[source_id] = ts
-                        return ts
+        for lines in reversed(self._untimed.pop(source_id, ())):
+            ts = self._batch_time(lines)
+            if ts is not None:
+                self._last_ts[source_id] = ts
+                return ts
         return self._last_ts.get(source_id)
 
     def _time_before(self, source_id: str, lines: list[str], i: int) -> datetime | None:
