@@ -56,7 +56,10 @@ def test_the_seed_investigation_typed_at_full_speed(tmp_path):
     cfg = tmp_path / "config.toml"
     cfg.write_text(f'[[hosts]]\nname = "localhost"\npython = "{sys.executable}"\n')
     sessions = tmp_path / "sessions"
-    sock = f"perftriage-keys-{tmp_path.name}"
+    # one tmux server per run: tmp_path.name repeats across pytest runs and users
+    # of this box run the suite at once (a shared server ran the keys in the other
+    # run's cockpit: its transcript was never written here)
+    sock = f"perftriage-keys-{os.getpid()}-{tmp_path.name}"
     cmd = f"{PERFTRIAGE} --config {cfg} --sessions-dir {sessions}"
     tmux(sock, "new-session", "-d", "-s", "t", "-x", "160", "-y", "45", cmd)
     try:
