@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 import statistics
 from collections.abc import Iterable
-from array import array
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,6 @@ from perftriage.core import probes
 from perftriage.core.report.engine_section import engine_section
 from perftriage.core.model import events as ev
 from perftriage.core.model import host_info
-from perftriage.core.parse import logparse
 from perftriage.core.model import reducer
 from perftriage.core.analysis import roofline
 from perftriage.core.report.bandwidth import bandwidth_section
@@ -73,14 +70,41 @@ def human_duration(s: float | None) -> str:
     return f"{int(s // 3600)} h {int(s % 3600 // 60)} min"
 
 
+_MARKUP = re.compile(r"([\\`\[\]<>|])")
+
+
+def inline(text: Any) -> str:
+    """Remote or typed text as Markdown prose that stays prose: no link,
+    image, HTML tag or code span can be made from it (``[ ] < > ` \\`` and
+    ``|`` escaped) and it stays on its line."""
+    return _MARKUP.sub(r"\\\1", " ".join(str(text).splitlines())).strip()
+
+
 def cell(text: Any) -> str:
     """Text safe inside a Markdown table cell."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip()
+    return inline(text)
 
 
 def code(text: str) -> str:
-    text = text.replace("\n", " ")
-    return f"``{text}``" if "`" in text else f"`{text}`"
+    """``text`` as one code span, whatever backticks it holds: the fence is
+    one backtick longer than its longest run of them."""
+    text = " ".join(text.splitlines())
+    ticks = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def code_cell(text: str) -> str:
+    """A code span inside a table cell (GFM reads ``\\|`` there as a pipe)."""
+    return code(text).replace("|", "\\|")
+
+
+def fenced(lines: list[str]) -> list[str]:
+    """A fenced block that no line of ``lines`` can close: the fence is
+    longer than any run of backticks in them."""
+    longest = max((len(r) for ln in lines for r in re.findall(r"`+", ln)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, *lines, fence]
 
 
 # --- evidence --------------------------------------------------------------------
@@ -127,7 +151,7 @@ def _hosts_section(state: SessionState, hosts: list[str]) -> list[str]:
             continue
         desc = hs.conn_state
         if hs.reason:
-            desc += f" ({hs.reason})"
+            desc += f" ({inline(hs.reason)})"
         gpus = hs.gpus
         if gpus:
             kinds: dict[str, int] = {}
@@ -137,7 +161,7 @@ def _hosts_section(state: SessionState, hosts: list[str]) -> list[str]:
                 kinds[label] = kinds.get(label, 0) + 1
             gpu_text = "; ".join(f"{n} × {k}" for k, n in kinds.items())
         elif hs.sample is not None and hs.sample.gpu_error:
-            gpu_text = hs.sample.gpu_error
+            gpu_text = inline(hs.sample.gpu_error)
         else:
             gpu_text = "no GPU data"
         extra = []
@@ -180,15 +204,15 @@ def _hypothesis_lines(state: SessionState, h: Hypothesis, rank: int) -> list[str
     pro = sum(1 for e in h.evidence if e.stance == "for")
     con = len(h.evidence) - pro
     count = f" — evidence: {pro} for, {con} against" if h.evidence else " — no evidence yet"
-    out = [f"{rank}. {HYPOTHESIS_ICON.get(h.status, '')} **{h.title}**{count}"]
+    out = [f"{rank}. {HYPOTHESIS_ICON.get(h.status, '')} **{inline(h.title)}**{count}"]
     if h.note:
-        out.append(f"   - note: {h.note}")
+        out.append(f"   - note: {inline(h.note)}")
     for e in h.evidence:
         status, text = evidence_result(state, e)
         verdict = f" [{status}]" if e.ref_kind == "probe" else ""
         out.append(
             f"   - {STANCE_ICON.get(e.stance, '')} {e.stance} ({evidence_label(e)}, "
-            f"{clock(e.t)}){verdict}: {text}"
+            f"{clock(e.t)}){verdict}: {inline(text)}"
         )
     return out
 
@@ -221,7 +245,7 @@ def _probe_output(p: ProbeState) -> list[str]:
     shown = lines[:OUTPUT_LINES]
     if len(lines) > OUTPUT_LINES:
         shown.append(f"… ({len(lines) - OUTPUT_LINES} more lines)")
-    return ["```", *shown, "```"]
+    return fenced(shown)
 
 
 def _probes_section(state: SessionState) -> list[str]:
@@ -232,14 +256,14 @@ def _probes_section(state: SessionState) -> list[str]:
             "|---|---|---|---|---|---|---|"]
     for p in state.probes.values():
         out.append(
-            f"| {clock(p.queued_t)} | {p.probe_id} | {cell(p.host)} | {cell(code(p.label))} | "
+            f"| {clock(p.queued_t)} | {p.probe_id} | {cell(p.host)} | {code_cell(p.label)} | "
             f"{cell(p.status)} | {human_duration(p.duration_s)} | {cell(p.summary)} |"
         )
     failed = [p for p in state.probes.values() if p.status in FAILED]
     for p in failed:
-        out += ["", f"**{p.probe_id}** `{p.label}` on {p.host} — {p.status}"
+        out += ["", f"**{p.probe_id}** {code(p.label)} on {inline(p.host)} — {p.status}"
                 + (f" (exit {p.exit_status})" if p.exit_status is not None else "")
-                + (f": {p.summary}" if p.summary else "")]
+                + (f": {inline(p.summary)}" if p.summary else "")]
         body = _probe_output(p)
         if body:
             out += ["", *body]
@@ -251,8 +275,8 @@ def _notes_section(state: SessionState) -> list[str]:
     if not state.notes:
         return [*out, "No notes.", ""]
     for n in state.notes:
-        host = f" ({n.host})" if n.host else ""
-        out.append(f"- {clock(n.t)}{host}: {n.text}")
+        host = f" ({inline(n.host)})" if n.host else ""
+        out.append(f"- {clock(n.t)}{host}: {inline(n.text)}")
     return [*out, ""]
 
 
@@ -285,7 +309,7 @@ def _logs_section(state: SessionState, events: Iterable[ev.Event] | None,
     items: list[tuple[float, int, str]] = []
     for e in server:
         ttr = f" after {human_duration(e.time_to_ready_s)}" if e.time_to_ready_s else ""
-        detail = f": {e.detail}" if e.detail else ""
+        detail = f": {inline(e.detail)}" if e.detail else ""
         items.append((e.t, len(items), f"server {e.server} on {e.host} {e.state}{ttr}{detail}"))
     backlog: list[str] = []
     for n in notables[:MAX_NOTABLE]:

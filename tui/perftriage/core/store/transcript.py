@@ -20,12 +20,10 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
 
 from perftriage import __version__
 from perftriage.core.model import events as ev
