@@ -156,3 +156,24 @@ async def test_log_evidence_opens_the_line_in_the_logs_pane(tmp_path) -> None:
         assert view.cursor is not None and view.index.row(view.cursor)[1] == NEEDLE
         assert not view.follow  # it stays on the line
         await pilot.press("q")
+
+
+async def test_a_burst_searches_and_attaches_in_typed_order(tmp_path) -> None:
+    """``/start-up⏎+`` typed at once into the open picker with the loop
+    loaded: the whole query (its ``-`` too) goes to the search, Enter returns
+    to the list and ``+`` attaches the one match. As a plain modal the keys
+    raced the focus change: the first item (the host's GPUs) was attached."""
+    from tests.test_form_keys import typed
+
+    app = _app(tmp_path)
+    app.session.emit(ev.HypothesisAdded(hyp_id="h1", title="cutedsl picked"))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("4")
+        await pilot.pause()
+        await _pick(pilot)
+        await typed(app, "/start-up\r+", settle=2.0)
+        h = app.session.state.hypotheses[0]
+        await wait_for(lambda: len(h.evidence) >= 1)
+        await pilot.pause(0.3)
+        assert [(e.ref_kind, e.ref_id, e.stance) for e in h.evidence] == [("log", "l1:4", "for")]
+        await pilot.press("q")

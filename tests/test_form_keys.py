@@ -52,7 +52,8 @@ class FormsApp(OrderedKeysApp):
 
 
 NAMES = {" ": "space", "\t": "tab", "\b": "backspace", "\r": "enter", "\x15": "ctrl+u",
-         "\x1a": "ctrl+z", "\x13": "ctrl+s", ".": "full_stop", ":": "colon"}
+         "\x1a": "ctrl+z", "\x13": "ctrl+s", ".": "full_stop", ":": "colon", "/": "slash",
+         "-": "minus", "+": "plus"}
 
 
 def burst(app: App, text: str) -> None:

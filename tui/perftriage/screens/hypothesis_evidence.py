@@ -10,7 +10,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label
 
 from perftriage.core.model.events import Stance
@@ -18,13 +17,19 @@ from perftriage.core.model.state import SessionState
 from perftriage.core.report.markdown import clock
 from perftriage.core.sanitize import visible
 from perftriage.core.view.evidence import MATCHES_SHOWN, Candidate, candidates
+from perftriage.screens.ordered_keys import EditableInput, FormScreen
 from perftriage.widgets.status_style import PROBE_ICON, status_text
 
 __all__ = ["Candidate", "EvidencePickerScreen"]
 
 
-class EvidencePickerScreen(ModalScreen[tuple[Candidate, Stance] | None]):
-    """Returns ``(candidate, stance)`` or None."""
+class EvidencePickerScreen(FormScreen[tuple[Candidate, Stance] | None]):
+    """Returns ``(candidate, stance)`` or None. A typed-order form
+    (:class:`~perftriage.screens.ordered_keys.FormScreen`): ``E/start-up⏎+``
+    typed at once searches for all of ``start-up`` and attaches the match;
+    no ``-`` of the query reaches the list as "against"."""
+
+    FIRST_FOCUS = "DataTable"
 
     DEFAULT_CSS = """
     EvidencePickerScreen { align: center middle; }
@@ -52,8 +57,8 @@ class EvidencePickerScreen(ModalScreen[tuple[Candidate, Stance] | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Text.assemble(("evidence for: ", "bold"), visible(self.title_text)))
-            yield Input(placeholder="/ search every log line, probe, host, note (regex)",
-                        id="evidence-search", select_on_focus=False)
+            yield EditableInput(placeholder="/ search every log line, probe, host, note (regex)",
+                                id="evidence-search")
             table = DataTable(id="evidence-table", cursor_type="row", zebra_stripes=True)
             table.add_columns("", "kind", "ref", "time", "what")
             yield table
@@ -62,8 +67,7 @@ class EvidencePickerScreen(ModalScreen[tuple[Candidate, Stance] | None]):
                         " · Esc cancel", classes="help")
 
     def on_mount(self) -> None:
-        self.fill("")
-        self.query_one(DataTable).focus()
+        self.fill("")  # FormScreen's own on_mount then focuses the list
 
     def fill(self, query: str) -> None:
         found = candidates(self.state, query)
@@ -91,10 +95,10 @@ class EvidencePickerScreen(ModalScreen[tuple[Candidate, Stance] | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.query_one(DataTable).focus()
+        self.set_focus(self.query_one(DataTable))  # now: the next key is the list's
 
     def action_search(self) -> None:
-        self.query_one("#evidence-search", Input).focus()
+        self.set_focus(self.query_one("#evidence-search", Input))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -106,7 +110,14 @@ class EvidencePickerScreen(ModalScreen[tuple[Candidate, Stance] | None]):
             self.notify("nothing to attach: run a probe, compute the gap or change the search",
                         severity="warning")
             return
-        self.dismiss((self.items[table.cursor_row], stance))
+        # dismissed from this screen's own task: the key was run by the App's
+        # (FormScreen), and a dismiss there left Pilot's press waiting forever
+        picked = (self.items[table.cursor_row], stance)
+        self.call_later(lambda: self._close(picked))
+
+    def _close(self, value: tuple[Candidate, Stance] | None) -> None:
+        if self.is_current:  # a second + typed before the first closed it: once
+            self.dismiss(value)  # not awaited: after this handler
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.call_later(lambda: self._close(None))
