@@ -81,6 +81,9 @@ def test_the_seed_investigation_typed_at_full_speed(tmp_path):
                      "the cockpit to quit")
     finally:
         tmux(sock, "kill-server")
+        # the server is gone; its socket file is not (one per run: the name has the pid)
+        tmux_dir = Path(os.environ.get("TMUX_TMPDIR", "/tmp")) / f"tmux-{os.getuid()}"
+        (tmux_dir / sock).unlink(missing_ok=True)
     (path,) = sessions.glob("*.jsonl")
     events = [json.loads(line) for line in path.read_text().splitlines()[1:]
               if line.startswith("{")]
