@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from perftriage.services.hosts import HostRegistry
     from perftriage.services.session import Session
 
+_is_tail_notice_start = operator.methodcaller("startswith", "tail: ")
+
 HEARTBEAT = "\x1e"
 FLUSH_S = 0.05  # buffered lines wait at most this long
 FLUSH_LINES = 4096  # ... or until this many are buffered
@@ -324,7 +326,7 @@ class FileLogSource(CommandLogSource):
 
     def _received(self, batch: list[str]) -> list[str]:
         self._alive = True  # even a heartbeat says the follow command runs
-        if not any(ln.startswith("tail: ") for ln in batch):
+        if not any(map(_is_tail_notice_start, batch)):  # C-level test per line
             keep = batch
             self.lines_seen += len(batch)
         else:

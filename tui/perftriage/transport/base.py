@@ -169,7 +169,9 @@ class LineSplitter:
         if len(self._tail) > MAX_LINE_CHARS:
             self._skipped = len(self._tail) - MAX_LINE_CHARS
             self._tail = self._tail[:MAX_LINE_CHARS]
-        return [_cut(ln) for ln in lines]
+        if lines and max(map(len, lines)) > MAX_LINE_CHARS:  # rare: cut per line only then
+            return [_cut(ln) for ln in lines]
+        return lines
 
     def flush(self) -> list[str]:
         tail, skipped = self._tail, self._skipped
