@@ -31,12 +31,8 @@ def pytest_collection_modifyitems(items) -> None:
 def sshd(tmp_path_factory) -> SshServer:
     """One loopback sshd shared by the whole test session (read-only use)."""
     _require_sshd()
-    # Logins get a HOME of their own whose .bashrc only sets this process's PATH:
-    # the machine's ~/.bashrc (pyenv init) serialises concurrent logins on a
-    # rehash lock, and a stale lock stalled every login for 60 s.
-    home = tmp_path_factory.mktemp("sshd-home")
-    (home / ".bashrc").write_text(f"export PATH={shlex.quote(os.environ.get('PATH', ''))}\n")
-    server = SshServer(tmp_path_factory.mktemp("sshd"), env={"HOME": str(home)}).start()
+    # logins get a HOME of their own (see SshServer): never this machine's ~/.bashrc
+    server = SshServer(tmp_path_factory.mktemp("sshd")).start()
     yield server
     server.stop()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -92,6 +93,18 @@ class SshServer:
         )
         self.config = self.root / "sshd_config"
         env = {"BASH_ENV": str(self.rc_file), **self.env}
+        if "HOME" not in env:
+            # Logins get a HOME of their own whose .bashrc only sets this
+            # process's PATH: the machine's ~/.bashrc may run `pyenv init`,
+            # whose rehash lock serialises logins, and a login killed during it
+            # (the fault and orphan tests kill them) leaves the lock behind:
+            # every later login then stalls 60 s. Seen from a fresh clone run
+            # without a venv: 19 SSH tests failed "remote shell did not start".
+            home = self.root / "home"
+            home.mkdir(exist_ok=True)
+            path = env.get("PATH") or os.environ.get("PATH", "")  # a PATH given in env wins
+            (home / ".bashrc").write_text(f"export PATH={shlex.quote(path)}\n")
+            env["HOME"] = str(home)
         if self.rc_sleep:
             # bash started by sshd reads ~/.bashrc, not BASH_ENV: point HOME at a
             # directory whose .bashrc sleeps, then restores HOME and sources the

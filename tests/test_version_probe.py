@@ -5,6 +5,7 @@ the importlib.metadata lookup, in the same command."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -75,14 +76,27 @@ async def test_version_leaves_what_it_cannot_be_sure_of_to_python(setup, request
     assert trace.exists() and "via" not in p.detail
 
 
-async def test_version_of_this_venv_matches_importlib(request):
+async def test_version_of_a_real_venv_matches_importlib(request, tmp_path):
+    """A real venv (made here: the suite may run outside one, as CI does)
+    holding the real dist-info directories of installed packages: the shell
+    reads the same versions importlib.metadata gives."""
+    import shutil
+    import venv
     from importlib import metadata
 
     names = ["click", "msgspec", "textual", "PyYAML", "typing_extensions"]
     names = [n for n in names if _installed(metadata, n)]
-    host = make_host("local", request, python=sys.executable)
+    root = tmp_path / "real-venv"
+    venv.create(root, with_pip=False)
+    site = root / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    for n in names:
+        meta = next(f for f in metadata.files(n) or () if f.name == "METADATA"
+                    and f.parent.name.endswith(".dist-info"))
+        info = Path(str(meta.locate())).parent
+        shutil.copytree(info, site / info.name)
+    host = make_host("local", request, python=str(root / "bin" / "python"))
     p = await run_probe(host, "version", names)
-    assert p.detail.get("via"), "this venv's versions were not read by the shell"
+    assert p.detail.get("via"), "the venv's versions were not read by the shell"
     assert p.detail["versions"] == {n: metadata.version(n) for n in names}
 
 
