@@ -202,19 +202,24 @@ class ProbesPane(Pane):
         if event.row_key.value is not None:
             self.post_message(self.OutputRequested(event.row_key.value))
 
-    def action_output(self) -> None:
+    def _selected_or_say(self) -> str | None:
+        """The selected probe's id, or None after saying no probe is selected."""
         pid = self.selected_probe_id
         if pid is None:
             self.notify("no probe selected")
+        return pid
+
+    def action_output(self) -> None:
+        pid = self._selected_or_say()
+        if pid is None:
             return
         self.post_message(self.OutputRequested(pid))
 
     def action_rerun(self) -> None:
         if self.refuse_in_replay():
             return
-        pid = self.selected_probe_id
+        pid = self._selected_or_say()
         if pid is None:
-            self.notify("no probe selected")
             return
         cockpit = self.ctx.cockpit
         runner = cockpit.probes
@@ -244,9 +249,8 @@ class ProbesPane(Pane):
     def action_remove(self) -> None:
         if self.refuse_in_replay():
             return
-        pid = self.selected_probe_id
+        pid = self._selected_or_say()
         if pid is None:
-            self.notify("no probe selected")
             return
         label = self.ctx.session.state.probes[pid].label
         if self.ctx.cockpit.probes.remove(pid):
