@@ -199,3 +199,61 @@ def test_batch_scan_and_fast_paths_match_the_general_parser() -> None:
         i for i, ln in enumerate(lines)
         if lp._worth_a_look(ln) and (lp.parse_line(ln) is not None or lp.is_fatal(ln))
     ]
+
+
+def _scan_without_re2(lines: list[str], monkeypatch) -> tuple[list, list]:
+    with monkeypatch.context() as m:
+        m.setattr(lp, "_RARE", None)
+        lp._scan_memo = None
+        found = lp.scan(list(lines))
+    lp._scan_memo = None
+    return _normal(found)
+
+
+def _normal(found: lp.Scan) -> tuple[list, list]:
+    """A scan's meaning: the items that say something, and the error lines."""
+    return [it for it in found.items if it[1] is not None or it[2]], found.errors
+
+
+def test_re2_is_installed_so_the_flood_path_is_the_one_tested() -> None:
+    # a dependency of the package: without it every batch takes the per-line gate
+    assert lp._RARE is not None
+
+
+def test_a_clean_batch_is_gated_in_one_pass_and_scans_as_the_per_line_gate(monkeypatch) -> None:
+    from perftriage.simulator.sglang_sim import Steady
+
+    sim = Steady(seed=3, error_every=10**9)  # no error lines
+    req = '[2026-11-28 09:15:37] INFO:     127.0.0.1:51240 - "POST /v1/batches HTTP/1.1" 200 OK'
+    lines = [sim.line() if i % 3 else req for i in range(3000)]
+    assert lp._RARE.search("\n".join(lines)) is None  # the RE2 path, not the fallback
+    assert lp._candidates(lines) == [i for i, ln in enumerate(lines) if "batch" in ln]
+    lp._scan_memo = None
+    assert _normal(lp.scan(lines)) == _scan_without_re2(lines, monkeypatch)
+    assert lp.scan(lines).metric_offsets()  # it found the decode lines
+
+
+_FRAGMENTS = [
+    *lp.RARE_NEEDLES, *(n[:-1] for n in lp.RARE_NEEDLES), "batch", "Decode batch, ",
+    "Prefill batch. ", "throughput", "Avg prompt throughput: 1.0 tokens/s, ",
+    "Error: ", "Exception: ", "ERROR", "KV cache pool is full", "CUDA out of memory",
+    "The server is fired up and ready to roll!", "[2026-11-28 09:16:06 TP0] ",
+    "INFO 11-28 09:23:12 [loggers.py:271] ", "Capture cuda graph end", "Graph capturing finished",
+    "é", "\udcff", "\x00", " ", ", ", "#running-req: 3", "gen throughput (token/s): 12.5",
+]
+
+
+def test_the_re2_prefilter_never_changes_a_scan(monkeypatch) -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    line = st.lists(st.one_of(st.sampled_from(_FRAGMENTS), st.text(max_size=6)),
+                    max_size=6).map("".join)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(line, min_size=1, max_size=40))
+    def check(lines: list[str]) -> None:
+        lp._scan_memo = None
+        assert _normal(lp.scan(lines)) == _scan_without_re2(lines, monkeypatch)
+
+    check()

@@ -169,3 +169,38 @@ def test_a_clean_log_batch_is_written_as_is_and_config_patterns_apply():
     r = Redactor([r"corp-[0-9]{6}", r"\N{SNOWMAN}[0-9]+"])  # the second: str-only syntax
     leaked = ev.encode(ev.NoteAdded(text="corp-123456 and ☃42 and ok"))
     assert b"[REDACTED] and [REDACTED] and ok" in r.json_line(leaked)
+
+
+def test_the_one_pass_trigger_prefilter_never_changes_a_redaction():
+    """Redactor's RE2 pass over all triggers decides only *whether* the
+    per-rule tests run: with it and without it every text, str or encoded
+    JSON, comes out the same."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    import msgspec
+
+    from perftriage.core.store import redact
+
+    fast = Redactor(extra=[r"internal-[0-9]+"])
+    slow = Redactor(extra=[r"internal-[0-9]+"])
+    slow._any = None
+    assert fast._any is not None  # google-re2 is a dependency
+    pieces = [t for rule in redact.BUILTIN for t in rule.triggers]
+    pieces += [p.upper() for p in pieces] + [p.title() for p in pieces]
+    pieces += ["=", ": ", "https://u:", "@h", " ", "abcdefghijklmnopqrstuvwxyz0123",
+               "\u212a", "internal-42", "é", "\udcff", '"', "\\"]
+    text = st.lists(st.one_of(st.sampled_from(pieces), st.text(max_size=4)),
+                    max_size=8).map("".join)
+
+    @settings(max_examples=400, deadline=None)
+    @given(text)
+    def check(s: str) -> None:
+        assert fast.text(s) == slow.text(s)
+        try:
+            data = msgspec.json.encode({"lines": [s]})
+        except UnicodeEncodeError:  # a lone surrogate is no JSON; transcripts never hold one
+            return
+        assert fast.json_line(data) == slow.json_line(data)
+
+    check()

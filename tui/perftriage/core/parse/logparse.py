@@ -328,6 +328,38 @@ def _parse_general(line: str) -> Metric | Milestone | None:
     return None
 
 
+try:  # RE2: one linear-time pass finds any of many needles in a whole batch
+    import re2 as _re2
+except ImportError:  # pragma: no cover - the per-line gate alone gives the same result
+    _re2 = None
+
+# Every line that can be an error, fatal, a milestone or a vLLM stats line
+# holds one of these (see FATAL_RE, ERROR_RE, MILESTONES and _vllm_stats); a
+# line without any can only be an SGLang batch line ("batch"), or nothing.
+RARE_NEEDLES: tuple[str, ...] = (
+    "rror", "RROR", "xception", "Traceback", "of memory", "CRITICAL", "FATAL",
+    "NCCL", "nccl", "atchdog", "KV ", "Load weight", "graph end", "Graph capturing",
+    "Uvicorn", "fired up", "Model loading", "Starting vLLM", "Avg ",
+)
+_RARE = _re2.compile("|".join(map(re.escape, RARE_NEEDLES))) if _re2 is not None else None
+
+
+def _candidates(lines: list[str]) -> list[int]:
+    """Offsets of the lines :func:`scan` must look at (a superset of what
+    matters). A busy server's batch holds no rare needle at all: RE2 proves
+    it in one pass over the joined batch (~0.1 us a line, where the per-line
+    gate tests twenty substrings, ~0.4 us), and then only the lines holding
+    "batch" can matter. A batch with a rare needle takes the per-line gate."""
+    if _RARE is not None:
+        try:
+            clean = _RARE.search("\n".join(lines)) is None
+        except UnicodeEncodeError:  # a lone surrogate (RE2 reads UTF-8)
+            clean = False
+        if clean:
+            return [i for i, ln in enumerate(lines) if "batch" in ln]
+    return _gate(lines)
+
+
 def _gate(lines: list[str]) -> list[int]:
     """Offsets of the lines that could be a metric, a milestone, fatal or an
     error: a superset of :func:`_worth_a_look` and of :func:`is_error`'s gate,
@@ -388,7 +420,7 @@ def scan(lines: list[str]) -> Scan:
     decode = _DECODE_SCAN.match
     fatal_search = FATAL_RE.search
     error_search = ERROR_RE.search
-    for i in _gate(lines):
+    for i in _candidates(lines):
         line = lines[i]
         fast = decode(line)
         if fast is not None:  # the bulk of a busy server's metric lines
