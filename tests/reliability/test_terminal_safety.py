@@ -218,3 +218,23 @@ def test_http_probe_body_is_shown_visibly(tmp_path):
         assert "body-end" in json.dumps(json.loads(raw.output))
     finally:
         server.shutdown()
+
+
+async def test_toasts_show_markup_and_actions_as_text(tmp_path):
+    """A host name from a Prometheus label or a typed title reaches toasts:
+    Textual markup there would style it, or carry an action ([@click=...])."""
+    from textual.widgets._toast import Toast
+
+    app = replay_app(write_hostile_session(tmp_path))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        hostile_host = "g[@click=app.quit]7[/][b]X[/b]"
+        app.screen.query_one("HostsPane").notify(hostile_host)  # a widget's toast
+        app.notify(f"deleted: {hostile_host}")  # the app's
+        await pilot.pause()
+        toasts = list(app._notifications)[-2:]
+        assert [n.markup for n in toasts] == [False, False]
+        # what the toast widget draws for them (Toast.render, as Textual shows it)
+        assert [Toast(n).render().plain for n in toasts] == [
+            hostile_host, f"deleted: {hostile_host}"]
+        assert app.is_running  # nothing was obeyed

@@ -20,6 +20,7 @@ from typing import TypeVar
 from textual.app import App
 from textual.binding import Binding
 from textual.command import CommandPalette
+from textual.notifications import SeverityLevel
 
 from perftriage import __version__
 from perftriage.cockpit_app import refuse_in_replay
@@ -130,6 +131,13 @@ class PerftriageApp(OrderedKeysApp[int]):
     def _pane(self, cls: type[P]) -> P | None:
         screen = self.main_screen
         return screen.query_one(cls) if screen is not None and screen.is_mounted else None
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Toasts are plain text, always: they carry host names (from
+        Prometheus labels too), hypothesis titles, paths and error messages,
+        and Textual markup is not only style but actions (``[@click=...]``)."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in MAIN_SCREEN_ONLY and self.screen is not self.main_screen:
