@@ -106,3 +106,19 @@ async def test_scrolling_up_pauses(tmp_path) -> None:
         await pilot.press("end")
         assert view.follow
         await pilot.press("q")
+
+
+async def test_no_log_source_says_how_to_open_one_and_claims_no_following(tmp_path) -> None:
+    reg = HostRegistry()
+    reg.add(local_host())
+    app = PerftriageApp(Cockpit(registry=reg, sessions_dir=tmp_path, sample_interval=30))
+    async with app.run_test(size=(140, 50)) as pilot:
+        await pilot.pause()
+        pane = app.screen.query_one(LogsPane)
+        status = pane.query_one("#logs-status")
+        assert str(pane.query_one("#logs-metrics").render()) == "no log sources — o opens a log file"
+        assert str(status.render()) == ""  # not "following · 0 lines"
+        app.cockpit.session.emit(ev.LogSourceOpened(source_id="log1", host="localhost",
+                                                    path="/var/log/a.log"))
+        app.cockpit.session.emit(ev.LogLines(source_id="log1", lines=["one", "two"]))
+        await wait_for(lambda: "2 lines" in str(status.render()))

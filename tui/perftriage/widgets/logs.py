@@ -175,6 +175,9 @@ class LogsPane(Pane):
         return state.last_t if session.replay else session.elapsed
 
     def _render_status(self, state: SessionState) -> None:
+        if not state.logs:  # nothing to follow: the row above already says how to open one
+            self._set_status("")
+            return
         parts = [self.view.status()]
         # the source's own state first: "following · 0 lines" alone hid tail's errors
         now = self._now(state)
@@ -191,7 +194,9 @@ class LogsPane(Pane):
                 first = unwell[0]
                 more = f" (+{len(unwell) - 1} more)" if len(unwell) > 1 else ""
                 parts.insert(0, safe(f"{first.path}: {follow_text(first, now)}{more}"))
-        text = " · ".join(parts)
+        self._set_status(" · ".join(parts))
+
+    def _set_status(self, text: str) -> None:
         if text != self._status_shown:
             self._status_shown = text
             self.query_one("#logs-status", Static).update(text, layout=False)
