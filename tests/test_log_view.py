@@ -114,3 +114,40 @@ def test_error_index_agrees_with_a_scan_under_filters_merge_and_eviction() -> No
     src = st.logs["a"]
     oldest = src.total_lines - len(src.lines)
     assert all(a >= oldest for a in src.errors)
+
+
+def test_search_and_filters_match_what_the_row_shows_not_the_raw_bytes() -> None:
+    """A coloured line shows "red alert"; a title escape shows as ␛…␇."""
+    st = state_with()
+    lines = ["\x1b[31mred\x1b[0m alert", "\x1b]2;pwned\x07 title", "plain\tline", "nothing"]
+    apply(st, ev.LogLines(source_id="a", lines=lines))
+    ix = LogIndex(st, "a")
+    ix.refresh()
+    ix.set_search("red alert")  # what the row shows: the colour is style
+    assert list(ix.matches) == [0]
+    ix.set_search("31m")  # the colour sequence's bytes are not shown: no match
+    assert list(ix.matches) == []
+    ix.set_search("␛")  # the visible stand-in of the title escape
+    assert list(ix.matches) == [1]
+    ix.set_search("plain   line")  # tabs expand to stops of 4, as shown
+    assert list(ix.matches) == [2]
+    ix.set_filters(filter_in="alert|␛")
+    assert texts(ix) == lines[:2]
+    ix.set_filters(filter_out="31m")  # hides nothing: no row shows "31m"
+    assert len(ix) == 4
+    apply(st, ev.LogLines(source_id="a", lines=["\x1b[1mbold\x1b[0m news"]))  # new lines too
+    ix.set_filters()
+    ix.set_search("bold news")
+    apply(st, ev.LogLines(source_id="a", lines=["\x1b[1mbold\x1b[0m news again"]))
+    ix.refresh()
+    assert list(ix.matches) == [4, 5]
+
+
+def test_the_evidence_picker_finds_log_lines_by_what_they_show() -> None:
+    from perftriage.core.view.evidence import candidates
+
+    st = state_with()
+    apply(st, ev.LogLines(source_id="a", lines=["\x1b[31mred\x1b[0m alert", "31m"]))
+    found = candidates(st, "red alert")
+    assert [c.ref_id for c in found.items if c.ref_kind == "log"] == ["a:1"]
+    assert [c.ref_id for c in candidates(st, "31m").items if c.ref_kind == "log"] == ["a:2"]

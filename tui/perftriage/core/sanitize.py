@@ -87,6 +87,16 @@ def visible_lines(text: str) -> str:
     return visible(text.replace("\r\n", "\n"), newlines=True)
 
 
+def shown_line(text: str) -> str:
+    """A log line as the Logs pane shows it: tabs expanded, ``\\r`` dropped,
+    SGR colour taken as style (so not shown), every other control visible.
+    Search and filters match this, not the raw bytes."""
+    if text.isprintable():  # nearly every line: shown as it is
+        return text
+    text = text.expandtabs(4).replace("\r", "")
+    return text if is_safe(text) else sgr_text(text).plain
+
+
 def strip_sgr(text: str) -> str:
     """``text`` without its SGR colour sequences (other controls untouched)."""
     return _SGR_RE.sub("", text) if "\x1b" in text else text

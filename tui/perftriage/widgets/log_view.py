@@ -32,7 +32,7 @@ from perftriage.core.view.log_window import ALL, Key, LogIndex, parse_jump_time,
 from perftriage.core.view.log_wrap import WrapMap
 from perftriage.core.parse.logparse import FATAL_RE, LEVEL_RE
 from perftriage.core.model.state import SessionState
-from perftriage.core.sanitize import is_safe, sgr_text, visible
+from perftriage.core.sanitize import is_safe, sgr_text, shown_line, visible
 from perftriage.widgets.status_style import rich_colour
 
 
@@ -291,8 +291,7 @@ class LogView(ScrollView, can_focus=True):
 
     def _shown_text(self, text: str) -> str:
         """The text a row shows (tabs expanded, controls made visible)."""
-        text = text.expandtabs(4).replace("\r", "")
-        return text if is_safe(text) else sgr_text(text).plain
+        return shown_line(text)
 
     def _cells(self, key: Key, text: str) -> int:
         """Cells a row takes, its source label included (for wrapping).

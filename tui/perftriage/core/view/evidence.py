@@ -19,7 +19,7 @@ from perftriage.core.model.events import RefKind
 from perftriage.core.model.host_info import bandwidth_summary
 from perftriage.core.model.state import HostState, SessionState
 from perftriage.core.report.markdown import classify_log_line, decode_throughput, probe_summary
-from perftriage.core.view.log_window import compile_pattern
+from perftriage.core.view.log_window import compile_pattern, on_shown
 
 NOTABLE_SHOWN = 200  # notable log lines offered without a search (newest)
 MATCHES_SHOWN = 500  # log lines offered for a search (newest); all are counted
@@ -109,7 +109,7 @@ def _log_candidates(state: SessionState, pattern: re.Pattern | None) -> tuple[li
         first = src.total_lines - len(src.lines) + 1  # absolute number of the ring's first line
         searched += len(src.lines)
         if pattern is not None:
-            search = pattern.search
+            search = on_shown(pattern)  # as the Logs pane's search: what the row shows
             hits = [(i, line) for i, line in enumerate(src.lines) if search(line)]
         else:
             hits = [(i, line) for i, line in enumerate(src.lines)

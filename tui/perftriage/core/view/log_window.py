@@ -20,6 +20,7 @@ from datetime import datetime
 from perftriage.core.parse.log_time import line_time
 from perftriage.core.parse.logparse import is_error
 from perftriage.core.model.state import LogSourceState, SessionState
+from perftriage.core.sanitize import shown_line
 
 ALL = "*"  # the merged view's source id
 
@@ -32,6 +33,14 @@ def compile_pattern(text: str | None) -> re.Pattern | None:
         return None
     flags = 0 if any(c.isupper() for c in text) else re.IGNORECASE
     return re.compile(text, flags)
+
+
+def on_shown(pattern: re.Pattern):
+    """``pattern``'s search on a line as the pane shows it (:func:`shown_line`):
+    a search for ``␛`` finds the escape the row shows, and the bytes of a
+    colour sequence the row does not show match nothing."""
+    search = pattern.search
+    return lambda line: search(line if line.isprintable() else shown_line(line))
 
 
 class _ErrorMatcher:
@@ -73,7 +82,7 @@ class LogIndex:
         self.search = compile_pattern(pattern)
         self.matches.clear()
         if self.search is not None:
-            s = self.search.search
+            s = on_shown(self.search)
             self.matches.extend(
                 seq for seq, key in zip(range(self.first_seq, self.end_seq), self.rows)
                 if s(self.line(key) or "")
@@ -91,6 +100,8 @@ class LogIndex:
         self.version += 1
 
     def _keep(self, line: str) -> bool:
+        if not (self.filter_in is None and self.filter_out is None or line.isprintable()):
+            line = shown_line(line)  # filters see what the row shows, as search does
         if self.filter_in is not None and self.filter_in.search(line) is None:
             return False
         return self.filter_out is None or self.filter_out.search(line) is None
@@ -130,7 +141,7 @@ class LogIndex:
             if new_errors:
                 self.errors.extend([seq0 + a - base for a in new_errors])
             if self.search is not None:
-                s = self.search.search
+                s = on_shown(self.search)
                 self.matches.extend([
                     seq0 + k for k, ln in
                     enumerate(itertools.islice(lines, base - ring_base, end - ring_base)) if s(ln)
@@ -149,7 +160,7 @@ class LogIndex:
                 if k < len(kept) and kept[k] == a:
                     self.errors.append(seq0 + k)
         if self.search is not None:
-            s = self.search.search
+            s = on_shown(self.search)
             self.matches.extend([
                 seq0 + k for k, a in enumerate(kept) if s(lines[a - ring_base])
             ])
