@@ -8,9 +8,9 @@ mixed with request lines) is followed with the real path — guarded
 SSHTransport, LogFollower, the reducer (ring + metric parsing) and the
 line-API LogView in a headless app — and compared with a raw asyncssh
 chunked read of the same file in the same run (median of three reads).
-Reports lines/s reaching the widget, key-press latency p50/p95 during the flood (``e`` = next error, a
-real action, and ``up`` = scroll one line, a trivial one: queueing delay
-alone), and RSS after the flood.
+Reports lines/s reaching the widget, key-press latency p50/p95 during the
+flood (``e`` = next error, a real action, and ``up`` = scroll one line, a
+trivial one: queueing delay alone), and RSS after the flood.
 """
 
 from __future__ import annotations
