@@ -51,6 +51,10 @@ class CockpitApp(Protocol):
     @property
     def view_prefs(self) -> ViewPrefs: ...
 
+    def expect_screen(self) -> None:
+        """Call right before posting a message that asks for a dialog: keys
+        typed until it is on screen go to it, not to the pane."""
+
 
 def cockpit_app(node: DOMNode) -> CockpitApp:
     """The running PerftriageApp of ``node``, typed by what it offers."""

@@ -33,6 +33,7 @@ from textual.widgets import Input
 T = TypeVar("T")
 
 UNDO_DEPTH = 200
+SCREEN_EXPECTED_S = 0.5  # a pane's dialog request is on screen well within this
 TYPING_RUN_S = 1.0  # characters typed closer together than this undo as one step
 SETTLE_TIMEOUT_S = 1.0
 
@@ -219,6 +220,43 @@ class OrderedKeysApp(App[ReturnType]):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._spilled_keys: list[events.Key] = []
+        self._held_keys: list[events.Key] = []  # typed while a requested screen is coming
+        self._expected: object | None = None  # the pending request's token
+        self._expected_until = 0.0
+
+    def expect_screen(self) -> None:
+        """A pane asked for a dialog by message (it cannot push screens: the
+        main screen does, a moment later). Keys typed meanwhile are held for
+        that screen instead of running the pane's own keys (``/`` then
+        ``err`` must search for "err", not jump to the next error)."""
+        token = self._expected = object()
+        self._expected_until = time.monotonic() + SCREEN_EXPECTED_S
+        self.set_timer(SCREEN_EXPECTED_S, lambda: self._screen_not_coming(token))
+
+    def _holding(self) -> bool:
+        return self._expected is not None and time.monotonic() < self._expected_until
+
+    def _screen_not_coming(self, token: object) -> None:
+        """The request was dropped (nothing to show): the held keys run as typed."""
+        if self._expected is token:
+            self._release_held(None)
+
+    def _release_held(self, screen: object) -> None:
+        self._expected = None
+        held, self._held_keys = self._held_keys, []
+        if not held:
+            return
+        if isinstance(screen, FormScreen):
+            for key in held:  # typed before the form opened: it runs them in typed order
+                screen._pending.append(key)
+        else:
+            self.spill(held)  # to whatever is on top once focus has landed
+
+    def push_screen(self, screen, *args, **kwargs):
+        result = super().push_screen(screen, *args, **kwargs)
+        if self._expected is not None:
+            self._release_held(screen)
+        return result
 
     def spill(self, keys: list[events.Key]) -> None:
         """Keys a closing form did not use: dispatched next, in order."""
@@ -244,6 +282,9 @@ class OrderedKeysApp(App[ReturnType]):
             if screen is not None:
                 self.app_focus = True
                 await screen.take_key(event)
+                return
+            if self._holding():  # a requested screen is on its way: the key is its
+                self._held_keys.append(event)
                 return
         await super().on_event(event)
 
@@ -277,3 +318,6 @@ class OrderedKeysApp(App[ReturnType]):
         if screen is not None:
             event.prevent_default()  # not the App's own bindings: the form's
             await screen.take_key(_copy(event))
+        elif self._holding():  # typed behind the key that asked for a screen
+            event.prevent_default()
+            self._held_keys.append(_copy(event))

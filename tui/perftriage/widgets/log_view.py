@@ -440,8 +440,10 @@ class LogView(ScrollView, can_focus=True):
         self.post_message(self.Changed())
 
     def _prompt(self, title: str, kind: str, value: str | None,
-                done: Callable[[str], None]) -> None:
-        self.post_message(self.PromptRequested(title, kind, value or "", done))
+                done: Callable[[str], None],
+                validate: Callable[[str], str | None] | None = None) -> None:
+        cockpit_app(self).expect_screen()  # what is typed next is the answer
+        self.post_message(self.PromptRequested(title, kind, value or "", done, validate))
 
     def action_jump_time(self) -> None:
         reference = self.index.last_time()
@@ -456,8 +458,7 @@ class LogView(ScrollView, can_focus=True):
                 return
             self._jump(self.index.row_at_time(target), f"line at or after {target:%H:%M:%S}")
 
-        self.post_message(self.PromptRequested("logs: jump to time", "log-time",
-                                               "", jump, validate=time_error))
+        self._prompt("logs: jump to time", "log-time", "", jump, validate=time_error)
 
     def action_search(self) -> None:
         self._prompt("logs: search", "log-search", self.search_text, self.apply_search)

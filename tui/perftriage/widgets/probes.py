@@ -19,6 +19,7 @@ from textual.content import Content
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
+from perftriage.cockpit_app import cockpit_app
 from perftriage.core import probes
 from perftriage.core.sanitize import visible
 from perftriage.core.model.state import ProbeState, Section, SessionState
@@ -200,6 +201,7 @@ class ProbesPane(Pane):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()  # enter on the table (DataTable consumes the key itself)
         if event.row_key.value is not None:
+            cockpit_app(self).expect_screen()
             self.post_message(self.OutputRequested(event.row_key.value))
 
     def _selected_or_say(self) -> str | None:
@@ -213,6 +215,7 @@ class ProbesPane(Pane):
         pid = self._selected_or_say()
         if pid is None:
             return
+        cockpit_app(self).expect_screen()
         self.post_message(self.OutputRequested(pid))
 
     def action_rerun(self) -> None:
