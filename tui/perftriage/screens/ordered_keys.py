@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from textual import events
 from textual.app import App, ReturnType
@@ -103,6 +103,11 @@ class FormScreen(ModalScreen[T], Generic[T]):
     async def drain_when_ready(self) -> None:
         if self._ready and not self._delivering:
             await self._drain()
+
+    def typed_ahead(self, keys: list[events.Key]) -> None:
+        """Keys typed before this form was pushed: run first, in typed order,
+        once it is open."""
+        self._pending.extend(keys)
 
     async def take_key(self, event: events.Key) -> None:
         """A key for this form (from the App, in the order it arrived)."""
@@ -222,7 +227,6 @@ class OrderedKeysApp(App[ReturnType]):
         self._spilled_keys: list[events.Key] = []
         self._held_keys: list[events.Key] = []  # typed while a requested screen is coming
         self._expected: object | None = None  # the pending request's token
-        self._expected_until = 0.0
 
     def expect_screen(self) -> None:
         """A pane asked for a dialog by message (it cannot push screens: the
@@ -230,11 +234,10 @@ class OrderedKeysApp(App[ReturnType]):
         that screen instead of running the pane's own keys (``/`` then
         ``err`` must search for "err", not jump to the next error)."""
         token = self._expected = object()
-        self._expected_until = time.monotonic() + SCREEN_EXPECTED_S
         self.set_timer(SCREEN_EXPECTED_S, lambda: self._screen_not_coming(token))
 
     def _holding(self) -> bool:
-        return self._expected is not None and time.monotonic() < self._expected_until
+        return self._expected is not None  # until the screen is pushed, or the timer gives up
 
     def _screen_not_coming(self, token: object) -> None:
         """The request was dropped (nothing to show): the held keys run as typed."""
@@ -247,12 +250,11 @@ class OrderedKeysApp(App[ReturnType]):
         if not held:
             return
         if isinstance(screen, FormScreen):
-            for key in held:  # typed before the form opened: it runs them in typed order
-                screen._pending.append(key)
+            screen.typed_ahead(held)
         else:
             self.spill(held)  # to whatever is on top once focus has landed
 
-    def push_screen(self, screen, *args, **kwargs):
+    def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
         result = super().push_screen(screen, *args, **kwargs)
         if self._expected is not None:
             self._release_held(screen)
