@@ -39,7 +39,7 @@ class NvmlReader:
             self._handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
             self._nvml = pynvml
             self.driver = _try(lambda: _s(pynvml.nvmlSystemGetDriverVersion()))
-            self._static = [self._read_static(h) for h in self._handles]
+            self._static = [_read_static(pynvml, h) for h in self._handles]
             if count == 0:
                 self.error = "no NVIDIA GPU (driver loaded, 0 devices)"
         except ImportError:
@@ -50,16 +50,6 @@ class NvmlReader:
     @property
     def available(self) -> bool:
         return self._nvml is not None and bool(self._handles)
-
-    def _read_static(self, h) -> dict:
-        nv = self._nvml
-        return {
-            "name": _try(lambda: _s(nv.nvmlDeviceGetName(h)), ""),
-            "uuid": _try(lambda: _s(nv.nvmlDeviceGetUUID(h)), ""),
-            "sm_clock_max": _try(lambda: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM)),
-            "mem_clock_max": _try(lambda: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_MEM)),
-            "bus_width_bits": _try(lambda: int(nv.nvmlDeviceGetMemoryBusWidth(h))),
-        }
 
     def _throttle(self, h) -> list[str]:
         nv = self._nvml
@@ -92,9 +82,9 @@ class NvmlReader:
         return name
 
     def read(self) -> list[GpuSample]:
-        if not self.available:
-            return []
         nv = self._nvml
+        if nv is None or not self._handles:  # not self.available, spelled so that nv is narrowed
+            return []
         gpus = []
         for index, (h, st) in enumerate(zip(self._handles, self._static, strict=True)):
             util = _try(lambda: nv.nvmlDeviceGetUtilizationRates(h))
@@ -148,6 +138,17 @@ class SmiReader:
         else:
             self.error = self.fields.note
         return gpus
+
+
+def _read_static(nv, h) -> dict:
+    """The slow-changing facts of one GPU, read once through the module ``nv``."""
+    return {
+        "name": _try(lambda: _s(nv.nvmlDeviceGetName(h)), ""),
+        "uuid": _try(lambda: _s(nv.nvmlDeviceGetUUID(h)), ""),
+        "sm_clock_max": _try(lambda: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM)),
+        "mem_clock_max": _try(lambda: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_MEM)),
+        "bus_width_bits": _try(lambda: int(nv.nvmlDeviceGetMemoryBusWidth(h))),
+    }
 
 
 def _s(v) -> str:
