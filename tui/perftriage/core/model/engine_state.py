@@ -68,8 +68,8 @@ class EngineState:
 def _accumulate(es: EngineState, prev: EngineSnapshot, cur: EngineSnapshot) -> None:
     for name, value in cur.counters.items():
         if name in prev.counters:
-            step = increase([prev.counters[name], value])
-            es.session_counters[name] = es.session_counters.get(name, 0.0) + step
+            added = increase([prev.counters[name], value])
+            es.session_counters[name] = es.session_counters.get(name, 0.0) + added
     for name, h in cur.histograms.items():
         if name not in prev.histograms:
             continue

@@ -90,10 +90,10 @@ class HypothesisUndo:
             if h is None:
                 return "evidence", []
             before = h.evidence.get((e.ref_kind, e.ref_id))
-            back: ev.Event = (replace(before, t=0.0, wall=0.0) if before is not None else
-                              ev.EvidenceUnlinked(hyp_id=e.hyp_id, ref_kind=e.ref_kind,
-                                                  ref_id=e.ref_id))
-            return f"evidence on {h.title!r}", [back]
+            unlink: ev.Event = (replace(before, t=0.0, wall=0.0) if before is not None else
+                                ev.EvidenceUnlinked(hyp_id=e.hyp_id, ref_kind=e.ref_kind,
+                                                    ref_id=e.ref_id))
+            return f"evidence on {h.title!r}", [unlink]
         if isinstance(e, ev.EvidenceUnlinked):
             before = h.evidence.get((e.ref_kind, e.ref_id)) if h else None
             if h is None or before is None:

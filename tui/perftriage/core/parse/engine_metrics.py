@@ -291,11 +291,11 @@ def _select(text: str) -> tuple[str, int]:
 
     for table in (GAUGES, COUNTERS):
         for candidates in table.values():
-            if (name := next((n for n in candidates if n in samples), None)) is not None:
-                keep(name, (name,))
+            if (family := next((n for n in candidates if n in samples), None)) is not None:
+                keep(family, (family,))
     for candidates in HISTOGRAMS.values():
-        if (name := next((n for n in candidates if n + "_bucket" in samples), None)) is not None:
-            keep(name, (name + "_bucket", name + "_sum", name + "_count"))
+        if (family := next((n for n in candidates if n + "_bucket" in samples), None)) is not None:
+            keep(family, (family + "_bucket", family + "_sum", family + "_count"))
     return "\n".join(kept) + "\n", len(typed) if typed else len(names)
 
 
