@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -305,7 +306,8 @@ def parse_line(line: str) -> Metric | Milestone | None:
 
 
 # (line prefix, engine, metric parser for the message after the prefix)
-_ENGINES = ((_SGLANG, "sglang", _sglang_batch), (_VLLM, "vllm", _vllm_stats))
+_ENGINES: tuple[tuple[re.Pattern[str], Engine, Callable[[str, str], Metric | None]], ...] = (
+    (_SGLANG, "sglang", _sglang_batch), (_VLLM, "vllm", _vllm_stats))
 
 
 def _parse_general(line: str) -> Metric | Milestone | None:
@@ -374,6 +376,11 @@ def _gate(lines: list[str]) -> list[int]:
     ]
 
 
+# (offset, record, fatal): record is parse_line's result, or the match
+# groups of a fast decode line (see Scan)
+ScanItem = tuple[int, tuple[str, ...] | Metric | Milestone | None, bool]
+
+
 class Scan:
     """What one batch of lines holds, found in one pass (:func:`scan`).
 
@@ -387,7 +394,7 @@ class Scan:
 
     __slots__ = ("errors", "items")
 
-    def __init__(self, items: list, errors: list[int]) -> None:
+    def __init__(self, items: list[ScanItem], errors: list[int]) -> None:
         self.items = items
         self.errors = errors
 
@@ -415,8 +422,8 @@ def scan(lines: list[str]) -> Scan:
     memo = _scan_memo
     if memo is not None and memo[0] is lines and memo[1] == len(lines):
         return memo[2]
-    items = []
-    errors = []
+    items: list[ScanItem] = []
+    errors: list[int] = []
     decode = _DECODE_SCAN.match
     fatal_search = FATAL_RE.search
     error_search = ERROR_RE.search
@@ -521,7 +528,7 @@ class LogMetrics:
         last_fast = None  # (groups, line) of the latest fast-shape decode line
         fast_is_last = False
         for i, rec, fatal in found.items:
-            if type(rec) is tuple:
+            if isinstance(rec, tuple):
                 # SGLang decode line (fast shape): append straight to the series
                 ts, run, use, gen, que = rec
                 gen_tps.append(float(gen))
