@@ -44,12 +44,12 @@ def engine_rate(state: SessionState, host: str | None = None) -> tuple[float | N
     ITL, so measured ms/token is the ITL itself - more exact than the log's
     tokens/s. The endpoint of ``host`` first, else any; (None, None) without one."""
     engines = sorted(state.engines.values(), key=lambda es: es.host != host)
-    es = next((es for es in engines if es.ms_per_token), None)
-    if es is None:
-        return None, None
-    running = es.figures.running
-    batch = int(running) if running and running >= 1 else 1
-    return 1000.0 * batch / es.ms_per_token, batch
+    for es in engines:
+        if ms := es.ms_per_token:
+            running = es.figures.running
+            batch = int(running) if running and running >= 1 else 1
+            return 1000.0 * batch / ms, batch
+    return None, None
 
 
 def counters_host(state: SessionState, prefer: str | None = None) -> str | None:

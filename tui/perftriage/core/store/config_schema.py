@@ -121,7 +121,7 @@ def locate(text: str, path: str, key: str | None) -> int | None:
                 break
             continue
         in_target = table == target_table and (
-            target_index is None or seen.get(table) == target_index
+            target_index is None or (table is not None and seen.get(table) == target_index)
         )
         if leaf and (in_target or (table is None and target_table == leaf)):
             if re.match(rf'^"?{re.escape(leaf)}"?\s*=', line):

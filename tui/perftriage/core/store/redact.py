@@ -61,9 +61,10 @@ class Rule:
     def may_match(self, text: str | bytes, folded: str | bytes) -> bool:
         if not self.triggers:
             return True  # a config pattern: no trigger known, always tried
-        hay = folded if self.fold else text
-        needles = self._btriggers if isinstance(text, bytes) else self.triggers
-        return any(t in hay for t in needles)
+        hay = folded if self.fold else text  # folded is text.lower(): the same type
+        if isinstance(hay, bytes):
+            return any(t in hay for t in self._btriggers)
+        return any(t in hay for t in self.triggers)
 
 
 # replacements keep the name / flag / user

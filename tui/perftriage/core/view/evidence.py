@@ -77,7 +77,7 @@ def gpus_summary(hs: HostState) -> str | None:
     if kinds:
         mem = {g.name: g.mem_total_mib for g in hs.gpus}
         facts.append(", ".join(
-            f"{n}× {name}" + (f" ({mem[name] / 1024:.0f} GiB)" if mem.get(name) else "")
+            f"{n}× {name}" + (f" ({mib / 1024:.0f} GiB)" if (mib := mem.get(name)) else "")
             for name, n in kinds.most_common()))
     if hs.info.get("driver"):
         facts.append(f"driver {hs.info['driver']}")

@@ -56,7 +56,8 @@ class LogIndex:
         self.filter_in: re.Pattern | None = None
         self.filter_out: re.Pattern | None = None
         self.search: re.Pattern | None = None
-        self.rows: deque[Key] = deque(maxlen=max(1, state.log_ring))
+        self.capacity = max(1, state.log_ring)  # rows kept; the oldest drop off
+        self.rows: deque[Key] = deque(maxlen=self.capacity)
         self.first_seq = 0  # sequence number of rows[0]
         self.matches: deque[int] = deque()  # seqs of rows matching the search
         self.errors: deque[int] = deque()  # seqs of rows that are error lines
@@ -108,7 +109,7 @@ class LogIndex:
 
     def _extend(self, keys, n: int) -> None:
         """Append ``n`` keys; the deque drops as many from the left as overflow."""
-        overflow = len(self.rows) + n - self.rows.maxlen
+        overflow = len(self.rows) + n - self.capacity
         if overflow > 0:
             self.first_seq += overflow
         self.rows.extend(keys)
