@@ -16,6 +16,7 @@ Pure arithmetic: ``perftriage gap``, the Gap view and the recorded
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from statistics import mean
 from typing import Any
@@ -133,7 +134,7 @@ def compute(
     return result
 
 
-def verdict(r: GapResult, counters: list[Any] = ()) -> tuple[str, str]:
+def verdict(r: GapResult, counters: Sequence[Any] = ()) -> tuple[str, str]:
     """(kind, words): which of traffic, communication or idling explains the gap."""
     stuck = [c.index for c in counters if getattr(c, "stuck", False)]
     if stuck:

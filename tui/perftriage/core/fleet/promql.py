@@ -128,7 +128,7 @@ def gpu_samples(series: list[_GpuSeries], metric: str | None = None) -> list[Fle
     """One sample per (Hostname, gpu, metric) of an instant GPU query
     (:func:`decode_gpu`); ``metric`` names series that lost ``__name__`` to an
     aggregation (:func:`gpu_query`)."""
-    out = []
+    out: list[FleetSample] = []
     append, host_name = out.append, _host_name
     for s in series:
         labels, value = s.metric, s.value

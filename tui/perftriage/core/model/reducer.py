@@ -160,7 +160,7 @@ def _probe_removed(state: SessionState, e: ev.ProbeRemoved) -> str | None:
         kept = [x for x in h.evidence if (x.ref_kind, x.ref_id) != ("probe", e.probe_id)]
         if len(kept) != len(h.evidence):
             h.evidence = kept
-            state.bump("hypotheses")
+            state.bump(Section.HYPOTHESES)
     return "probes"
 
 

@@ -157,7 +157,7 @@ def parse_csv_sections(text: str) -> list[CsvSection]:
 
 def parse_query_csv_with_header(text: str) -> list[GpuSample]:
     """``--format=csv`` output with its header line (units or not)."""
-    gpus = []
+    gpus: list[GpuSample] = []
     for sec in parse_csv_sections(text):
         if "index" in sec.fields or "uuid" in sec.fields:
             gpus.extend(g for g in (row_to_gpu(r) for r in sec.rows) if g is not None)

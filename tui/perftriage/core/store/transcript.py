@@ -110,7 +110,8 @@ class TranscriptWriter:
         data = self.redactor.json_line(ev.encode(event)) + b"\n"  # secrets never on disk
         self.events_written += 1
         self.last_t = max(self.last_t, event.t)
-        tag = type(event).__struct_config__.tag
+        # every event class has tag="...": msgspec types it str | int | None
+        tag = str(type(event).__struct_config__.tag)
         self.counts[tag] = self.counts.get(tag, 0) + 1
         self.ended = self.ended or isinstance(event, ev.SessionEnded)
         if self._thread is None:

@@ -47,7 +47,7 @@ def metric_grid(snapshot: FleetSnapshot, summary: FleetSummary, metric: str) -> 
         per_host[s.host][s.gpu] = s.value
         if s.gpu is not None:
             gpus.add(s.gpu)
-    keys: list[int | None] = sorted(gpus) if gpus else [None]
+    keys: list[int | None] = [*sorted(gpus)] if gpus else [None]
     columns = [f"GPU{g}" for g in keys] if gpus else ["value"]
     rows = []
     for host, by_gpu in per_host.items():
