@@ -220,13 +220,15 @@ class SSHTransport:
             self._where = f"{opts.username}@{self._where}"
         known = self._hostkeys.load(opts)  # never None: always verified
         kwargs: dict[str, Any] = {}
+        if self.port:
+            kwargs["port"] = self.port
+        if self.user:
+            kwargs["username"] = self.user
         if self._client_keys is not None:
             kwargs["client_keys"] = self._client_keys
         conn, _client = await asyncssh.create_connection(
             lambda: _Client(self, known),
             self.host,
-            **({"port": self.port} if self.port else {}),
-            **({"username": self.user} if self.user else {}),
             config=self._config,
             known_hosts=known,
             connect_timeout=self.connect_timeout,
