@@ -25,7 +25,7 @@ import contextlib
 import logging
 import shlex
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 
 from perftriage.core.parse import nvsmi
 from perftriage.core.model.host_snapshot import parse_snapshot
@@ -241,7 +241,7 @@ class RemoteSampler:
             started = self.clock()
             got = 0
             reason = "exited"
-            stream: AsyncIterator[list[str]] = self.transport.stream_batches(
+            stream: AsyncGenerator[list[str], None] = self.transport.stream_batches(
                 command() if callable(command) else command)
             watch.running = True
             try:

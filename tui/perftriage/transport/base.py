@@ -10,7 +10,7 @@ Failures to reach a host raise :class:`TransportError` with a one-line
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -108,7 +108,8 @@ class Transport(Protocol):
         limit: int | None = None,
     ) -> RunResult: ...
 
-    def stream_batches(self, command: str) -> AsyncIterator[list[str]]: ...
+    # a generator, not just an iterator: aclose() ends the command early
+    def stream_batches(self, command: str) -> AsyncGenerator[list[str], None]: ...
 
     def stream(self, command: str) -> AsyncIterator[str]: ...
 

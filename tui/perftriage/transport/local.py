@@ -13,7 +13,7 @@ import errno
 import os
 import signal
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 from perftriage.transport.base import (
     BAD_COMMAND,
@@ -124,7 +124,7 @@ class LocalTransport:
             stderr_dropped=err_dropped,
         )
 
-    async def stream_batches(self, command: str) -> AsyncIterator[list[str]]:
+    async def stream_batches(self, command: str) -> AsyncGenerator[list[str], None]:
         proc = await self._spawn(command, stdin=False)
         assert proc.stdout is not None
         decoder = codecs.getincrementaldecoder("utf-8")("replace")

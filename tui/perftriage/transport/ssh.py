@@ -38,7 +38,7 @@ import os
 import secrets
 import shlex
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -509,7 +509,7 @@ class SSHTransport:
         return RunResult(status, out, err, time.perf_counter() - start,
                          stdout_dropped=req.out_dropped, stderr_dropped=req.err_dropped)
 
-    async def stream_batches(self, command: str) -> AsyncIterator[list[str]]:
+    async def stream_batches(self, command: str) -> AsyncGenerator[list[str], None]:
         encode_command(command)
         conn = await self.connection()
         wrapped = bash_command(WATCHDOG_SCRIPT, self.preamble or ":", command)
