@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
+from typing import Protocol
 
 import h11
 
@@ -38,7 +39,25 @@ class HttpResponse:
     body: bytes
 
 
-async def open_stream(transport, host: str, port: int):
+class StreamReader(Protocol):
+    """What we read from: asyncio's StreamReader or asyncssh's SSHReader."""
+
+    async def read(self, n: int = -1) -> bytes: ...
+
+
+class StreamWriter(Protocol):
+    """What we write to: asyncio's StreamWriter or asyncssh's SSHWriter."""
+
+    def write(self, data: bytes) -> None: ...
+
+    async def drain(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    async def wait_closed(self) -> None: ...
+
+
+async def open_stream(transport, host: str, port: int) -> tuple[StreamReader, StreamWriter]:
     """(reader, writer) to ``host:port`` as seen from ``transport``'s host."""
     connection = getattr(transport, "connection", None)
     where = f"{host}:{port}"
@@ -74,7 +93,8 @@ class HttpGetter:
         self.target = parse_http_url(url)
         self.timeout = timeout
         self.max_bytes = max_bytes
-        self._reader = self._writer = None
+        self._reader: StreamReader | None = None
+        self._writer: StreamWriter | None = None
         self._h11: h11.Connection | None = None
 
     @property
@@ -130,11 +150,11 @@ class HttpGetter:
             raise
 
     async def _exchange(self) -> HttpResponse:
-        if self._writer is None:
-            self._reader, self._writer = await open_stream(
-                self.transport, self.target.host, self.target.port)
-            self._h11 = h11.Connection(h11.CLIENT)
         conn, reader, writer = self._h11, self._reader, self._writer
+        if conn is None or reader is None or writer is None:  # all three or none: see close()
+            reader, writer = await open_stream(self.transport, self.target.host, self.target.port)
+            conn = h11.Connection(h11.CLIENT)
+            self._reader, self._writer, self._h11 = reader, writer, conn
         request = h11.Request(method="GET", target=self.target.target, headers=[
             ("Host", self.target.host_header), ("User-Agent", "perftriage"),
             ("Accept", "text/plain"), ("Connection", "keep-alive")])
