@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from perftriage.core.analysis import counters as cnt
 from perftriage.core.analysis.gpus import Peak, peak_bandwidth
-from perftriage.core.model.events import Event, GpuCountersSample
+from perftriage.core.model.events import GpuCountersSample
 from perftriage.core.parse import dmon
 from perftriage.core.sanitize import visible
 from perftriage.services.gpm_source import MIN_INTERVAL_S, nvml_reason_name
@@ -108,8 +108,9 @@ class RemoteGpmSource(BaseSource):
     """The counters of one remote host from one long-lived command; each complete
     interval (all GPUs) becomes one ``gpu.counters`` event."""
 
-    def __init__(self, host: str, transport: Transport, emit: Callable[[Event], object],
-                 peaks: PeakLookup, *, python: str | None = "python3", backoff_max_s: float = 30.0,
+    def __init__(self, host: str, transport: Transport,
+                 emit: Callable[[GpuCountersSample], object], peaks: PeakLookup, *,
+                 python: str | None = "python3", backoff_max_s: float = 30.0,
                  stall_s: float = 15.0, min_interval_s: float = MIN_INTERVAL_S) -> None:
         super().__init__()
         self.name = f"gpm:{host}"

@@ -22,7 +22,7 @@ from typing import Any
 
 from perftriage.core.analysis import counters as cnt
 from perftriage.core.analysis.gpus import Peak, peak_bandwidth
-from perftriage.core.model.events import Event, GpuCounters, GpuCountersSample
+from perftriage.core.model.events import GpuCounters, GpuCountersSample
 from perftriage.services.source import BaseSource
 
 MIN_INTERVAL_S = 1.0  # recorded at most once a second
@@ -73,7 +73,9 @@ class NvmlGpm:
         self.skipped: dict[int, str] = {}  # GPU index -> why it has no counters
         try:
             if nvml is None:
-                import pynvml as nvml  # noqa: PLC0415 - provided by nvidia-ml-py
+                import pynvml  # noqa: PLC0415 - provided by nvidia-ml-py
+
+                nvml = pynvml
             self.nv = nvml
             nvml.nvmlInit()
             count = nvml.nvmlDeviceGetCount()
@@ -180,8 +182,8 @@ def _try(fn, default=None):
 class LocalGpmSource(BaseSource):
     """NVML GPM of this machine, one ``gpu.counters`` event per interval."""
 
-    def __init__(self, host: str, emit: Callable[[Event], object], interval: float = 1.0,
-                 nvml: Any = None) -> None:
+    def __init__(self, host: str, emit: Callable[[GpuCountersSample], object],
+                 interval: float = 1.0, nvml: Any = None) -> None:
         super().__init__()
         self.name = f"gpm:{host}"
         self.host: str = host
@@ -207,7 +209,10 @@ class LocalGpmSource(BaseSource):
             reader.close()
 
     def sample(self) -> GpuCountersSample:
-        gpus = [self.stuck.check(c) for c in self.reader.read()]
-        skipped = "; ".join(f"GPU {i}: {why}" for i, why in sorted(self.reader.skipped.items()))
+        reader = self.reader
+        if reader is None:
+            raise RuntimeError(f"{self.name}: sample() before run() opened NVML")
+        gpus = [self.stuck.check(c) for c in reader.read()]
+        skipped = "; ".join(f"GPU {i}: {why}" for i, why in sorted(reader.skipped.items()))
         return GpuCountersSample(host=self.host, source="nvml-gpm", gpus=gpus,
-                                 error=skipped or None, peak_source=self.reader.peak_source)
+                                 error=skipped or None, peak_source=reader.peak_source)
