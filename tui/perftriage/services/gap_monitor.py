@@ -41,7 +41,7 @@ class GapMonitor(BaseSource):
             self.tick()
 
     def tick(self) -> list[GapSample]:
-        out = []
+        out: list[GapSample] = []
         if not self.session_state.gaps:
             return out
         for name, hs in self.session_state.hosts.items():

@@ -22,7 +22,7 @@ from perftriage.services.gpm_snapshot import is_local
 from perftriage.services.gpm_remote import RemoteGpmSource, table_peaks
 from perftriage.services.gpm_source import LocalGpmSource
 from perftriage.services.remote_sampler import fetch_info
-from perftriage.transport.base import TransportError
+from perftriage.transport.base import Transport, TransportError
 
 LOG_READ_CAP = 4 * 1024 * 1024  # bytes of log read per window
 
@@ -31,7 +31,7 @@ LOG_READ_CAP = 4 * 1024 * 1024  # bytes of log read per window
 class LogWindow:
     """Where a log stood when the window opened (its size in bytes)."""
 
-    transport: object
+    transport: Transport
     path: str
     start: int = 0
 
@@ -66,7 +66,7 @@ def token_rate(lines: list[str]) -> tuple[float | None, int | None]:
     recs = [r for r in map(_decode, lines) if r is not None]
     if not recs:
         return None, None
-    tps = statistics.median(r.gen_tps for r in recs)
+    tps = statistics.median(r.gen_tps for r in recs if r.gen_tps is not None)  # all: see _decode
     running = [r.running for r in recs if r.running is not None]
     return tps, (round(statistics.median(running)) if running else None)
 
@@ -115,6 +115,7 @@ async def collect(host, seconds: float, *, nvml=None, warmup_s: float = 15.0,
     """Counter samples over ``seconds`` once the source gives values
     (GPM needs a sample pair; dmon prints '-' twice first)."""
     got: list[GpuCountersSample] = []
+    src: LocalGpmSource | RemoteGpmSource
     if is_local(host):
         src = LocalGpmSource(host.name, got.append, nvml=nvml)
     else:
