@@ -193,7 +193,9 @@ class ProbeRunner:
             detail: dict[str, Any] = {}
             shown = (probes.without_result(result.stdout) if probes.get(kind).result_line
                      else result.stdout)
-            for stream, text in (("stdout", shown), ("stderr", result.stderr)):
+            outputs: tuple[tuple[ev.ProbeStream, str], ...] = (
+                ("stdout", shown), ("stderr", result.stderr))
+            for stream, text in outputs:
                 kept, dropped = _cap(text)
                 dropped += getattr(result, f"{stream}_dropped", 0)
                 if kept:

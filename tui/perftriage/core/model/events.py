@@ -62,6 +62,7 @@ class HostInfo(Event, tag="host.info"):
 # "no-match": the probe ran and the answer is "nothing" (a grep with 0 matches)
 ProbeStatus = Literal["queued", "running", "ok", "failed", "no-match", "error", "timeout",
                       "cancelled"]
+ProbeStream = Literal["stdout", "stderr"]
 
 
 class ProbeQueued(Event, tag="probe.queued"):
@@ -81,7 +82,7 @@ class ProbeStarted(Event, tag="probe.started"):
 
 class ProbeOutput(Event, tag="probe.output"):
     probe_id: str
-    stream: Literal["stdout", "stderr"] = "stdout"
+    stream: ProbeStream = "stdout"
     data: str = ""
 
 

@@ -14,6 +14,8 @@ and a pattern with no regex metacharacters is searched with ``-F``.
 
 from __future__ import annotations
 
+from typing import Final
+
 from perftriage.core.probe_kinds.kind import (
     SCRIPT_PRELUDE,
     ProbeKind,
@@ -26,7 +28,7 @@ from perftriage.core.probe_kinds.kind import (
 GREP_MAX_MATCHES = 200
 GREP_MAX_FILE_BYTES = 8 * 2**20
 # Verdict of a search that ran and found nothing: not an error, an answer.
-NO_MATCH = "no-match"
+NO_MATCH: Final = "no-match"
 
 GREP_SCRIPT = SCRIPT_PRELUDE + rf"""
 import heapq, importlib.machinery, importlib.util, os, re, shutil, subprocess

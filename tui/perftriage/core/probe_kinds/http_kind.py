@@ -13,6 +13,7 @@ from perftriage.core.probe_kinds.kind import (
     ProbeKind,
     ProbeUsageError,
     Verdict,
+    VerdictStatus,
     no_result,
     python_command,
     script_result,
@@ -122,7 +123,7 @@ def _http_verdict(args: list[str], status: int | None, out: str, err: str) -> Ve
     else:
         first = (data.get("body") or "").strip().splitlines()
         extra = first[0][:120] if first else ""
-    verdict = "ok" if status == 0 else "failed"
+    verdict: VerdictStatus = "ok" if status == 0 else "failed"
     return Verdict(verdict, head + (f"; {extra}" if extra else ""), data)
 
 

@@ -12,7 +12,7 @@ import json
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 # Marks the one result line a probe script prints (after anything the
 # imported code itself printed on stdout).
@@ -23,9 +23,13 @@ class ProbeUsageError(ValueError):
     """Bad probe arguments (unknown kind, missing argument, bad URL)."""
 
 
+# how a finished probe came out (a subset of the events' ProbeStatus)
+VerdictStatus = Literal["ok", "failed", "error", "no-match"]
+
+
 @dataclass
 class Verdict:
-    status: str  # ok / failed / error
+    status: VerdictStatus
     summary: str = ""
     detail: dict[str, Any] = field(default_factory=dict)
 
