@@ -5,6 +5,8 @@ probes still run; the selected answer's output shows underneath."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -26,7 +28,7 @@ class FanoutScreen(DetailModal):
     FanoutScreen #fanout-groups { height: auto; max-height: 50%; }
     FanoutScreen TextArea { height: 1fr; }
     """
-    SECTIONS = frozenset({Section.PROBES})
+    SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.PROBES})
     BINDINGS = [Binding("escape,q", "close", "Close", id="fanout.close")]
 
     def __init__(self, group: str) -> None:

@@ -17,6 +17,7 @@ the top outliers.
 from __future__ import annotations
 
 import time
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -58,8 +59,10 @@ def history_text(o: Outlier, one: list, median: list) -> Text:
 
 
 class FleetScreen(Screen[str | None]):
-    SECTIONS = frozenset({Section.FLEET, Section.CLOCK})  # the head shows the update's age
     """Returns the name of the host dug into (or None)."""
+
+    # the head shows the update's age
+    SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.FLEET, Section.CLOCK})
 
     BINDINGS = [
         Binding("escape", "close", "back", id="fleet.close"),

@@ -7,6 +7,8 @@ and arrives as HostInfo events, so a replay shows the same view.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -109,7 +111,7 @@ def host_detail_text(hs: HostState) -> str:
 
 
 class HostDetailScreen(DetailModal):
-    SECTIONS = frozenset({Section.HOSTS})
+    SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.HOSTS})
     DEFAULT_CSS = """
     HostDetailScreen #host-detail-title { padding: 0 1; text-style: bold; }
     HostDetailScreen VerticalScroll { height: 1fr; }

@@ -5,6 +5,8 @@ log line in the Logs pane."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -25,7 +27,8 @@ from perftriage.widgets.status_style import status_text
 
 
 class HypothesisDetailScreen(ModalScreen[None]):
-    SECTIONS = frozenset({Section.HYPOTHESES, Section.PROBES})  # evidence shows probe verdicts
+    # evidence shows probe verdicts
+    SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.HYPOTHESES, Section.PROBES})
     DEFAULT_CSS = """
     HypothesisDetailScreen { align: center middle; }
     HypothesisDetailScreen > Vertical {

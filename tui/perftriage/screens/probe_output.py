@@ -8,6 +8,8 @@ the app runs, apart from the Logs pane's choice)."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -28,7 +30,7 @@ def probe_report(p: ProbeState) -> str:
 
 
 class ProbeOutputScreen(DetailModal):
-    SECTIONS = frozenset({Section.PROBES})
+    SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.PROBES})
     DEFAULT_CSS = """
     ProbeOutputScreen #probe-output-title { padding: 0 1; text-style: bold; }
     ProbeOutputScreen TextArea { height: 1fr; }

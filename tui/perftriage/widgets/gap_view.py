@@ -9,6 +9,8 @@ slowest marked; and the verdict in words.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.widgets import Static
 
 from perftriage.core.analysis.gap import GapResult
@@ -60,7 +62,8 @@ class GapView(Static):
     """Re-renders from the live session state when what the live gap reads
     changes (counters, logs, engines, gaps: the app's refresh path), and on demand."""
 
-    SECTIONS = frozenset({Section.HOSTS, Section.GAPS, Section.LOGS, Section.ENGINES})
+    SECTIONS: ClassVar[frozenset[Section]] = frozenset(
+        {Section.HOSTS, Section.GAPS, Section.LOGS, Section.ENGINES})
 
     DEFAULT_CSS = "GapView { height: auto; padding: 1 0 0 0; }"
 
