@@ -54,7 +54,8 @@ class HypothesisDetailScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("", id="hyp-detail-head")
-            table = DataTable(id="hyp-detail-evidence", cursor_type="row", zebra_stripes=True)
+            table: DataTable[str | Text] = DataTable(id="hyp-detail-evidence", cursor_type="row",
+                                                     zebra_stripes=True)
             table.add_columns("", "stance", "evidence", "linked", "result")
             yield table
             yield Label("Enter opens the selected evidence (probe output, host detail, log line)"

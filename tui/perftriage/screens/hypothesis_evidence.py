@@ -59,7 +59,8 @@ class EvidencePickerScreen(FormScreen[tuple[Candidate, Stance] | None]):
             yield Label(Text.assemble(("evidence for: ", "bold"), visible(self.title_text)))
             yield EditableInput(placeholder="/ search every log line, probe, host, note (regex)",
                                 id="evidence-search")
-            table = DataTable(id="evidence-table", cursor_type="row", zebra_stripes=True)
+            table: DataTable[str | Text] = DataTable(id="evidence-table", cursor_type="row",
+                                                     zebra_stripes=True)
             table.add_columns("", "kind", "ref", "time", "what")
             yield table
             yield Label("", id="evidence-count", classes="help")
