@@ -22,7 +22,7 @@ INDEX_DELAY_S = 1.0  # once the first frame has been laid out and drawn
 
 class ReplayScreen(MainScreen):
     BINDINGS = [
-        Binding("space", "toggle", "Play/pause", id="replay.toggle"),
+        Binding("space", "play_pause", "Play/pause", id="replay.toggle"),
         Binding("full_stop", "step(1)", "Step", id="replay.step_forward"),
         Binding("comma", "step(-1)", "Back", id="replay.step_back"),
         Binding("greater_than_sign", "marker(1)", "Next mark", id="replay.next_marker"),
@@ -85,7 +85,8 @@ class ReplayScreen(MainScreen):
 
     # --- keys ------------------------------------------------------------------------
 
-    def action_toggle(self) -> None:
+    # not action_toggle: DOMNode has one (it toggles an attribute)
+    def action_play_pause(self) -> None:
         self.replayer.toggle()
         self.bar.message = ""
         self._after_move()
