@@ -174,7 +174,10 @@ class FormScreen(ModalScreen[T], Generic[T]):
             await asyncio.sleep(0.01)
         target = app.focused
         if target is not None:
-            event.bubble = False  # handled here, not by a later hop through the queues
+            # handled here, not by a later hop through the queues. Textual types
+            # bubble a ClassVar, but Key events have a __dict__ and MessagePump
+            # reads message.bubble per instance: this event only stops bubbling.
+            event.bubble = False  # type: ignore[misc]
             await target._dispatch_message(event)
             if event._stop_propagation or event._no_default_action:
                 return
