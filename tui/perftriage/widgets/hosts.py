@@ -120,10 +120,11 @@ def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: 
     state = hs.conn_state
     age = (now_t - hs.sample_t) if hs.sample_t is not None else None
     host_stale = age is not None and age > stale_after
-    if host_stale and state == "up":
-        state_txt = styled("stale", f"stale {_age(age)}")
-    elif host_stale:
-        state_txt = styled(state) + f" [{MUTED}]data {_age(age)} old[/]"
+    if age is not None and host_stale:  # age tested again: mypy does not narrow through a bool
+        if state == "up":
+            state_txt = styled("stale", f"stale {_age(age)}")
+        else:
+            state_txt = styled(state) + f" [{MUTED}]data {_age(age)} old[/]"
     else:
         state_txt = styled(state)
     head = ("[reverse]▶[/reverse] " if selected else "") + f"[b]{safe(hs.name)}[/b] {state_txt}"

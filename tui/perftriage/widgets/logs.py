@@ -30,8 +30,8 @@ def _fmt(v: float | None, spec: str = ".1f") -> str:
 
 def metrics_line(m: LogMetrics) -> str:
     if m.count == 0:
-        ms = [x.name for x in m.milestones]
-        return f"{m.engine or 'log'}: {safe(ms[-1]) if ms else 'no metrics yet'}"
+        names = [x.name for x in m.milestones]
+        return f"{m.engine or 'log'}: {safe(names[-1]) if names else 'no metrics yet'}"
     d, p = m.last_decode, m.last_prefill
     gen = m.latest_gen_tps
     parts = [f"gen [b]{_fmt(gen)}[/b] tok/s"]
