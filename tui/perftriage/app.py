@@ -21,6 +21,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.notifications import SeverityLevel
+from textual.widget import Widget
 
 from perftriage import __version__
 from perftriage.cockpit_app import refuse_in_replay
@@ -50,7 +51,7 @@ from perftriage.widgets.probes import ProbesPane
 # Actions that act on the cockpit's panes: not under a modal (the probe
 # output viewer's read-only text lets keys through to the app).
 MAIN_SCREEN_ONLY = {"probe", "probe_template", "probe_all_hosts", "probe_host"}
-P = TypeVar("P")
+P = TypeVar("P", bound=Widget)  # a pane of the main screen
 
 
 class PerftriageApp(OrderedKeysApp[int]):

@@ -18,7 +18,7 @@ no action refreshes after it emits.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, ClassVar, Protocol
 from weakref import WeakSet
 
@@ -58,7 +58,7 @@ class Refresher:
         self._marked: set[Section] = set()
         self._pending = False  # a flush is scheduled
         self._last_flush = 0.0
-        self._unsubscribe = None
+        self._unsubscribe: Callable[[], None] | None = None
 
     def start(self) -> None:
         """Listen to the session and start the clock tick (from ``App.on_mount``)."""

@@ -53,7 +53,7 @@ class Cockpit:
         self.servers = ServerLauncher(self.session, self.logs, self.config.servers)
         self.sample_interval = sample_interval or self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
-        self.ssh_config = None  # the --ssh-config that hosts joining later use too
+        self.ssh_config: Path | None = None  # the --ssh-config that hosts joining later use too
         self.accept_new_host_keys = False
         self.started = False
 

@@ -160,7 +160,7 @@ class ServerEvent(Event, tag="server"):
 # --- hypotheses, notes, gap ---------------------------------------------------
 
 HypothesisStatus = Literal["open", "testing", "supported", "refuted", "parked"]
-HYPOTHESIS_STATUSES: tuple[str, ...] = ("open", "testing", "supported", "refuted", "parked")
+HYPOTHESIS_STATUSES: tuple[HypothesisStatus, ...] = ("open", "testing", "supported", "refuted", "parked")
 
 
 class HypothesisAdded(Event, tag="hypothesis.added"):
