@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.binding import Binding
 from textual.color import Color, ColorParseError
@@ -61,13 +61,16 @@ def to_theme(spec: ThemeSpec) -> Theme:
     for key, value in spec.variables.items():
         if key in THEME_VARIABLES:
             _check_colour(spec.path, f"variables.{key}", value)
+    # Theme's colour keywords by name (the spec holds only COLOUR_FIELDS, primary
+    # among them): typed Any so mypy does not match them against dark and friends
+    colours: dict[str, Any] = dict(spec.colours)
     theme = Theme(
         name=spec.name,
         dark=spec.dark,
         luminosity_spread=spec.luminosity_spread,
         text_alpha=spec.text_alpha,
         variables=dict(spec.variables),
-        **spec.colours,
+        **colours,
     )
     try:
         theme.to_color_system().generate()
