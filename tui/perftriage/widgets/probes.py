@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
 from textual.content import Content
