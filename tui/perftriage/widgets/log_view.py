@@ -195,13 +195,13 @@ class LogView(ScrollView, can_focus=True):
             # screen line -> (row, part): part k shows cells [k*w, (k+1)*w)
             hit = self._wrap.locate(self.index, index)
             if hit is None:
-                return Strip.blank(width, self.rich_style)
+                return Strip.blank(width, self.row_styles.base)
             index, part = hit
             scroll_x = part * self.wrap_width
             width = self.wrap_width
         row = self.index.row(index)
         if row is None:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self.row_styles.base)
         key, text = row
         cursor = index == self.cursor
         ck = (key, scroll_x, width, cursor, self.index.version if cursor else 0,
@@ -249,7 +249,7 @@ class LogView(ScrollView, can_focus=True):
                                  Segment(shown[a:b], st.levels[m.group(1)]),
                                  Segment(shown[b:], st.base)]
             strip = Strip(segments).crop(scroll_x, scroll_x + width)
-            return strip.extend_cell_length(width, self.rich_style)
+            return strip.extend_cell_length(width, st.base)
         st = self.row_styles
         line = Text(no_wrap=True, style=st.base)
         if self.index.source == ALL:
