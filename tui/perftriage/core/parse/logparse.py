@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from perftriage.core.needles import Needles
+
 SERIES_POINTS = 600
 
 # [2026-11-28 09:16:06 TP0] / [2026-11-28 09:16:06.123 DP0 TP0 EP0] / [2026-11-28 09:15:33]
@@ -330,11 +332,6 @@ def _parse_general(line: str) -> Metric | Milestone | None:
     return None
 
 
-try:  # RE2: one linear-time pass finds any of many needles in a whole batch
-    import re2 as _re2
-except ImportError:  # pragma: no cover - the per-line gate alone gives the same result
-    _re2 = None
-
 # Every line that can be an error, fatal, a milestone or a vLLM stats line
 # holds one of these (see FATAL_RE, ERROR_RE, MILESTONES and _vllm_stats); a
 # line without any can only be an SGLang batch line ("batch"), or nothing.
@@ -343,22 +340,17 @@ RARE_NEEDLES: tuple[str, ...] = (
     "NCCL", "nccl", "atchdog", "KV ", "Load weight", "graph end", "Graph capturing",
     "Uvicorn", "fired up", "Model loading", "Starting vLLM", "Avg ",
 )
-_RARE = _re2.compile("|".join(map(re.escape, RARE_NEEDLES))) if _re2 is not None else None
+_RARE = Needles("|".join(map(re.escape, RARE_NEEDLES)))
 
 
 def _candidates(lines: list[str]) -> list[int]:
     """Offsets of the lines :func:`scan` must look at (a superset of what
-    matters). A busy server's batch holds no rare needle at all: RE2 proves
-    it in one pass over the joined batch (~0.1 us a line, where the per-line
+    matters). A busy server's batch holds no rare needle at all: one RE2
+    pass over the joined batch proves it (~0.1 us a line, where the per-line
     gate tests twenty substrings, ~0.4 us), and then only the lines holding
     "batch" can matter. A batch with a rare needle takes the per-line gate."""
-    if _RARE is not None:
-        try:
-            clean = _RARE.search("\n".join(lines)) is None
-        except UnicodeEncodeError:  # a lone surrogate (RE2 reads UTF-8)
-            clean = False
-        if clean:
-            return [i for i, ln in enumerate(lines) if "batch" in ln]
+    if _RARE.absent_from("\n".join(lines)):
+        return [i for i, ln in enumerate(lines) if "batch" in ln]
     return _gate(lines)
 
 

@@ -31,10 +31,7 @@ from typing import Any
 
 import msgspec
 
-try:  # RE2: all the triggers in one linear pass (one substring test each is ~20x that)
-    import re2 as _re2
-except ImportError:  # pragma: no cover - the per-rule trigger tests alone
-    _re2 = None
+from perftriage.core.needles import Needles
 
 MASK = "[REDACTED]"
 
@@ -95,13 +92,9 @@ class Redactor:
         self._any = _any_trigger(self.rules)
 
     def _active(self, text: str | bytes) -> list[Rule]:
-        if self._any is not None:
-            try:
-                hit = self._any[isinstance(text, bytes)].search(text) is not None
-            except UnicodeEncodeError:  # a lone surrogate (RE2 reads UTF-8)
-                hit = True
-            if not hit:  # no trigger anywhere: the common line of a flood
-                return self._untriggered
+        # one RE2 pass over all triggers (a substring test each is ~20x that)
+        if self._any[isinstance(text, bytes)].absent_from(text):
+            return self._untriggered  # no trigger anywhere: the common line of a flood
         folded = text.lower()
         return [r for r in self.rules if r.may_match(text, folded)]
 
@@ -130,18 +123,16 @@ class Redactor:
         return msgspec.json.encode(self.value(msgspec.json.decode(data)))
 
 
-def _any_trigger(rules: list[Rule]) -> tuple | None:
-    """(str, bytes) RE2 patterns that match wherever any rule's trigger is
-    (folded ones case-insensitively): a superset of :meth:`Rule.may_match`."""
+def _any_trigger(rules: list[Rule]) -> tuple[Needles, Needles]:
+    """(str, bytes) RE2 alternations that match wherever any rule's trigger
+    is (folded ones case-insensitively): a superset of :meth:`Rule.may_match`."""
     parts = []
     for rule in rules:
         if rule.triggers:
             alt = "|".join(map(re.escape, rule.triggers))
             parts.append(f"(?i:{alt})" if rule.fold else alt)
-    if _re2 is None or not parts:
-        return None
-    pattern = "|".join(parts)
-    return _re2.compile(pattern), _re2.compile(pattern.encode())
+    pattern = "|".join(parts)  # builtin rules always have triggers
+    return Needles(pattern), Needles(pattern.encode())
 
 
 DEFAULT = Redactor()
