@@ -289,10 +289,6 @@ class LogView(ScrollView, can_focus=True):
 
     # --- actions -----------------------------------------------------------------
 
-    def _shown_text(self, text: str) -> str:
-        """The text a row shows (tabs expanded, controls made visible)."""
-        return shown_line(text)
-
     def _cells(self, key: Key, text: str) -> int:
         """Cells a row takes, its source label included (for wrapping).
         Called for every new line while wrapped: printable ASCII (nearly
@@ -300,7 +296,7 @@ class LogView(ScrollView, can_focus=True):
         if text.isascii() and text.isprintable():
             n = len(text)
         else:
-            shown = self._shown_text(text)
+            shown = shown_line(text)
             n = len(shown) if shown.isascii() else cell_len(shown)
         if self.index.source != ALL:
             return n

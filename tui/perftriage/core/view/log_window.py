@@ -40,7 +40,7 @@ def on_shown(pattern: re.Pattern):
     a search for ``␛`` finds the escape the row shows, and the bytes of a
     colour sequence the row does not show match nothing."""
     search = pattern.search
-    return lambda line: search(line if line.isprintable() else shown_line(line))
+    return lambda line: search(shown_line(line))
 
 
 class _ErrorMatcher:
@@ -101,8 +101,7 @@ class LogIndex:
         self.version += 1
 
     def _keep(self, line: str) -> bool:
-        if not (self.filter_in is None and self.filter_out is None or line.isprintable()):
-            line = shown_line(line)  # filters see what the row shows, as search does
+        line = shown_line(line)  # filters see what the row shows, as search does
         if self.filter_in is not None and self.filter_in.search(line) is None:
             return False
         return self.filter_out is None or self.filter_out.search(line) is None
