@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 if TYPE_CHECKING:  # pragma: no cover
     from textual.app import App
     from textual.dom import DOMNode
+    from textual.message import Message
     from textual.widget import Widget
 
     from perftriage.refresh import Refresher
@@ -59,6 +60,14 @@ class CockpitApp(Protocol):
 def cockpit_app(node: DOMNode) -> CockpitApp:
     """The running PerftriageApp of ``node``, typed by what it offers."""
     return cast("CockpitApp", node.app)
+
+
+def ask_for_screen(widget: Widget, message: Message) -> None:
+    """Post ``message``, which asks the main screen for a dialog (a widget
+    cannot push one): keys typed until it is on screen go to it, not to the
+    widget's own bindings."""
+    cockpit_app(widget).expect_screen()
+    widget.post_message(message)
 
 
 REPLAY_REFUSAL = "replay: keys that touch a host (probes, servers, log follows) are off"

@@ -15,7 +15,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from perftriage.cockpit_app import cockpit_app
+from perftriage.cockpit_app import ask_for_screen
 from perftriage.core.model.events import GpuSample
 from perftriage.core.model.state import HostState, Section, SessionState
 from perftriage.widgets.format import bar, gib, num, sparkline, safe
@@ -296,5 +296,4 @@ class HostsPane(Pane):
         if not names:
             self.notify("no hosts", severity="warning")
             return
-        cockpit_app(self).expect_screen()
-        self.post_message(self.DetailRequested(self.selected_host or names[0]))
+        ask_for_screen(self, self.DetailRequested(self.selected_host or names[0]))

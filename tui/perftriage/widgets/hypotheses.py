@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from perftriage.cockpit_app import cockpit_app
+from perftriage.cockpit_app import ask_for_screen
 from perftriage.core.analysis import roofline
 from perftriage.core.model import events as ev
 from perftriage.core.model.state import Hypothesis, ProbeState, Section, SessionState
@@ -136,8 +136,7 @@ class HypothesesPane(Pane):
 
     def action_dialog(self, dialog: Dialog) -> None:
         if (h := self._need_hypothesis(write=dialog != "details")) is not None:
-            cockpit_app(self).expect_screen()
-            self.post_message(self.Requested(dialog, h.hyp_id))
+            ask_for_screen(self, self.Requested(dialog, h.hyp_id))
 
     def action_status(self, step: int = 1) -> None:
         if (h := self._need_hypothesis()) is None:

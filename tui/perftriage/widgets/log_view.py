@@ -27,7 +27,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from perftriage.cockpit_app import cockpit_app
+from perftriage.cockpit_app import ask_for_screen, cockpit_app
 from perftriage.core.view.log_window import ALL, Key, LogIndex, parse_jump_time, source_label
 from perftriage.core.view.log_wrap import WrapMap
 from perftriage.core.parse.logparse import FATAL_RE, LEVEL_RE
@@ -438,8 +438,7 @@ class LogView(ScrollView, can_focus=True):
     def _prompt(self, title: str, kind: str, value: str | None,
                 done: Callable[[str], None],
                 validate: Callable[[str], str | None] | None = None) -> None:
-        cockpit_app(self).expect_screen()  # what is typed next is the answer
-        self.post_message(self.PromptRequested(title, kind, value or "", done, validate))
+        ask_for_screen(self, self.PromptRequested(title, kind, value or "", done, validate))
 
     def action_jump_time(self) -> None:
         reference = self.index.last_time()

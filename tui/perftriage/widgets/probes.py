@@ -18,7 +18,7 @@ from textual.content import Content
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
-from perftriage.cockpit_app import cockpit_app
+from perftriage.cockpit_app import ask_for_screen
 from perftriage.core import probes
 from perftriage.core.sanitize import visible
 from perftriage.core.model.state import ProbeState, Section, SessionState
@@ -200,8 +200,7 @@ class ProbesPane(Pane):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()  # enter on the table (DataTable consumes the key itself)
         if event.row_key.value is not None:
-            cockpit_app(self).expect_screen()
-            self.post_message(self.OutputRequested(event.row_key.value))
+            ask_for_screen(self, self.OutputRequested(event.row_key.value))
 
     def _selected_or_say(self) -> str | None:
         """The selected probe's id, or None after saying no probe is selected."""
@@ -214,8 +213,7 @@ class ProbesPane(Pane):
         pid = self._selected_or_say()
         if pid is None:
             return
-        cockpit_app(self).expect_screen()
-        self.post_message(self.OutputRequested(pid))
+        ask_for_screen(self, self.OutputRequested(pid))
 
     def action_rerun(self) -> None:
         if self.refuse_in_replay():
