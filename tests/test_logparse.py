@@ -263,3 +263,23 @@ def test_the_re2_prefilter_never_changes_a_scan(monkeypatch) -> None:
         assert _normal(lp.scan(lines)) == _scan_without_re2(lines, monkeypatch)
 
     check()
+
+
+def test_the_re2_prefilter_never_changes_a_scan_of_real_logs(monkeypatch) -> None:
+    """Real server logs (SGLang and vLLM fixtures, and the SGLang-format log
+    of the H200 stand-in run) in batches of 4 lines: the clean ones take the RE2
+    path, the others the per-line gate, and every scan is what the per-line
+    gate alone gives."""
+    from pathlib import Path
+
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    paths = [*sorted((fixtures / "logs").glob("*.log")), fixtures / "gpm" / "standin-server.log"]
+    clean = 0
+    for path in paths:
+        lines = path.read_text(errors="replace").splitlines()
+        for start in range(0, len(lines), 4):
+            batch = lines[start:start + 4]
+            clean += lp._RARE.absent_from("\n".join(batch))
+            lp._scan_memo = None
+            assert _normal(lp.scan(batch)) == _scan_without_re2(batch, monkeypatch), (path, start)
+    assert clean > 0  # the RE2 path was taken, not only the fallback
