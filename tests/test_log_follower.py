@@ -89,6 +89,24 @@ def test_strip_heartbeats() -> None:
     assert strip_heartbeats(["\x1e\x1eabc", "\x1e", "", "d\x1eef"]) == ["abc", "", "def"]
 
 
+def test_a_split_batch_is_tested_whole_on_its_text_and_never_misses_a_line() -> None:
+    from perftriage.transport.base import MAX_LINE_CHARS, LineSplitter, Lines, batch_holds
+
+    split = LineSplitter()
+    first = split.feed("a\x1e\ntail: x has been replaced; following new file\npart")
+    assert isinstance(first, Lines) and first == ["a\x1e", "tail: x has been replaced; following new file"]
+    assert batch_holds(first, "\x1e") and batch_holds(first, "tail: ")
+    second = split.feed("ial\x1e\nplain\n")  # the heartbeat is in the line the last chunk began
+    assert second == ["partial\x1e", "plain"] and batch_holds(second, "\x1e")
+    assert not batch_holds(split.feed("quiet\nlines\n"), "\x1e")
+    # text may say "maybe" (a partial line it holds), a plain list is exact
+    assert split.feed("done\nhalf\x1e") == ["done"] and batch_holds(split.feed("\n"), "\x1e")
+    assert batch_holds(["x", "y\x1e"], "\x1e") and not batch_holds(["x", "y"], "\x1e")
+    # an overlong line is cut: that batch is a plain list, tested line by line
+    cut = LineSplitter().feed("x" * (MAX_LINE_CHARS + 5) + "\x1e\nshort\n")
+    assert not isinstance(cut, Lines) and not batch_holds(cut, "\x1e")
+
+
 async def test_transcript_cap_keeps_metric_lines(tmp_path) -> None:
     session = Session(sessions_dir=tmp_path)
     follower = LogFollower(session, registry(), transcript_cap=5)

@@ -8,7 +8,9 @@ import pytest
 
 from tests.conftest import FIXTURES
 from perftriage.core.model import events as ev
+from perftriage.core.parse import batch_scan as bs
 from perftriage.core.parse import logparse as lp
+from perftriage.core.parse.log_metrics import LogMetrics
 from perftriage.core.model.reducer import replay
 
 LOGS = FIXTURES / "logs"
@@ -33,7 +35,7 @@ def test_sglang_fixture_metrics() -> None:
 
 def test_sglang_fixture_milestones_and_errors() -> None:
     lines = (LOGS / "sglang-0.5.23-tp8.log").read_text().splitlines()
-    m = lp.LogMetrics()
+    m = LogMetrics()
     m.feed(lines, 1)
     names = [x.name for x in m.milestones]
     for expected in ("weights loaded", "KV cache allocated", "CUDA graph captured", "ready"):
@@ -135,9 +137,9 @@ def test_reducer_derives_metrics_deterministically() -> None:
     assert a.log_batches[-1] == ("s1", len(lines))
 
 
-def _reference_feed(lines: list[str], first_line: int) -> lp.LogMetrics:
+def _reference_feed(lines: list[str], first_line: int) -> LogMetrics:
     """The per-line algorithm that LogMetrics.feed must match (one call per line)."""
-    m = lp.LogMetrics()
+    m = LogMetrics()
     for n, line in enumerate(lines, first_line):
         if not lp._worth_a_look(line):
             continue
@@ -185,7 +187,7 @@ def test_batch_scan_and_fast_paths_match_the_general_parser() -> None:
     for line in lines:  # the fast paths give what the general parser gives
         assert lp.parse_line(line) == lp._parse_general(line)
     # in batches of odd sizes, against the per-line reference
-    got = lp.LogMetrics()
+    got = LogMetrics()
     pos = 0
     for size in (1, 7, 500, 64, 2000, 10_000):
         got.feed(lines[pos:pos + size], pos + 1)
@@ -196,8 +198,8 @@ def test_batch_scan_and_fast_paths_match_the_general_parser() -> None:
     for attr in ("gen_tps", "input_tps", "running", "queued", "token_usage", "milestones"):
         assert list(getattr(got, attr)) == list(getattr(ref, attr)), attr
     # error lines of a batch are exactly the is_error ones
-    assert lp.scan(lines).errors == [i for i, ln in enumerate(lines) if lp.is_error(ln)]
-    assert lp.scan(lines).matters() == [
+    assert bs.scan(lines).errors == [i for i, ln in enumerate(lines) if lp.is_error(ln)]
+    assert bs.scan(lines).matters() == [
         i for i, ln in enumerate(lines)
         if lp._worth_a_look(ln) and (lp.parse_line(ln) is not None or lp.is_fatal(ln))
     ]
@@ -209,21 +211,26 @@ NO_PREFILTER = SimpleNamespace(absent_from=lambda text: False)
 
 def _scan_without_re2(lines: list[str], monkeypatch) -> tuple[list, list]:
     with monkeypatch.context() as m:
-        m.setattr(lp, "_RARE", NO_PREFILTER)
-        lp._scan_memo = None
-        found = lp.scan(list(lines))
-    lp._scan_memo = None
+        m.setattr(bs, "_RARE", NO_PREFILTER)
+        bs._scan_memo = None
+        found = bs.scan(list(lines))
+    bs._scan_memo = None
     return _normal(found)
 
 
-def _normal(found: lp.Scan) -> tuple[list, list]:
-    """A scan's meaning: the items that say something, and the error lines."""
-    return [it for it in found.items if it[1] is not None or it[2]], found.errors
+def _normal(found: bs.Scan) -> tuple[list, list]:
+    """A scan's meaning: the lines that say something (fast decode lines as
+    their numbers), in line order, and the error lines."""
+    f = found.fast
+    fast = [(i, (t, r, u, g, q), False)
+            for i, t, r, u, g, q in zip(f.fast, f.ts, f.running, f.usage, f.gen, f.queued)]
+    said = [it for it in found.items if it[1] is not None or it[2]]
+    return sorted(fast + said, key=lambda it: it[0]), found.errors
 
 
 def test_re2_is_installed_so_the_flood_path_is_the_one_tested() -> None:
     # a dependency of the package: without it every batch takes the per-line gate
-    assert lp._RARE.available
+    assert bs._RARE.available
 
 
 def test_a_clean_batch_is_gated_in_one_pass_and_scans_as_the_per_line_gate(monkeypatch) -> None:
@@ -232,15 +239,15 @@ def test_a_clean_batch_is_gated_in_one_pass_and_scans_as_the_per_line_gate(monke
     sim = Steady(seed=3, error_every=10**9)  # no error lines
     req = '[2026-11-28 09:15:37] INFO:     127.0.0.1:51240 - "POST /v1/batches HTTP/1.1" 200 OK'
     lines = [sim.line() if i % 3 else req for i in range(3000)]
-    assert lp._RARE.absent_from("\n".join(lines))  # the RE2 path, not the fallback
-    assert lp._candidates(lines) == [i for i, ln in enumerate(lines) if "batch" in ln]
-    lp._scan_memo = None
-    assert _normal(lp.scan(lines)) == _scan_without_re2(lines, monkeypatch)
-    assert lp.scan(lines).metric_offsets()  # it found the decode lines
+    assert bs._RARE.absent_from("\n".join(lines))  # the RE2 path, not the fallback
+    assert bs._candidates(lines) == [i for i, ln in enumerate(lines) if "batch" in ln]
+    bs._scan_memo = None
+    assert _normal(bs.scan(lines)) == _scan_without_re2(lines, monkeypatch)
+    assert bs.scan(lines).metric_offsets()  # it found the decode lines
 
 
 _FRAGMENTS = [
-    *lp.RARE_NEEDLES, *(n[:-1] for n in lp.RARE_NEEDLES), "batch", "Decode batch, ",
+    *bs.RARE_NEEDLES, *(n[:-1] for n in bs.RARE_NEEDLES), "batch", "Decode batch, ",
     "Prefill batch. ", "throughput", "Avg prompt throughput: 1.0 tokens/s, ",
     "Error: ", "Exception: ", "ERROR", "KV cache pool is full", "CUDA out of memory",
     "The server is fired up and ready to roll!", "[2026-11-28 09:16:06 TP0] ",
@@ -259,8 +266,8 @@ def test_the_re2_prefilter_never_changes_a_scan(monkeypatch) -> None:
     @settings(max_examples=300, deadline=None)
     @given(st.lists(line, min_size=1, max_size=40))
     def check(lines: list[str]) -> None:
-        lp._scan_memo = None
-        assert _normal(lp.scan(lines)) == _scan_without_re2(lines, monkeypatch)
+        bs._scan_memo = None
+        assert _normal(bs.scan(lines)) == _scan_without_re2(lines, monkeypatch)
 
     check()
 
@@ -279,7 +286,7 @@ def test_the_re2_prefilter_never_changes_a_scan_of_real_logs(monkeypatch) -> Non
         lines = path.read_text(errors="replace").splitlines()
         for start in range(0, len(lines), 4):
             batch = lines[start:start + 4]
-            clean += lp._RARE.absent_from("\n".join(batch))
-            lp._scan_memo = None
-            assert _normal(lp.scan(batch)) == _scan_without_re2(batch, monkeypatch), (path, start)
+            clean += bs._RARE.absent_from("\n".join(batch))
+            bs._scan_memo = None
+            assert _normal(bs.scan(batch)) == _scan_without_re2(batch, monkeypatch), (path, start)
     assert clean > 0  # the RE2 path was taken, not only the fallback

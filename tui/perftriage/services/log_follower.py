@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 
 from perftriage.core.model import events as ev
-from perftriage.core.parse import logparse
+from perftriage.core.parse import batch_scan
 from perftriage.services.hosts import HostRegistry
 from perftriage.services.log_source import (  # noqa: F401 - re-exported for callers
     HEARTBEAT,
@@ -36,6 +36,7 @@ from perftriage.services.log_source import (  # noqa: F401 - re-exported for cal
     guarded,
     strip_heartbeats,
 )
+from perftriage.services.scan_worker import ScanWorker
 from perftriage.services.session import Session
 from perftriage.services.source import SourceSet
 
@@ -52,9 +53,11 @@ class LogFollower:
         hosts: HostRegistry,
         transcript_cap: int = DEFAULT_TRANSCRIPT_CAP,
         running: SourceSet | None = None,
+        parse_helper: bool = True,
     ) -> None:
         """``running``: the set the log sources run in (a cockpit's
-        ``sources``, so they are stopped with it); by default one of its own."""
+        ``sources``, so they are stopped with it); by default one of its own.
+        ``parse_helper``: parse floods in a helper process (ScanWorker)."""
         self.session = session
         self.hosts = hosts
         self.transcript_cap = transcript_cap
@@ -64,6 +67,7 @@ class LogFollower:
         self.running = running if running is not None else SourceSet()
         self._cap_noted = False
         self._metric_recorded_at: dict[str, float] = {}  # by source id (monotonic)
+        self.scan_worker: ScanWorker | None = ScanWorker() if parse_helper else None
 
     # --- opening -----------------------------------------------------------
 
@@ -113,6 +117,8 @@ class LogFollower:
     async def close_all(self, reason: str = "quit") -> None:
         for sid in list(self.sources):
             await self.close(sid, reason)
+        if self.scan_worker is not None:
+            await self.scan_worker.close()
 
     def source_ended(self, src: CommandLogSource, reason: str) -> None:
         """A source's run() is over (by itself, or cancelled by close())."""
@@ -159,7 +165,7 @@ class LogFollower:
         """Offsets (>= ``head``) still recorded past the cap: every milestone
         and fatal line, and the batch's last metric line when the source's
         previous recorded one is at least METRIC_RECORD_INTERVAL_S old."""
-        found = logparse.scan(lines)
+        found = batch_scan.scan(lines)
         metrics = set(found.metric_offsets())
         keep = [i for i in found.matters() if i >= head and i not in metrics]
         latest = max((i for i in metrics if i >= head), default=None)

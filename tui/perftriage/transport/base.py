@@ -10,6 +10,8 @@ Failures to reach a host raise :class:`TransportError` with a one-line
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -144,6 +146,28 @@ def _cut(line: str, extra: int = 0) -> str:
     return line if over <= 0 else f"{line[:MAX_LINE_CHARS]} […{over:,} chars cut]"
 
 
+class Lines(list[str]):
+    """A batch of complete lines, and ``text``: one string that holds every
+    one of them (the chunk they were cut from), so that a test of the whole
+    batch ("any heartbeat?") is one C-level search instead of a call per
+    line. ``text`` may hold more than the lines (a partial last line): a
+    search of it can say "maybe", and never misses."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, lines: list[str], text: str) -> None:
+        super().__init__(lines)
+        self.text = text
+
+
+def batch_holds(batch: list[str], needle: str) -> bool:
+    """Whether some line of ``batch`` may hold ``needle`` (exact for a plain
+    list; for :class:`Lines`, one search of its text)."""
+    if isinstance(batch, Lines):
+        return needle in batch.text
+    return any(map(operator.contains, batch, itertools.repeat(needle)))  # (C-level per line)
+
+
 class LineSplitter:
     """Turns arbitrary chunks into complete lines, keeping the partial tail
     (at most MAX_LINE_CHARS of it: the rest of an overlong line is counted)."""
@@ -165,14 +189,15 @@ class LineSplitter:
             ended = f"{self._tail} […{self._skipped + nl:,} chars cut]"
             self._tail, self._skipped = "", 0
             return [ended, *self.feed(chunk[nl + 1:])]
-        lines = (self._tail + chunk).split("\n")
+        text = self._tail + chunk
+        lines = text.split("\n")
         self._tail = lines.pop()
         if len(self._tail) > MAX_LINE_CHARS:
             self._skipped = len(self._tail) - MAX_LINE_CHARS
             self._tail = self._tail[:MAX_LINE_CHARS]
         if lines and max(map(len, lines)) > MAX_LINE_CHARS:  # rare: cut per line only then
             return [_cut(ln) for ln in lines]
-        return lines
+        return Lines(lines, text)
 
     def flush(self) -> list[str]:
         tail, skipped = self._tail, self._skipped

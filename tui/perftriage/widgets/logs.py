@@ -12,7 +12,7 @@ from textual.widgets import Sparkline, Static, Tab, Tabs
 
 from perftriage.core.view.log_status import follow_text, stale_note
 from perftriage.core.view.log_window import ALL, source_label
-from perftriage.core.parse.logparse import LogMetrics
+from perftriage.core.parse.log_metrics import LogMetrics
 from perftriage.core.model.state import Section, SessionState
 from perftriage.widgets.format import safe
 from perftriage.widgets.engine import EngineStrip, LatencyHeatmap, shown_engines

@@ -25,7 +25,7 @@ from perftriage.core.model.events import (
     ServerEvent,
     Stance,
 )
-from perftriage.core.parse.logparse import LogMetrics
+from perftriage.core.parse.log_metrics import LogMetrics
 
 HISTORY_POINTS = 300  # ~5 minutes at 1 Hz
 DEFAULT_LOG_RING = 100_000

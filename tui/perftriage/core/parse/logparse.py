@@ -16,19 +16,18 @@ milliseconds, vLLM timestamps with or without a year, with or without a
 ``token_usage`` is a fraction 0..1 for both engines (vLLM logs a percent,
 which is divided by 100).
 
-:class:`LogMetrics` keeps the per-source time series; the reducer feeds it
-from LogLines events, so replay gives the same numbers as the live run.
+:mod:`~perftriage.core.parse.batch_scan` applies these per batch, and
+:class:`~perftriage.core.parse.log_metrics.LogMetrics` keeps the per-source
+time series.
 """
 
 from __future__ import annotations
 
 import re
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
-from perftriage.core.needles import Needles
 
 SERIES_POINTS = 600
 
@@ -273,17 +272,6 @@ _DECODE_FAST = re.compile(
     r"#running-req: (\d+), #token: \d+, token usage: (\d+(?:\.\d+)?), (?:cuda graph: \w+, )?"
     r"gen throughput \(token/s\): (\d+(?:\.\d+)?), #queue-req: (\d+)(?:, )?$"
 )
-# The same shape for :func:`scan`, ~25 % cheaper (ASCII digit classes) and
-# narrower: "cuda graph" only True/False, so a line it accepts can hold no
-# error pattern (scan skips the error test for it). Lines it refuses go the
-# general way and get the same record.
-_DECODE_SCAN = re.compile(
-    r"\[([0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)"
-    r"(?: [A-Z]{2}[0-9]+)*\] Decode batch[.,] "
-    r"#running-req: ([0-9]+), #token: [0-9]+, token usage: ([0-9]+(?:\.[0-9]+)?), "
-    r"(?:cuda graph: (?:True|False), )?"
-    r"gen throughput \(token/s\): ([0-9]+(?:\.[0-9]+)?), #queue-req: ([0-9]+)(?:, )?\Z"
-)
 _PREFILL_FAST = re.compile(
     r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)(?: [A-Z]{2}\d+)*\] Prefill batch[.,] "
     r"#new-seq: \d+, #new-token: \d+, #cached-token: \d+, #token: \d+, "
@@ -332,115 +320,6 @@ def _parse_general(line: str) -> Metric | Milestone | None:
     return None
 
 
-# Every line that can be an error, fatal, a milestone or a vLLM stats line
-# holds one of these (see FATAL_RE, ERROR_RE, MILESTONES and _vllm_stats); a
-# line without any can only be an SGLang batch line ("batch"), or nothing.
-RARE_NEEDLES: tuple[str, ...] = (
-    "rror", "RROR", "xception", "Traceback", "of memory", "CRITICAL", "FATAL",
-    "NCCL", "nccl", "atchdog", "KV ", "Load weight", "graph end", "Graph capturing",
-    "Uvicorn", "fired up", "Model loading", "Starting vLLM", "Avg ",
-)
-_RARE = Needles("|".join(map(re.escape, RARE_NEEDLES)))
-
-
-def _candidates(lines: list[str]) -> list[int]:
-    """Offsets of the lines :func:`scan` must look at (a superset of what
-    matters). A busy server's batch holds no rare needle at all: one RE2
-    pass over the joined batch proves it (~0.1 us a line, where the per-line
-    gate tests twenty substrings, ~0.4 us), and then only the lines holding
-    "batch" can matter. A batch with a rare needle takes the per-line gate."""
-    if _RARE.absent_from("\n".join(lines)):
-        return [i for i, ln in enumerate(lines) if "batch" in ln]
-    return _gate(lines)
-
-
-def _gate(lines: list[str]) -> list[int]:
-    """Offsets of the lines that could be a metric, a milestone, fatal or an
-    error: a superset of :func:`_worth_a_look` and of :func:`is_error`'s gate,
-    as one inline expression (no call per line; most lines fail every test)."""
-    return [
-        i for i, ln in enumerate(lines)
-        if "batch" in ln or "rror" in ln or "RROR" in ln or "throughput" in ln
-        or "of memory" in ln or "xception" in ln or "Traceback" in ln or "NCCL" in ln
-        or "nccl" in ln or "atchdog" in ln or "pool is full" in ln or "CRITICAL" in ln
-        or "FATAL" in ln or "Load weight" in ln or "KV " in ln or "raph" in ln
-        or "Uvicorn" in ln or "fired up" in ln or "Model loading" in ln or "Starting vLLM" in ln
-    ]
-
-
-# (offset, record, fatal): record is parse_line's result, or the match
-# groups of a fast decode line (see Scan)
-ScanItem = tuple[int, tuple[str, ...] | Metric | Milestone | None, bool]
-
-
-class Scan:
-    """What one batch of lines holds, found in one pass (:func:`scan`).
-
-    ``items``: (offset, record, fatal) for every line :func:`_worth_a_look`
-    lets through — record is what :func:`parse_line` returns, except that a
-    line of the SGLang fast decode shape is kept as its match groups (a tuple)
-    so no Metric is built for points the bounded series drop anyway; fatal is
-    whether a non-metric line matches FATAL_RE. ``errors``: offsets of the
-    lines :func:`is_error` accepts.
-    """
-
-    __slots__ = ("errors", "items")
-
-    def __init__(self, items: list[ScanItem], errors: list[int]) -> None:
-        self.items = items
-        self.errors = errors
-
-    def matters(self) -> list[int]:
-        """Offsets of metric, milestone and fatal lines (what a capped transcript keeps)."""
-        return [i for i, rec, fatal in self.items if rec is not None or fatal]
-
-    def metric_offsets(self) -> list[int]:
-        """Offsets of the metric lines (a subset of :meth:`matters`)."""
-        return [i for i, rec, _ in self.items if isinstance(rec, (tuple, Metric))]
-
-
-_scan_memo: tuple[list[str], int, Scan] | None = None
-
-
-def scan(lines: list[str]) -> Scan:
-    """Metrics, milestones, fatal and error lines of a batch, per batch instead
-    of per line: one inline gate over all lines, then the (few) candidates.
-
-    The last result is memoised on the list itself (identity and length), so
-    the log follower (which needs it for the transcript cap) and the reducer
-    parse a batch once. Pure: the same lines always give the same Scan.
-    """
-    global _scan_memo
-    memo = _scan_memo
-    if memo is not None and memo[0] is lines and memo[1] == len(lines):
-        return memo[2]
-    items: list[ScanItem] = []
-    errors: list[int] = []
-    decode = _DECODE_SCAN.match
-    fatal_search = FATAL_RE.search
-    error_search = ERROR_RE.search
-    for i in _candidates(lines):
-        line = lines[i]
-        fast = decode(line)
-        if fast is not None:  # the bulk of a busy server's metric lines
-            items.append((i, fast.groups(), False))
-            continue
-        if (
-            "rror" in line or "RROR" in line or "xception" in line or "Traceback" in line
-            or "of memory" in line or "CRITICAL" in line or "FATAL" in line
-            or "atchdog" in line or "pool is full" in line or "NCCL" in line or "nccl" in line
-        ) and error_search(line) is not None:
-            errors.append(i)
-        if not _worth_a_look(line):
-            continue
-        rec = parse_line(line)
-        fatal = not isinstance(rec, Metric) and fatal_search(line) is not None
-        items.append((i, rec, fatal))
-    result = Scan(items, errors)
-    _scan_memo = (lines, len(lines), result)
-    return result
-
-
 def iter_metrics(lines, first_line: int = 1):
     """(Metric) for every metric line of ``lines``, line numbers from ``first_line``."""
     for n, line in enumerate(lines, first_line):
@@ -469,111 +348,3 @@ def token_latency(gen_tps: float | None, running: int | None) -> tuple[float | N
     batch = running if running and running > 1 else 1
     label = "ms/tok@bs1" if batch == 1 else f"ms/tok/req@bs{batch}"
     return 1000.0 * batch / gen_tps, label
-
-
-@dataclass
-class LogMetrics:
-    """Time series of one log source (built by the reducer, deterministic)."""
-
-    maxlen: int = SERIES_POINTS
-    engine: str | None = None
-    gen_tps: deque[float] = field(default_factory=lambda: deque(maxlen=SERIES_POINTS))
-    input_tps: deque[float] = field(default_factory=lambda: deque(maxlen=SERIES_POINTS))
-    running: deque[int] = field(default_factory=lambda: deque(maxlen=SERIES_POINTS))
-    queued: deque[int] = field(default_factory=lambda: deque(maxlen=SERIES_POINTS))
-    token_usage: deque[float] = field(default_factory=lambda: deque(maxlen=SERIES_POINTS))
-    last: Metric | None = None
-    last_decode: Metric | None = None
-    last_prefill: Metric | None = None
-    count: int = 0
-    milestones: list[Milestone] = field(default_factory=list)
-    errors: int = 0  # fatal-pattern lines seen
-
-    @property
-    def ready(self) -> bool:
-        return any(m.name == "ready" for m in self.milestones)
-
-    @property
-    def latest_gen_tps(self) -> float | None:
-        return self.gen_tps[-1] if self.gen_tps else None
-
-    @property
-    def ms_per_token(self) -> float | None:
-        return ms_per_token(self.latest_gen_tps)
-
-    @property
-    def latest_running(self) -> int | None:
-        return self.running[-1] if self.running else None
-
-    @property
-    def token_latency(self) -> tuple[float | None, str]:
-        """(per-request ms/token, label) at the latest decode line's batch size."""
-        return token_latency(self.latest_gen_tps, self.latest_running)
-
-    def feed(self, lines, first_line: int, found: Scan | None = None) -> bool:
-        """Parse a batch; True when anything was recorded. ``found`` is
-        ``scan(lines)`` when the caller has it."""
-        if found is None:
-            found = scan(lines if isinstance(lines, list) else list(lines))
-        changed = False
-        gen_tps, running, queued, usage = self.gen_tps, self.running, self.queued, self.token_usage
-        last_fast = None  # (groups, line) of the latest fast-shape decode line
-        fast_is_last = False
-        for i, rec, fatal in found.items:
-            if isinstance(rec, tuple):
-                # SGLang decode line (fast shape): append straight to the series
-                ts, run, use, gen, que = rec
-                gen_tps.append(float(gen))
-                running.append(int(run))
-                queued.append(int(que))
-                usage.append(float(use))
-                self.count += 1
-                last_fast = (rec, first_line + i)
-                fast_is_last = True
-                changed = True
-                continue
-            if fatal:
-                self.errors += 1
-                changed = True
-            if rec is None:
-                continue
-            changed = True
-            if isinstance(rec, Milestone):
-                rec = Milestone(rec.ts, rec.engine, rec.name, rec.text, first_line + i)
-                self.engine = self.engine or rec.engine
-                if len(self.milestones) < 1000:
-                    self.milestones.append(rec)
-                continue
-            rec = Metric(rec.ts, rec.engine, rec.kind, rec.gen_tps, rec.input_tps, rec.running,
-                         rec.queued, rec.token_usage, first_line + i)
-            if rec.kind != "prefill":
-                last_fast = None  # a later decode/stats record is the last decode
-            fast_is_last = False
-            self.add(rec)
-        if last_fast is not None:
-            (ts, run, use, gen, que), n = last_fast
-            m = Metric(ts, "sglang", "decode", float(gen), None, int(run), int(que), float(use), n)
-            self.engine = "sglang"
-            self.last_decode = m
-            if fast_is_last:
-                self.last = m
-        return changed
-
-    def add(self, m: Metric) -> None:
-        self.engine = m.engine
-        self.count += 1
-        self.last = m
-        if m.kind == "prefill":
-            self.last_prefill = m
-        else:
-            self.last_decode = m
-        if m.gen_tps is not None:
-            self.gen_tps.append(m.gen_tps)
-        if m.input_tps is not None:
-            self.input_tps.append(m.input_tps)
-        if m.running is not None and m.kind != "prefill":
-            self.running.append(m.running)
-        if m.queued is not None:
-            self.queued.append(m.queued)
-        if m.token_usage is not None:
-            self.token_usage.append(m.token_usage)

@@ -134,7 +134,7 @@ _NOTABLE_WORDS = ("rror", "memory", "oom", "nccl", "traceback", "fatal", "critic
                   "fired up", "starting vllm", "xception", "atchdog", "pool is full")
 _UNTIMED_BATCHES = 256  # batches a source keeps unparsed for their time, at most
 _QUEUED_LINES = 512  # lines fed before they are read
-# SGLang's decode line as the log parser's scan shape (logparse._DECODE_SCAN),
+# SGLang's decode line as the log parser's scan shape (batch_scan._DECODE_SCAN),
 # capturing (running, gen tok/s); per line, and over
 # many batches joined (one line each: no part of it crosses a newline, so
 # findall over the joined lines finds the same lines)

@@ -1,0 +1,169 @@
+"""The parse helper for log floods: a real helper process triages batches
+exactly as the app would, the pipe emits them in order whatever happens to
+the helper, and a followed flood reduces to the state its transcript
+replays to."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from tests.helpers import wait_for
+from perftriage.core.model import events as ev
+from perftriage.core.model.reducer import replay
+from perftriage.core.parse import batch_scan as bs
+from perftriage.core.store import transcript
+from perftriage.services.batch_pipe import BatchPipe
+from perftriage.services.hosts import HostRegistry, local_host
+from perftriage.services.log_follower import LogFollower
+from perftriage.services.scan_worker import ScanWorker
+from perftriage.services.session import Session
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def real_and_simulated_lines() -> list[str]:
+    """Real SGLang/vLLM logs (fixtures and the H200 stand-in run's server log),
+    the simulator's flood, and hostile text (controls, a lone surrogate)."""
+    from perftriage.simulator.sglang_sim import Steady, startup_lines
+
+    lines: list[str] = []
+    for path in [*sorted((FIXTURES / "logs").glob("*.log")), FIXTURES / "gpm" / "standin-server.log"]:
+        lines += path.read_text(errors="replace").splitlines()
+    sim = Steady(seed=5, error_every=97)
+    lines += [text for _, text in startup_lines()] + [sim.line() for _ in range(5000)]
+    lines += ["\x1b]52;c;aGk=\x07 Decode batch", "bad \udcff byte", "", "tail: x", "é ünïcode"]
+    return lines
+
+
+def normal(found: bs.Scan) -> tuple:
+    """A scan's meaning (a candidate line that says nothing is no part of it)."""
+    f = found.fast
+    said = [it for it in found.items if it[1] is not None or it[2]]
+    return (f.fast, f.ts, f.running, f.usage, f.gen, f.queued, said, found.errors)
+
+
+def test_triage_then_finish_is_the_scan_and_a_cut_triage_finishes_as_the_parts_own() -> None:
+    lines = real_and_simulated_lines()
+    whole = bs.triage(lines)
+    assert whole.fast and whole.prefill and whole.other  # every kind of line is there
+    for a, b in [(0, len(lines)), (0, 1), (7, 700), (1000, 4096), (len(lines) - 3, len(lines))]:
+        part = lines[a:b]
+        bs._scan_memo = None
+        assert normal(bs.finish(part, whole.cut(a, b))) == normal(bs.scan(part))
+
+
+def test_the_prefill_shape_gives_what_the_general_parser_gives() -> None:
+    from perftriage.core.parse import logparse as lp
+
+    lines = real_and_simulated_lines()
+    tri = bs.triage(lines)
+    for i, *_ in tri.prefill:
+        assert lp.parse_line(lines[i]) == lp._parse_general(lines[i]) is not None
+    items = {i: rec for i, rec, _ in bs.finish(lines, tri).items}
+    for i, ts, use, run, que, inp in tri.prefill:
+        assert items[i] == lp.parse_line(lines[i])
+        assert (items[i].ts, items[i].token_usage, items[i].running, items[i].queued,
+                items[i].input_tps) == (ts, use, run, que, inp)
+
+
+async def test_the_helper_process_triages_as_the_app_does() -> None:
+    lines = real_and_simulated_lines()
+    worker = ScanWorker()
+    assert worker.submit(lines[:10]) is None  # not running yet: it starts now
+    await wait_for(lambda: worker.running)
+    batches = [lines[i:i + 1024] for i in range(0, len(lines), 1024)]
+    futures = [worker.submit(b) for b in batches]
+    got = [await f for f in futures if f is not None]
+    assert len(got) == len(batches) and worker.batches == len(batches)
+    assert got == [bs.triage(b) for b in batches]
+    proc = worker._proc
+    await worker.close()
+    assert proc is not None and proc.returncode is not None  # the helper is gone
+    assert worker.submit(lines[:10]) is None and not worker.running  # and not started again
+
+
+async def test_a_helper_that_cannot_start_or_dies_costs_nothing_but_speed() -> None:
+    missing = ScanWorker(command=("/nonexistent/python",))
+    assert missing.submit(["x"]) is None
+    await wait_for(lambda: missing.failed is not None)
+    assert "cannot start" in missing.failed and missing.submit(["x"]) is None
+
+    # a helper that answers nothing and exits: the batches sent to it fail,
+    # and the pipe parses them in the app, in order
+    dying = ScanWorker(command=(sys.executable, "-c", "import sys; sys.stdin.buffer.read(4)"))
+    dying.submit(["x"])
+    await wait_for(lambda: dying.running)
+    emitted: list[list[str]] = []
+    pipe = BatchPipe(emitted.append, dying)
+    sim = real_and_simulated_lines()
+    batches = [sim[i:i + 100] for i in range(0, 1000, 100)]
+    for b in batches:
+        pipe.put(b, flood=True)
+    await asyncio.wait_for(pipe.drained(), 10)
+    assert emitted == batches and dying.failed is not None
+    await dying.close()
+
+
+async def test_the_pipe_emits_in_order_with_the_helpers_scans_and_closes_without_loss() -> None:
+    worker = ScanWorker()
+    worker.submit(["warm"])
+    await wait_for(lambda: worker.running)
+    lines = real_and_simulated_lines()
+    seen: list[tuple[list[str], tuple]] = []
+
+    def emit(batch: list[str]) -> None:  # what the reducer gets: the remembered scan
+        seen.append((batch, normal(bs.scan(batch))))
+
+    pipe = BatchPipe(emit, worker)
+    quiet = lines[:3]
+    pipe.put(quiet)  # nothing queued: emitted at once, parsed here
+    assert seen == [(quiet, normal(bs.scan(quiet)))]
+    flood = [lines[i:i + 512] for i in range(3, len(lines), 512)]
+    for b in flood:
+        pipe.put(b, flood=True)
+    pipe.put(["after the flood"])  # queued behind the flood, not ahead of it
+    await asyncio.wait_for(pipe.drained(), 20)
+    assert [b for b, _ in seen] == [quiet, *flood, ["after the flood"]]
+    for batch, found in seen:
+        bs._scan_memo = None
+        assert found == normal(bs.scan(batch))
+    assert worker.batches >= len(flood)
+
+    # stopping mid-flood: what is queued is emitted at once, nothing lost
+    seen.clear()
+    for b in flood:
+        pipe.put(b, flood=True)
+    pipe.close_now()
+    assert [b for b, _ in seen] == flood
+    await worker.close()
+
+
+async def test_a_followed_flood_goes_through_the_helper_and_replays_to_the_same_state(tmp_path) -> None:
+    from perftriage.simulator.sglang_sim import Steady
+
+    sim = Steady(seed=2, error_every=3000)
+    path = tmp_path / "flood.log"
+    n = 60_000
+    path.write_text("".join(f"{sim.line() if i % 3 == 0 else f'request {i}'}\n" for i in range(n)))
+    reg = HostRegistry()
+    reg.add(local_host())
+    session = Session(sessions_dir=tmp_path / "s")
+    follower = LogFollower(session, reg)
+    sid = follower.open_file("localhost", str(path))
+    await wait_for(lambda: session.state.logs[sid].total_lines == n, timeout=60)
+    worker = follower.scan_worker
+    assert worker is not None and worker.batches > 0  # the flood was parsed in the helper
+    await follower.close_all()
+    session.close()
+    live = session.state.logs[sid]
+    assert list(live.lines) == path.read_text().splitlines()[-len(live.lines):]
+    again = replay(transcript.read(session.path).events).logs[sid]
+    for attr in ("gen_tps", "input_tps", "running", "queued", "token_usage"):
+        assert list(getattr(again.metrics, attr)) == list(getattr(live.metrics, attr)), attr
+    assert again.metrics.last_decode == live.metrics.last_decode
+    assert list(again.errors) == list(live.errors) and live.errors
+    assert again.total_lines == live.total_lines == n
+    assert not any(isinstance(e, ev.LogLines) and not e.lines and not e.dropped
+                   for e in transcript.read(session.path).events)

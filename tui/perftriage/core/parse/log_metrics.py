@@ -1,0 +1,137 @@
+"""The per-source time series of a server log (pure, no Textual): built
+by the reducer from LogLines events, so replay gives the same numbers as
+the live run."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import deque
+from dataclasses import dataclass, field
+
+from perftriage.core.parse.batch_scan import Scan, Triage, scan
+from perftriage.core.parse.logparse import (
+    SERIES_POINTS,
+    Metric,
+    Milestone,
+    ms_per_token,
+    token_latency,
+)
+
+
+@dataclass
+class LogMetrics:
+    """Time series of one log source (built by the reducer, deterministic)."""
+
+    maxlen: int = SERIES_POINTS
+    engine: str | None = None
+    gen_tps: deque[float] = field(default_factory=lambda: deque(maxlen=SERIES_POINTS))
+    input_tps: deque[float] = field(default_factory=lambda: deque(maxlen=SERIES_POINTS))
+    running: deque[int] = field(default_factory=lambda: deque(maxlen=SERIES_POINTS))
+    queued: deque[int] = field(default_factory=lambda: deque(maxlen=SERIES_POINTS))
+    token_usage: deque[float] = field(default_factory=lambda: deque(maxlen=SERIES_POINTS))
+    last: Metric | None = None
+    last_decode: Metric | None = None
+    last_prefill: Metric | None = None
+    count: int = 0
+    milestones: list[Milestone] = field(default_factory=list)
+    errors: int = 0  # fatal-pattern lines seen
+
+    @property
+    def ready(self) -> bool:
+        return any(m.name == "ready" for m in self.milestones)
+
+    @property
+    def latest_gen_tps(self) -> float | None:
+        return self.gen_tps[-1] if self.gen_tps else None
+
+    @property
+    def ms_per_token(self) -> float | None:
+        return ms_per_token(self.latest_gen_tps)
+
+    @property
+    def latest_running(self) -> int | None:
+        return self.running[-1] if self.running else None
+
+    @property
+    def token_latency(self) -> tuple[float | None, str]:
+        """(per-request ms/token, label) at the latest decode line's batch size."""
+        return token_latency(self.latest_gen_tps, self.latest_running)
+
+    def feed(self, lines, first_line: int, found: Scan | None = None) -> bool:
+        """Parse a batch; True when anything was recorded. ``found`` is
+        ``scan(lines)`` when the caller has it."""
+        if found is None:
+            found = scan(lines if isinstance(lines, list) else list(lines))
+        fast = found.fast
+        at = 0  # fast decode lines before this index are in the series
+        last_fast = -1  # index (in fast) of the latest decode line of the fast shape
+        fast_is_last = False
+        changed = bool(fast.fast)
+        for i, rec, fatal in found.items:
+            upto = bisect_left(fast.fast, i, at)
+            if upto > at:  # the fast decode lines before this item, in line order
+                self._extend_fast(fast, at, upto)
+                at, last_fast, fast_is_last = upto, upto - 1, True
+            if fatal:
+                self.errors += 1
+                changed = True
+            if rec is None:
+                continue
+            changed = True
+            if isinstance(rec, Milestone):
+                rec = Milestone(rec.ts, rec.engine, rec.name, rec.text, first_line + i)
+                self.engine = self.engine or rec.engine
+                if len(self.milestones) < 1000:
+                    self.milestones.append(rec)
+                continue
+            rec = Metric(rec.ts, rec.engine, rec.kind, rec.gen_tps, rec.input_tps, rec.running,
+                         rec.queued, rec.token_usage, first_line + i)
+            if rec.kind != "prefill":
+                last_fast = -1  # a later decode/stats record is the last decode
+            fast_is_last = False
+            self.add(rec)
+        if at < len(fast.fast):
+            self._extend_fast(fast, at, len(fast.fast))
+            last_fast, fast_is_last = len(fast.fast) - 1, True
+        if last_fast >= 0:
+            k = last_fast
+            m = Metric(fast.ts[k], "sglang", "decode", fast.gen[k], None, fast.running[k],
+                       fast.queued[k], fast.usage[k], first_line + fast.fast[k])
+            self.engine = "sglang"
+            self.last_decode = m
+            if fast_is_last:
+                self.last = m
+        return changed
+
+    def _extend_fast(self, fast: Triage, a: int, b: int) -> None:
+        """Append fast decode lines ``a:b`` to the series (C-level extends)."""
+        if a == 0 and b == len(fast.fast):  # the whole batch: no copies
+            self.gen_tps.extend(fast.gen)
+            self.running.extend(fast.running)
+            self.queued.extend(fast.queued)
+            self.token_usage.extend(fast.usage)
+        else:
+            self.gen_tps.extend(fast.gen[a:b])
+            self.running.extend(fast.running[a:b])
+            self.queued.extend(fast.queued[a:b])
+            self.token_usage.extend(fast.usage[a:b])
+        self.count += b - a
+
+    def add(self, m: Metric) -> None:
+        self.engine = m.engine
+        self.count += 1
+        self.last = m
+        if m.kind == "prefill":
+            self.last_prefill = m
+        else:
+            self.last_decode = m
+        if m.gen_tps is not None:
+            self.gen_tps.append(m.gen_tps)
+        if m.input_tps is not None:
+            self.input_tps.append(m.input_tps)
+        if m.running is not None and m.kind != "prefill":
+            self.running.append(m.running)
+        if m.queued is not None:
+            self.queued.append(m.queued)
+        if m.token_usage is not None:
+            self.token_usage.append(m.token_usage)
