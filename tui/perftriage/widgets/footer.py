@@ -98,19 +98,21 @@ class FittingFooter(Footer):
         self.call_after_refresh(self.fit)
 
     def fit(self) -> None:
+        """Show the keys that fit whole, in order, and hide the rest. Only a
+        key whose visibility changes is touched: each change lays the screen
+        out again, and a layout resizes the footer, which calls fit."""
         items = [w for w in self.children if not w.has_class("-command-palette")]
         palette = [w for w in self.children if w.has_class("-command-palette")]
         room = self.size.width - sum(k.outer_size.width for k in palette) - 1
+        shown: list[bool] = []
         used = 0
         for item in items:
-            item.display = True
-        for i, item in enumerate(items):
             used += item.outer_size.width
-            if used > room:
-                for rest in items[i:]:
-                    rest.display = False
-                break
+            shown.append(used <= room and (not shown or shown[-1]))
         # a separator with no key after it says nothing
-        shown = [w for w in items if w.display]
-        if shown and shown[-1].has_class("-separator"):
-            shown[-1].display = False
+        last = max((i for i, s in enumerate(shown) if s), default=-1)
+        if last >= 0 and items[last].has_class("-separator"):
+            shown[last] = False
+        for item, show in zip(items, shown):
+            if item.display != show:
+                item.display = show
