@@ -68,3 +68,33 @@ async def test_question_mark_lists_everywhere_then_the_pane_and_marks_overrides(
         assert "(in Logs" not in everywhere["q"]
         await pilot.press("escape")
         await pilot.press("q")
+
+
+async def test_fitting_the_footer_again_lays_nothing_out() -> None:
+    """fit() runs on every footer resize, and a layout resizes the footer:
+    a fit that changes nothing must not lay the screen out (it did, twice
+    per overflowing key, so a log flood laid the screen out every frame)."""
+    app = replay_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("3")
+        await pilot.pause(0.3)
+        footer = app.screen.query_one(FittingFooter)
+        hidden = [w for w in footer.children if not w.display]
+        assert hidden  # 100 columns: some keys do not fit
+        layouts = 0
+        original = type(app.screen)._refresh_layout
+
+        def counted(screen, *args, **kwargs):
+            nonlocal layouts
+            layouts += 1
+            return original(screen, *args, **kwargs)
+
+        type(app.screen)._refresh_layout = counted  # type: ignore[method-assign]
+        try:
+            for _ in range(3):
+                footer.fit()
+                await pilot.pause(0.1)
+        finally:
+            type(app.screen)._refresh_layout = original  # type: ignore[method-assign]
+        assert layouts == 0
+        assert [w for w in footer.children if not w.display] == hidden
