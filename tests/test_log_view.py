@@ -151,3 +151,31 @@ def test_the_evidence_picker_finds_log_lines_by_what_they_show() -> None:
     found = candidates(st, "red alert")
     assert [c.ref_id for c in found.items if c.ref_kind == "log"] == ["a:1"]
     assert [c.ref_id for c in candidates(st, "31m").items if c.ref_kind == "log"] == ["a:2"]
+
+
+def test_an_ascii_row_is_cut_by_slicing_exactly_as_strip_crop_cuts_it() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from rich.segment import Segment
+    from rich.style import Style
+    from textual.strip import Strip
+
+    from perftriage.widgets.log_view import _window
+
+    styles = [Style(color="red"), Style(bold=True), Style()]
+    piece = st.tuples(st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=30),
+                      st.sampled_from(styles))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(piece, max_size=5), st.integers(0, 60), st.integers(1, 50))
+    def check(pieces, start, width) -> None:
+        fast = _window(pieces, start, width, styles[2])
+        slow = (Strip([Segment(t, s) for t, s in pieces]).crop(start, start + width)
+                .extend_cell_length(width, styles[2]))
+        assert fast.cell_length == width
+        def cells(strip: Strip) -> list:  # (char, style) per cell
+            return [(ch, seg.style) for seg in strip for ch in seg.text]
+
+        assert cells(fast) == cells(slow)
+
+    check()

@@ -72,6 +72,27 @@ def time_error(text: str) -> str | None:
     return None
 
 
+def _window(pieces: list[tuple[str, Style]], start: int, width: int, pad: Style) -> Strip:
+    """Cells ``start`` to ``start + width`` of a row of styled pieces, padded.
+    An ASCII row (printable: the caller checked) has one cell per character,
+    so it is cut by slicing, with no cell measuring; any other row is cut by
+    Strip.crop, which measures cells."""
+    if all(text.isascii() for text, _ in pieces):
+        segments = []
+        at, end = 0, start + width
+        for text, style in pieces:
+            a, b = max(start, at), min(end, at + len(text))
+            if a < b:
+                segments.append(Segment(text[a - at:b - at], style))
+            at += len(text)
+        used = max(0, min(end, at) - start)
+        if used < width:
+            segments.append(Segment(" " * (width - used), pad))
+        return Strip(segments, width)
+    cut = [Segment(text[: start + width + 200], style) for text, style in pieces]
+    return Strip(cut).crop(start, start + width).extend_cell_length(width, pad)
+
+
 class LogView(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     LogView { height: 1fr; }
@@ -232,24 +253,21 @@ class LogView(ScrollView, can_focus=True):
             # the common row while following a flood (every row on screen is new
             # at each frame): segments straight away, not a rich Text rendered
             # through the console (~4x the cost)
-            shown = text[: scroll_x + width + 200]
             st = self.row_styles
-            segments = []
+            pieces: list[tuple[str, Style]] = []
             if self.index.source == ALL:
-                segments.append(Segment(f"{self._label(key)} ", st.source))
+                pieces.append((f"{self._label(key)} ", st.source))
             if FATAL_RE.search(text):
-                segments.append(Segment(shown, st.fatal))
+                pieces.append((text, st.fatal))
             else:
                 m = LEVEL_RE.search(text, 0, 80)
-                if m is None or m.start() >= len(shown):
-                    segments.append(Segment(shown, st.base))
+                if m is None:
+                    pieces.append((text, st.base))
                 else:
-                    a, b = m.start(), min(m.end(), len(shown))
-                    segments += [Segment(shown[:a], st.base),
-                                 Segment(shown[a:b], st.levels[m.group(1)]),
-                                 Segment(shown[b:], st.base)]
-            strip = Strip(segments).crop(scroll_x, scroll_x + width)
-            return strip.extend_cell_length(width, st.base)
+                    a, b = m.span()
+                    pieces += [(text[:a], st.base), (text[a:b], st.levels[m.group(1)]),
+                               (text[b:], st.base)]
+            return _window(pieces, scroll_x, width, st.base)
         st = self.row_styles
         line = Text(no_wrap=True, style=st.base)
         if self.index.source == ALL:
