@@ -146,3 +146,33 @@ def test_sync_makes_every_written_event_readable_before_close(tmp_path):
     w.sync()  # what the report key does on a live session
     assert transcript.read(path).events == events
     w.close()
+
+
+def test_events_reach_the_file_within_the_gather_window_in_few_writes(tmp_path, monkeypatch):
+    """Without a sync or close, an event is readable from the file soon after
+    it is written (GATHER_S), and a burst of events is written in a few
+    writes, not one per event (one wake-up of the writer thread each)."""
+    path = tmp_path / "s.jsonl"
+    w = transcript.TranscriptWriter(path, transcript.make_header("x", []))
+    drains = 0
+    real_drain = w._drain
+
+    def counted() -> None:
+        nonlocal drains
+        drains += 1
+        real_drain()
+
+    monkeypatch.setattr(w, "_drain", counted)
+    events = _events(200)
+    for e in events:  # a steady stream (~0.2 s), as a log flood's batches come
+        w.write(e)
+        time.sleep(0.001)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        read = transcript.read(path).events
+        if len(read) == len(events):
+            break
+        time.sleep(0.01)
+    assert read == events
+    assert drains < 30  # one write per gather window (~5 here), not one per event
+    w.close()

@@ -8,8 +8,8 @@ Line 1 is a header::
 then one event per line (see :mod:`perftriage.core.model.events`), each carrying ``t``
 (seconds since start, monotonic) and ``wall`` (Unix time).
 
-Durability: a writer thread writes and flushes each event to the OS as it
-comes (off the event loop, so a slow disk never freezes the UI) and fsyncs
+Durability: a writer thread writes and flushes events to the OS within
+``GATHER_S`` (off the event loop, so a slow disk never freezes the UI) and fsyncs
 at least once a second when it has new events, and at close. A ``kill -9`` thus
 loses at most the last second; a torn last line is tolerated by the reader.
 """
@@ -36,6 +36,7 @@ FORMAT = "perftriage-session"
 VERSION = 1
 SUFFIX = ".jsonl"
 FSYNC_INTERVAL_S = 1.0
+GATHER_S = 0.05  # events reach the OS at most this long after they happen
 
 
 class TranscriptError(Exception):
@@ -123,7 +124,8 @@ class TranscriptWriter:
             return
         with self._wake:
             self._queue.append(data)
-            self._wake.notify()
+            if len(self._queue) == 1:  # the writer waits for the first; then gathers
+                self._wake.notify()
 
     def _drain(self) -> None:
         """Write the queued events, in order (taken and written under one lock)."""
@@ -152,6 +154,11 @@ class TranscriptWriter:
             with self._wake:
                 if not self._queue and not self._stopping:
                     self._wake.wait(FSYNC_INTERVAL_S / 2)
+                if self._queue and not self._stopping:
+                    # gather what comes in the next moment into one write: one
+                    # wake-up (and one hand-over of the GIL) per GATHER_S in a
+                    # flood, not one per event; close() wakes it at once
+                    self._wake.wait(GATHER_S)
                 stopping = self._stopping
             self._drain()
             if self._dirty and time.monotonic() - self._last_sync >= FSYNC_INTERVAL_S / 2:
