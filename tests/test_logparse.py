@@ -224,7 +224,7 @@ def _normal(found: bs.Scan) -> tuple[list, list]:
     f = found.fast
     fast = [(i, (t, r, u, g, q), False)
             for i, t, r, u, g, q in zip(f.fast, f.ts, f.running, f.usage, f.gen, f.queued)]
-    said = [it for it in found.items if it[1] is not None or it[2]]
+    said = [it for it in found.records() if it[1] is not None or it[2]]
     return sorted(fast + said, key=lambda it: it[0]), found.errors
 
 

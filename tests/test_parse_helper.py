@@ -40,7 +40,7 @@ def real_and_simulated_lines() -> list[str]:
 def normal(found: bs.Scan) -> tuple:
     """A scan's meaning (a candidate line that says nothing is no part of it)."""
     f = found.fast
-    said = [it for it in found.items if it[1] is not None or it[2]]
+    said = [it for it in found.records() if it[1] is not None or it[2]]
     return (f.fast, f.ts, f.running, f.usage, f.gen, f.queued, said, found.errors)
 
 
@@ -61,7 +61,7 @@ def test_the_prefill_shape_gives_what_the_general_parser_gives() -> None:
     tri = bs.triage(lines)
     for i, *_ in tri.prefill:
         assert lp.parse_line(lines[i]) == lp._parse_general(lines[i]) is not None
-    items = {i: rec for i, rec, _ in bs.finish(lines, tri).items}
+    items = {i: rec for i, rec, _ in bs.finish(lines, tri).records()}
     for i, ts, use, run, que, inp in tri.prefill:
         assert items[i] == lp.parse_line(lines[i])
         assert (items[i].ts, items[i].token_usage, items[i].running, items[i].queued,
@@ -167,3 +167,31 @@ async def test_a_followed_flood_goes_through_the_helper_and_replays_to_the_same_
     assert again.total_lines == live.total_lines == n
     assert not any(isinstance(e, ev.LogLines) and not e.lines and not e.dropped
                    for e in transcript.read(session.path).events)
+
+
+def test_a_busy_servers_batches_are_recorded_in_bulk_as_one_by_one() -> None:
+    """Batches holding only common-shape decode and prefill lines (and lines
+    that say nothing) take LogMetrics' bulk path; its series, counts and
+    latest records are what recording each line in order gives."""
+    from perftriage.core.parse.log_metrics import LogMetrics
+    from perftriage.simulator.sglang_sim import Steady
+    from tests.test_logparse import _reference_feed
+
+    sim = Steady(seed=11, error_every=10**9)
+    lines = [sim.line() if i % 2 else f"request {i}" for i in range(6000)]
+    assert any("Prefill batch" in ln for ln in lines) and any("Decode batch" in ln for ln in lines)
+    got = LogMetrics()
+    bulk = 0
+    pos = 0
+    for size in (1, 3, 17, 200, 999, 1024, 2000, 10_000):
+        batch = lines[pos:pos + size]
+        found = bs.scan(batch)
+        bulk += not any(rec is not None or fatal for _, rec, fatal in found.items)
+        got.feed(batch, pos + 1, found)
+        pos += size
+    assert bulk >= 6  # the bulk path, not the per-item one
+    ref = _reference_feed(lines[:pos], 1)
+    for attr in ("engine", "count", "errors", "last", "last_decode", "last_prefill"):
+        assert getattr(got, attr) == getattr(ref, attr), attr
+    for attr in ("gen_tps", "input_tps", "running", "queued", "token_usage"):
+        assert list(getattr(got, attr)) == list(getattr(ref, attr)), attr

@@ -164,7 +164,8 @@ ScanItem = tuple[int, Metric | Milestone | None, bool]
 class Scan:
     """What one batch of lines holds.
 
-    ``fast``: the fast-shape decode lines (:class:`Triage` columns).
+    ``fast``: the common-shape decode and prefill lines (:class:`Triage`;
+    no error, fatal or rare needle fits those shapes).
     ``items``: (offset, record, fatal) for every other candidate line that
     ``_worth_a_look`` lets through -- record is what ``parse_line``
     returns, fatal whether a non-metric line matches FATAL_RE. ``errors``:
@@ -180,17 +181,26 @@ class Scan:
 
     def matters(self) -> list[int]:
         """Offsets of metric, milestone and fatal lines (what a capped transcript keeps)."""
-        return sorted(self.fast.fast + [i for i, rec, fatal in self.items
-                                        if rec is not None or fatal])
+        return sorted(self.fast.fast + [row[0] for row in self.fast.prefill]
+                      + [i for i, rec, fatal in self.items if rec is not None or fatal])
 
     def metric_offsets(self) -> list[int]:
         """Offsets of the metric lines (a subset of :meth:`matters`)."""
-        return sorted(self.fast.fast + [i for i, rec, _ in self.items if isinstance(rec, Metric)])
+        return sorted(self.fast.fast + [row[0] for row in self.fast.prefill]
+                      + [i for i, rec, _ in self.items if isinstance(rec, Metric)])
+
+    def records(self) -> list[ScanItem]:
+        """``items`` with the prefill rows among them as records, in line order."""
+        if not self.fast.prefill:
+            return self.items
+        rows = [(i, Metric(t, "sglang", "prefill", None, inp, run, que, use), False)
+                for i, t, use, run, que, inp in self.fast.prefill]
+        return sorted(self.items + rows, key=itemgetter(0))
 
 
 def finish(lines: list[str], tri: Triage) -> Scan:
     """The second step of :func:`scan`: ``tri``'s other candidates through
-    the error test and the general parser; its prefill rows as records."""
+    the error test and the general parser."""
     items: list[ScanItem] = []
     errors: list[int] = []
     fatal_search = FATAL_RE.search
@@ -208,10 +218,6 @@ def finish(lines: list[str], tri: Triage) -> Scan:
         rec = parse_line(line)
         fatal = not isinstance(rec, Metric) and fatal_search(line) is not None
         items.append((i, rec, fatal))
-    if tri.prefill:  # (no error, fatal or rare needle fits the prefill shape)
-        items += [(i, Metric(t, "sglang", "prefill", None, inp, run, que, use), False)
-                  for i, t, use, run, que, inp in tri.prefill]
-        items.sort(key=itemgetter(0))
     return Scan(tri, items, errors)
 
 

@@ -62,12 +62,14 @@ class LogMetrics:
         ``scan(lines)`` when the caller has it."""
         if found is None:
             found = scan(lines if isinstance(lines, list) else list(lines))
+        if not any(rec is not None or fatal for _, rec, fatal in found.items):
+            return self._feed_common(found.fast, first_line)  # a busy server's batch
         fast = found.fast
         at = 0  # fast decode lines before this index are in the series
         last_fast = -1  # index (in fast) of the latest decode line of the fast shape
         fast_is_last = False
         changed = bool(fast.fast)
-        for i, rec, fatal in found.items:
+        for i, rec, fatal in found.records():
             upto = bisect_left(fast.fast, i, at)
             if upto > at:  # the fast decode lines before this item, in line order
                 self._extend_fast(fast, at, upto)
@@ -94,14 +96,45 @@ class LogMetrics:
             self._extend_fast(fast, at, len(fast.fast))
             last_fast, fast_is_last = len(fast.fast) - 1, True
         if last_fast >= 0:
-            k = last_fast
-            m = Metric(fast.ts[k], "sglang", "decode", fast.gen[k], None, fast.running[k],
-                       fast.queued[k], fast.usage[k], first_line + fast.fast[k])
-            self.engine = "sglang"
-            self.last_decode = m
-            if fast_is_last:
-                self.last = m
+            self._last_fast(fast, last_fast, first_line, fast_is_last)
         return changed
+
+    def _feed_common(self, fast: Triage, first_line: int) -> bool:
+        """A batch whose only records are common-shape decode and prefill lines
+        (what a busy SGLang server writes): the series grow by C-level extends,
+        and only the latest record of each kind becomes a Metric. The same
+        result as recording them one by one in line order."""
+        pre = fast.prefill
+        if not pre:
+            if fast.fast:
+                self._extend_fast(fast, 0, len(fast.fast))
+                self._last_fast(fast, len(fast.fast) - 1, first_line, True)
+            return bool(fast.fast)
+        self.gen_tps.extend(fast.gen)
+        self.running.extend(fast.running)
+        self.input_tps.extend([row[5] for row in pre])
+        # queued and token usage come from both kinds: merged in line order
+        merged = sorted([(i, q, u) for i, q, u in zip(fast.fast, fast.queued, fast.usage)]
+                        + [(row[0], row[4], row[2]) for row in pre])
+        self.queued.extend([q for _, q, _ in merged])
+        self.token_usage.extend([u for _, _, u in merged])
+        self.count += len(merged)
+        i, ts, use, run, que, inp = pre[-1]
+        prefill = Metric(ts, "sglang", "prefill", None, inp, run, que, use, first_line + i)
+        self.engine = "sglang"
+        self.last_prefill = self.last = prefill
+        if fast.fast:
+            self._last_fast(fast, len(fast.fast) - 1, first_line, fast.fast[-1] > i)
+        return True
+
+    def _last_fast(self, fast: Triage, k: int, first_line: int, is_last: bool) -> None:
+        """Fast decode line ``k`` is the latest decode record (and the latest record)."""
+        m = Metric(fast.ts[k], "sglang", "decode", fast.gen[k], None, fast.running[k],
+                   fast.queued[k], fast.usage[k], first_line + fast.fast[k])
+        self.engine = "sglang"
+        self.last_decode = m
+        if is_last:
+            self.last = m
 
     def _extend_fast(self, fast: Triage, a: int, b: int) -> None:
         """Append fast decode lines ``a:b`` to the series (C-level extends)."""
