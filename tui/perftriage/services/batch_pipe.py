@@ -21,7 +21,7 @@ from perftriage.core.parse.batch_scan import Triage, finish, remember
 from perftriage.services.scan_worker import ScanWorker
 
 # lines queued (sent to the helper, not yet emitted) before the reader waits
-MAX_QUEUED_LINES = 64 * 1024
+MAX_QUEUED_LINES = 16 * 1024
 
 
 class BatchPipe:

@@ -3,7 +3,7 @@
 Parsing is the app thread's largest cost in a log flood (the RE2 prefilter
 and the SGLang decode-line regex, about 1 us a line in the app), and the
 app has one thread. During a flood, :class:`ScanWorker` sends each batch to
-a helper process (``python -m perftriage.services.scan_worker``) that runs
+a helper process (:mod:`perftriage.services.scan_helper`) that runs
 :func:`~perftriage.core.parse.batch_scan.triage` on the other core and
 answers with the plain result; the app thread then only finishes the scan
 (the few lines the general parser must see) and applies it. The helper runs
@@ -26,35 +26,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import struct
 import sys
 from collections import deque
-from typing import BinaryIO
 
 import msgspec
 
-from perftriage.core.parse.batch_scan import Triage, triage
+from perftriage.core.parse.batch_scan import Triage
+from perftriage.services.scan_helper import FRAME
 
-FRAME = struct.Struct(">I")
 PIPE_BYTES = 1 << 20
-COMMAND = (sys.executable, "-m", "perftriage.services.scan_worker")
-
-
-def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
-    """The helper's loop: a request frame in, its triage out, until EOF."""
-    encode = msgspec.msgpack.Encoder().encode
-    while True:
-        head = stdin.read(FRAME.size)
-        if len(head) < FRAME.size:
-            return
-        (size,) = FRAME.unpack(head)
-        body = stdin.read(size)
-        if len(body) < size:
-            return
-        lines = body.decode("utf-8", "surrogatepass").split("\n")
-        reply = encode(triage(lines))
-        stdout.write(FRAME.pack(len(reply)) + reply)
-        stdout.flush()
+COMMAND = (sys.executable, "-m", "perftriage.services.scan_helper")
 
 
 def _widen(stream: object) -> None:
@@ -167,7 +148,3 @@ class ScanWorker:
                 await asyncio.wait_for(self._reader, 2)
             except (asyncio.TimeoutError, asyncio.CancelledError):
                 pass
-
-
-if __name__ == "__main__":
-    serve(sys.stdin.buffer, sys.stdout.buffer)

@@ -193,8 +193,9 @@ class Scan:
         """``items`` with the prefill rows among them as records, in line order."""
         if not self.fast.prefill:
             return self.items
-        rows = [(i, Metric(t, "sglang", "prefill", None, inp, run, que, use), False)
-                for i, t, use, run, que, inp in self.fast.prefill]
+        rows: list[ScanItem] = [
+            (i, Metric(t, "sglang", "prefill", None, inp, run, que, use), False)
+            for i, t, use, run, que, inp in self.fast.prefill]
         return sorted(self.items + rows, key=itemgetter(0))
 
 
