@@ -114,11 +114,14 @@ class LogMetrics:
         self.running.extend(fast.running)
         self.input_tps.extend([row[5] for row in pre])
         # queued and token usage come from both kinds: merged in line order
-        merged = sorted([(i, q, u) for i, q, u in zip(fast.fast, fast.queued, fast.usage)]
-                        + [(row[0], row[4], row[2]) for row in pre])
-        self.queued.extend([q for _, q, _ in merged])
-        self.token_usage.extend([u for _, _, u in merged])
-        self.count += len(merged)
+        # (one C-level sort of positions by line offset, no tuple per line)
+        offsets = fast.fast + [row[0] for row in pre]
+        order = sorted(range(len(offsets)), key=offsets.__getitem__)
+        queued = fast.queued + [row[4] for row in pre]
+        usage = fast.usage + [row[2] for row in pre]
+        self.queued.extend(map(queued.__getitem__, order))
+        self.token_usage.extend(map(usage.__getitem__, order))
+        self.count += len(offsets)
         i, ts, use, run, que, inp = pre[-1]
         prefill = Metric(ts, "sglang", "prefill", None, inp, run, que, use, first_line + i)
         self.engine = "sglang"
