@@ -113,3 +113,18 @@ async def test_question_mark_toggles_the_keys_panel(tmp_path):
         await pilot.pause()
         assert not isinstance(app.screen, KeysScreen)
         await pilot.press("q")
+
+
+async def test_the_app_collects_the_young_generation_less_often() -> None:
+    import gc
+
+    from perftriage.app import GC_YOUNG_THRESHOLD
+
+    saved = gc.get_threshold()
+    gc.set_threshold(700, *saved[1:])
+    try:
+        app = replay_app()
+        async with app.run_test():
+            assert gc.get_threshold() == (GC_YOUNG_THRESHOLD, *saved[1:])
+    finally:
+        gc.set_threshold(*saved)
