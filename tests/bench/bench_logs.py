@@ -8,6 +8,8 @@ mixed with request lines) is followed with the real path — guarded
 SSHTransport, LogFollower, the reducer (ring + metric parsing) and the
 line-API LogView in a headless app — and compared with a raw asyncssh
 chunked read of the same file in the same run (median of three reads).
+Each run is a fresh Python process (the app and its baseline), as a user
+runs the app: no run inherits another's heap.
 Reports lines/s reaching the widget, the app process's CPU per line (its
 threads; the parse helper process is not counted), key-press latency p50/p95 during the
 flood (``e`` = next error, a real action, and ``up`` = scroll one line, a
@@ -187,13 +189,34 @@ async def one_run(path: Path, n: int, local: bool, workdir: Path) -> tuple[float
     return base, res
 
 
+def run_in_fresh_process(path: Path, n: int, local: bool, workdir: Path) -> tuple[float | None, dict]:
+    """One run in its own Python process, as a user runs the app: no run
+    inherits another's garbage, caches or heap (RSS and speed are one app's)."""
+    import json
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "tests.bench.bench_logs", "--child", str(path), str(workdir),
+           "--lines", str(n)] + (["--local"] if local else [])
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    base, res = json.loads(out.strip().splitlines()[-1])
+    return base, res
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=1, help="repeat; the table gives medians")
     ap.add_argument("--local", action="store_true", help="local transport instead of sshd")
+    ap.add_argument("--child", nargs=2, metavar=("LOG", "WORKDIR"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     n = args.lines
+    if args.child:  # one run, for the parent (run_in_fresh_process): JSON on stdout
+        import json
+
+        base, res = await one_run(Path(args.child[0]), n, args.local, Path(args.child[1]))
+        print(json.dumps([base, res]))
+        return
     tmp = Path(tempfile.mkdtemp(prefix="bench-logs-"))
     path = tmp / "flood.log"
     make_file(path, n)
@@ -201,7 +224,7 @@ async def main() -> None:
     bases: list[float] = []
     runs: list[dict] = []
     for i in range(args.runs):
-        base, res = await one_run(path, n, args.local, tmp / f"sshd{i}")
+        base, res = run_in_fresh_process(path, n, args.local, tmp / f"sshd{i}")
         if base is not None:
             bases.append(base)
             res["ratio"] = res["lines_s"] / base
@@ -209,7 +232,7 @@ async def main() -> None:
         if args.runs > 1:
             ratio = f" = {res['ratio']:.3f} of {base:,.0f}" if base else ""
             print(f"run {i + 1}: {res['lines_s']:,.0f} lines/s{ratio}; app CPU "
-                  f"{res['cpu_us']:.2f} us/line; e p95 "
+                  f"{res['cpu_us']:.2f} us/line; RSS {res['rss_mib']:.0f} MiB; e p95 "
                   f"{res['p95_ms']:.1f} ms, up p95 {res['up_p95_ms']:.1f} ms", flush=True)
 
     def med(key: str) -> float:
