@@ -127,34 +127,27 @@ class Triage(msgspec.Struct, array_like=True):
 
 def triage(lines: list[str]) -> Triage:
     """The first step of :func:`scan` (see the module doc)."""
-    fast: list[int] = []
-    ts: list[str] = []
-    running: list[int] = []
-    usage: list[float] = []
-    gen: list[float] = []
-    queued: list[int] = []
-    prefill: list[PrefillRow] = []
-    other: list[int] = []
+    tri = Triage()
     decode = _DECODE_SCAN.match
     prefill_match = _PREFILL_SCAN.match
     for i in _candidates(lines):
         m = decode(lines[i])
-        if m is None:
-            p = prefill_match(lines[i])
-            if p is None:
-                other.append(i)
-            else:
-                t, use, run, que, inp = p.groups()
-                prefill.append((i, t, float(use), int(run), int(que), float(inp)))
+        if m is not None:
+            t, run, use, g, que = m.groups()
+            tri.fast.append(i)
+            tri.ts.append(t)
+            tri.running.append(int(run))
+            tri.usage.append(float(use))
+            tri.gen.append(float(g))
+            tri.queued.append(int(que))
             continue
-        t, run, use, g, que = m.groups()
-        fast.append(i)
-        ts.append(t)
-        running.append(int(run))
-        usage.append(float(use))
-        gen.append(float(g))
-        queued.append(int(que))
-    return Triage(fast, ts, running, usage, gen, queued, prefill, other)
+        p = prefill_match(lines[i])
+        if p is None:
+            tri.other.append(i)
+        else:
+            t, use, run, que, inp = p.groups()
+            tri.prefill.append((i, t, float(use), int(run), int(que), float(inp)))
+    return tri
 
 
 # (offset, record, fatal) of a candidate line that is not a fast decode line
