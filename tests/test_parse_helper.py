@@ -195,3 +195,51 @@ def test_a_busy_servers_batches_are_recorded_in_bulk_as_one_by_one() -> None:
         assert getattr(got, attr) == getattr(ref, attr), attr
     for attr in ("gen_tps", "input_tps", "running", "queued", "token_usage"):
         assert list(getattr(got, attr)) == list(getattr(ref, attr)), attr
+
+
+HELPER_OWNER = """
+import asyncio, sys
+from perftriage.services.scan_worker import ScanWorker
+
+async def main():
+    worker = ScanWorker()
+    worker.submit(["x"])
+    while not worker.running:
+        await asyncio.sleep(0.01)
+    print(worker._proc.pid, flush=True)
+    await asyncio.sleep(60)
+
+asyncio.run(main())
+"""
+
+
+def test_the_helper_does_not_outlive_an_app_killed_with_kill_9() -> None:
+    """No orphan: the helper ends at EOF on its stdin, which the kernel
+    gives it when its app dies, however it dies."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    app = subprocess.Popen([sys.executable, "-c", HELPER_OWNER], stdout=subprocess.PIPE, text=True)
+    try:
+        helper = int(app.stdout.readline())
+        os.kill(helper, 0)  # it runs
+        app.send_signal(signal.SIGKILL)
+        app.wait(10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.kill(helper, 0)
+            except ProcessLookupError:
+                break
+            try:
+                if open(f"/proc/{helper}/stat").read().split()[2] == "Z":
+                    break  # exited, waiting for init to reap it
+            except FileNotFoundError:
+                break  # exited and reaped
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the parse helper outlived its app")
+    finally:
+        app.kill()
