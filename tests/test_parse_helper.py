@@ -243,3 +243,23 @@ def test_the_helper_does_not_outlive_an_app_killed_with_kill_9() -> None:
             raise AssertionError("the parse helper outlived its app")
     finally:
         app.kill()
+
+
+async def test_an_idle_helper_is_stopped_and_the_next_flood_starts_another() -> None:
+    worker = ScanWorker(idle_s=0.3)
+    worker.submit(["warm"])
+    await wait_for(lambda: worker.running)
+    first = worker._proc
+    lines = real_and_simulated_lines()[:2000]
+    fut = worker.submit(lines)
+    assert fut is not None and await fut == bs.triage(lines)
+    await wait_for(lambda: not worker.running, timeout=5)  # idle: stopped
+    assert first is not None
+    await wait_for(lambda: first.returncode is not None, timeout=5)
+    assert worker.failed is None  # stopped on purpose: not a failure
+    assert worker.submit(lines) is None  # no helper now: this batch is parsed in the app
+    await wait_for(lambda: worker.running)
+    assert worker.started == 2 and worker._proc is not first
+    fut = worker.submit(lines)
+    assert fut is not None and await fut == bs.triage(lines)
+    await worker.close()

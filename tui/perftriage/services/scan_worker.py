@@ -35,6 +35,7 @@ from perftriage.core.parse.batch_scan import Triage
 from perftriage.services.scan_helper import FRAME
 
 PIPE_BYTES = 1 << 20
+IDLE_S = 60.0  # a helper with no batch for this long is stopped
 COMMAND = (sys.executable, "-m", "perftriage.services.scan_helper")
 
 
@@ -52,17 +53,25 @@ def _widen(stream: object) -> None:
 
 
 class ScanWorker:
-    """The app's side of the helper: :meth:`submit` a batch, await its triage."""
+    """The app's side of the helper: :meth:`submit` a batch, await its triage.
 
-    def __init__(self, command: tuple[str, ...] = COMMAND) -> None:
+    A helper that has had no batch for ``idle_s`` seconds is stopped (it
+    holds ~25 MB); the next flood starts a new one."""
+
+    def __init__(self, command: tuple[str, ...] = COMMAND, idle_s: float = IDLE_S) -> None:
         self._command = command
+        self._idle_s = idle_s
         self._proc: asyncio.subprocess.Process | None = None
         self._starting: asyncio.Task | None = None
         self._reader: asyncio.Task | None = None
+        self._retiring: asyncio.Task | None = None
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._last_use = 0.0
         self._waiting: deque[asyncio.Future[Triage]] = deque()
         self._decode = msgspec.msgpack.Decoder(Triage).decode
         self.failed: str | None = None  # why there is no helper (then none is started again)
         self.batches = 0  # batches the helper triaged
+        self.started = 0  # helpers started
 
     @property
     def running(self) -> bool:
@@ -71,34 +80,63 @@ class ScanWorker:
     def submit(self, lines: list[str]) -> asyncio.Future[Triage] | None:
         """The future triage of ``lines`` from the helper, or None when there is
         no helper now (it is started by the first call: parse this batch here)."""
+        loop = asyncio.get_running_loop()
+        self._last_use = loop.time()
         if not self.running:
             if self.failed is None and self._starting is None:
-                self._starting = asyncio.get_running_loop().create_task(self._start())
+                self._starting = loop.create_task(self._start())
             return None
         assert self._proc is not None and self._proc.stdin is not None
         body = "\n".join(lines).encode("utf-8", "surrogatepass")
-        fut: asyncio.Future[Triage] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[Triage] = loop.create_future()
         self._waiting.append(fut)
         self._proc.stdin.write(FRAME.pack(len(body)) + body)
         return fut
 
     async def _start(self) -> None:
         try:
-            self._proc = await asyncio.create_subprocess_exec(
+            proc = await asyncio.create_subprocess_exec(
                 *self._command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.DEVNULL)
         except (OSError, ValueError) as exc:
             self.failed = f"cannot start the parse helper: {exc}"
             return
-        for pipe in (self._proc.stdin, self._proc.stdout):
+        finally:
+            self._starting = None
+        self._proc = proc
+        self.started += 1
+        for pipe in (proc.stdin, proc.stdout):
             _widen(pipe)
-        self._reader = asyncio.get_running_loop().create_task(self._read())
+        loop = asyncio.get_running_loop()
+        self._reader = loop.create_task(self._read(proc))
+        self._idle_timer = loop.call_later(self._idle_s, self._check_idle)
 
-    async def _read(self) -> None:
-        """Replies, in the order of the requests, until the helper's stdout
-        ends (read to the end even after close: that closes the pipe)."""
-        assert self._proc is not None and self._proc.stdout is not None
-        proc, out = self._proc, self._proc.stdout
+    def _check_idle(self) -> None:
+        """Stop the helper after ``idle_s`` without a batch (see the class doc)."""
+        self._idle_timer = None
+        if self._proc is None:
+            return
+        loop = asyncio.get_running_loop()
+        left = self._last_use + self._idle_s - loop.time()
+        if left > 0 or self._waiting:
+            self._idle_timer = loop.call_later(max(left, 0.1), self._check_idle)
+            return
+        self._retiring = loop.create_task(self._stop(self._detach()))
+
+    def _detach(self) -> tuple[asyncio.subprocess.Process | None, asyncio.Task | None]:
+        """The current helper and its reader, no longer the worker's."""
+        proc, reader = self._proc, self._reader
+        self._proc = self._reader = None
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        return proc, reader
+
+    async def _read(self, proc: asyncio.subprocess.Process) -> None:
+        """``proc``'s replies, in the order of the requests, until its stdout
+        ends (read to the end even after a stop: that closes the pipe)."""
+        assert proc.stdout is not None
+        out = proc.stdout
         try:
             while True:
                 (size,) = FRAME.unpack(await out.readexactly(FRAME.size))
@@ -111,7 +149,8 @@ class ScanWorker:
                 if not fut.done():  # (its batch was emitted without it)
                     fut.set_result(tri)
         except asyncio.IncompleteReadError:
-            self._fail("the parse helper stopped")
+            if proc is self._proc:  # (a helper stopped on purpose is no failure)
+                self._fail("the parse helper stopped")
         except (msgspec.DecodeError, OSError) as exc:
             self._fail(f"the parse helper answered nonsense ({exc})")
             with contextlib.suppress(ProcessLookupError):
@@ -126,14 +165,11 @@ class ScanWorker:
                 # (marked as seen: a batch emitted without its triage never awaits it)
                 fut.exception()
 
-    async def close(self) -> None:
-        """Stop the helper: EOF on its stdin ends it (killed if it lingers),
-        then its stdout's EOF ends the reader, and the pipes are closed."""
-        if self._starting is not None:
-            with contextlib.suppress(BaseException):
-                await self._starting
-        proc, self._proc = self._proc, None
-        self._fail("closed")
+    @staticmethod
+    async def _stop(helper: tuple[asyncio.subprocess.Process | None, asyncio.Task | None]) -> None:
+        """EOF on the helper's stdin ends it (killed if it lingers); then its
+        stdout's EOF ends its reader, and the pipes are closed."""
+        proc, reader = helper
         if proc is None:
             return
         if proc.stdin is not None:
@@ -143,8 +179,20 @@ class ScanWorker:
         except asyncio.TimeoutError:
             proc.kill()
             await proc.wait()
-        if self._reader is not None:
+        if reader is not None:
             try:
-                await asyncio.wait_for(self._reader, 2)
+                await asyncio.wait_for(reader, 2)
             except (asyncio.TimeoutError, asyncio.CancelledError):
                 pass
+
+    async def close(self) -> None:
+        """Stop the helper for good (the app is stopping)."""
+        if self._starting is not None:
+            with contextlib.suppress(BaseException):
+                await self._starting
+        helper = self._detach()
+        self._fail("closed")
+        await self._stop(helper)
+        if self._retiring is not None:
+            with contextlib.suppress(BaseException):
+                await self._retiring
