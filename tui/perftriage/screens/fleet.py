@@ -25,6 +25,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
+from textual.worker import Worker
 
 from perftriage.cockpit_app import cockpit_app
 from perftriage.core.fleet.nodeset import fold
@@ -275,8 +276,15 @@ class FleetScreen(Screen[str | None]):
             o = outliers[row]
             if getattr(self, "_history_of", None) != (o.host, o.gpu, o.metric):
                 self._history_of = (o.host, o.gpu, o.metric)
-                self.run_worker(self._load_history(o), exclusive=True, group="fleet-history",
-                                exit_on_error=False)
+                outlier = o
+
+                async def load() -> None:
+                    await self._load_history(outlier)
+
+                # a coroutine function, not a coroutine: a worker cancelled before
+                # it starts (the next row highlighted at once) leaves nothing unawaited
+                self._history_worker: Worker[None] = self.run_worker(
+                    load, exclusive=True, group="fleet-history", exit_on_error=False)
 
     async def _load_history(self, o: Outlier) -> None:
         from perftriage.services.prometheus import PrometheusError
