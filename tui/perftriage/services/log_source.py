@@ -21,6 +21,9 @@ passed since the last send or when it holds ``FLUSH_LINES`` lines, as
 LogLines events of at most ``SLICE_LINES`` lines each with a yield to the
 event loop between them (keys and frames get through a flood); lines that
 arrive in a quiet moment are sent ``FLUSH_S`` later by a timer, in one event.
+A backlog's slices go through a :class:`~perftriage.services.batch_pipe.BatchPipe`:
+they are parsed in the parse helper process while the source reads on, and
+emitted in order.
 """
 
 from __future__ import annotations
