@@ -1,6 +1,6 @@
 """A helper process that triages log lines during a flood.
 
-Parsing is the app thread's largest cost in a log flood (the RE2 prefilter
+Parsing was the app thread's largest cost in a log flood (the RE2 prefilter
 and the SGLang decode-line regex, about 1 us a line in the app), and the
 app has one thread. During a flood, :class:`ScanWorker` sends each batch to
 a helper process (:mod:`perftriage.services.scan_helper`) that runs
@@ -11,9 +11,10 @@ the same pure function as the app, so a batch's scan is the same either
 way, and replay (which parses in the app) reduces to the same state.
 
 The helper is started at the first flood, not before (a quiet log never
-needs it), and while it starts, batches are parsed in the app as before. If
-it cannot start or dies, batches waiting for it are parsed in the app and
-no new helper is started: the app works as it does without one.
+needs it), and while it starts, batches are parsed in the app as before; it
+is stopped after ``IDLE_S`` without a batch, and the next flood starts
+another. If it cannot start or dies, batches waiting for it are parsed in
+the app and no new helper is started: the app works as it does without one.
 
 Both directions are frames of a 4-byte big-endian length and a body: a
 request is the batch's lines joined by ``\\n`` (UTF-8, surrogates passed
