@@ -72,8 +72,10 @@ async def test_question_mark_lists_everywhere_then_the_pane_and_marks_overrides(
 
 async def test_fitting_the_footer_again_lays_nothing_out() -> None:
     """fit() runs on every footer resize, and a layout resizes the footer:
-    a fit that changes nothing must not lay the screen out (it did, twice
-    per overflowing key, so a log flood laid the screen out every frame)."""
+    a fit that changes nothing must ask for no layout (it asked for two per
+    overflowing key, so a log flood laid the screen out every frame)."""
+    from textual.widget import Widget
+
     app = replay_app()
     async with app.run_test(size=(100, 40)) as pilot:
         await pilot.press("3")
@@ -81,20 +83,19 @@ async def test_fitting_the_footer_again_lays_nothing_out() -> None:
         footer = app.screen.query_one(FittingFooter)
         hidden = [w for w in footer.children if not w.display]
         assert hidden  # 100 columns: some keys do not fit
-        layouts = 0
-        original = type(app.screen)._refresh_layout
+        asked: list[Widget] = []
+        original = Widget.refresh
 
-        def counted(screen, *args, **kwargs):
-            nonlocal layouts
-            layouts += 1
-            return original(screen, *args, **kwargs)
+        def counted(widget, *regions, layout=False, **kwargs):
+            if layout:
+                asked.append(widget)
+            return original(widget, *regions, layout=layout, **kwargs)
 
-        type(app.screen)._refresh_layout = counted  # type: ignore[method-assign]
+        Widget.refresh = counted  # type: ignore[method-assign]
         try:
             for _ in range(3):
-                footer.fit()
-                await pilot.pause(0.1)
+                footer.fit()  # (synchronous: nothing else runs meanwhile)
         finally:
-            type(app.screen)._refresh_layout = original  # type: ignore[method-assign]
-        assert layouts == 0
+            Widget.refresh = original  # type: ignore[method-assign]
+        assert asked == []
         assert [w for w in footer.children if not w.display] == hidden
