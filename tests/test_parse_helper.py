@@ -9,6 +9,8 @@ import asyncio
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import wait_for
 from perftriage.core.model import events as ev
 from perftriage.core.model.reducer import replay
@@ -265,4 +267,58 @@ async def test_an_idle_helper_is_stopped_and_the_next_flood_starts_another() -> 
     assert worker.started == 2 and worker._proc is not first
     fut = worker.submit(lines)
     assert fut is not None and await fut == bs.triage(lines)
+    await worker.close()
+
+
+async def test_a_timer_flush_during_a_backlog_sends_no_line_twice() -> None:
+    """A few lines arm the quiet-moment flush timer; a backlog read right
+    after is sent in slices with yields between them, and the timer comes
+    due during one of them: every line is still emitted once, in order (an
+    earlier drain sent the slices already put a second time)."""
+    import time as time_mod
+    from types import SimpleNamespace
+
+    from perftriage.services import log_source
+    from perftriage.services.log_source import CommandLogSource
+
+    emitted: list[str] = []
+
+    def emit_lines(src, lines: list[str]) -> None:
+        emitted.extend(lines)
+        time_mod.sleep(0.02)  # a slow consumer: the backlog takes longer than FLUSH_S
+
+    owner = SimpleNamespace(session=None, hosts=None, scan_worker=None, emit_lines=emit_lines,
+                            source_ended=lambda src, reason: None)
+    src = CommandLogSource(owner, "s", "localhost", "x", "file", "")
+    first = [f"quiet {i}" for i in range(5)]
+    second = [f"quiet again {i}" for i in range(5)]
+    backlog = [f"flood {i}" for i in range(6 * log_source.SLICE_LINES)]
+
+    async def batches():
+        yield first  # sent at once (nothing sent yet)
+        yield second  # just sent: waits for the timer
+        yield backlog  # sent in 6 slices, ~0.12 s: the timer comes due meanwhile
+        await asyncio.sleep(0.2)
+
+    await asyncio.wait_for(src._pump(batches()), 10)
+    assert emitted == first + second + backlog
+
+
+async def test_a_failure_downstream_reaches_the_source_instead_of_stalling_the_pipe() -> None:
+    worker = ScanWorker()
+    worker.submit(["warm"])
+    await wait_for(lambda: worker.running)
+    emitted: list[list[str]] = []
+
+    def emit(batch: list[str]) -> None:
+        if batch[0] == "bad":
+            raise RuntimeError("reducer bug")
+        emitted.append(batch)
+
+    pipe = BatchPipe(emit, worker)
+    pipe.put(["ok 1"], flood=True)
+    pipe.put(["bad"], flood=True)
+    with pytest.raises(RuntimeError, match="reducer bug"):
+        await asyncio.wait_for(pipe.drained(), 10)
+    assert emitted == [["ok 1"]]
     await worker.close()

@@ -32,6 +32,7 @@ class BatchPipe:
         self._queued_lines = 0
         self._task: asyncio.Task | None = None
         self._emitted = asyncio.Event()
+        self._error: BaseException | None = None  # what emitting raised (raised to the source)
 
     def put(self, lines: list[str], *, flood: bool = False) -> None:
         """Emit ``lines`` after everything put before; during a ``flood``, with
@@ -47,15 +48,25 @@ class BatchPipe:
 
     async def room(self) -> None:
         """Wait while the queue holds more than MAX_QUEUED_LINES lines."""
-        while self._queued_lines > MAX_QUEUED_LINES:
+        while self._queued_lines > MAX_QUEUED_LINES and self._task is not None:
             self._emitted.clear()
             await self._emitted.wait()
+        self._raise()
 
     async def drained(self) -> None:
         """Wait until everything put has been emitted."""
         while self._task is not None:
             self._emitted.clear()
             await self._emitted.wait()
+        self._raise()
+
+    def _raise(self) -> None:
+        """Emitting raised (a bug downstream): the source gets it, as it got
+        it when it emitted itself, instead of waiting for a queue that
+        nothing empties any more."""
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
 
     async def _run(self) -> None:
         try:
@@ -67,6 +78,8 @@ class BatchPipe:
                         tri = await fut
                 self._emit_next(tri)
                 await asyncio.sleep(0)
+        except Exception as exc:  # noqa: BLE001 - handed to the source by room()/drained()
+            self._error = exc
         finally:
             self._task = None
             self._emitted.set()

@@ -218,7 +218,7 @@ class CommandLogSource(BaseSource):
         handle: asyncio.TimerHandle | None = None
         last_flush = 0.0
 
-        def flush(flood: bool = False) -> None:
+        def flush() -> None:
             nonlocal handle, last_flush
             if handle is not None:
                 handle.cancel()
@@ -227,22 +227,31 @@ class CommandLogSource(BaseSource):
             if pending:
                 batch = pending[:]
                 pending.clear()
-                pipe.put(batch, flood=flood)
+                pipe.put(batch)
 
         async def drain() -> None:
             """Emit a backlog in slices, yielding to the loop between them: one
             read can bring tens of thousands of lines, and a key press must not
             wait for all of them to be parsed. A backlog is a flood: its slices
             are parsed in the helper process (BatchPipe) while this reads on."""
-            start, flood = 0, len(pending) > SLICE_LINES
-            while len(pending) - start > SLICE_LINES:
-                pipe.put(pending[start:start + SLICE_LINES], flood=True)
-                start += SLICE_LINES
-                await asyncio.sleep(0)
-            del pending[:start]
-            flush(flood)
+            nonlocal handle, last_flush
+            if handle is not None:  # (this sends all: a timer flush during a
+                handle.cancel()     # yield below would send lines twice)
+                handle = None
+            backlog = pending[:]
+            pending.clear()
+            flood = len(backlog) > SLICE_LINES
+            sent = 0
+            try:
+                while sent < len(backlog):
+                    pipe.put(backlog[sent:sent + SLICE_LINES], flood=flood)
+                    sent += SLICE_LINES
+                    await asyncio.sleep(0)
+            finally:
+                if sent < len(backlog):  # cancelled mid-backlog: the rest is sent at the end
+                    pending[:0] = backlog[sent:]
+            last_flush = time.monotonic()
             await pipe.room()
-            await asyncio.sleep(0)
 
         try:
             async for batch in batches:
