@@ -276,10 +276,8 @@ class FleetScreen(Screen[str | None]):
             o = outliers[row]
             if getattr(self, "_history_of", None) != (o.host, o.gpu, o.metric):
                 self._history_of = (o.host, o.gpu, o.metric)
-                outlier = o
-
                 async def load() -> None:
-                    await self._load_history(outlier)
+                    await self._load_history(o)
 
                 # a coroutine function, not a coroutine: a worker cancelled before
                 # it starts (the next row highlighted at once) leaves nothing unawaited

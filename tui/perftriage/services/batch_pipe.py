@@ -100,5 +100,5 @@ class BatchPipe:
             self._task = None
         while self._queue:
             fut = self._queue[0][1]
-            ok = fut is not None and fut.done() and not fut.cancelled() and fut.exception() is None
-            self._emit_next(fut.result() if ok and fut is not None else None)
+            back = fut is not None and fut.done() and not fut.cancelled() and fut.exception() is None
+            self._emit_next(fut.result() if back and fut is not None else None)

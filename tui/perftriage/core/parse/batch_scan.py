@@ -174,13 +174,15 @@ class Scan:
 
     def matters(self) -> list[int]:
         """Offsets of metric, milestone and fatal lines (what a capped transcript keeps)."""
-        return sorted(self.fast.fast + [row[0] for row in self.fast.prefill]
-                      + [i for i, rec, fatal in self.items if rec is not None or fatal])
+        return self._with_common([i for i, rec, fatal in self.items if rec is not None or fatal])
 
     def metric_offsets(self) -> list[int]:
         """Offsets of the metric lines (a subset of :meth:`matters`)."""
-        return sorted(self.fast.fast + [row[0] for row in self.fast.prefill]
-                      + [i for i, rec, _ in self.items if isinstance(rec, Metric)])
+        return self._with_common([i for i, rec, _ in self.items if isinstance(rec, Metric)])
+
+    def _with_common(self, offsets: list[int]) -> list[int]:
+        """``offsets`` and those of the common-shape (metric) lines, ascending."""
+        return sorted(self.fast.fast + [row[0] for row in self.fast.prefill] + offsets)
 
     def records(self) -> list[ScanItem]:
         """``items`` with the prefill rows among them as records, in line order."""

@@ -11,7 +11,8 @@ then one event per line (see :mod:`perftriage.core.model.events`), each carrying
 Durability: a writer thread writes and flushes events to the OS within
 ``GATHER_S`` (off the event loop, so a slow disk never freezes the UI) and fsyncs
 at least once a second when it has new events, and at close. A ``kill -9`` thus
-loses at most the last second; a torn last line is tolerated by the reader.
+loses at most the last ``GATHER_S``, a machine crash at most the last second;
+a torn last line is tolerated by the reader.
 """
 
 from __future__ import annotations
