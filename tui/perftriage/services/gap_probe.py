@@ -62,13 +62,20 @@ def _decode(line: str) -> logparse.Metric | None:
 
 
 def token_rate(lines: list[str]) -> tuple[float | None, int | None]:
-    """Median generation tok/s and batch size of the decode lines."""
+    """Median generation tok/s and batch size of the decode lines. With
+    data-parallel engines (vLLM ``Engine NNN``, SGLang ``DPn``) each
+    engine's median is taken and the engines are summed, never averaged."""
     recs = [r for r in map(_decode, lines) if r is not None]
     if not recs:
         return None, None
-    tps = statistics.median(r.gen_tps for r in recs if r.gen_tps is not None)  # all: see _decode
-    running = [r.running for r in recs if r.running is not None]
-    return tps, (round(statistics.median(running)) if running else None)
+    by_engine: dict[int | None, list[logparse.Metric]] = {}
+    for r in recs:
+        by_engine.setdefault(r.engine_index, []).append(r)
+    tps = sum(statistics.median(r.gen_tps for r in rs if r.gen_tps is not None)  # all: see _decode
+              for rs in by_engine.values())
+    running = [statistics.median(r.running for r in rs if r.running is not None)
+               for rs in by_engine.values() if any(r.running is not None for r in rs)]
+    return tps, (round(sum(running)) if running else None)
 
 
 def mean_counters(samples: list[GpuCountersSample]) -> list[GpuCounters]:
