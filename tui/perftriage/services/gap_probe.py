@@ -78,6 +78,17 @@ def token_rate(lines: list[str]) -> tuple[float | None, int | None]:
     return tps, (round(sum(running)) if running else None)
 
 
+def log_estimates(lines: list[str]) -> tuple[float | None, float | None]:
+    """(median engine read GB/s per GPU, median accept length) of the log's
+    metric lines that carry them (SGLang MFU / spec parts, vLLM MFU and
+    SpecDecoding lines); None where none does."""
+    recs = [r for r in map(logparse.parse_line, lines) if isinstance(r, logparse.Metric)]
+    reads = [r.engine_read_gbs for r in recs if r.engine_read_gbs is not None]
+    accepts = [r.spec_accept_len for r in recs if r.spec_accept_len]
+    return (statistics.median(reads) if reads else None,
+            statistics.median(accepts) if accepts else None)
+
+
 def mean_counters(samples: list[GpuCountersSample]) -> list[GpuCounters]:
     """Per GPU, the mean of every field over the window."""
     by_gpu: dict[int, list[GpuCounters]] = {}
@@ -165,9 +176,11 @@ async def measure(host, *, bytes_gb: float, seconds: float = 5.0, n_gpus: int | 
         await window.size()  # a missing log is bad input: fail before sampling
     samples, error = await collect(host, seconds, nvml=nvml,
                                    on_window_open=window.open if window else None)
-    tps = batch = None
+    tps = batch = read = accept = None
     if window is not None:
-        tps, batch = token_rate(await window.new_lines())
+        lines = await window.new_lines()
+        tps, batch = token_rate(lines)
+        read, accept = log_estimates(lines)
     counters = mean_counters(samples)
     capacity = await nvlink_capacity(host.transport) if any(
         c.nvlink_rx_gbs for c in counters) else {}
@@ -181,5 +194,5 @@ async def measure(host, *, bytes_gb: float, seconds: float = 5.0, n_gpus: int | 
     result = gap_math.compute(
         bytes_gb=bytes_gb, counters=counters, peak_gbs=peak, n_gpus=n_gpus, tokens_per_s=tps,
         batch=batch, nvlink_capacity_gbs=min(capacity.values()) if capacity else None,
-        source=source, error=error)
+        source=source, error=error, engine_read_gbs=read, accept_len=accept)
     return result
