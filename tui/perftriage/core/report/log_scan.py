@@ -1,5 +1,6 @@
 """The log lines of a session as the report tells them: notable lines
-(ready, OOM, NCCL, tracebacks, errors) grouped by what they say, and decode
+(ready, OOM, NCCL, tracebacks, errors, kernel fallbacks, warnings) grouped
+by what they say, and decode
 throughput per source. Fed one batch at a time, so a million-event
 transcript is scanned as it streams, never held.
 
@@ -48,7 +49,14 @@ NOTABLE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("nccl", re.compile(r"NCCL (?:error|WARN)|ncclInternalError|ncclSystemError|NCCL timeout", re.I)),
     ("traceback", re.compile(r"Traceback \(most recent call last\)")),
     ("error", re.compile(r"\b(?:ERROR|FATAL|CRITICAL)\b|RuntimeError|CUDA error|Killed\b")),
+    # a kernel path given up for a slower one ("... falling back to triton",
+    # "FlashInfer is not available for sm120"): a finding whatever its level
+    ("fallback", re.compile(r"\bfall(?:ing|s)? ?back\b|\bfallback\b"
+                            r"|not (?:available|supported) (?:for|on) sm_?\d+", re.I)),
+    ("warning", re.compile(r"\bWARN(?:ING)?\b")),
 )
+# the kinds that are findings (what went wrong or degraded), most severe first
+FINDING_KINDS = ("oom", "nccl", "traceback", "error", "fallback", "warning")
 
 
 def classify_log_line(line: str) -> str | None:
@@ -131,7 +139,8 @@ class Throughput:
 
 
 _NOTABLE_WORDS = ("rror", "memory", "oom", "nccl", "traceback", "fatal", "critical", "killed",
-                  "fired up", "starting vllm", "xception", "atchdog", "pool is full")
+                  "fired up", "starting vllm", "xception", "atchdog", "pool is full",
+                  "warn", "fall", "not available", "not supported")
 _UNTIMED_BATCHES = 256  # batches a source keeps unparsed for their time, at most
 _QUEUED_LINES = 512  # lines fed before they are read
 # SGLang's decode line as the log parser's scan shape (batch_scan._DECODE_SCAN),
