@@ -67,3 +67,16 @@ def test_picker_offers_the_findings_first():
     # the routine decode lines come after every finding
     decode_at = [i for i, c in enumerate(items) if "Decode batch" in c.summary]
     assert decode_at and min(decode_at) >= 2
+
+
+def test_report_throughput_sums_data_parallel_engines():
+    dp = ("[2026-11-28 09:20:{s:02d} DP{d} TP{d}] Decode batch, #running-req: 8, #token: 900, "
+          "token usage: 0.01, cuda graph: True, gen throughput (token/s): {g:.2f}, #queue-req: 0")
+    lines = [dp.format(s=s, d=d, g=100.0 * (d + 1)) for s in range(5) for d in range(2)]
+    events: list[ev.Event] = [
+        ev.LogSourceOpened(source_id="l1", host="gpu-a", path="/var/log/server.log", t=1.0),
+        ev.LogLines(source_id="l1", lines=lines, t=2.0)]
+    state = reducer.replay(events, SessionState(name="s", started_at=START))
+    text = markdown.render(state, events=events)
+    # after the first line every sample is engine 0 + engine 1 = 300 tok/s
+    assert "10 decode lines; generation throughput min 100 / median 300 / max 300 tok/s" in text
