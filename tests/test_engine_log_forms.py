@@ -224,6 +224,10 @@ def test_data_parallel_rates_are_summed_not_averaged() -> None:
     sg = LogMetrics()
     sg.feed([f"[2026-12-01 10:00:00 DP{d} TP{d}] {DECODE_PLAIN}" for d in (0, 1, 2, 3)], 1)
     assert sg.latest_gen_tps == pytest.approx(4 * 3012.55)
+    assert sg.engine_count == 4 and lm.engine_count == 2
+    from perftriage.widgets.logs import metrics_line
+
+    assert "4 engines" in metrics_line(sg) and "gen [b]12050.2[/b] tok/s" in metrics_line(sg)
 
 
 def test_metrics_json_carries_the_new_fields(tmp_path) -> None:

@@ -48,6 +48,11 @@ class LogMetrics:
         return any(m.name == "ready" for m in self.milestones)
 
     @property
+    def engine_count(self) -> int:
+        """Data-parallel engines seen (0 for one engine without an index)."""
+        return len({k if k >= 0 else -1 - k for k in self.engines})
+
+    @property
     def latest_gen_tps(self) -> float | None:
         return self.gen_tps[-1] if self.gen_tps else None
 
