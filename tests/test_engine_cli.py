@@ -15,7 +15,8 @@ from tests.sshd import free_port
 
 PAGES = [(FIXTURES / "metrics" / f"sglang-0.5-{x}.prom").read_text() for x in "ab"]
 FIELDS = ["engine", "running", "queued", "token_usage", "gen_tps", "prompt_tps", "ttft_s",
-          "itl_s", "e2e_s", "cache_hit_rate", "spec_accept_length", "metrics_seen"]
+          "itl_s", "e2e_s", "cache_hit_rate", "spec_accept_length", "metrics_seen",
+          "engine_read_gbs", "preemptions"]
 
 
 def run(*args):

@@ -23,9 +23,11 @@ def test_measured_ms_is_the_itl_when_the_endpoint_is_there(tmp_path):
         e.t += events[-1].t
     state = replay(events + engine)
     r = live_gap(state, "localhost")
-    # the window's mean ITL: (50 x 9 + 40 x 12 + 10 x 50) ms / 100, a step of 32 requests
-    assert r.measured_ms == pytest.approx(14.3)
-    assert r.batch == 32 and r.ms_label == "ms/tok/req@bs32"
+    # the window's mean ITL: (50 x 9 + 40 x 12 + 10 x 50) ms / 100, a step of 32 requests;
+    # the page reports speculative decoding (accept length 3.10 tokens a step), so the
+    # gap is per step: 3.1 tokens' ITL, and the label says so
+    assert r.measured_ms == pytest.approx(14.3 * 3.1)
+    assert r.batch == 32 and r.ms_label == "ms/step/req@bs32" and r.accept_len == 3.1
     assert r.floor_ms == from_log.floor_ms  # the floor does not depend on where ms comes from
 
 

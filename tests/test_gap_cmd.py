@@ -20,7 +20,10 @@ FAKE_DIR = Path(__file__).parent / "fake_nvidia_smi"
 KEYS = ["floor_ms", "measured_ms", "gap", "peak_gbs", "dram_bw_gbs", "dram_busy_pct",
         "useful_bw_gbs", "traffic_ratio", "idle_pct", "gpus", "verdict", "source"]
 LINE = ("[2026-12-01 01:01:40 TP0] Decode batch, #running-req: {b}, #token: 108, token usage: 0.01, "
-        "cuda graph: True, gen throughput (token/s): {tps:.2f}, #queue-req: 0\n")
+        "cuda graph: True, gen throughput (token/s): {tps:.2f}, #queue-req: 0{mfu}\n")
+# sglang 0.5.23 --enable-mfu-metrics: metrics_reporter.py:1052-1056
+MFU = (", est. decode TFLOPS/s (per GPU): 1.20, est. read BW (GB/s per GPU): 5000.00, "
+       "est. write BW (GB/s per GPU): 3.00")
 
 
 @pytest.mark.parametrize("args", [
@@ -56,17 +59,18 @@ def test_unavailable_here_is_null_not_zero():
 
 
 @pytest.mark.ssh
-def test_gap_over_ssh_with_growing_log(make_sshd, tmp_path):
+@pytest.mark.parametrize("mfu", ["", MFU])
+def test_gap_over_ssh_with_growing_log(make_sshd, tmp_path, mfu):
     server = make_sshd(env={"PATH": f"{FAKE_DIR}:{os.environ['PATH']}",
                             "FAKE_NVSMI_DMON_DELAY": "0.2"})
     log = tmp_path / "server.log"
-    log.write_text(LINE.format(b=1, tps=13.5))  # before the window: not counted
+    log.write_text(LINE.format(b=1, tps=13.5, mfu=mfu))  # before the window: not counted
     stop = threading.Event()
 
     def writer():
         while not stop.is_set():
             with log.open("a") as f:
-                f.write(LINE.format(b=4, tps=400.0))
+                f.write(LINE.format(b=4, tps=400.0, mfu=mfu))
             time.sleep(0.1)
 
     t = threading.Thread(target=writer)
@@ -93,6 +97,14 @@ def test_gap_over_ssh_with_growing_log(make_sshd, tmp_path):
     assert doc["useful_bw_gbs"] == pytest.approx(40 * 100 / 2, abs=0.1)  # 100 steps/s
     assert doc["traffic_ratio"] == pytest.approx(doc["dram_bw_gbs"] / doc["useful_bw_gbs"], abs=0.01)
     assert doc["verdict"].startswith("memory and links idle 44 % of the time")
+    if not mfu:
+        assert doc["engine_read_gbs"] is None and doc["disagreement"] is None
+        return
+    # the third witness: the engine estimates 5000 GB/s where DRAM moved ~2700 and the
+    # roofline inputs need 2000 (those two within 1.5x): the engine is the odd one out
+    assert doc["engine_read_gbs"] == 5000.0 and doc["disagreement"] == "engine/achieved+useful"
+    assert "witnesses disagree (engine/achieved+useful 1.8x)" in doc["verdict"]
+    assert "counts bytes that are not read" in doc["verdict"]
 
 
 @pytest.mark.ssh

@@ -64,10 +64,11 @@ def test_the_prefill_shape_gives_what_the_general_parser_gives() -> None:
     for i, *_ in tri.prefill:
         assert lp.parse_line(lines[i]) == lp._parse_general(lines[i]) is not None
     items = {i: rec for i, rec, _ in bs.finish(lines, tri).records()}
-    for i, ts, use, run, que, inp in tri.prefill:
+    for i, ts, use, run, que, inp, new, cached in tri.prefill:
         assert items[i] == lp.parse_line(lines[i])
         assert (items[i].ts, items[i].token_usage, items[i].running, items[i].queued,
-                items[i].input_tps) == (ts, use, run, que, inp)
+                items[i].input_tps, items[i].new_tokens, items[i].cached_tokens) == (
+                    ts, use, run, que, inp, new, cached)
 
 
 async def test_the_helper_process_triages_as_the_app_does() -> None:

@@ -7,7 +7,9 @@ quantiles from the whole window (first scrape vs last, across restarts).
 
 ``--json`` prints exactly ``{engine, running, queued, token_usage, gen_tps,
 prompt_tps, ttft_s: {p50, p90, p99}, itl_s: {p50, p90, p99}, e2e_s: {p50,
-p90, p99}, cache_hit_rate, spec_accept_length, metrics_seen}`` (null where the
+p90, p99}, cache_hit_rate, spec_accept_length, metrics_seen, engine_read_gbs,
+preemptions}`` (``engine_read_gbs``: the engine's own estimate of memory
+reads per GPU over the window; ``preemptions`` in the window; null where the
 engine does not say; ``engine`` is ``sglang`` or ``vllm`` from the metric
 prefix; ``metrics_seen`` counts the metric families on the page).
 Exit: 0 ok, 1 the page is not a metrics page (HTTP error, not Prometheus
@@ -50,6 +52,8 @@ def render_text(f, url: str, seconds: float) -> str:
         f"  e2e   p50/p90/p99 {_ms(f.e2e_s)}",
         f"  prefix cache hit {_n(hit, '{:.1f}', '%')}"
         f"  spec accept length {_n(f.spec_accept_length, '{:.2f}')}",
+        f"  engine's estimated read {_n(f.engine_read_gbs, '{:.0f}', ' GB/s per GPU')}"
+        f"  preemptions {_n(f.preemptions, '{:.0f}')}",
     ])
 
 

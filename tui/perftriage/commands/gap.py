@@ -4,8 +4,12 @@ goes.
 
 ``--json`` prints ``{floor_ms, measured_ms, gap, peak_gbs, dram_bw_gbs,
 dram_busy_pct, useful_bw_gbs, traffic_ratio, idle_pct, gpus: [{index, name,
-dram_bw_gbs, dram_busy_pct, sm_active_pct}], verdict, source, ...}``:
-bandwidths per GPU (mean over GPUs), ``source`` one of ``nvml-gpm``,
+dram_bw_gbs, dram_busy_pct, sm_active_pct}], verdict, source,
+engine_read_gbs, ...}``: bandwidths per GPU (mean over GPUs),
+``engine_read_gbs`` the engine's own read estimate from the log (SGLang
+``--enable-mfu-metrics``, vLLM's ``MFU:`` line), the third witness beside
+achieved and useful; ``disagreement`` names two witnesses more than 1.5x
+apart (the verdict says what that usually means), ``source`` one of ``nvml-gpm``,
 ``nvidia-smi-dmon``, ``unavailable``; null where there is no data. Bad input
 exits 2, an unreachable host 3.
 """
@@ -48,6 +52,7 @@ def render_text(r: dict) -> str:
         f"({_fmt(r['dram_busy_pct'], '.1f', ' % busy')})",
         f"useful          {_fmt(r['useful_bw_gbs'], '.1f', ' GB/s')}",
         f"traffic ratio   {_fmt(r['traffic_ratio'], '.2f', 'x')} (achieved / useful)",
+        f"engine estimate {_fmt(r.get('engine_read_gbs'), '.1f', ' GB/s')} (the engine's own read model)",
         f"DRAM idle       {_fmt(r['idle_pct'], '.1f', ' %')}",
     ]
     if r.get("nvlink_pct") is not None:

@@ -10,7 +10,7 @@ import sys
 import click
 
 from perftriage.core.sanitize import visible
-from perftriage.core.parse.logparse import iter_metrics
+from perftriage.core.parse.logparse import iter_metrics, token_latency
 
 FIELDS = (
     "source",
@@ -23,6 +23,13 @@ FIELDS = (
     "running",
     "queued",
     "token_usage",
+    "spec_accept_len",
+    "cache_hit_rate",
+    "preemptions",
+    "engine_index",
+    "engine_read_gbs",
+    "new_tokens",
+    "cached_tokens",
 )
 
 
@@ -52,8 +59,13 @@ def command(logfiles: tuple[str, ...], as_json: bool, as_csv: bool) -> None:
     One record per metric line (SGLang "Decode batch" / "Prefill batch",
     vLLM "Avg prompt throughput ..."), in order, with the fields
     source, line, ts (as logged), engine (sglang|vllm), kind
-    (decode|prefill|stats), gen_tps, input_tps, running, queued and
-    token_usage (a fraction 0..1; vLLM's percent is divided by 100).
+    (decode|prefill|stats|spec|mfu), gen_tps, input_tps, running, queued,
+    token_usage (a fraction 0..1; vLLM's percent is divided by 100),
+    spec_accept_len (tokens per step with speculative decoding),
+    cache_hit_rate (0..1), preemptions, engine_index (vLLM "Engine NNN",
+    SGLang's DP rank: data-parallel engines, one record each),
+    engine_read_gbs (the engine's own estimate of read GB/s per GPU; vLLM's
+    "MFU:" line gives read + write), new_tokens and cached_tokens (prefill).
     Missing values are null (JSON), empty (CSV) or "-" (table).
 
     --json writes JSON Lines (one object per line), friendly to streaming
@@ -81,10 +93,12 @@ def command(logfiles: tuple[str, ...], as_json: bool, as_csv: bool) -> None:
     for path in logfiles:
         for rec in records(path):
             gen = rec["gen_tps"]
+            # with speculative decoding a step yields accept_len tokens: ms per step, said so
+            ms, label = token_latency(gen, 1, rec["spec_accept_len"])
             rows.append((rec["source"], _fmt(rec["line"]), rec["ts"], rec["engine"], rec["kind"],
                          _fmt(gen), _fmt(rec["input_tps"]), _fmt(rec["running"]),
                          _fmt(rec["queued"]), _fmt(rec["token_usage"]),
-                         f"{1000 / gen:.2f}" if gen else "-"))
+                         "-" if ms is None else f"{ms:.2f}" + (" /step" if "step" in label else "")))
     if len(rows) == 1:
         click.echo("no metric lines found", err=True)
         return

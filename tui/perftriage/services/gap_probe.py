@@ -62,13 +62,31 @@ def _decode(line: str) -> logparse.Metric | None:
 
 
 def token_rate(lines: list[str]) -> tuple[float | None, int | None]:
-    """Median generation tok/s and batch size of the decode lines."""
+    """Median generation tok/s and batch size of the decode lines. With
+    data-parallel engines (vLLM ``Engine NNN``, SGLang ``DPn``) each
+    engine's median is taken and the engines are summed, never averaged."""
     recs = [r for r in map(_decode, lines) if r is not None]
     if not recs:
         return None, None
-    tps = statistics.median(r.gen_tps for r in recs if r.gen_tps is not None)  # all: see _decode
-    running = [r.running for r in recs if r.running is not None]
-    return tps, (round(statistics.median(running)) if running else None)
+    by_engine: dict[int | None, list[logparse.Metric]] = {}
+    for r in recs:
+        by_engine.setdefault(r.engine_index, []).append(r)
+    tps = sum(statistics.median(r.gen_tps for r in rs if r.gen_tps is not None)  # all: see _decode
+              for rs in by_engine.values())
+    running = [statistics.median(r.running for r in rs if r.running is not None)
+               for rs in by_engine.values() if any(r.running is not None for r in rs)]
+    return tps, (round(sum(running)) if running else None)
+
+
+def log_estimates(lines: list[str]) -> tuple[float | None, float | None]:
+    """(median engine read GB/s per GPU, median accept length) of the log's
+    metric lines that carry them (SGLang MFU / spec parts, vLLM MFU and
+    SpecDecoding lines); None where none does."""
+    recs = [r for r in map(logparse.parse_line, lines) if isinstance(r, logparse.Metric)]
+    reads = [r.engine_read_gbs for r in recs if r.engine_read_gbs is not None]
+    accepts = [r.spec_accept_len for r in recs if r.spec_accept_len]
+    return (statistics.median(reads) if reads else None,
+            statistics.median(accepts) if accepts else None)
 
 
 def mean_counters(samples: list[GpuCountersSample]) -> list[GpuCounters]:
@@ -158,9 +176,11 @@ async def measure(host, *, bytes_gb: float, seconds: float = 5.0, n_gpus: int | 
         await window.size()  # a missing log is bad input: fail before sampling
     samples, error = await collect(host, seconds, nvml=nvml,
                                    on_window_open=window.open if window else None)
-    tps = batch = None
+    tps = batch = read = accept = None
     if window is not None:
-        tps, batch = token_rate(await window.new_lines())
+        lines = await window.new_lines()
+        tps, batch = token_rate(lines)
+        read, accept = log_estimates(lines)
     counters = mean_counters(samples)
     capacity = await nvlink_capacity(host.transport) if any(
         c.nvlink_rx_gbs for c in counters) else {}
@@ -174,5 +194,5 @@ async def measure(host, *, bytes_gb: float, seconds: float = 5.0, n_gpus: int | 
     result = gap_math.compute(
         bytes_gb=bytes_gb, counters=counters, peak_gbs=peak, n_gpus=n_gpus, tokens_per_s=tps,
         batch=batch, nvlink_capacity_gbs=min(capacity.values()) if capacity else None,
-        source=source, error=error)
+        source=source, error=error, engine_read_gbs=read, accept_len=accept)
     return result

@@ -68,6 +68,11 @@ class SimulatedSglangMetrics:
         self.itl = Histogram("sglang:inter_token_latency_seconds",
                              "Histogram of inter-token latency in seconds.", tok, registry=reg,
                              buckets=ITL_BUCKETS).labels(model)
+        # observability/metrics_collector.py:1092-1115 (0.5.23), with --enable-mfu-metrics
+        self.read_bytes = Counter(
+            "sglang:estimated_read_bytes_per_gpu_total",
+            "Estimated number of bytes read from memory per GPU "
+            "(for Model FLOPs Utilization calculations).", SCHEDULER_LABELS, registry=reg)
         self.e2e = Histogram("sglang:e2e_request_latency_seconds",
                              "Histogram of End-to-end request latency in seconds", tok,
                              registry=reg, buckets=E2E_BUCKETS).labels(model)
@@ -86,9 +91,17 @@ class SimulatedSglangMetrics:
             self.spec_accept_length.labels(*rank).set(0.0)  # no speculative decoding
 
     def decode(self, running: int, queued: int, usage: float, gen: float,
-               seconds: float) -> None:
-        """One decode batch line: ``gen`` tokens/s over ``seconds`` for ``running`` requests."""
+               seconds: float, read_gbs: float | None = None,
+               spec_accept_len: float | None = None) -> None:
+        """One decode batch line: ``gen`` tokens/s over ``seconds`` for ``running``
+        requests; ``read_gbs`` the engine's read estimate per GPU (MFU metrics on)."""
         self._scheduler(running, queued, usage, gen)
+        if spec_accept_len:
+            for rank in self.ranks:
+                self.spec_accept_length.labels(*rank).set(spec_accept_len)
+        if read_gbs is not None:
+            for rank in self.ranks:
+                self.read_bytes.labels(*rank).inc(read_gbs * 1e9 * seconds)
         tokens = max(1, int(gen * seconds))
         self.generation_tokens.inc(tokens)
         per_request = gen / max(1, running)  # tokens/s of one request

@@ -13,7 +13,11 @@ OOM traceback (exit status 1); ``--lines N`` stops after N steady-state lines;
 it also serves SGLang's Prometheus ``/metrics`` on 127.0.0.1:N (SGLang's
 metric names, through prometheus_client; see ``sglang_metrics``) from the
 moment the simulated uvicorn starts, with figures that follow the log lines.
-Values are made up.
+``--spec-accept-len X`` writes speculative decoding's ``accept len`` /
+``accept rate`` parts, ``--mfu-metrics`` the ``--enable-mfu-metrics`` estimates
+(``est. read BW (GB/s per GPU)``, also served as
+``sglang:estimated_read_bytes_per_gpu_total``), ``--dp N`` rank tags
+``DPk TPk`` for N data-parallel schedulers taking turns. Values are made up.
 """
 
 from __future__ import annotations
@@ -80,13 +84,23 @@ class Steady:
     """Decode/prefill lines with throughput that wanders like a loaded server."""
 
     def __init__(self, seed: int | None = None, error_every: int = 400, metrics=None,
-                 step_s: float = 0.1) -> None:
+                 step_s: float = 0.1, spec_accept_len: float | None = None,
+                 mfu: bool = False, dp: int = 1) -> None:
         self.rng = random.Random(seed)
         self.n = 0
         self.tokens = 852
         self.error_every = error_every
         self.metrics = metrics  # SimulatedSglangMetrics fed with the same figures, or None
         self.step_s = step_s  # simulated time between two lines
+        self.spec_accept_len = spec_accept_len  # tokens per step with speculation, or None
+        self.mfu = mfu  # append the --enable-mfu-metrics estimates to decode lines
+        self.dp = max(1, dp)  # data-parallel schedulers, each logging with a DPk tag
+
+    def _tag(self) -> str:
+        if self.dp == 1:
+            return "TP0"
+        k = self.n % self.dp
+        return f"DP{k} TP{k}"
 
     def line(self) -> str:
         self.n += 1
@@ -102,17 +116,35 @@ class Steady:
             new_seq = r.randint(1, 16)
             if self.metrics is not None:
                 self.metrics.prefill(running, queued, running / 400, new_tok, new_seq)
-            return (f"{stamp()} Prefill batch, #new-seq: {new_seq}, #new-token: {new_tok}, "
-                    f"#cached-token: 0, #token: {self.tokens}, token usage: {running / 400:.2f}, "
+            # metrics_reporter.py:753-783 (0.5.23): no "#token:" in the prefill line
+            return (f"{stamp(self._tag())} Prefill batch, #new-seq: {new_seq}, "
+                    f"#new-token: {new_tok}, #cached-token: 0, token usage: {running / 400:.2f}, "
                     f"#running-req: {running}, #queue-req: {queued}, #pending-token: {queued * 800}, "
                     f"cuda graph: False, input throughput (token/s): {r.uniform(300, 6000):.2f}")
         self.tokens += running * 40
         gen = running * (6.3 + r.uniform(-0.4, 0.4))
+        spec = ""
+        if self.spec_accept_len:  # metrics_reporter.py:1005
+            gen *= self.spec_accept_len
+            rate = (self.spec_accept_len - 1) / 3
+            spec = f"accept len: {self.spec_accept_len:.2f}, accept rate: {rate:.2f}, "
         if self.metrics is not None:
-            self.metrics.decode(running, max(0, int(-20 * phase)), running / 400, gen, self.step_s)
-        return (f"{stamp()} Decode batch, #running-req: {running}, #token: {self.tokens}, "
-                f"token usage: {running / 400:.2f}, cuda graph: True, "
+            self.metrics.decode(running, max(0, int(-20 * phase)), running / 400, gen, self.step_s,
+                                read_gbs=self._read_gbs(running) if self.mfu else None,
+                                spec_accept_len=self.spec_accept_len)
+        line = (f"{stamp(self._tag())} Decode batch, #running-req: {running}, "
+                f"#token: {self.tokens}, token usage: {running / 400:.2f}, {spec}cuda graph: True, "
                 f"gen throughput (token/s): {gen:.2f}, #queue-req: {max(0, int(-20 * phase))}")
+        if self.mfu:  # metrics_reporter.py:1052-1056
+            line += (f", est. decode TFLOPS/s (per GPU): {running * 0.9:.2f}, "
+                     f"est. read BW (GB/s per GPU): {self._read_gbs(running):.2f}, "
+                     f"est. write BW (GB/s per GPU): {running * 0.4:.2f}")
+        return line
+
+    @staticmethod
+    def _read_gbs(running: int) -> float:
+        """A made-up engine estimate: weights once a step plus KV per request."""
+        return 2400.0 + 12.0 * running
 
 
 class _Terminated(Exception):
@@ -136,6 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--metrics-port", type=int, default=None,
                     help="also serve SGLang's /metrics on 127.0.0.1:PORT")
+    ap.add_argument("--spec-accept-len", type=float, default=None,
+                    help="write speculative decoding's accept len (tokens per step)")
+    ap.add_argument("--mfu-metrics", action="store_true",
+                    help="write --enable-mfu-metrics' estimates (est. read BW ...)")
+    ap.add_argument("--dp", type=int, default=1, help="data-parallel schedulers (DPk tags)")
     args = ap.parse_args(argv)
     metrics = None
     if args.metrics_port is not None:
@@ -163,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
             out.write(text + "\n")
             out.flush()
         sim = Steady(args.seed, args.error_every, metrics,
-                     step_s=1.0 / args.rate if args.rate > 0 else 0.01)
+                     step_s=1.0 / args.rate if args.rate > 0 else 0.01,
+                     spec_accept_len=args.spec_accept_len, mfu=args.mfu_metrics, dp=args.dp)
         n = 0
         t0 = time.monotonic()
         while not args.lines or n < args.lines:

@@ -2,8 +2,8 @@
 second from the session state with :func:`perftriage.core.analysis.gap_live.live_gap`
 (the same arithmetic as the recorded ``gap.sample`` events and ``perftriage gap``).
 
-Shows floor, measured and gap; achieved vs useful DRAM bandwidth and their
-ratio; DRAM idle share; NVLink against its capacity; one bar per GPU with the
+Shows floor, measured and gap; three witnesses of the traffic (achieved
+DRAM, useful, the engine's own estimate) and the achieved/useful ratio; DRAM idle share; NVLink against its capacity; one bar per GPU with the
 slowest marked; and the verdict in words.
 """
 
@@ -47,8 +47,10 @@ def gap_lines(r: GapResult | None, host: str | None, per_gpu_peak: dict[int, flo
                  f"   useful {_v(r.useful_bw_gbs, '.0f', ' GB/s')}"
                  f"   traffic [b]{_v(r.traffic_ratio, '.2f', '×')}[/b]")
     link = "n/a" if r.nvlink_pct is None else f"{r.nvlink_pct:.0f} % of capacity"
+    # the third witness: the engine's own estimate of what it reads per GPU
     lines.append(f"DRAM idle {_v(r.idle_pct, '.0f', ' %')}   NVLink {link}"
-                 + (f"   batch {r.batch}" if r.batch else ""))
+                 + (f"   batch {r.batch}" if r.batch else "")
+                 + f"   engine est. {_v(r.engine_read_gbs, '.0f', ' GB/s')}")
     for g in r.gpus:
         col = threshold(g.dram_busy_pct, 60, 85)
         mark = "  ◀ slowest" if r.slowest_gpu == g.index else ""

@@ -46,6 +46,12 @@ def metrics_line(m: LogMetrics) -> str:
             parts.append(f"usage {src.token_usage:.2f}")
     if m.input_tps:
         parts.append(f"in {_fmt(m.input_tps[-1], '.0f')} tok/s")
+    if m.engine_count > 1:  # data parallel: the figures above are totals over engines
+        parts.append(f"{m.engine_count} engines")
+    if m.spec_accept_len:
+        parts.append(f"accept {m.spec_accept_len:.2f}")
+    if m.engine_read_gbs is not None:
+        parts.append(f"est. read {m.engine_read_gbs:.0f} GB/s/GPU")
     if m.errors:
         parts.append(f"[red]{m.errors} fatal[/red]")
     if m.ready:

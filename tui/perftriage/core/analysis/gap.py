@@ -9,7 +9,12 @@ traffic a token did not need), the DRAM idle share, NVLink against its
 capacity, the slowest GPU, and a verdict in words.
 
 Useful bandwidth per GPU = bytes per step x steps/s / GPUs, where a step
-produces one token for each running request (steps/s = tokens/s / batch).
+produces one token for each running request (steps/s = tokens/s / batch),
+or ``accept_len`` tokens with speculative decoding (steps/s = tokens/s /
+(batch x accept_len); measured time is then per step, labelled ``ms/step``).
+The engine's own read estimate is the third witness
+(:mod:`~perftriage.core.analysis.witnesses`): a disagreement above 1.5x
+is added to the verdict.
 Pure arithmetic: ``perftriage gap``, the Gap view and the recorded
 ``gap.sample`` events all come from :func:`compute`.
 """
@@ -20,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from statistics import mean
 from typing import Any
+
+from perftriage.core.analysis.witnesses import disagreement
 
 NEAR_FLOOR = 1.15  # gap at or under this: "within 15 % of the floor"
 WASTE_RATIO = 1.5  # DRAM moves this many times the useful bytes: wasted traffic
@@ -53,6 +60,8 @@ class GapResult:
     gpus: list[GpuGap] = field(default_factory=list)
     verdict: str = ""
     source: str = "unavailable"
+    # the engine's own estimate of read GB/s per GPU (log or /metrics): the third witness
+    engine_read_gbs: float | None = None
     # beyond the documented --json keys
     verdict_kind: str = ""  # near-floor, wasted-traffic, communication, idle, access, ...
     tokens_per_s: float | None = None
@@ -61,6 +70,8 @@ class GapResult:
     slowest_gpu: int | None = None
     ms_label: str = "ms/tok@bs1"
     error: str | None = None
+    accept_len: float | None = None  # tokens per decode step (speculative decoding)
+    disagreement: str | None = None  # the pair of witnesses more than 1.5x apart
 
     def public(self) -> dict[str, Any]:
         """The ``perftriage gap --json`` object, documented keys first."""
@@ -94,17 +105,23 @@ def compute(
     nvlink_capacity_gbs: float | None = None,
     source: str = "unavailable",
     error: str | None = None,
+    engine_read_gbs: float | None = None,
+    accept_len: float | None = None,
 ) -> GapResult:
     """``counters``: objects with ``index``, ``name``, ``dram_busy_pct``,
     ``dram_bw_gbs``, ``sm_active_pct``, ``nvlink_rx_gbs``, ``nvlink_tx_gbs``
     (GpuCounters events). ``peak_gbs`` is per GPU; ``n_gpus`` defaults to
-    the GPUs counted. ``nvlink_capacity_gbs`` is per GPU and direction."""
+    the GPUs counted. ``nvlink_capacity_gbs`` is per GPU and direction.
+    ``engine_read_gbs``: the engine's own read estimate per GPU; ``accept_len``:
+    tokens per step with speculative decoding (the floor is per step then)."""
     gpus_n = n_gpus or len(counters) or 1
     bs = batch if batch and batch > 1 else 1
+    per_step = accept_len if accept_len and accept_len > 0 else 1.0  # tokens a step yields
     floor_ms = bytes_gb / (peak_gbs * gpus_n) * 1000.0 if bytes_gb and peak_gbs else None
-    measured_ms = 1000.0 * bs / tokens_per_s if tokens_per_s else None
+    measured_ms = 1000.0 * bs * per_step / tokens_per_s if tokens_per_s else None
     gap = measured_ms / floor_ms if measured_ms and floor_ms else None
-    useful = bytes_gb * (tokens_per_s / bs) / gpus_n if bytes_gb and tokens_per_s else None
+    useful = (bytes_gb * (tokens_per_s / (bs * per_step)) / gpus_n
+              if bytes_gb and tokens_per_s else None)
 
     per_gpu = [GpuGap(index=c.index, name=getattr(c, "name", "") or "",
                       dram_bw_gbs=_r(c.dram_bw_gbs, 1), dram_busy_pct=_r(c.dram_busy_pct, 1),
@@ -121,7 +138,8 @@ def compute(
                   if links and nvlink_capacity_gbs else None)
     measured = [c for c in counters if c.dram_busy_pct is not None]
     slowest = max(measured, key=lambda c: c.dram_busy_pct).index if len(measured) > 1 else None
-    label = "ms/tok@bs1" if bs == 1 else f"ms/tok/req@bs{bs}"
+    unit = "ms/step" if per_step != 1.0 else "ms/tok"
+    label = f"{unit}@bs1" if bs == 1 else f"{unit}/req@bs{bs}"
     result = GapResult(
         floor_ms=_r(floor_ms, 3), measured_ms=_r(measured_ms, 3), gap=_r(gap, 2),
         peak_gbs=_r(peak_gbs, 1), dram_bw_gbs=_r(achieved, 1), dram_busy_pct=_r(busy, 1),
@@ -129,8 +147,13 @@ def compute(
         gpus=per_gpu, source=source, tokens_per_s=_r(tokens_per_s, 2),
         nvlink_pct=_r(nvlink_pct, 1), batch=bs if tokens_per_s else batch,
         slowest_gpu=slowest, ms_label=label, error=error,
+        engine_read_gbs=_r(engine_read_gbs, 1), accept_len=_r(accept_len, 2),
     )
     result.verdict_kind, result.verdict = verdict(result, counters)
+    split = disagreement(achieved, useful, engine_read_gbs)
+    if split is not None and result.verdict_kind != "stuck":
+        result.disagreement = split.pair
+        result.verdict += f"; witnesses disagree ({split.pair} {split.ratio:.1f}x): {split.words}"
     return result
 
 

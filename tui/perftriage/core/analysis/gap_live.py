@@ -52,6 +52,20 @@ def engine_rate(state: SessionState, host: str | None = None) -> tuple[float | N
     return None, None
 
 
+def engine_estimates(state: SessionState, host: str | None = None
+                     ) -> tuple[float | None, float | None]:
+    """(the engine's own read GB/s per GPU, speculative accept length): from
+    its /metrics (``host``'s first), else from the followed logs."""
+    read = accept = None
+    for es in sorted(state.engines.values(), key=lambda es: es.host != host):
+        read = read if read is not None else es.figures.engine_read_gbs
+        accept = accept if accept is not None else es.figures.spec_accept_length
+    for src in state.logs.values():
+        read = read if read is not None else src.metrics.engine_read_gbs
+        accept = accept if accept is not None else src.metrics.spec_accept_len
+    return read, accept
+
+
 def counters_host(state: SessionState, prefer: str | None = None) -> str | None:
     """The host to show: ``prefer`` when it has counters, else the first that has."""
     if prefer and (hs := state.hosts.get(prefer)) and hs.counters is not None:
@@ -81,8 +95,10 @@ def live_gap(state: SessionState, host: str, inputs: dict | None = None) -> gap_
     if tps is None:
         tps, batch = token_rate(state)
     capacity = hs.info.get("nvlink_capacity_gbs") or {}
+    read, accept = engine_estimates(state, host)
     return gap_math.compute(
         bytes_gb=bytes_from_inputs(inputs), counters=counters, peak_gbs=peak, n_gpus=n_gpus,
         tokens_per_s=tps, batch=batch,
         nvlink_capacity_gbs=min(capacity.values()) if capacity else None,
-        source=hs.counters.source, error=hs.counters.error)
+        source=hs.counters.source, error=hs.counters.error,
+        engine_read_gbs=read, accept_len=accept)

@@ -111,6 +111,10 @@ class EngineFigures(msgspec.Struct, omit_defaults=False):
     cache_hit_rate: float | None = None
     spec_accept_length: float | None = None
     metrics_seen: int = 0
+    # the engine's own estimate of memory read GB/s per GPU over the window
+    # (estimated_read_bytes_per_gpu_total), and requests preempted in it
+    engine_read_gbs: float | None = None
+    preemptions: float | None = None
 
     def to_json_dict(self) -> dict[str, Any]:
         return msgspec.to_builtins(self)
@@ -173,7 +177,13 @@ def derive(window: Sequence[tuple[float, EngineSnapshot]]) -> EngineFigures:
         cache_hit_rate=_cache_hit_rate(snaps, last),
         spec_accept_length=_spec_accept_length(snaps, last),
         metrics_seen=last.metrics_seen,
+        engine_read_gbs=_gbs(_ratio(_counter_increase(snaps, "read_bytes"), span)),
+        preemptions=_counter_increase(snaps, "preemptions"),
     )
+
+
+def _gbs(bytes_per_s: float | None) -> float | None:
+    return None if bytes_per_s is None else bytes_per_s / 1e9
 
 
 def measured_ms_per_token(window: Sequence[tuple[float, EngineSnapshot]]) -> float | None:

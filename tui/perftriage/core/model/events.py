@@ -269,6 +269,9 @@ class GapSample(Event, tag="gap.sample"):
     verdict: str = ""
     verdict_kind: str = ""
     source: CounterSource = "unavailable"
+    engine_read_gbs: float | None = None  # the engine's own read estimate per GPU
+    accept_len: float | None = None  # tokens per step with speculative decoding
+    disagreement: str | None = None  # witnesses more than 1.5x apart
 
 
 # --- fleet (Prometheus) -------------------------------------------------------

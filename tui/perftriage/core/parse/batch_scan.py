@@ -36,6 +36,7 @@ from perftriage.core.parse.logparse import (
     Milestone,
     _worth_a_look,
     parse_line,
+    prefill_metric,
 )
 
 # Every line that can be an error, fatal, a milestone or a vLLM stats line
@@ -44,7 +45,7 @@ from perftriage.core.parse.logparse import (
 RARE_NEEDLES: tuple[str, ...] = (
     "rror", "RROR", "xception", "Traceback", "of memory", "CRITICAL", "FATAL",
     "NCCL", "nccl", "atchdog", "KV ", "Load weight", "graph end", "Graph capturing",
-    "Uvicorn", "fired up", "Model loading", "Starting vLLM", "Avg ",
+    "Uvicorn", "fired up", "Model loading", "Starting vLLM", "Avg ", "MFU: ", "SpecDecoding",
 )
 _RARE = Needles("|".join(map(re.escape, RARE_NEEDLES)))
 
@@ -54,7 +55,7 @@ _RARE = Needles("|".join(map(re.escape, RARE_NEEDLES)))
 # for it). Lines it refuses go the general way and get the same record.
 _DECODE_SCAN = re.compile(
     r"\[([0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)"
-    r"(?: [A-Z]{2}[0-9]+)*\] Decode batch[.,] "
+    r"(?: (?:TP|PP|EP|CP)[0-9]+)*\] Decode batch[.,] "
     r"#running-req: ([0-9]+), #token: [0-9]+, token usage: ([0-9]+(?:\.[0-9]+)?), "
     r"(?:cuda graph: (?:True|False), )?"
     r"gen throughput \(token/s\): ([0-9]+(?:\.[0-9]+)?), #queue-req: ([0-9]+)(?:, )?\Z"
@@ -62,8 +63,8 @@ _DECODE_SCAN = re.compile(
 # The same for SGLang's prefill line (logparse._PREFILL_FAST, narrowed alike)
 _PREFILL_SCAN = re.compile(
     r"\[([0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)"
-    r"(?: [A-Z]{2}[0-9]+)*\] Prefill batch[.,] "
-    r"#new-seq: [0-9]+, #new-token: [0-9]+, #cached-token: [0-9]+, #token: [0-9]+, "
+    r"(?: (?:TP|PP|EP|CP)[0-9]+)*\] Prefill batch[.,] "
+    r"#new-seq: [0-9]+, #new-token: ([0-9]+), #cached-token: ([0-9]+), (?:#token: [0-9]+, )?"
     r"token usage: ([0-9]+(?:\.[0-9]+)?), #running-req: ([0-9]+), #queue-req: ([0-9]+), "
     r"#pending-token: [0-9]+, cuda graph: (?:True|False), "
     r"input throughput \(token/s\): ([0-9]+(?:\.[0-9]+)?)(?:, )?\Z"
@@ -92,11 +93,13 @@ def _gate(lines: list[str]) -> list[int]:
         or "nccl" in ln or "atchdog" in ln or "pool is full" in ln or "CRITICAL" in ln
         or "FATAL" in ln or "Load weight" in ln or "KV " in ln or "raph" in ln
         or "Uvicorn" in ln or "fired up" in ln or "Model loading" in ln or "Starting vLLM" in ln
+        or "MFU: " in ln
     ]
 
 
-# a prefill line of the common shape: (offset, ts, token usage, running, queued, input tok/s)
-PrefillRow = tuple[int, str, float, int, int, float]
+# a prefill line of the common shape: (offset, ts, token usage, running, queued,
+# input tok/s, #new-token, #cached-token)
+PrefillRow = tuple[int, str, float, int, int, float, int, int]
 
 
 class Triage(msgspec.Struct, array_like=True):
@@ -121,7 +124,7 @@ class Triage(msgspec.Struct, array_like=True):
         e, f = (bisect_left(self.prefill, at, key=itemgetter(0)) for at in (start, stop))
         return Triage([i - start for i in self.fast[a:b]], self.ts[a:b], self.running[a:b],
                       self.usage[a:b], self.gen[a:b], self.queued[a:b],
-                      [(i - start, t, u, r, q, n) for i, t, u, r, q, n in self.prefill[e:f]],
+                      [(row[0] - start, *row[1:]) for row in self.prefill[e:f]],
                       [i - start for i in self.other[c:d]])
 
 
@@ -145,8 +148,9 @@ def triage(lines: list[str]) -> Triage:
         if p is None:
             tri.other.append(i)
         else:
-            t, use, run, que, inp = p.groups()
-            tri.prefill.append((i, t, float(use), int(run), int(que), float(inp)))
+            t, new, cached, use, run, que, inp = p.groups()
+            tri.prefill.append((i, t, float(use), int(run), int(que), float(inp), int(new),
+                                int(cached)))
     return tri
 
 
@@ -189,8 +193,8 @@ class Scan:
         if not self.fast.prefill:
             return self.items
         rows: list[ScanItem] = [
-            (i, Metric(t, "sglang", "prefill", None, inp, run, que, use), False)
-            for i, t, use, run, que, inp in self.fast.prefill]
+            (i, prefill_metric(t, use, run, que, inp, new, cached), False)
+            for i, t, use, run, que, inp, new, cached in self.fast.prefill]
         return sorted(self.items + rows, key=itemgetter(0))
 
 

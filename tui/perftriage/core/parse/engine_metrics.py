@@ -17,6 +17,12 @@ them, old and new:
   ``prefix_cache_{queries,hits}``, and in 0.11 ``time_per_output_token_seconds``
   became ``inter_token_latency_seconds``; the deprecated names are served
   next to the new ones for a while, so the new name wins when both exist.
+- At SGLang 0.5.23 / vLLM 0.33.0 both engines estimate their own memory
+  traffic (``sglang:estimated_read_bytes_per_gpu_total``,
+  sglang/srt/observability/metrics_collector.py:1100 with
+  ``--enable-mfu-metrics``; ``vllm:estimated_read_bytes_per_gpu_total``,
+  vllm/v1/metrics/perf.py:1776): a counter per GPU, so several engines'
+  values are averaged (each is one GPU's traffic), not added.
 
 Unknown metrics are ignored; missing ones are simply absent from the
 snapshot (n/a). A snapshot holds *cumulative* values as the engine served
@@ -62,16 +68,26 @@ GAUGES: dict[str, tuple[str, ...]] = {
 }
 # gauges that are counts (summed across engines); the others are fractions (averaged)
 COUNT_GAUGES = frozenset({"running", "queued", "gen_throughput"})
+# counters per GPU: one engine's value is one GPU's, so engines are averaged
+PER_GPU_COUNTERS = frozenset({"read_bytes", "write_bytes"})
 
 COUNTERS: dict[str, tuple[str, ...]] = {
     "generation_tokens": ("sglang:generation_tokens_total", "vllm:generation_tokens_total"),
     "prompt_tokens": ("sglang:prompt_tokens_total", "vllm:prompt_tokens_total"),
-    "cached_tokens": ("sglang:cached_tokens_total",),
+    "cached_tokens": ("sglang:cached_tokens_total", "vllm:prompt_tokens_cached_total"),
     "prefix_cache_hits": ("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"),
     "prefix_cache_queries": ("vllm:prefix_cache_queries_total",
                              "vllm:gpu_prefix_cache_queries_total"),
     "spec_accepted_tokens": ("vllm:spec_decode_num_accepted_tokens_total",),
     "spec_drafts": ("vllm:spec_decode_num_drafts_total",),
+    "spec_draft_tokens": ("vllm:spec_decode_num_draft_tokens_total",),
+    # the engine's own estimates of memory traffic, bytes per GPU
+    "read_bytes": ("sglang:estimated_read_bytes_per_gpu_total",
+                   "vllm:estimated_read_bytes_per_gpu_total"),
+    "write_bytes": ("sglang:estimated_write_bytes_per_gpu_total",
+                    "vllm:estimated_write_bytes_per_gpu_total"),
+    # requests evicted to make room: vLLM preempts, SGLang retracts
+    "preemptions": ("vllm:num_preemptions_total", "sglang:num_retracted_requests_total"),
     "requests": ("sglang:num_requests_total", "vllm:request_success_total"),
 }
 
@@ -327,7 +343,9 @@ def parse_exposition(text: str) -> EngineSnapshot:
     for field, names in COUNTERS.items():
         name = _first_present(page, names)
         if name is not None:
-            counters[field] = sum(_groups(page.flat[name]))
+            values = _groups(page.flat[name])
+            counters[field] = (sum(values) / len(values) if field in PER_GPU_COUNTERS
+                               else sum(values))
     histograms: dict[str, HistogramCounts] = {}
     for field, names in HISTOGRAMS.items():
         name = _first_present(page, names, hist=True)

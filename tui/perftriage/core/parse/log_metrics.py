@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from perftriage.core.parse.batch_scan import Scan, Triage, scan
 from perftriage.core.parse.logparse import (
@@ -14,6 +14,7 @@ from perftriage.core.parse.logparse import (
     Metric,
     Milestone,
     ms_per_token,
+    prefill_metric,
     token_latency,
 )
 
@@ -35,10 +36,21 @@ class LogMetrics:
     count: int = 0
     milestones: list[Milestone] = field(default_factory=list)
     errors: int = 0  # fatal-pattern lines seen
+    # Data parallel: each engine's latest record by engine index. The series
+    # above then hold totals (rates and request counts summed over engines,
+    # KV usage the fullest engine's), never one engine's value after another's.
+    engines: dict[int, Metric] = field(default_factory=dict)
+    spec_accept_len: float | None = None  # latest tokens per decode step, if speculating
+    engine_read_gbs: float | None = None  # latest engine estimate of read GB/s per GPU
 
     @property
     def ready(self) -> bool:
         return any(m.name == "ready" for m in self.milestones)
+
+    @property
+    def engine_count(self) -> int:
+        """Data-parallel engines seen (0 for one engine without an index)."""
+        return len({k if k >= 0 else -1 - k for k in self.engines})
 
     @property
     def latest_gen_tps(self) -> float | None:
@@ -54,8 +66,10 @@ class LogMetrics:
 
     @property
     def token_latency(self) -> tuple[float | None, str]:
-        """(per-request ms/token, label) at the latest decode line's batch size."""
-        return token_latency(self.latest_gen_tps, self.latest_running)
+        """(per-request ms/token, label) at the latest decode line's batch size;
+        per decode step (labelled so) when speculative decoding's accept
+        length is known."""
+        return token_latency(self.latest_gen_tps, self.latest_running, self.spec_accept_len)
 
     def feed(self, lines, first_line: int, found: Scan | None = None) -> bool:
         """Parse a batch; True when anything was recorded. ``found`` is
@@ -86,9 +100,8 @@ class LogMetrics:
                 if len(self.milestones) < 1000:
                     self.milestones.append(rec)
                 continue
-            rec = Metric(rec.ts, rec.engine, rec.kind, rec.gen_tps, rec.input_tps, rec.running,
-                         rec.queued, rec.token_usage, first_line + i)
-            if rec.kind != "prefill":
+            rec = replace(rec, line=first_line + i)
+            if rec.kind in ("decode", "stats"):
                 last_fast = -1  # a later decode/stats record is the last decode
             fast_is_last = False
             self.add(rec)
@@ -122,8 +135,8 @@ class LogMetrics:
         self.queued.extend(map(queued.__getitem__, order))
         self.token_usage.extend(map(usage.__getitem__, order))
         self.count += len(offsets)
-        i, ts, use, run, que, inp = pre[-1]
-        prefill = Metric(ts, "sglang", "prefill", None, inp, run, que, use, first_line + i)
+        i, ts, use, run, que, inp, new, cached = pre[-1]
+        prefill = prefill_metric(ts, use, run, que, inp, new, cached, first_line + i)
         self.engine = "sglang"
         self.last_prefill = self.last = prefill
         if fast.fast:
@@ -156,6 +169,14 @@ class LogMetrics:
     def add(self, m: Metric) -> None:
         self.engine = m.engine
         self.count += 1
+        if m.spec_accept_len is not None:
+            self.spec_accept_len = m.spec_accept_len
+        if m.engine_read_gbs is not None:
+            self.engine_read_gbs = m.engine_read_gbs
+        if m.kind in ("spec", "mfu"):
+            return  # vLLM's side lines: an accept length or an estimate, no sample
+        if m.engine_index is not None:
+            m = self._engine_total(m)
         self.last = m
         if m.kind == "prefill":
             self.last_prefill = m
@@ -171,3 +192,21 @@ class LogMetrics:
             self.queued.append(m.queued)
         if m.token_usage is not None:
             self.token_usage.append(m.token_usage)
+
+    def _engine_total(self, m: Metric) -> Metric:
+        """``m`` (one data-parallel engine's record) as the total over every
+        engine's latest record of the same kind: rates and request counts
+        summed, KV usage the fullest engine's."""
+        index = m.engine_index or 0
+        key = index if m.kind != "prefill" else -1 - index  # prefill totals apart
+        self.engines[key] = m
+        same = [e for k, e in self.engines.items() if (k < 0) == (key < 0)]
+
+        def total(name: str):
+            vals = [getattr(e, name) for e in same if getattr(e, name) is not None]
+            return sum(vals) if vals else None
+
+        usage = [e.token_usage for e in same if e.token_usage is not None]
+        return replace(m, gen_tps=total("gen_tps"), input_tps=total("input_tps"),
+                       running=total("running"), queued=total("queued"),
+                       token_usage=max(usage) if usage else None, engine_index=None)

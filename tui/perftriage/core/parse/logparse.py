@@ -28,28 +28,41 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+import msgspec
+
 
 SERIES_POINTS = 600
 
-# [2026-11-28 09:16:06 TP0] / [2026-11-28 09:16:06.123 DP0 TP0 EP0] / [2026-11-28 09:15:33]
+# [2026-11-28 09:16:06 TP0] / [2026-11-28 09:16:06.123 DP0 TP0 EP0] / [2026-11-28 09:15:33],
+# optionally behind a Ray actor's prefix "(SchedulerDisaggregationDecodeMixin pid=4242) "
+# (with ", ip=10.0.0.1" on a remote node), as sglang/srt/debug_utils/log_parser.py reads it
 _SGLANG = re.compile(
-    r"^\[(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)(?P<ranks>(?: [A-Z]{2}\d+)*)\] (?P<msg>.*)$"
+    r"^(?:\(\w+ pid=\d+(?:,\s*ip=[\d.]+)?\)\s*)?"
+    r"\[(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)(?P<ranks>(?: [A-Z]{2}\d+)*)\] (?P<msg>.*)$"
 )
+_DP_RANK = re.compile(r" DP(\d+)")
 # (APIServer pid=1) INFO 11-28 09:23:12 [loggers.py:271] Engine 000: Avg prompt ...
 # INFO 08-15 10:30:12 metrics.py:351] Avg prompt ...   (V0 engine, older releases:
 # "%(levelname)s %(asctime)s %(filename)s:%(lineno)d] %(message)s", no "[")
+# Anything before the process tag is VLLM_LOGGING_PREFIX (vllm/logger.py puts it first).
 _VLLM = re.compile(
-    r"^(?:\((?P<proc>[^)]*)\) )?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) "
+    r"^.*?(?:\((?P<proc>[^)]*)\) )?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) "
     r"(?P<ts>(?:\d{4}-)?\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?) "
     r"(?:\[(?P<where>[^\]]*)\]|(?P<file>[\w.-]+:\d+)\]) (?P<msg>.*)$"
 )
-_BATCH = re.compile(r"^(?P<kind>Decode|Prefill) batch[.,:]?\s*(?P<rest>.*)$")
+# "Decode batch, ..." / "Decode batch [1234], ..." (SGLANG_LOG_FORWARD_ITERS) / "Decode batch. ..."
+_BATCH = re.compile(r"^(?P<kind>Decode|Prefill) batch(?: \[\d+\])?[.,:]?\s*(?P<rest>.*)$")
+_VLLM_ENGINE = re.compile(r"Engine (\d+): ")
+# vLLM's perf logger: "Engine 000: MFU: 12.3 TF/s/device 456.7 GB/s/device"
+_VLLM_MFU = re.compile(r"MFU: (?P<tf>[\d.]+) TF/s/device (?P<gb>[\d.]+) GB/s/device")
 # "key: value" pairs separated by ", " — keys may contain spaces, '#', '(token/s)'
 _FIELD = re.compile(r"(?:^|,\s*)(?P<key>[^:,]+?):\s*(?P<val>[^,]*)")
 _NUM = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 
 Engine = Literal["sglang", "vllm"]
-Kind = Literal["decode", "prefill", "stats"]
+# "spec" (vLLM's "SpecDecoding metrics:" line) and "mfu" (vLLM's "MFU:" line)
+# carry only an accept length or a bandwidth estimate; they are not decode samples.
+Kind = Literal["decode", "prefill", "stats", "spec", "mfu"]
 
 
 @dataclass(slots=True)
@@ -63,6 +76,18 @@ class Metric:
     queued: int | None = None
     token_usage: float | None = None
     line: int = 0  # 1-based line number in its source (set by the caller)
+    # tokens per decode step with speculative decoding (SGLang "accept len",
+    # vLLM "Mean acceptance length"); None without speculation
+    spec_accept_len: float | None = None
+    cache_hit_rate: float | None = None  # prefix cache hits, a fraction 0..1
+    preemptions: int | None = None  # vLLM "Preemptions: N" since the last stats line
+    # the data-parallel engine: vLLM "Engine NNN", SGLang's DP rank tag
+    engine_index: int | None = None
+    # the engine's own estimate of memory read GB/s per GPU (SGLang
+    # --enable-mfu-metrics "est. read BW"; vLLM's "MFU:" line, read + write)
+    engine_read_gbs: float | None = None
+    new_tokens: int | None = None  # SGLang prefill "#new-token"
+    cached_tokens: int | None = None  # SGLang prefill "#cached-token"
 
     def record(self, source: str) -> dict:
         """The public record shape of ``perftriage metrics``."""
@@ -77,6 +102,13 @@ class Metric:
             "running": self.running,
             "queued": self.queued,
             "token_usage": self.token_usage,
+            "spec_accept_len": self.spec_accept_len,
+            "cache_hit_rate": self.cache_hit_rate,
+            "preemptions": self.preemptions,
+            "engine_index": self.engine_index,
+            "engine_read_gbs": self.engine_read_gbs,
+            "new_tokens": self.new_tokens,
+            "cached_tokens": self.cached_tokens,
         }
 
 
@@ -155,6 +187,7 @@ def _worth_a_look(line: str) -> bool:
         or "fired up" in line
         or "Model loading" in line
         or "Starting vLLM" in line
+        or "MFU: " in line
     )
 
 
@@ -212,13 +245,34 @@ def _fnum(fields: dict[str, str], *keys: str) -> float | None:
     return _num(v) if v is not None else None
 
 
-def _sglang_batch(ts: str, msg: str) -> Metric | None:
+# KV pool usage parts (sglang pool_stats_observer.py): plain pools write "token usage";
+# hybrid SWA / SSM pools "full" / "swa" / "mamba usage" (the scheduler's own limit is
+# their max, get_max_pool_usage); hisparse "gpu token usage" (device side)
+_USAGE_KEYS = ("token usage", "full token usage", "swa token usage", "mamba usage")
+
+
+def _pool_usage(f: dict[str, str]) -> float | None:
+    parts = [v for v in (_fnum(f, k) for k in _USAGE_KEYS) if v is not None]
+    if parts:
+        return max(parts)
+    return _fnum(f, "gpu token usage")
+
+
+def _sglang_batch(ts: str, msg: str, ranks: str = "") -> Metric | None:
     m = _BATCH.match(msg)
     if m is None:
         return None
     f = _fields(m.group("rest"))
     kind: Kind = "decode" if m.group("kind") == "Decode" else "prefill"
-    usage = _fnum(f, "token usage", "full token usage")
+    dp = _DP_RANK.search(ranks)
+    new = _int(f.get("#new-token"))
+    cached = _int(f.get("#cached-token"))
+    hit = None
+    if kind == "prefill" and new is not None and cached is not None and new + cached > 0:
+        hit = round(cached / (new + cached), 6)  # this batch's prefix-cache hit share
+    elif "cache hit rate" in f:  # older prefill lines: "cache hit rate: 12.50%"
+        v = _fnum(f, "cache hit rate")
+        hit = round(v / 100.0, 6) if v is not None else None
     return Metric(
         ts=ts,
         engine="sglang",
@@ -231,20 +285,55 @@ def _sglang_batch(ts: str, msg: str) -> Metric | None:
         else None,
         running=_int(_pick(f, "#running-req", "#running-reqs")),
         queued=_int(_pick(f, "#queue-req", "#queue-reqs", "#waiting-req")),
-        token_usage=usage,
+        token_usage=_pool_usage(f),
+        spec_accept_len=_fnum(f, "accept len"),
+        cache_hit_rate=hit,
+        engine_index=int(dp.group(1)) if dp else None,
+        engine_read_gbs=_fnum(f, "est. read bw (gb/s per gpu)"),
+        new_tokens=new,
+        cached_tokens=cached,
     )
 
 
-def _vllm_stats(ts: str, msg: str) -> Metric | None:
+def _percent(f: dict[str, str], *keys: str) -> float | None:
+    v = _fnum(f, *keys)
+    return None if v is None else round(v / 100.0, 6)
+
+
+def _kv_usage(f: dict[str, str]) -> float | None:
+    """"GPU KV cache usage" (or XPU/TPU/..., vLLM's kv_cache_device); V0's
+    "CPU KV cache usage" is the swap space, never the pool."""
+    if "gpu kv cache usage" in f:
+        return _percent(f, "gpu kv cache usage")
+    for key in f:
+        if key.endswith("kv cache usage") and not key.startswith("cpu "):
+            return _percent(f, key)
+    return None
+
+
+def _engine_index(msg: str) -> int | None:
+    m = _VLLM_ENGINE.match(msg)
+    return int(m.group(1)) if m else None
+
+
+def _vllm_stats(ts: str, msg: str, ranks: str = "") -> Metric | None:
+    if msg.startswith("SpecDecoding metrics: "):
+        f = _fields(msg[len("SpecDecoding metrics: "):])
+        return Metric(ts, "vllm", "spec", spec_accept_len=_fnum(f, "mean acceptance length"),
+                      engine_index=_engine_index(msg))
+    if "MFU: " in msg:
+        mfu = _VLLM_MFU.search(msg)
+        if mfu is None:
+            return None
+        return Metric(ts, "vllm", "mfu", engine_read_gbs=float(mfu.group("gb")),
+                      engine_index=_engine_index(msg))
     if "Avg prompt throughput" not in msg and "Avg generation throughput" not in msg:
         return None
-    # "Engine 000: Avg …" (V1), "2 Engines Aggregated: Avg …" (data parallel),
-    # "Avg …" (V0): the fields start at the first "Avg "
+    # "Engine 000: Avg …" (V1), "2 Engines Aggregated: Avg …" (data parallel,
+    # already a total: no engine index), "Avg …" (V0): the fields start at "Avg "
+    index = _engine_index(msg)
     msg = msg[msg.find("Avg "):]
     f = _fields(msg.strip())
-    usage = _fnum(f, "gpu kv cache usage", "kv cache usage")
-    if usage is not None:
-        usage = round(usage / 100.0, 6)
     return Metric(
         ts=ts,
         engine="vllm",
@@ -253,7 +342,10 @@ def _vllm_stats(ts: str, msg: str) -> Metric | None:
         input_tps=_fnum(f, "avg prompt throughput"),
         running=_int(_pick(f, "running")),
         queued=_int(_pick(f, "waiting", "pending")),
-        token_usage=usage,
+        token_usage=_kv_usage(f),
+        cache_hit_rate=_percent(f, "prefix cache hit rate"),
+        preemptions=_int(f.get("preemptions")),
+        engine_index=index,
     )
 
 
@@ -265,16 +357,20 @@ def _milestone(line: str) -> tuple[Engine, str] | None:
 
 
 # Fast paths for the current SGLang decode and prefill lines (most metric
-# lines); any other shape falls through to the tolerant general parser below,
-# which gives the same record for these shapes (tests/test_logparse.py checks).
+# lines). A DP rank tag means several engines, which the general parser
+# tells apart (engine_index), so those lines are not on the fast path (nor
+# are spec, MFU, hybrid-pool or disaggregation lines). Any other shape
+# falls through to the tolerant general parser below, which gives the same
+# record for these shapes (tests/test_logparse.py checks). SGLang 0.5.23's
+# prefill line has no "#token:" part; older ones had.
 _DECODE_FAST = re.compile(
-    r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)(?: [A-Z]{2}\d+)*\] Decode batch[.,] "
+    r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)(?: (?:TP|PP|EP|CP)\d+)*\] Decode batch[.,] "
     r"#running-req: (\d+), #token: \d+, token usage: (\d+(?:\.\d+)?), (?:cuda graph: \w+, )?"
     r"gen throughput \(token/s\): (\d+(?:\.\d+)?), #queue-req: (\d+)(?:, )?$"
 )
 _PREFILL_FAST = re.compile(
-    r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)(?: [A-Z]{2}\d+)*\] Prefill batch[.,] "
-    r"#new-seq: \d+, #new-token: \d+, #cached-token: \d+, #token: \d+, "
+    r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)(?: (?:TP|PP|EP|CP)\d+)*\] Prefill batch[.,] "
+    r"#new-seq: \d+, #new-token: (\d+), #cached-token: (\d+), (?:#token: \d+, )?"
     r"token usage: (\d+(?:\.\d+)?), #running-req: (\d+), #queue-req: (\d+), "
     r"#pending-token: \d+, cuda graph: \w+, input throughput \(token/s\): (\d+(?:\.\d+)?)(?:, )?$"
 )
@@ -289,35 +385,70 @@ def parse_line(line: str) -> Metric | Milestone | None:
                       float(usage))
     fast = _PREFILL_FAST.match(line)
     if fast is not None:
-        ts, usage, running, queued, inp = fast.groups()
-        return Metric(ts, "sglang", "prefill", None, float(inp), int(running), int(queued),
-                      float(usage))
+        ts, new, cached, usage, running, queued, inp = fast.groups()
+        return prefill_metric(ts, float(usage), int(running), int(queued), float(inp),
+                              int(new), int(cached))
     return _parse_general(line)
 
 
+def prefill_metric(ts: str, usage: float, running: int, queued: int, inp: float,
+                   new: int, cached: int, line: int = 0) -> Metric:
+    """The record of an SGLang prefill line of the common shape."""
+    total = new + cached
+    return Metric(ts, "sglang", "prefill", None, inp, running, queued, usage, line,
+                  cache_hit_rate=round(cached / total, 6) if total else None,
+                  new_tokens=new, cached_tokens=cached)
+
+
 # (line prefix, engine, metric parser for the message after the prefix)
-_ENGINES: tuple[tuple[re.Pattern[str], Engine, Callable[[str, str], Metric | None]], ...] = (
+_ENGINES: tuple[tuple[re.Pattern[str], Engine, Callable[[str, str, str], Metric | None]], ...] = (
     (_SGLANG, "sglang", _sglang_batch), (_VLLM, "vllm", _vllm_stats))
 
 
 def _parse_general(line: str) -> Metric | Milestone | None:
     """Any line: an SGLang or vLLM metric, a startup milestone, or None."""
-    metric_hint = "batch" in line or "throughput" in line
+    metric_hint = "batch" in line or "throughput" in line or "MFU: " in line
     if not metric_hint and not any(k in line for k in _MILESTONE_KEYS):
         return None
     line = line.rstrip("\r\n")
+    if line.startswith("{"):
+        return _vllm_json(line, metric_hint)
     for pattern, engine, metric_of in _ENGINES:
         m = pattern.match(line)
         if m is None:
             continue
         ts, msg = m.group("ts"), m.group("msg")
         if metric_hint:
-            metric = metric_of(ts, msg)
+            metric = metric_of(ts, msg, m.groupdict().get("ranks") or "")
             if metric is not None:
                 return metric
         hit = _milestone(msg)
         return Milestone(ts, engine, hit[1], msg) if hit else None
     return None
+
+
+class _JsonRecord(msgspec.Struct):
+    """A vLLM log line in its JSON format (vllm/logger.py: pythonjsonlogger
+    with vllm/logging_utils/formatter.py's JSON_FORMAT)."""
+
+    asctime: str = ""
+    message: str = ""
+
+
+_JSON_RECORD = msgspec.json.Decoder(_JsonRecord)
+
+
+def _vllm_json(line: str, metric_hint: bool) -> Metric | Milestone | None:
+    try:
+        rec = _JSON_RECORD.decode(line)
+    except (msgspec.DecodeError, UnicodeEncodeError):
+        return None
+    if metric_hint:
+        metric = _vllm_stats(rec.asctime, rec.message)
+        if metric is not None:
+            return metric
+    hit = _milestone(rec.message)
+    return Milestone(rec.asctime, hit[0], hit[1], rec.message) if hit else None
 
 
 def iter_metrics(lines, first_line: int = 1):
@@ -336,15 +467,23 @@ def ms_per_token(gen_tps: float | None) -> float | None:
     return 1000.0 / gen_tps
 
 
-def token_latency(gen_tps: float | None, running: int | None) -> tuple[float | None, str]:
+def token_latency(gen_tps: float | None, running: int | None,
+                  accept_len: float | None = None) -> tuple[float | None, str]:
     """Per-request ms per token and its label, batch-aware.
 
     ``gen_tps`` counts the tokens of every running request, so one request
     sees a token every ``1000 x running / gen_tps`` ms. Only at batch 1 is
     that the batch-1 latency (``ms/tok@bs1``); otherwise it is labelled with
-    the batch it was measured at."""
+    the batch it was measured at.
+
+    With speculative decoding (``accept_len`` tokens accepted per step) the
+    GPU works per step, not per token: a step takes ``accept_len`` times a
+    token's share, and the label says ``ms/step``."""
     if not gen_tps:
         return None, "ms/tok"
     batch = running if running and running > 1 else 1
+    if accept_len and accept_len > 0:
+        label = "ms/step@bs1" if batch == 1 else f"ms/step/req@bs{batch}"
+        return 1000.0 * batch * accept_len / gen_tps, label
     label = "ms/tok@bs1" if batch == 1 else f"ms/tok/req@bs{batch}"
     return 1000.0 * batch / gen_tps, label

@@ -78,6 +78,8 @@ SERVER_INFO_KEYS = (
 METRIC_HINTS = (
     "num_running_reqs", "num_requests_running", "num_queue_reqs", "num_requests_waiting",
     "gen_throughput", "token_usage", "gpu_cache_usage_perc", "cache_hit_rate",
+    "kv_cache_usage_perc", "spec_accept_length", "num_preemptions",
+    "estimated_read_bytes_per_gpu_total",
 )
 
 

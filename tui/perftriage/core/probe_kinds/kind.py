@@ -151,13 +151,15 @@ def exit_verdict(args: list[str], status: int | None, out: str, err: str) -> Ver
                    {"exit_status": status})
 
 
-def lookup_script(script: str, key: str) -> str:
+def lookup_script(script: str, key: str, extra: tuple[str, ...] = ()) -> str:
     """A lookup's Python script (``version``): ``script`` runs after
     :data:`SCRIPT_PRELUDE` and binds ``found`` (name -> value or None); the
-    result line holds it under ``key`` with the missing names."""
+    result line holds it under ``key`` with the missing names, and the
+    script's variables named in ``extra`` under their names."""
+    more = "".join(f"{name!r}: {name}, " for name in extra)
     return SCRIPT_PRELUDE + script + (
         "\nmissing = [n for n, v in found.items() if v is None]\n"
-        f"_emit({{{key!r}: found, 'missing': missing}}, 1 if missing else 0)\n"
+        f"_emit({{{more}{key!r}: found, 'missing': missing}}, 1 if missing else 0)\n"
     )
 
 

@@ -50,5 +50,7 @@ def engine_section(state: SessionState) -> list[str]:
             out.append(f"  - last: running {_num(f.running)}, queued {_num(f.queued)}, "
                        f"KV usage {_pct(f.token_usage)}, prefix-cache hit {_pct(f.cache_hit_rate)}"
                        + ("" if f.spec_accept_length is None
-                          else f", spec accept length {f.spec_accept_length:.2f}"))
+                          else f", spec accept length {f.spec_accept_length:.2f}")
+                       + ("" if f.engine_read_gbs is None
+                          else f", engine's estimated read {f.engine_read_gbs:.0f} GB/s per GPU"))
     return [*out, ""]

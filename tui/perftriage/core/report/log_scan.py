@@ -1,5 +1,6 @@
 """The log lines of a session as the report tells them: notable lines
-(ready, OOM, NCCL, tracebacks, errors) grouped by what they say, and decode
+(ready, OOM, NCCL, tracebacks, errors, kernel fallbacks, warnings) grouped
+by what they say, and decode
 throughput per source. Fed one batch at a time, so a million-event
 transcript is scanned as it streams, never held.
 
@@ -48,7 +49,14 @@ NOTABLE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("nccl", re.compile(r"NCCL (?:error|WARN)|ncclInternalError|ncclSystemError|NCCL timeout", re.I)),
     ("traceback", re.compile(r"Traceback \(most recent call last\)")),
     ("error", re.compile(r"\b(?:ERROR|FATAL|CRITICAL)\b|RuntimeError|CUDA error|Killed\b")),
+    # a kernel path given up for a slower one ("... falling back to triton",
+    # "FlashInfer is not available for sm120"): a finding whatever its level
+    ("fallback", re.compile(r"\bfall(?:ing|s)? ?back\b|\bfallback\b"
+                            r"|not (?:available|supported) (?:for|on) sm_?\d+", re.I)),
+    ("warning", re.compile(r"\bWARN(?:ING)?\b")),
 )
+# the kinds that are findings (what went wrong or degraded), most severe first
+FINDING_KINDS = ("oom", "nccl", "traceback", "error", "fallback", "warning")
 
 
 def classify_log_line(line: str) -> str | None:
@@ -66,13 +74,22 @@ def classify_log_line(line: str) -> str | None:
     return None
 
 
+def _decode_record(line: str) -> logparse.Metric | None:
+    """The decode (or vLLM stats) record of one line with a generation rate, else None."""
+    rec = logparse.parse_line(line)
+    if not isinstance(rec, logparse.Metric) or rec.kind not in ("decode", "stats") \
+            or rec.gen_tps is None:
+        return None
+    return rec
+
+
 def decode_throughput(line: str) -> tuple[int, float] | None:
     """(running requests, generation tok/s) of one SGLang decode or vLLM
     stats line (parsed by ``perftriage.core.parse.logparse``), else None."""
-    rec = logparse.parse_line(line)
-    if not isinstance(rec, logparse.Metric) or rec.kind == "prefill" or rec.gen_tps is None:
+    rec = _decode_record(line)
+    if rec is None:
         return None
-    return (rec.running if rec.running is not None else 0), rec.gen_tps
+    return (rec.running if rec.running is not None else 0), rec.gen_tps or 0.0
 
 
 def batch1_ms_per_token(lines: Iterable[str]) -> float | None:
@@ -120,6 +137,15 @@ class Throughput:
     tps: array = field(default_factory=lambda: array("d"))
     batch1: array = field(default_factory=lambda: array("d"))
 
+    # data parallel: each engine's latest tok/s; ``tps`` then gets their sum
+    engines: dict[int, float] = field(default_factory=dict)
+
+    def add_engine(self, index: int, gen: float) -> None:
+        """One data-parallel engine's decode line: the total over the engines'
+        latest lines is the sample (summed, never one engine after another)."""
+        self.engines[index] = gen
+        self.tps.append(sum(self.engines.values()))
+
     def add(self, decode_lines: list[tuple[str, str]]) -> None:
         """(running, gen tok/s) text pairs of SGLang decode lines."""
         tps, batch1 = self.tps, self.batch1
@@ -131,7 +157,8 @@ class Throughput:
 
 
 _NOTABLE_WORDS = ("rror", "memory", "oom", "nccl", "traceback", "fatal", "critical", "killed",
-                  "fired up", "starting vllm", "xception", "atchdog", "pool is full")
+                  "fired up", "starting vllm", "xception", "atchdog", "pool is full",
+                  "warn", "fall", "not available", "not supported")
 _UNTIMED_BATCHES = 256  # batches a source keeps unparsed for their time, at most
 _QUEUED_LINES = 512  # lines fed before they are read
 # SGLang's decode line as the log parser's scan shape (batch_scan._DECODE_SCAN),
@@ -140,7 +167,7 @@ _QUEUED_LINES = 512  # lines fed before they are read
 # findall over the joined lines finds the same lines)
 _DECODE_SHAPE = (
     r"\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?"
-    r"(?: [A-Z]{2}[0-9]+)*\] Decode batch[.,] "
+    r"(?: (?:TP|PP|EP|CP)[0-9]+)*\] Decode batch[.,] "  # a DP tag: per engine, below
     r"#running-req: ([0-9]+), #token: [0-9]+, token usage: [0-9]+(?:\.[0-9]+)?, "
     r"(?:cuda graph: (?:True|False), )?"
     r"gen throughput \(token/s\): ([0-9]+(?:\.[0-9]+)?), #queue-req: [0-9]+(?:, )?")
@@ -303,10 +330,14 @@ class LogScan:
             if fast is not None:
                 running, gen = int(fast.group(1)), float(fast.group(2))
             else:
-                got = decode_throughput(line)
-                if got is None:
+                rec = _decode_record(line)
+                if rec is None:
                     continue
-                running, gen = got
+                if rec.engine_index is not None:
+                    (tp := tp or self._throughput_of(source_id)).add_engine(
+                        rec.engine_index, rec.gen_tps or 0.0)
+                    continue
+                running, gen = rec.running or 0, rec.gen_tps or 0.0
             tp = tp or self._throughput_of(source_id)
             tp.tps.append(gen)
             if running == 1 and gen > 0:

@@ -66,6 +66,10 @@ def strip_text(es: EngineState) -> Text:
         parts.append(f"hit {_pct(f.cache_hit_rate)}")
     if f.spec_accept_length is not None:
         parts.append(f"accept {f.spec_accept_length:.2f}")
+    if f.engine_read_gbs is not None:  # the engine's own estimate of its memory reads
+        parts.append(f"est. read {f.engine_read_gbs:.0f} GB/s/GPU")
+    if f.preemptions:
+        parts.append(f"preempted {f.preemptions:.0f}")
     ranks = es.latest.ranks
     if len({(r.running, r.queued) for r in ranks}) > 1:  # ranks that disagree: say which
         parts.append("run by " + " ".join(

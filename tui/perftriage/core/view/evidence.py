@@ -2,8 +2,10 @@
 finished probes, the computed gaps, host facts (GPUs, the ``nvidia-smi topo
 -m`` matrix), log lines and notes.
 
-Without a search the log candidates are the notable lines (errors,
-milestones, throughput) of the rings; with one, every line of every ring
+Without a search the log's findings come first of all candidates: errors,
+kernel fallbacks and warnings, one per repeated line (folded ×N, the newest
+sighting attached), most severe first; the ready milestone and throughput
+lines follow the other kinds. With a search, every line of every ring
 is searched (the whole ring, not only what the pane shows), and the other
 kinds are narrowed to those whose text matches.
 """
@@ -18,6 +20,7 @@ from perftriage.core.analysis import roofline
 from perftriage.core.model.events import RefKind
 from perftriage.core.model.host_info import bandwidth_summary
 from perftriage.core.model.state import HostState, SessionState
+from perftriage.core.report.log_scan import FINDING_KINDS, repeat_key
 from perftriage.core.report.markdown import classify_log_line, decode_throughput, probe_summary
 from perftriage.core.view.log_window import compile_pattern, on_shown
 
@@ -100,9 +103,12 @@ def host_candidates(state: SessionState) -> list[Candidate]:
     return out
 
 
-def _log_candidates(state: SessionState, pattern: re.Pattern | None) -> tuple[list[Candidate], int, int]:
-    """(newest first, capped; matches counted; lines searched)."""
+def _log_candidates(state: SessionState, pattern: re.Pattern | None
+                    ) -> tuple[list[Candidate], list[Candidate], int, int]:
+    """(findings, other log candidates newest first and capped; matches
+    counted; lines searched). Findings only without a search."""
     found: list[Candidate] = []
+    findings: dict[tuple[str, str], tuple[str, int, int, str]] = {}  # kind, count, abs line, text
     count = searched = 0
     cap = MATCHES_SHOWN if pattern is not None else NOTABLE_SHOWN
     for sid, src in state.logs.items():
@@ -112,12 +118,25 @@ def _log_candidates(state: SessionState, pattern: re.Pattern | None) -> tuple[li
             search = on_shown(pattern)  # as the Logs pane's search: what the row shows
             hits = [(i, line) for i, line in enumerate(src.lines) if search(line)]
         else:
-            hits = [(i, line) for i, line in enumerate(src.lines)
-                    if classify_log_line(line) or decode_throughput(line)]
+            hits = []
+            for i, line in enumerate(src.lines):
+                kind = classify_log_line(line)
+                if kind in FINDING_KINDS:
+                    key = (sid, repeat_key(line.strip()))
+                    n = findings[key][1] + 1 if key in findings else 1
+                    findings[key] = (kind, n, first + i, line.strip())
+                elif kind or decode_throughput(line):
+                    hits.append((i, line))
         count += len(hits)
         found += [Candidate("log", f"{sid}:{first + i}", line.strip()[:300])
                   for i, line in hits[-cap:]]
-    return found[-cap:][::-1], count, searched
+    rank = {k: r for r, k in enumerate(FINDING_KINDS)}
+    ordered = sorted(findings.items(), key=lambda kv: (rank[kv[1][0]], -kv[1][2]))
+    count += sum(n for _, (_, n, _, _) in ordered)
+    top = [Candidate("log", f"{sid}:{at}",
+                     (f"{kind} ×{n}: " if n > 1 else f"{kind}: ") + text[:300], kind)
+           for (sid, _), (kind, n, at, text) in ordered[:NOTABLE_SHOWN]]
+    return top, found[-cap:][::-1], count, searched
 
 
 def candidates(state: SessionState, query: str = "") -> Candidates:
@@ -134,7 +153,7 @@ def candidates(state: SessionState, query: str = "") -> Candidates:
         out.append(Candidate("note", f"note{i}", n.text, "", n.t))
     if pattern is not None:
         out = [c for c in out if pattern.search(c.summary) or pattern.search(c.ref_id)]
-    logs, count, searched = _log_candidates(state, pattern)
+    findings, logs, count, searched = _log_candidates(state, pattern)
     notes = [c for c in out if c.ref_kind == "note"]
     rest = [c for c in out if c.ref_kind != "note"]
-    return Candidates(rest + logs + notes, count, searched)
+    return Candidates(findings + rest + logs + notes, count, searched)
