@@ -381,6 +381,10 @@ def render(
     lines += _gap_section(state)
     lines += bandwidth_section(state, clock)
     lines += engine_section(state)
+    # imported here: the section uses this module's escaping helpers
+    from perftriage.core.report.profile_section import profile_section
+
+    lines += profile_section(state)
     lines += _hypotheses_section(state)
     lines += _probes_section(state)
     lines += _notes_section(state)
