@@ -16,7 +16,6 @@ from perftriage.cli_globals import (
     EXIT_TIMEOUT,
     EXIT_UNREACHABLE,
     Globals,
-    UsageFailure,
 )
 
 
@@ -55,22 +54,10 @@ def command(g: Globals, host, url, steps, seconds, engine, trace_dir, ranks, tim
     2 bad input, 3 unreachable, 4 timeout.
     """
     from perftriage.commands.trace import emit
-    from perftriage.services.hosts import LOCALHOST, HostSpecError, resolve_hosts
     from perftriage.services.profile_capture import CaptureFailed, CaptureRequest, capture
     from perftriage.transport.base import TIMEOUT, TransportError
-    from perftriage.transport.http_get import BadUrl, parse_http_url
 
-    try:
-        parse_http_url(url)
-    except BadUrl as exc:
-        raise UsageFailure(str(exc)) from None
-    config = g.load_config()
-    try:
-        registry = resolve_hosts(config, [host or LOCALHOST], g.ssh_config,
-                                 g.accept_new_host_keys)
-    except HostSpecError as exc:
-        raise UsageFailure(str(exc)) from None
-    name = registry.names[0]
+    config, registry, name = g.one_host_for_url(host, url)
     pc = config.profile
     req = CaptureRequest(
         url=url, steps=pc.steps if steps is None else (steps or None), seconds=seconds,

@@ -9,6 +9,7 @@ summed idle over the summed window.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from perftriage.core.profile import kineto, nsys
@@ -103,7 +104,7 @@ def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
         source="kineto" if timeline else "nsys")
 
 
-def summarize_files(paths: list[str] | list[Path],
+def summarize_files(paths: Sequence[str | Path],
                     user_rules: list[tuple[str, str]] | None = None) -> ProfileSummary:
     """Read and summarise trace files (one per rank); :class:`TraceError` names
     the first file that cannot be read."""
