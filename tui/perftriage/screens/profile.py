@@ -8,7 +8,7 @@ and with ``d`` the comparison with the capture before it (kernels that
 appeared, vanished, changed share).
 
 ``c`` captures from a running server (SGLang/vLLM, through the host's SSH
-connection; the parse runs in a worker thread, a progress line says what
+connection; the parse runs in a child process, a progress line says what
 it is waiting for); ``[`` / ``]`` step through the captures. Works in a
 replay too (capturing is refused there).
 """

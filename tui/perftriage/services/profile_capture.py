@@ -16,7 +16,8 @@ Then: wait until the rank files are complete (present and no longer
 growing), name ranks that never wrote after ``timeout``, say "no decode
 steps ran during the capture" when nothing at all appeared (an idle server
 runs no steps), fetch the files (SFTP over the host's SSH connection), and
-parse them in a worker thread, reporting progress all along.
+parse them in a child process (msgspec holds the GIL: a thread would
+freeze the UI), reporting progress all along.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perftriage.core.profile.model import ProfileSummary, TraceError
-from perftriage.core.profile.summarize import summarize_files
+from perftriage.services.profile_worker import summarize_in_child
 from perftriage.core.sanitize import visible
 from perftriage.transport.base import TransportError
 from perftriage.transport.files import files_for
@@ -253,7 +254,7 @@ async def capture(transport, req: CaptureRequest, dest: Path,
         await files.close()
     progress(f"parsing {len(local)} trace file(s)")
     try:
-        summary = await asyncio.to_thread(summarize_files, local, req.rules)
+        summary = await summarize_in_child(local, req.rules)
     except TraceError as exc:
         raise CaptureFailed(str(exc), "trace") from None
     return CaptureResult(summary=summary, files=local, remote_dir=directory, engine=engine,

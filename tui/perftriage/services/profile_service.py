@@ -5,14 +5,13 @@ and emit one ``profile.captured`` event with the summary (never the trace)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from perftriage.core.model.events import ProfileCaptured
-from perftriage.core.profile.summarize import summarize_files
+from perftriage.services.profile_worker import summarize_in_child
 from perftriage.services.profile_capture import CaptureRequest, Progress, capture
 from perftriage.transport.http_request import endpoint
 
@@ -84,7 +83,7 @@ class ProfileCaptures:
             os.chmod(target, 0o600)
             kept.append(target)
         rules = [(r.bucket, r.pattern) for r in self.config.profile.rules]
-        summary = await asyncio.to_thread(summarize_files, kept, rules)
+        summary = await summarize_in_child(kept, rules)
         event = ProfileCaptured(capture_id=capture_id, host=host, engine="file",
                                 files=[str(f) for f in kept], summary=summary.top(KEEP_KERNELS))
         self.session.emit(event)
