@@ -144,7 +144,7 @@ def test_config_rules_reach_the_command(tmp_path: Path) -> None:
     assert json.loads(res.output)["buckets"][0]["bucket"] == "moe"
     cfg.write_text('[[profile.rules]]\nbucket = "moe"\npattern = "(unclosed"\n')
     res = CliRunner().invoke(cli, ["--config", str(cfg), "trace", str(GRAPH)])
-    assert res.exit_code == 2 and "(unclosed" in res.output
+    assert res.exit_code == 2 and f"{cfg}:3: profile.rules[0] (moe): not a regex" in res.output
 
 
 def _trace(events: list[dict]) -> dict:
@@ -200,3 +200,11 @@ def test_bad_files_exit_2_naming_the_file(tmp_path: Path, make, reason: str) -> 
 def test_missing_file_exits_2(tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, ["trace", str(tmp_path / "nope.json")])
     assert res.exit_code == 2 and "nope.json" in res.output
+
+
+def test_hostile_kernel_names_never_reach_the_terminal_raw(tmp_path: Path) -> None:
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps(_trace([dict(name="k\x1b]2;pwned\x07\x1b[31m", ts=0, dur=5)])))
+    res = CliRunner().invoke(cli, ["trace", str(path)])
+    assert res.exit_code == 0 and "\x1b" not in res.output and "\x07" not in res.output
+    assert "pwned" in res.output  # shown, defused

@@ -54,6 +54,7 @@ def command(g: Globals, host, url, steps, seconds, engine, trace_dir, ranks, tim
     2 bad input, 3 unreachable, 4 timeout.
     """
     from perftriage.commands.trace import emit
+    from perftriage.core.sanitize import visible
     from perftriage.services.profile_capture import CaptureFailed, CaptureRequest, capture
     from perftriage.transport.base import TIMEOUT, TransportError
 
@@ -67,7 +68,7 @@ def command(g: Globals, host, url, steps, seconds, engine, trace_dir, ranks, tim
 
     def progress(msg: str) -> None:
         if not as_json:
-            click.echo(f"· {msg}", err=True)
+            click.echo(f"· {visible(msg)}", err=True)  # remote file names: filtered
 
     async def main():
         try:
@@ -78,10 +79,10 @@ def command(g: Globals, host, url, steps, seconds, engine, trace_dir, ranks, tim
     try:
         result = asyncio.run(main())
     except CaptureFailed as exc:
-        click.echo(f"perftriage profile: {name}: {exc}", err=True)
+        click.echo(f"perftriage profile: {name}: {visible(str(exc))}", err=True)
         raise SystemExit(EXIT_TIMEOUT if exc.kind == "timeout" else EXIT_FAILED) from None
     except TransportError as exc:
-        click.echo(f"perftriage profile: {exc}", err=True)
+        click.echo(f"perftriage profile: {visible(str(exc))}", err=True)
         raise SystemExit(EXIT_TIMEOUT if exc.kind == TIMEOUT else EXIT_UNREACHABLE) from None
     if result.missing:
         click.echo(f"perftriage profile: ranks that wrote no trace within {req.timeout:g}s: "
