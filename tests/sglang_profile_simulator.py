@@ -5,10 +5,13 @@ real HTTP server on 127.0.0.1 that follows SGLang's contract (and, with
 SGLang contract, as in ``python/sglang/srt/entrypoints/http_server.py`` and
 ``managers/io_struct.py``: ``GET /get_server_info`` gives ``tp_size``;
 ``POST /start_profile`` takes JSON (``output_dir``, ``num_steps``,
-``activities``, ``profile_prefix``, ...), answers ``Start profiling.`` and
-picks the profile id itself; after ``num_steps`` forward steps (or at
-``POST /stop_profile`` when no ``num_steps``) every rank writes
-``[prefix-]{profile_id}-TP-{r}.trace.json.gz`` into ``output_dir``. The
+``activities``, ``profile_prefix``, ...) and picks the profile id itself;
+after ``num_steps`` forward steps (or at ``POST /stop_profile`` when no
+``num_steps``) every rank writes ``[prefix-]{profile_id}-TP-{r}.trace.json.gz``
+into ``output_dir``. Without ``num_steps`` it answers ``Start profiling.`` at
+once; with ``num_steps`` the scheduler notifies the caller only when the
+target step is reached, so the answer comes after the traces are written
+(and never, on an idle server, until ``/stop_profile``). The
 trace bytes are real H200 captures from the fixtures, written in chunks so a
 file is seen growing. An idle server runs no steps and writes nothing.
 """
@@ -34,6 +37,7 @@ class ProfilingServerSimulator:
         self.requests: list[tuple[str, str, dict | None]] = []
         self.profiling: dict | None = None
         self._threads: list[threading.Thread] = []
+        self._finished = threading.Event()  # the profile of a num_steps request is done
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -87,8 +91,12 @@ class ProfilingServerSimulator:
         if self.profiling is not None:
             return 400, "Profiling is already in progress. Call /stop_profile first."
         self.profiling = dict(body, profile_id=f"{time.time():.6f}")
-        if body.get("num_steps") and self.busy:
+        if not body.get("num_steps"):
+            return 200, "Start profiling.\n"
+        self._finished.clear()
+        if self.busy:
             self._spawn(self.step_s * int(body["num_steps"]))
+        self._finished.wait(timeout=60)  # the caller is notified at the target step
         return 200, "Start profiling.\n"
 
     def stop(self) -> tuple[int, str]:
@@ -98,6 +106,7 @@ class ProfilingServerSimulator:
             self._spawn(0.0)
         else:
             self.profiling = None
+            self._finished.set()
         return 200, "Stop profiling. This will take some time.\n"
 
     def _spawn(self, after: float) -> None:
@@ -122,6 +131,7 @@ class ProfilingServerSimulator:
         for w in writers:
             w.join()
         self.profiling = None
+        self._finished.set()
 
     def _write_slowly(self, path: Path, data: bytes) -> None:
         step = max(len(data) // 4, 1)
@@ -138,6 +148,7 @@ class ProfilingServerSimulator:
         return self
 
     def __exit__(self, *exc) -> None:
+        self._finished.set()
         self.httpd.shutdown()
         self.httpd.server_close()
         for t in self._threads:

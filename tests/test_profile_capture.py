@@ -106,3 +106,15 @@ def test_profile_command_json_and_vllm_exit(tmp_path: Path) -> None:
     assert res.exit_code == 1 and "--profiler-config" in res.output
     res = CliRunner().invoke(cli, ["profile", "--url", "ftp://x"])
     assert res.exit_code == 2
+
+
+async def test_start_profile_answers_only_after_the_steps(tmp_path: Path) -> None:
+    # SGLang notifies the /start_profile caller at the target step: the files
+    # are watched while that request is still open
+    with ProfilingServerSimulator(tp_size=1, step_s=0.5) as sim:
+        seen: list[str] = []
+        result = await capture(LocalTransport(), _fast(sim.url, steps=4,
+                                                       remote_parent=str(tmp_path)),
+                               tmp_path / "l", seen.append)
+    assert result.summary.ranks == 1
+    assert any("waiting for rank files" in s and "0/1" in s for s in seen)

@@ -92,8 +92,15 @@ def _text(body: bytes, limit: int = 200) -> str:
     return visible(body.decode("utf-8", "replace").strip()[:limit])
 
 
-async def _post(transport, url: str, path: str, body=None):
-    return await http_request(transport, endpoint(url, path), method="POST", json_body=body)
+async def _post(transport, url: str, path: str, body=None, timeout: float = 10.0):
+    return await http_request(transport, endpoint(url, path), method="POST", json_body=body,
+                              timeout=timeout)
+
+
+def _check_start(resp) -> None:
+    if resp.status != 200:
+        raise CaptureFailed(f"/start_profile answered HTTP {resp.status}: {_text(resp.body)}",
+                            "http")
 
 
 async def _server_info(transport, url: str) -> dict | None:
@@ -171,7 +178,15 @@ async def wait_for_files(files, directory: str, req: CaptureRequest, expected: i
         await asyncio.sleep(req.poll)
 
 
-async def _start_sglang(transport, files, req: CaptureRequest, progress: Progress) -> str:
+async def _start_sglang(transport, files, req: CaptureRequest,
+                        progress: Progress) -> tuple[str, asyncio.Task | None]:
+    """(output_dir, the pending /start_profile request or None).
+
+    With ``num_steps`` SGLang answers /start_profile only once the steps ran
+    and the traces were written (its scheduler notifies the caller when it
+    reaches the target step), so on an idle server it never answers: the
+    request is left running while the directory is watched, and an early
+    answer (an error, "already in progress") is checked first."""
     directory = await files.make_dir(req.remote_parent, "perftriage-profile-")
     body: dict = {"output_dir": directory, "activities": req.activities,
                   "profile_prefix": req.prefix}
@@ -179,15 +194,33 @@ async def _start_sglang(transport, files, req: CaptureRequest, progress: Progres
         body["num_steps"] = req.steps
     progress(f"POST /start_profile (output_dir {directory}"
              + (f", num_steps {req.steps})" if req.steps else ")"))
-    resp = await _post(transport, req.url, "/start_profile", body)
-    if resp.status != 200:
-        raise CaptureFailed(f"/start_profile answered HTTP {resp.status}: {_text(resp.body)}",
-                            "http")
     if not req.steps:
+        _check_start(await _post(transport, req.url, "/start_profile", body))
         progress(f"profiling for {req.seconds:g}s")
         await asyncio.sleep(req.seconds)
         await _stop(transport, req)
-    return directory
+        return directory, None
+    pending = asyncio.ensure_future(_post(transport, req.url, "/start_profile", body,
+                                          timeout=req.timeout + req.idle_after))
+    await asyncio.wait({pending}, timeout=1.0)
+    if pending.done():
+        _check_start(pending.result())
+        return directory, None
+    return directory, pending
+
+
+async def _settle(pending: asyncio.Task | None, wait: float, check: bool = True) -> None:
+    """Let a pending /start_profile finish within ``wait`` (an error answer is
+    reported when ``check``), else drop it."""
+    if pending is None:
+        return
+    if wait > 0:
+        await asyncio.wait({pending}, timeout=wait)
+    if not pending.done():
+        pending.cancel()
+        await asyncio.gather(pending, return_exceptions=True)
+    elif check and not pending.cancelled() and pending.exception() is None:
+        _check_start(pending.result())
 
 
 async def _stop(transport, req: CaptureRequest) -> None:
@@ -227,14 +260,16 @@ async def capture(transport, req: CaptureRequest, dest: Path,
         engine = req.engine if req.engine != "auto" else ("sglang" if info else "vllm")
         expected = _expected(req, info)
         before = None
+        pending: asyncio.Task | None = None
         if engine == "sglang":
-            directory = await _start_sglang(transport, files, req, progress)
+            directory, pending = await _start_sglang(transport, files, req, progress)
         else:
             directory, before = await _start_vllm(transport, files, req, progress)
         try:
             names, missing = await wait_for_files(files, directory, req, expected, progress,
                                                   before)
         except CaptureFailed as exc:
+            await _settle(pending, 0.0, check=False)
             if exc.kind == "idle" and engine == "sglang" and req.steps:
                 # still armed: disarm it so a later request is not profiled by surprise
                 try:
@@ -242,6 +277,10 @@ async def capture(transport, req: CaptureRequest, dest: Path,
                 except (CaptureFailed, TransportError):
                     pass
             raise
+        except BaseException:
+            await _settle(pending, 0.0, check=False)
+            raise
+        await _settle(pending, 2.0)
         dest.mkdir(parents=True, exist_ok=True, mode=0o700)
         local: list[Path] = []
         for name in names:
