@@ -30,9 +30,11 @@ SOURCES = [FIXTURES / "eager-TP-0.trace.json.gz", FIXTURES / "eager-TP-1.trace.j
 
 class ProfilingServerSimulator:
     def __init__(self, *, engine: str = "sglang", tp_size: int = 2, busy: bool = True,
+                 trace_dir: Path | None = None,
                  silent_ranks: tuple[int, ...] = (), step_s: float = 0.02,
                  chunk_delay_s: float = 0.15) -> None:
         self.engine, self.tp_size, self.busy = engine, tp_size, busy
+        self.trace_dir = trace_dir  # vLLM (engine="vllm"): the --profiler-config directory
         self.silent_ranks, self.step_s, self.chunk_delay_s = silent_ranks, step_s, chunk_delay_s
         self.requests: list[tuple[str, str, dict | None]] = []
         self.profiling: dict | None = None
@@ -69,7 +71,10 @@ class ProfilingServerSimulator:
                 raw = self.rfile.read(n) if n else b""
                 body = json.loads(raw) if raw else None
                 owner.requests.append(("POST", self.path, body))
-                if owner.engine != "sglang":
+                if owner.engine == "vllm" and self.path in ("/start_profile", "/stop_profile"):
+                    owner.vllm(self.path)
+                    self._answer(200, "")
+                elif owner.engine != "sglang":
                     self._answer(404, '{"detail":"Not Found"}', "application/json")
                 elif self.path == "/start_profile":
                     status, text = owner.start(body or {})
@@ -84,6 +89,18 @@ class ProfilingServerSimulator:
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
+
+    # -- vLLM's behaviour (launched with --profiler-config) ---------------------------
+
+    def vllm(self, path: str) -> None:
+        """vLLM writes one ``<worker>.<ms>.pt.trace.json.gz`` per worker into its
+        own directory when profiling stops."""
+        if path == "/start_profile" or self.trace_dir is None:
+            return
+        stamp = int(time.time() * 1000)
+        for r in range(self.tp_size):
+            (self.trace_dir / f"worker_TP{r}.{stamp}.pt.trace.json.gz").write_bytes(
+                SOURCES[r % len(SOURCES)].read_bytes())
 
     # -- SGLang's behaviour ---------------------------------------------------------
 

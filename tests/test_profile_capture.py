@@ -118,3 +118,16 @@ async def test_start_profile_answers_only_after_the_steps(tmp_path: Path) -> Non
                                tmp_path / "l", seen.append)
     assert result.summary.ranks == 1
     assert any("waiting for rank files" in s and "0/1" in s for s in seen)
+
+
+async def test_vllm_with_profiler_config_takes_the_new_files_of_its_directory(
+        tmp_path: Path) -> None:
+    traces = tmp_path / "vllm-traces"
+    traces.mkdir()
+    (traces / "old.1.pt.trace.json.gz").write_bytes(SOURCES[0].read_bytes())  # an earlier run
+    with ProfilingServerSimulator(engine="vllm", tp_size=2, trace_dir=traces) as sim:
+        result = await capture(LocalTransport(), _fast(sim.url, seconds=0.2,
+                                                       vllm_dir=str(traces)), tmp_path / "l")
+    assert result.engine == "vllm" and result.steps is None
+    assert sorted(f.name.split(".")[0] for f in result.files) == ["worker_TP0", "worker_TP1"]
+    assert [p for m, p, _ in sim.requests if m == "POST"] == ["/start_profile", "/stop_profile"]
