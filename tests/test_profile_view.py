@@ -134,3 +134,21 @@ def _snapshot_app():
 
 def test_profile_view_snapshot(snap_compare):
     assert snap_compare(_snapshot_app(), terminal_size=(160, 45), press=["d"])
+
+
+async def test_the_view_shows_a_replayed_capture_and_refuses_to_capture(tmp_path: Path):
+    live = Cockpit(registry=HostRegistry(), sessions_dir=tmp_path)
+    await live.profiles.import_files([GRAPH])
+    live.session.close()
+    assert live.session.path is not None
+    session, _ = Session.from_transcript(live.session.path)
+    app = PerftriageApp(Cockpit(registry=HostRegistry(), session=session))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("P")
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen))
+        screen = app.screen
+        await wait_for(lambda: "prof1" in str(screen.query_one("#profile-head").render()))
+        assert screen.query_one("#profile-kernels", DataTable).row_count == 19
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, ProfileScreen)  # no capture form in a replay
