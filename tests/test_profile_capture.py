@@ -46,6 +46,7 @@ async def test_sglang_capture_over_ssh_and_sftp(sshd, tmp_path: Path) -> None:
     assert start["num_steps"] == 3 and start["profile_prefix"] == "perftriage"
     assert start["output_dir"] == result.remote_dir and start["activities"] == ["CPU", "GPU"]
     assert Path(result.remote_dir).parent == tmp_path
+    assert not Path(result.remote_dir).exists()  # removed on the host once fetched
     assert not any(p == "/stop_profile" for _, p, _ in sim.requests)  # num_steps: it stops itself
     assert [f.name.split("-TP-")[1] for f in result.files] == ["0.trace.json.gz",
                                                                "1.trace.json.gz"]
@@ -131,3 +132,26 @@ async def test_vllm_with_profiler_config_takes_the_new_files_of_its_directory(
     assert result.engine == "vllm" and result.steps is None
     assert sorted(f.name.split(".")[0] for f in result.files) == ["worker_TP0", "worker_TP1"]
     assert [p for m, p, _ in sim.requests if m == "POST"] == ["/start_profile", "/stop_profile"]
+
+
+@pytest.mark.ssh
+def test_profile_command_through_the_host_over_ssh(sshd, tmp_path: Path) -> None:
+    with ProfilingServerSimulator(tp_size=2) as sim:
+        res = CliRunner().invoke(cli, ["--ssh-config", str(sshd.ssh_config), "profile",
+                                       "--host", sshd.alias, "--url", sim.url, "--steps", "2",
+                                       "--json", "--out", str(tmp_path / "keep")])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["ranks"] == 2 and doc["kernels"][0]["bucket"] == "other"
+    start = next(b for _, p, b in sim.requests if p == "/start_profile")
+    assert start is not None and start["output_dir"].startswith("/tmp/perftriage-profile-")
+
+
+@pytest.mark.ssh
+def test_profile_command_unreachable_host_exits_3(sshd) -> None:
+    from tests.sshd import free_port
+
+    res = CliRunner().invoke(cli, ["--ssh-config", str(sshd.ssh_config), "profile", "--host",
+                                   f"{sshd.user}@127.0.0.1:{free_port()}", "--url",
+                                   "http://127.0.0.1:30000"])
+    assert res.exit_code == 3, res.output

@@ -289,6 +289,8 @@ async def capture(transport, req: CaptureRequest, dest: Path,
             await files.fetch(f"{directory.rstrip('/')}/{name}", target)
             os.chmod(target, 0o600)
             local.append(target)
+        if engine == "sglang":  # perftriage's own directory: the copies are here now
+            await files.remove_dir(directory, names)
     finally:
         await files.close()
     progress(f"parsing {len(local)} trace file(s)")

@@ -1,9 +1,10 @@
 """Files on a host: make a private directory, list it with sizes, copy a file
-here. Over SFTP on the host's SSH connection for a remote host (no shell, so
+here, remove what was made. Over SFTP on the host's SSH connection for a remote host (no shell, so
 no quoting), the local filesystem for the local host."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -29,6 +30,13 @@ class LocalFiles:
 
     async def fetch(self, remote: str, local: Path) -> None:
         shutil.copyfile(remote, local)
+
+    async def remove_dir(self, directory: str, names: list[str]) -> None:
+        for name in names:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(directory, name))
+        with contextlib.suppress(OSError):
+            os.rmdir(directory)
 
     async def close(self) -> None:
         return None
@@ -85,6 +93,17 @@ class SftpFiles:
             await sftp.get(remote, str(local))
         except (asyncssh.SFTPError, OSError) as exc:
             raise TransportError(f"cannot fetch {remote}: {exc}", OTHER, self.name) from None
+
+    async def remove_dir(self, directory: str, names: list[str]) -> None:
+        """Remove ``names`` in ``directory``, then the directory if it is empty."""
+        import asyncssh  # noqa: PLC0415
+
+        sftp = await self._client()
+        for name in names:
+            with contextlib.suppress(asyncssh.SFTPError):
+                await sftp.remove(f"{directory.rstrip('/')}/{name}")
+        with contextlib.suppress(asyncssh.SFTPError):
+            await sftp.rmdir(directory)
 
     async def close(self) -> None:
         if self._sftp is not None:
