@@ -6,7 +6,7 @@ from __future__ import annotations
 from perftriage.core.model.state import SessionState
 from perftriage.core.profile.compare import compare
 from perftriage.core.profile.table import short_name
-from perftriage.core.report.markdown import cell, code, inline
+from perftriage.core.report.md_text import cell, code, inline
 from perftriage.core.model.events import ProfileCaptured
 
 TOP = 10
