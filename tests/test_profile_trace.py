@@ -208,3 +208,11 @@ def test_hostile_kernel_names_never_reach_the_terminal_raw(tmp_path: Path) -> No
     res = CliRunner().invoke(cli, ["trace", str(path)])
     assert res.exit_code == 0 and "\x1b" not in res.output and "\x07" not in res.output
     assert "pwned" in res.output  # shown, defused
+
+
+def test_a_bare_event_array_is_a_trace_too(tmp_path: Path) -> None:
+    # the Chrome trace format also allows a top-level array of events
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps(_trace([dict(name="nvjet_x", ts=0, dur=7)])["traceEvents"]))
+    s = summarize_files([path])
+    assert s.kernels[0].name == "nvjet_x" and s.kernel_ms == pytest.approx(0.007)

@@ -152,3 +152,16 @@ async def test_the_view_shows_a_replayed_capture_and_refuses_to_capture(tmp_path
         await pilot.press("c")
         await pilot.pause()
         assert isinstance(app.screen, ProfileScreen)  # no capture form in a replay
+
+
+def test_the_capture_form_offers_the_engine_url_the_engine_view_reads() -> None:
+    from perftriage.core.store.config import Config, HostConfig, ServerProfile
+
+    config = Config(hosts=[HostConfig(name="localhost", metrics_url="http://127.0.0.1:31000/metrics")],
+                    servers=[ServerProfile(name="s", command="x", host="other",
+                                           metrics_url="http://127.0.0.1:8000/metrics")])
+    registry = HostRegistry()
+    registry.add(local_host(config.hosts[0]))
+    cockpit = Cockpit(config, registry=registry)
+    assert cockpit.profiles.default_url("localhost") == "http://127.0.0.1:31000"
+    assert cockpit.profiles.default_url("nowhere") == "http://127.0.0.1:30000"
