@@ -30,7 +30,7 @@ from perftriage.core import probes
 from perftriage.core.model import events as ev
 from perftriage.core.model.hyp_undo import HypothesisUndo
 from perftriage.core.store.redact import Redactor
-from perftriage.palette import HypothesisCommands, ProbeCommands
+from perftriage.palette import HypothesisCommands, ProbeCommands, ProfileCommands
 from perftriage.refresh import Refresher
 from perftriage.screens.fanout import FanoutScreen
 from perftriage.screens.fleet import FleetScreen
@@ -93,10 +93,13 @@ class PerftriageApp(OrderedKeysApp[int]):
         Binding("K", "server_stop", "Stop server", id="server.stop"),
         Binding("F", "fleet", "Fleet", id="fleet.open",
                 tooltip="Fleet view from Prometheus: medians, outliers; enter digs in over SSH"),
+        Binding("P", "profile", "Profile", id="profile.open",
+                tooltip="Which kernels eat the step: captures from a running server"),
         Binding("equals_sign", "fanout_folded", "Fold fan-out", id="fleet.fanout",
                 tooltip="The selected fan-out's answers folded by node set, like clubak"),
     ]
-    COMMANDS = App.COMMANDS | {ProbeCommands, HypothesisCommands, ThemeCommands}
+    COMMANDS = App.COMMANDS | {ProbeCommands, HypothesisCommands, ThemeCommands,
+                               ProfileCommands}
 
     def __init__(self, cockpit: Cockpit, *, theme: str | None = None,
                  config_path: Path | None = None, **kwargs) -> None:
@@ -255,6 +258,11 @@ class PerftriageApp(OrderedKeysApp[int]):
                 self.notify(f"{host}: connecting over SSH; probes and logs can target it now")
 
         self.push_screen(FleetScreen(), dug)
+
+    def action_profile(self, capture: bool = False) -> None:
+        from perftriage.screens.profile import ProfileScreen
+
+        self.push_screen(ProfileScreen(capture_on_open=capture))
 
     def action_fanout_folded(self) -> None:
         """The selected probe's fan-out folded by node set (else the latest fan-out)."""

@@ -32,6 +32,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "themes": ("perftriage.commands.themes", "List available themes."),
     "demo": ("perftriage.commands.demo", "Open the cockpit on a simulated SGLang server."),
     "fleet": ("perftriage.commands.fleet", "Fleet medians and outliers from Prometheus."),
+    "trace": ("perftriage.commands.trace", "Which kernels eat the step: summarise profiler traces."),
+    "profile": ("perftriage.commands.profile", "Capture a profile from a running server and summarise it."),
 }
 
 # Shared with the commands (and launch.py) from a module of their own, so

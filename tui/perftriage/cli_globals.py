@@ -62,6 +62,24 @@ class Globals:
         except ConfigError as exc:
             raise UsageFailure(str(exc)) from None
 
+    def one_host_for_url(self, host: str | None, url: str):
+        """(config, registry, host name) for a command that reads ``url`` through
+        one host (default localhost); exit 2 on a bad URL or host spec."""
+        from perftriage.services.hosts import LOCALHOST, HostSpecError, resolve_hosts
+        from perftriage.transport.http_get import BadUrl, parse_http_url
+
+        try:
+            parse_http_url(url)
+        except BadUrl as exc:
+            raise UsageFailure(str(exc)) from None
+        config = self.load_config()
+        try:
+            registry = resolve_hosts(config, [host or LOCALHOST], self.ssh_config,
+                                     self.accept_new_host_keys)
+        except HostSpecError as exc:
+            raise UsageFailure(str(exc)) from None
+        return config, registry, registry.names[0]
+
     def resolve_hosts(self, config, *, with_localhost: bool | None = None):
         """The HostRegistry for ``-H`` specs (none: localhost + configured hosts),
         honouring ``--ssh-config`` and ``--accept-new-host-keys``; exit 2 on a bad spec."""

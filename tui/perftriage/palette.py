@@ -89,3 +89,14 @@ class HypothesisCommands(EntryProvider):
             yield text, pane_action(app, HypothesesPane, action), help_text
         yield "roofline: gap", app_action(app, "roofline"), "Decode floor per token and the gap to it"
         yield "report: write", app_action(app, "report"), "Markdown report next to the transcript"
+
+
+class ProfileCommands(EntryProvider):
+    """``profile: open`` and ``profile: capture``."""
+
+    def entries(self) -> Iterator[Entry]:
+        app = self.app
+        yield ("profile: open", app_action(app, "profile"),
+               "Which kernels eat the step: the captures of this session")
+        yield ("profile: capture", app_action(app, "profile(True)"),
+               "Profile N steps of a running SGLang/vLLM server through its host")

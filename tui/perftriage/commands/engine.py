@@ -24,7 +24,7 @@ import time
 
 import click
 
-from perftriage.cli import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, UsageFailure
+from perftriage.cli import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE
 
 
 def _n(value, fmt: str = "{:.1f}", unit: str = "") -> str:
@@ -106,20 +106,7 @@ def command(g, host: str | None, url: str, seconds: float, as_json_flag: bool) -
 
     Exit: 0 ok, 1 not a metrics page, 2 bad URL or host, 3 unreachable.
     """
-    from perftriage.services.hosts import LOCALHOST, HostSpecError, resolve_hosts
-    from perftriage.transport.http_get import BadUrl, parse_http_url
-
-    try:
-        parse_http_url(url)
-    except BadUrl as exc:
-        raise UsageFailure(str(exc)) from None
-    config = g.load_config()
-    try:
-        registry = resolve_hosts(config, [host or LOCALHOST], g.ssh_config,
-                                 g.accept_new_host_keys)
-    except HostSpecError as exc:
-        raise UsageFailure(str(exc)) from None
-    name = registry.names[0]
+    config, registry, name = g.one_host_for_url(host, url)
 
     async def main():
         try:

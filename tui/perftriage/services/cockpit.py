@@ -16,6 +16,7 @@ from perftriage.services.hosts import HostRegistry, build_registry
 from perftriage.services.host_sources import RemoteSamplerSource, host_sources
 from perftriage.services.remote_sampler import fetch_info, fetch_processes
 from perftriage.services.log_follower import LogFollower
+from perftriage.services.profile_service import ProfileCaptures
 from perftriage.services.probe_runner import ProbeRunner
 from perftriage.services.server_launcher import ServerLauncher
 from perftriage.services.session import Session
@@ -51,6 +52,7 @@ class Cockpit:
                                 transcript_cap=self.config.ui.transcript_log_cap,
                                 running=self.sources)
         self.servers = ServerLauncher(self.session, self.logs, self.config.servers)
+        self.profiles = ProfileCaptures(self.session, self.registry, self.config)
         self.sample_interval = sample_interval or self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
         self.ssh_config: Path | None = None  # the --ssh-config that hosts joining later use too

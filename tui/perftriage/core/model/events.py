@@ -17,6 +17,7 @@ from typing import Any, Literal, Union
 import msgspec
 
 from perftriage.core.parse.engine_metrics import EngineSnapshot
+from perftriage.core.profile.model import ProfileSummary
 from perftriage.core.parse.gpu_sample import GpuProcess, GpuSample  # noqa: F401 - re-exported (ev.GpuSample)
 
 
@@ -183,7 +184,7 @@ class HypothesisDeleted(Event, tag="hypothesis.deleted"):
     hyp_id: str
 
 
-RefKind = Literal["probe", "log", "metric", "note", "host"]  # host: "NAME:gpus" / "NAME:topology"
+RefKind = Literal["probe", "log", "metric", "note", "host", "profile"]  # host: "NAME:gpus" / "NAME:topology"
 Stance = Literal["for", "against"]
 
 
@@ -319,6 +320,23 @@ class EngineStatus(Event, tag="engine.status"):
     url: str = ""
     state: EngineConnState = "connecting"
     reason: str | None = None
+
+
+# --- profiler captures ---------------------------------------------------------
+
+
+class ProfileCaptured(Event, tag="profile.captured"):
+    """A profile captured from a running server: the kernel summary only (the
+    rank trace files stay next to the transcript, named in ``files``)."""
+
+    capture_id: str  # "prof1", "prof2", ...
+    host: str
+    summary: ProfileSummary
+    url: str = ""
+    engine: str = ""  # sglang | vllm | file
+    steps: int | None = None
+    files: list[str] = []
+    missing: list[str] = []  # ranks that wrote no trace in time
 
 
 class SessionEnded(Event, tag="session.ended"):

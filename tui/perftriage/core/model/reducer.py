@@ -354,6 +354,12 @@ def _engine_status(state: SessionState, e: ev.EngineStatus) -> Section:
     return Section.ENGINES
 
 
+@handles(ev.ProfileCaptured)
+def _profile(state: SessionState, e: ev.ProfileCaptured) -> Section:
+    state.profiles.append(e)
+    return Section.PROFILES
+
+
 @handles(ev.SessionEnded)
 def _ended(state: SessionState, e: ev.SessionEnded) -> None:
     state.ended = True

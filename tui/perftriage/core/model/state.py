@@ -21,6 +21,7 @@ from perftriage.core.model.events import (
     HostSample,
     HypothesisStatus,
     ProbeStatus,
+    ProfileCaptured,
     RefKind,
     ServerEvent,
     Stance,
@@ -45,6 +46,7 @@ class Section(StrEnum):
     SERVERS = "servers"
     FLEET = "fleet"
     ENGINES = "engines"
+    PROFILES = "profiles"
     # Not state: time passed. No event bumps it; the UI marks it once a
     # second for what shows ages and running times.
     CLOCK = "clock"
@@ -171,6 +173,8 @@ class SessionState:
     fleet: Any = None  # the latest FleetUpdated
     # engine /metrics endpoints by source name (issue 16)
     engines: dict[str, EngineState] = field(default_factory=dict)
+    # profiler captures in order (summaries, not traces)
+    profiles: list[ProfileCaptured] = field(default_factory=list)
     last_t: float = 0.0
     event_count: int = 0
     ended: bool = False

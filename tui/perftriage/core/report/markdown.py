@@ -16,6 +16,8 @@ from typing import Any
 
 from perftriage.core import probes
 from perftriage.core.report.engine_section import engine_section
+from perftriage.core.report.md_text import cell, code, inline  # noqa: F401  (re-exported)
+from perftriage.core.report.profile_section import profile_section
 from perftriage.core.model import events as ev
 from perftriage.core.model import host_info
 from perftriage.core.model import reducer
@@ -70,28 +72,6 @@ def human_duration(s: float | None) -> str:
     return f"{int(s // 3600)} h {int(s % 3600 // 60)} min"
 
 
-_MARKUP = re.compile(r"([\\`\[\]<>|])")
-
-
-def inline(text: Any) -> str:
-    """Remote or typed text as Markdown prose that stays prose: no link,
-    image, HTML tag or code span can be made from it (``[ ] < > ` \\`` and
-    ``|`` escaped) and it stays on its line."""
-    return _MARKUP.sub(r"\\\1", " ".join(str(text).splitlines())).strip()
-
-
-def cell(text: Any) -> str:
-    """Text safe inside a Markdown table cell."""
-    return inline(text)
-
-
-def code(text: str) -> str:
-    """``text`` as one code span, whatever backticks it holds: the fence is
-    one backtick longer than its longest run of them."""
-    text = " ".join(text.splitlines())
-    ticks = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def code_cell(text: str) -> str:
@@ -381,6 +361,7 @@ def render(
     lines += _gap_section(state)
     lines += bandwidth_section(state, clock)
     lines += engine_section(state)
+    lines += profile_section(state)
     lines += _hypotheses_section(state)
     lines += _probes_section(state)
     lines += _notes_section(state)

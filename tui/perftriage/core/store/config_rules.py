@@ -63,6 +63,12 @@ def check(config: Config, text: str, path: Path | str) -> None:
             re.compile(pattern)
         except re.error as exc:
             fail("$.security", "redact", f"security.redact[{i}]: not a regex: {exc}")
+    for i, rule in enumerate(config.profile.rules):
+        try:
+            re.compile(rule.pattern)
+        except re.error as exc:
+            fail(f"$.profile.rules[{i}]", "pattern",
+                 f"profile.rules[{i}] ({rule.bucket}): not a regex: {exc}")
 
 
 def _check_probes(config: Config, fail) -> None:

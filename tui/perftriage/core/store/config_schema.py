@@ -77,6 +77,19 @@ class SecurityConfig(Strict):
     redact: list[str] = []  # extra regexes whose matches never reach a transcript or report
 
 
+class KernelRuleConfig(Strict):
+    bucket: str  # a built-in bucket (gemm, moe, ...) or a new name
+    pattern: str  # regex searched in the kernel name, case-insensitive
+
+
+class ProfileConfig(Strict):
+    # kernel-name rules tried before the built-in table (core/profile/buckets.py)
+    rules: list[KernelRuleConfig] = []
+    steps: int = 5  # decode steps a capture asks the engine to profile
+    timeout: float = 120.0  # seconds to wait for all rank files of a capture
+    vllm_trace_dir: str | None = None  # where a vLLM server writes its traces
+
+
 class Config(Strict):
     hosts: list[HostConfig] = []
     probes: list[ProbeTemplate] = []
@@ -84,6 +97,7 @@ class Config(Strict):
     ui: UIConfig = msgspec.field(default_factory=UIConfig)
     fleet: FleetConfig = msgspec.field(default_factory=FleetConfig)
     security: SecurityConfig = msgspec.field(default_factory=SecurityConfig)
+    profile: ProfileConfig = msgspec.field(default_factory=ProfileConfig)
 
     def host(self, name: str) -> HostConfig | None:
         return next((h for h in self.hosts if h.name == name), None)

@@ -1,5 +1,6 @@
 """What can be attached to a hypothesis as evidence, without Textual: the
-finished probes, the computed gaps, host facts (GPUs, the ``nvidia-smi topo
+finished probes, the computed gaps, profile captures (their buckets and
+biggest kernels), host facts (GPUs, the ``nvidia-smi topo
 -m`` matrix), log lines and notes.
 
 Without a search the log's findings come first of all candidates: errors,
@@ -23,6 +24,7 @@ from perftriage.core.model.state import HostState, SessionState
 from perftriage.core.report.log_scan import FINDING_KINDS, repeat_key
 from perftriage.core.report.markdown import classify_log_line, decode_throughput, probe_summary
 from perftriage.core.view.log_window import compile_pattern, on_shown
+from perftriage.core.view.profile_view import evidence_lines
 
 NOTABLE_SHOWN = 200  # notable log lines offered without a search (newest)
 MATCHES_SHOWN = 500  # log lines offered for a search (newest); all are counted
@@ -148,6 +150,8 @@ def candidates(state: SessionState, query: str = "") -> Candidates:
             out.append(Candidate("probe", p.probe_id, probe_summary(p), p.status, p.finished_t))
     for i, g in reversed(list(enumerate(state.gaps, 1))):
         out.append(Candidate("metric", f"gap{i}", roofline.summary_line(g), "", g.t))
+    for cap in reversed(state.profiles):
+        out += [Candidate("profile", ref, text, "", cap.t) for ref, text in evidence_lines(cap)]
     out += host_candidates(state)
     for i, n in reversed(list(enumerate(state.notes, 1))):
         out.append(Candidate("note", f"note{i}", n.text, "", n.t))

@@ -1,0 +1,72 @@
+"""The summary of one capture: what ``perftriage trace --json`` prints, what a
+``profile.captured`` event carries, what the Profile view shows.
+
+Field order is the public JSON shape: ``files, ranks, window_ms, kernel_ms,
+idle_pct, exposed_comm_ms, buckets, kernels`` first, extras after. Times are
+summed over ranks; ``pct`` is a share of ``kernel_ms`` in percent. Values a
+source cannot give (an nsys kernel summary has no timeline, so no window and
+no idle share) are ``None``.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class BucketShare(msgspec.Struct, frozen=True):
+    bucket: str
+    total_ms: float
+    pct: float
+
+
+class KernelRow(msgspec.Struct, frozen=True):
+    name: str
+    bucket: str
+    total_ms: float
+    calls: int
+    avg_us: float
+    pct: float
+    # this kernel's total per rank, in the order of ProfileSummary.rank_labels
+    rank_ms: list[float] = []
+    # (max - min) / mean of rank_ms, in percent; 0 with one rank
+    spread_pct: float = 0.0
+
+
+class RankRow(msgspec.Struct, frozen=True):
+    rank: str
+    file: str
+    window_ms: float | None
+    kernel_ms: float
+    idle_pct: float | None
+    exposed_comm_ms: float | None
+
+
+class ProfileSummary(msgspec.Struct, frozen=True):
+    files: list[str]
+    ranks: int
+    window_ms: float | None
+    kernel_ms: float
+    idle_pct: float | None
+    exposed_comm_ms: float | None
+    buckets: list[BucketShare]
+    kernels: list[KernelRow]
+    rank_labels: list[str] = []
+    per_rank: list[RankRow] = []
+    source: str = "kineto"  # kineto | nsys
+
+    def top(self, n: int | None) -> "ProfileSummary":
+        """The same summary with only the ``n`` biggest kernels (None: all)."""
+        if n is None or n >= len(self.kernels):
+            return self
+        return msgspec.structs.replace(self, kernels=self.kernels[:n])
+
+    def bucket_pct(self, bucket: str) -> float:
+        return next((b.pct for b in self.buckets if b.bucket == bucket), 0.0)
+
+
+class TraceError(Exception):
+    """A trace file that cannot be read: missing, truncated, not a trace."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path, self.reason = path, reason
+        super().__init__(f"{path}: {reason}")

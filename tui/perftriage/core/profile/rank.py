@@ -1,0 +1,30 @@
+"""What one trace file contributes: per kernel name its total time and call
+count, and (for timeline sources) each device's kernel intervals."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from perftriage.core.profile.timeline import DeviceTimeline
+
+# SGLang's rank part of a trace file name: TP-0, TP-3-DP-1-EP-3, ...
+_RANK_PART = re.compile(r"(TP-\d+(?:-(?:DP|PP|EP)-\d+)*)")
+
+
+def rank_label(path: str, index: int) -> str:
+    """A short name for the rank a file holds: SGLang's ``TP-r[-DP-..]`` part
+    of the name, else ``rank<index>``."""
+    m = _RANK_PART.search(PurePath(path).name)
+    return m.group(1) if m else f"rank{index}"
+
+
+@dataclass
+class RankData:
+    file: str
+    label: str
+    # kernel name -> [total µs, calls]
+    kernels: dict[str, list[float]] = field(default_factory=dict)
+    # device -> its timeline; None for sources without one (nsys summaries)
+    devices: dict[int | str, DeviceTimeline] | None = field(default_factory=dict)

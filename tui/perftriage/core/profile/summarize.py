@@ -1,0 +1,112 @@
+"""Turn trace files (one per rank) into one :class:`ProfileSummary`.
+
+Per device, the window is first kernel start to last kernel end; idle is the
+window minus the union of kernel intervals; exposed communication is
+communication time no other kernel on that device overlaps. Windows, kernel
+time and exposed communication are summed over ranks; ``idle_pct`` is the
+summed idle over the summed window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from perftriage.core.profile import kineto, nsys
+from perftriage.core.profile.buckets import BUCKETS, Classifier
+from perftriage.core.profile.model import (
+    BucketShare,
+    KernelRow,
+    ProfileSummary,
+    RankRow,
+    TraceError,
+)
+from perftriage.core.profile.rank import RankData, rank_label
+
+
+def read_file(path: str | Path, index: int, classifier: Classifier) -> RankData:
+    """One file, Kineto JSON (plain or gzip) or nsys CSV by its content."""
+    p = str(path)
+    try:
+        data = Path(p).read_bytes()
+    except OSError as exc:
+        raise TraceError(p, exc.strerror or str(exc)) from None
+    label = rank_label(p, index)
+    if not data.strip():
+        raise TraceError(p, "empty file")
+    if data[:2] != b"\x1f\x8b" and data.lstrip()[:1] not in (b"{", b"[") and nsys.looks_like(data):
+        return nsys.read(p, data, label)
+    return kineto.read(p, data, label, classifier)
+
+
+def _pct(part: float, whole: float) -> float:
+    return round(100.0 * part / whole, 3) if whole > 0 else 0.0
+
+
+def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
+    # distinct labels: two files that both say TP-0 (two captures) stay apart
+    labels: list[str] = []
+    for r in ranks:
+        labels.append(r.label if r.label not in labels else f"{r.label}#{len(labels)}")
+    per_name: dict[str, list[float]] = {}
+    per_rank_ms: dict[str, list[float]] = {}
+    rows: list[RankRow] = []
+    timeline = all(r.devices is not None for r in ranks)
+    win_sum = idle_sum = exposed_sum = 0.0
+    for i, r in enumerate(ranks):
+        kernel_us = 0.0
+        for name, (total, calls) in r.kernels.items():
+            acc = per_name.setdefault(name, [0.0, 0])
+            acc[0] += total
+            acc[1] += calls
+            per_rank_ms.setdefault(name, [0.0] * len(ranks))[i] += total / 1000.0
+            kernel_us += total
+        window = busy = exposed = None
+        if r.devices is not None:
+            window = sum(tl.window() for tl in r.devices.values())
+            busy = sum(tl.busy() for tl in r.devices.values())
+            exposed = sum(tl.exposed_comm() for tl in r.devices.values())
+            win_sum += window
+            idle_sum += window - busy
+            exposed_sum += exposed
+        rows.append(RankRow(
+            rank=labels[i], file=r.file,
+            window_ms=None if window is None else round(window / 1000.0, 4),
+            kernel_ms=round(kernel_us / 1000.0, 4),
+            idle_pct=None if window is None or busy is None else _pct(window - busy, window),
+            exposed_comm_ms=None if exposed is None else round(exposed / 1000.0, 4)))
+    kernel_us = sum(v[0] for v in per_name.values())
+    kernels = []
+    by_bucket: dict[str, float] = {}
+    for name, (total, calls) in per_name.items():
+        b = classifier.bucket(name)
+        by_bucket[b] = by_bucket.get(b, 0.0) + total
+        spread = per_rank_ms[name]
+        mean = sum(spread) / len(spread)
+        kernels.append(KernelRow(
+            name=name, bucket=b, total_ms=round(total / 1000.0, 6), calls=int(calls),
+            avg_us=round(total / calls, 3) if calls else 0.0, pct=_pct(total, kernel_us),
+            rank_ms=[round(x, 6) for x in spread],
+            spread_pct=round(100.0 * (max(spread) - min(spread)) / mean, 2) if mean > 0 else 0.0))
+    kernels.sort(key=lambda k: (-k.total_ms, k.name))
+    order = {b: i for i, b in enumerate(BUCKETS)}
+    buckets = sorted(
+        (BucketShare(bucket=b, total_ms=round(t / 1000.0, 6), pct=_pct(t, kernel_us))
+         for b, t in by_bucket.items()),
+        key=lambda s: (-s.total_ms, order.get(s.bucket, len(order))))
+    return ProfileSummary(
+        files=[r.file for r in ranks], ranks=len(ranks),
+        window_ms=round(win_sum / 1000.0, 4) if timeline and ranks else None,
+        kernel_ms=round(kernel_us / 1000.0, 4),
+        idle_pct=_pct(idle_sum, win_sum) if timeline and ranks else None,
+        exposed_comm_ms=round(exposed_sum / 1000.0, 4) if timeline and ranks else None,
+        buckets=buckets, kernels=kernels, rank_labels=labels, per_rank=rows,
+        source="kineto" if timeline else "nsys")
+
+
+def summarize_files(paths: Sequence[str | Path],
+                    user_rules: list[tuple[str, str]] | None = None) -> ProfileSummary:
+    """Read and summarise trace files (one per rank); :class:`TraceError` names
+    the first file that cannot be read."""
+    classifier = Classifier(user_rules)
+    return summarize([read_file(p, i, classifier) for i, p in enumerate(paths)], classifier)

@@ -1,0 +1,46 @@
+"""Plain-text rendering of a :class:`ProfileSummary` (the ``trace`` and
+``profile`` commands' default output). Kernel names come from a trace, which
+is remote text: they pass through the sanitizer before reaching a terminal."""
+
+from __future__ import annotations
+
+from perftriage.core.profile.model import ProfileSummary
+from perftriage.core.sanitize import visible
+
+
+def _opt(v: float | None, fmt: str) -> str:
+    return "-" if v is None else format(v, fmt)
+
+
+def short_name(name: str, width: int = 60) -> str:
+    """A kernel name for a table cell: sanitised, ``void `` dropped, template
+    arguments shortened, cut to ``width``."""
+    text = visible(name)
+    if text.startswith("void "):
+        text = text[5:]
+    cut = text.find("<")
+    if cut > 0 and len(text) > width:
+        text = text[:cut] + "<…>"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def render(s: ProfileSummary, top: int | None = 20) -> str:
+    lines = [
+        f"{s.ranks} rank(s), {len(s.kernels)} kernels ({s.source}): "
+        f"kernel {s.kernel_ms:.3f} ms in a window of {_opt(s.window_ms, '.3f')} ms, "
+        f"GPU idle {_opt(s.idle_pct, '.1f')} %, exposed communication "
+        f"{_opt(s.exposed_comm_ms, '.3f')} ms",
+        "",
+        "buckets: " + "  ".join(f"{b.bucket} {b.pct:.1f}%" for b in s.buckets),
+        "",
+    ]
+    spread = s.ranks > 1
+    head = f"{'total ms':>10} {'calls':>7} {'avg us':>9} {'%':>6} {'bucket':<16}"
+    lines.append(head + (f" {'spread%':>7}" if spread else "") + "  kernel")
+    shown = s.kernels if top is None else s.kernels[:top]
+    for k in shown:
+        row = f"{k.total_ms:>10.3f} {k.calls:>7} {k.avg_us:>9.2f} {k.pct:>6.1f} {visible(k.bucket):<16}"
+        lines.append(row + (f" {k.spread_pct:>7.1f}" if spread else "") + "  " + short_name(k.name))
+    if len(shown) < len(s.kernels):
+        lines.append(f"… {len(s.kernels) - len(shown)} more (--top N)")
+    return "\n".join(lines)

@@ -1,0 +1,30 @@
+"""Remote or typed text made safe for the report's Markdown: prose that stays
+prose, table cells, code spans. Shared by the report and its sections."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_MARKUP = re.compile(r"([\\`\[\]<>|])")
+
+
+def inline(text: Any) -> str:
+    """Remote or typed text as Markdown prose that stays prose: no link,
+    image, HTML tag or code span can be made from it (``[ ] < > ` \\`` and
+    ``|`` escaped) and it stays on its line."""
+    return _MARKUP.sub(r"\\\1", " ".join(str(text).splitlines())).strip()
+
+
+def cell(text: Any) -> str:
+    """Text safe inside a Markdown table cell."""
+    return inline(text)
+
+
+def code(text: str) -> str:
+    """``text`` as one code span, whatever backticks it holds: the fence is
+    one backtick longer than its longest run of them."""
+    text = " ".join(text.splitlines())
+    ticks = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"

@@ -1,0 +1,59 @@
+"""The report's "Profiles" section: each capture's headline, buckets and top
+kernels, and what changed between consecutive captures."""
+
+from __future__ import annotations
+
+from perftriage.core.model.state import SessionState
+from perftriage.core.profile.compare import compare
+from perftriage.core.profile.table import short_name
+from perftriage.core.report.md_text import cell, code, inline
+from perftriage.core.model.events import ProfileCaptured
+
+TOP = 10
+
+
+def _opt(v: float | None, fmt: str, unit: str = "") -> str:
+    return "n/a" if v is None else f"{v:{fmt}}{unit}"
+
+
+def headline(cap: ProfileCaptured) -> str:
+    s = cap.summary
+    parts = [f"{cap.capture_id} on {cap.host}", f"{cap.engine or 'trace'}",
+             f"{s.ranks} rank(s)"]
+    if cap.steps:
+        parts.append(f"{cap.steps} steps")
+    parts += [f"kernel {s.kernel_ms:.1f} ms", f"GPU idle {_opt(s.idle_pct, '.1f', ' %')}",
+              f"exposed comm {_opt(s.exposed_comm_ms, '.2f', ' ms')}"]
+    if cap.missing:
+        parts.append("no trace from " + ", ".join(cap.missing))
+    return " · ".join(parts)
+
+
+def profile_section(state: SessionState) -> list[str]:
+    if not state.profiles:
+        return []
+    out = ["## Profiles", ""]
+    prev = None
+    for cap in state.profiles:
+        s = cap.summary
+        out += [f"### {inline(cap.capture_id)}", "", inline(headline(cap)), ""]
+        out.append("Buckets: " + ", ".join(f"{inline(b.bucket)} {b.pct:.1f} %" for b in s.buckets))
+        out += ["", "| kernel | bucket | total ms | calls | avg µs | share |",
+                "|---|---|---:|---:|---:|---:|"]
+        for k in s.kernels[:TOP]:
+            out.append(f"| {code(short_name(k.name, 80))} | {cell(k.bucket)} | {k.total_ms:.3f} "
+                       f"| {k.calls} | {k.avg_us:.1f} | {k.pct:.1f} % |")
+        if prev is not None:
+            c = compare(prev.summary, s)
+            out += ["", f"Against {inline(prev.capture_id)}:"]
+            for label, items, fmt in (
+                ("appeared", c.appeared, lambda x: f"{x.after_pct:.1f} %"),
+                ("vanished", c.vanished, lambda x: f"was {x.before_pct:.1f} %"),
+                ("changed", c.changed, lambda x: f"{x.before_pct:.1f} → {x.after_pct:.1f} %"),
+            ):
+                if items:
+                    out.append(f"- {label}: " + "; ".join(
+                        f"{code(short_name(x.name, 60))} {fmt(x)}" for x in items[:5]))
+        out.append("")
+        prev = cap
+    return out

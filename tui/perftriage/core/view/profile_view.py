@@ -1,0 +1,62 @@
+"""What the Profile view, the evidence picker and the report say about a
+capture, without Textual: the headline, the bucket bar's segments, the rank
+spread rows and the evidence lines ("moe runs `fused_moe_kernel`, 41 % of
+kernel time")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from perftriage.core.model.events import ProfileCaptured
+from perftriage.core.profile.model import ProfileSummary
+from perftriage.core.profile.table import short_name
+from perftriage.core.report.profile_section import headline  # noqa: F401 - re-exported
+
+
+def top_kernel_line(s: ProfileSummary, index: int = 0) -> str | None:
+    """``moe runs `fused_moe_kernel`, 41 % of kernel time``."""
+    if index >= len(s.kernels):
+        return None
+    k = s.kernels[index]
+    return f"{k.bucket} runs `{short_name(k.name, 80)}`, {k.pct:.0f} % of kernel time"
+
+
+def evidence_lines(cap: ProfileCaptured, kernels: int = 3) -> list[tuple[str, str]]:
+    """(ref_id, text) candidates: the capture's buckets and idle share, then
+    its biggest kernels one by one."""
+    s = cap.summary
+    buckets = ", ".join(f"{b.bucket} {b.pct:.0f} %" for b in s.buckets[:4])
+    idle = f"; GPU idle {s.idle_pct:.0f} % of the window" if s.idle_pct is not None else ""
+    out = [(cap.capture_id, f"{cap.capture_id} ({cap.host}): {buckets}{idle}")]
+    for i in range(min(kernels, len(s.kernels))):
+        line = top_kernel_line(s, i)
+        if line:
+            out.append((f"{cap.capture_id}:k{i + 1}", f"{cap.capture_id}: {line}"))
+    return out
+
+
+@dataclass(frozen=True)
+class Segment:
+    bucket: str
+    cells: int
+    pct: float
+
+
+def bar_segments(s: ProfileSummary, width: int) -> list[Segment]:
+    """The bucket bar: each bucket's share in whole cells (largest remainder,
+    so the cells add up to ``width``; a bucket under half a cell gets none)."""
+    if not s.buckets or width <= 0:
+        return []
+    exact = [(b.bucket, b.pct * width / 100.0, b.pct) for b in s.buckets]
+    cells = [int(x) for _, x, _ in exact]
+    order = sorted(range(len(exact)), key=lambda i: -(exact[i][1] - cells[i]))
+    for i in order[: max(width - sum(cells), 0)]:
+        cells[i] += 1
+    return [Segment(b, c, pct) for (b, _, pct), c in zip(exact, cells) if c > 0]
+
+
+def spread_rows(s: ProfileSummary, kernels: int = 5) -> list[tuple[str, list[float], float]]:
+    """(kernel, ms per rank, spread %) of the biggest kernels, for more than one rank."""
+    if s.ranks < 2:
+        return []
+    return [(short_name(k.name, 50), k.rank_ms, k.spread_pct) for k in s.kernels[:kernels]]
