@@ -28,7 +28,7 @@ class Family:
 # `status --json` gpus[] fields, plus the GPM counters of `gap`/the Hosts pane
 GPU_FIELDS = frozenset({
     "util_pct", "mem_util_pct", "mem_used_mib", "mem_total_mib", "power_w", "power_limit_w",
-    "temp_c", "sm_clock_mhz", "mem_clock_mhz", "dram_bw_pct", "dram_busy_pct", "dram_bw_gbs",
+    "temp_c", "sm_clock_mhz", "sm_clock_max_mhz", "mem_clock_mhz", "mem_clock_max_mhz", "dram_bw_pct", "dram_busy_pct", "dram_bw_gbs",
     "peak_gbs", "sm_active_pct", "sm_occupancy_pct", "tensor_active_pct", "nvlink_rx_gbs",
     "nvlink_tx_gbs", "nvlink_gbs", "name",
 })
@@ -52,7 +52,7 @@ ENGINE_FIELDS = frozenset({
 # `probe --json` of the latest finished run of that probe on the host
 PROBE_FIELDS = frozenset({"ok", "verdict", "exit_status", "duration_s", "summary", "stdout",
                           "stderr"})
-PROFILE_BUCKET_FIELDS = frozenset({"pct", "ms", "count"})
+PROFILE_BUCKET_FIELDS = frozenset({"pct", "ms", "count", "top_name"})
 PROFILE_TOP_FIELDS = frozenset({"name", "pct", "ms", "bucket"})
 PROFILE_FIELDS = frozenset({"total_ms", "kernels"})
 

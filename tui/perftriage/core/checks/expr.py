@@ -133,13 +133,10 @@ _BOOL_FIELDS = {("host", "ok"), ("engine", "ok"), ("probe", "ok")}
 def _swap_matches(text: str) -> str:
     """Replace the word ``matches`` (outside strings) by ``@`` plus spaces."""
     out = list(text)
-    starts = [0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    try:
+    try:  # one line: a token's column is its offset
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.NAME and tok.string == "matches":
-                i = starts[tok.start[0] - 1] + tok.start[1]
+                i = tok.start[1]
                 out[i:i + 7] = list("@      ")
     except (tokenize.TokenError, SyntaxError, IndentationError):
         pass  # ast.parse below reports the error with its position
@@ -147,17 +144,19 @@ def _swap_matches(text: str) -> str:
 
 
 class _Compiler:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.starts = [0]
-        for line in text.splitlines(keepends=True):
-            self.starts.append(self.starts[-1] + len(line))
+    """Vets and rewrites one parsed check. ``src`` is the text flattened to one
+    line and stripped; ``lead`` the characters stripped in front, so a node's
+    position in the user's text is ``lead`` + its column."""
+
+    def __init__(self, src: str, lead: int) -> None:
+        self.src = src
+        self.lead = lead
         self.refs: dict[str, Ref] = {}
         self._by_ref: dict[Ref, str] = {}
 
     def pos(self, node: ast.AST) -> int:
-        lineno = getattr(node, "lineno", 1)
-        return self.starts[min(lineno, len(self.starts)) - 1] + getattr(node, "col_offset", 0)
+        col = getattr(node, "col_offset", 0)  # a UTF-8 byte offset
+        return self.lead + len(self.src.encode()[:col].decode(errors="ignore"))
 
     def fail(self, node: ast.AST, message: str) -> CheckError:
         return CheckError(message, self.pos(node))
@@ -260,8 +259,10 @@ class _Compiler:
             if isinstance(node.op, ast.MatMult) and isinstance(node.right, ast.Constant):
                 try:
                     _regex(str(node.right.value))
-                except Exception as exc:  # re2.error: the pattern's own message
-                    raise self.fail(node.right, f"bad regular expression: {exc}") from None
+                except Exception as exc:  # re2.error: the pattern's own message (bytes)
+                    why = exc.args[0] if exc.args else exc
+                    why = why.decode(errors="replace") if isinstance(why, bytes) else str(why)
+                    raise self.fail(node.right, f"bad regular expression: {why}") from None
             return ast.BinOp(left=self.rewrite(node.left), op=node.op,
                              right=self.rewrite(node.right))
         if isinstance(node, ast.UnaryOp):
@@ -393,24 +394,18 @@ def compile_check(text: str) -> Check:
         raise CheckError(f"the check is longer than {MAX_TEXT} characters", MAX_TEXT)
     if "\x00" in text:
         raise CheckError("the check contains a NUL character", text.index("\x00"))
-    comp = _Compiler(text)
+    # one line (newlines become spaces, so positions stay those of the text)
+    flat = re.sub(r"[\r\n\t]", " ", text)
+    src = _swap_matches(flat.strip())
+    lead = len(flat) - len(flat.lstrip())
+    comp = _Compiler(src, lead)
     try:
-        tree = ast.parse(_swap_matches(text).strip(), mode="eval")
+        tree = ast.parse(src, mode="eval")
     except SyntaxError as exc:
-        lead = len(text) - len(text.lstrip())
         if not exc.offset:  # Python gives no offset when the input ends too early
             raise CheckError("syntax error: the check ends too early",
                              len(text.rstrip())) from None
-        lineno = exc.lineno or 1
-        offset = comp.starts[min(lineno, len(comp.starts)) - 1] + exc.offset - 1
-        raise CheckError(f"syntax error: {exc.msg}", offset + lead) from None
-    lead = len(text) - len(text.lstrip())
-    if lead:  # positions of the stripped text -> positions of the text
-        comp.text = text.lstrip()
-        comp.starts = [0]
-        for line in comp.text.splitlines(keepends=True):
-            comp.starts.append(comp.starts[-1] + len(line))
-        comp.starts = [s + lead for s in comp.starts]
+        raise CheckError(f"syntax error: {exc.msg}", lead + exc.offset - 1) from None
     comp.boolean_parts(tree.body)
     body = comp.rewrite(tree.body)
     ast.fix_missing_locations(body)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from perftriage.core.model.check_state import ScopeVerdict, VerdictChange
 from perftriage.core.model.engine_state import EngineState
 from perftriage.core.model.events import (
     GapComputed,
@@ -144,6 +145,13 @@ class Hypothesis:
     evidence: list[Evidence] = field(default_factory=list)
     created_t: float = 0.0
     updated_t: float = 0.0
+    # the check (core/checks): its text, hold time, scope; the verdict per
+    # scope now and every change of verdict (a CheckVerdict each)
+    check: str = ""
+    for_s: float = 0.0
+    scope: str = ""
+    verdicts: dict[str, ScopeVerdict] = field(default_factory=dict)
+    verdict_log: list[VerdictChange] = field(default_factory=list)
 
 
 @dataclass

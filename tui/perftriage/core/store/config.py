@@ -22,6 +22,7 @@ from perftriage.core.store.config_schema import (  # noqa: F401 - the config's A
     ConfigError,
     FleetConfig,
     HostConfig,
+    HypothesisEntry,
     ProbeTemplate,
     SecurityConfig,
     ServerProfile,

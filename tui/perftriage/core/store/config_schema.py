@@ -77,6 +77,19 @@ class SecurityConfig(Strict):
     redact: list[str] = []  # extra regexes whose matches never reach a transcript or report
 
 
+class HypothesisEntry(Strict):
+    """One ``[[hypotheses]]`` table (config or hypothesis pack): a title, a
+    note and an optional check (an expression over signals, core/checks),
+    held ``for`` ("10s", or seconds) before it counts as supported, in a
+    ``scope`` (gpu / host / engine / session, optionally ``:PATTERN``)."""
+
+    title: str
+    note: str = ""
+    check: str = ""
+    for_: str | float = msgspec.field(name="for", default="")
+    scope: str = ""
+
+
 class Config(Strict):
     hosts: list[HostConfig] = []
     probes: list[ProbeTemplate] = []
@@ -84,6 +97,7 @@ class Config(Strict):
     ui: UIConfig = msgspec.field(default_factory=UIConfig)
     fleet: FleetConfig = msgspec.field(default_factory=FleetConfig)
     security: SecurityConfig = msgspec.field(default_factory=SecurityConfig)
+    hypotheses: list[HypothesisEntry] = []
 
     def host(self, name: str) -> HostConfig | None:
         return next((h for h in self.hosts if h.name == name), None)

@@ -1,0 +1,117 @@
+"""Hypothesis packs: TOML files of ``[[hypotheses]]`` tables (title, note,
+check, for, scope), the same tables as the config's; a few are bundled and
+loaded by name (``--hypotheses seed``).
+
+Every check is compiled when the pack is read: an unknown signal, a syntax
+error or a bad ``for``/``scope`` is a :class:`ConfigError` naming the file,
+the line and the position in the expression, e.g.
+``seed.toml:14: check: column 19: unknown signal gap.trafic_ratio``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from perftriage.core.checks.expr import CheckError
+from perftriage.core.checks.verdicts import compile_scoped, for_seconds
+from perftriage.core.store.config_schema import ConfigError, HypothesisEntry, Strict, locate
+
+
+class Pack(Strict):
+    description: str = ""
+    hypotheses: list[HypothesisEntry] = []
+
+
+@dataclass(frozen=True)
+class PackHypothesis:
+    title: str
+    note: str
+    check: str
+    for_s: float
+    scope: str
+    line: int | None  # of its [[hypotheses]] table
+
+
+def bundled_names() -> list[str]:
+    folder = resources.files("perftriage.core.checks") / "packs"
+    return sorted(p.name.removesuffix(".toml") for p in folder.iterdir()
+                  if p.name.endswith(".toml"))
+
+
+def resolve(spec: str) -> Path:
+    """A pack file path, or the name of a bundled pack; ConfigError otherwise."""
+    path = Path(spec).expanduser()
+    if path.is_file():
+        return path
+    if re.fullmatch(r"[\w-]+", spec) and spec in bundled_names():
+        return Path(str(resources.files("perftriage.core.checks") / "packs" / f"{spec}.toml"))
+    raise ConfigError(spec, None, "no such hypothesis pack (a file, or one of the bundled: "
+                                  + ", ".join(bundled_names()) + ")")
+
+
+def load(spec: str) -> list[PackHypothesis]:
+    path = resolve(spec)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, data.count(b"\n", 0, exc.start) + 1, "not UTF-8 text") from None
+    return parse(text, path)
+
+
+def parse(text: str, path: Path | str = "<pack>") -> list[PackHypothesis]:
+    try:
+        raw: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        raise ConfigError(path, int(m.group(1)) if m else None, f"invalid TOML: {exc}") from None
+    try:
+        pack = msgspec.convert(raw, Pack, strict=True)
+    except msgspec.ValidationError as exc:
+        msg = str(exc)
+        m = re.match(r"(.*?) - at `(\$[^`]*)`", msg)
+        detail, where = (m.group(1), m.group(2)) if m else (msg, "$")
+        unknown = re.match(r"Object contains unknown field `([^`]+)`", detail)
+        key = unknown.group(1) if unknown else None
+        message = f"unknown key '{key}' in {where.replace('$.', '')}" if unknown else \
+            f"{detail} at {where.replace('$.', '')}"
+        raise ConfigError(path, locate(text, where, key), message) from None
+    return entries(pack.hypotheses, text, path)
+
+
+def entries(items: list[HypothesisEntry], text: str, path: Path | str) -> list[PackHypothesis]:
+    """Vet ``[[hypotheses]]`` tables (of a pack or the config): each check
+    compiles in its scope, each ``for`` is a duration."""
+    out = []
+    for i, h in enumerate(items):
+        where = f"$.hypotheses[{i}]"
+        if not h.title.strip():
+            raise ConfigError(path, locate(text, where, "title"), "a hypothesis needs a title")
+        try:
+            for_s = for_seconds(h.for_)
+        except ValueError as exc:
+            raise ConfigError(path, locate(text, where, "for"), f"for: {exc}") from None
+        if h.check.strip():
+            try:
+                compile_scoped(h.check, h.scope)
+            except CheckError as exc:
+                key = "scope" if exc.message.startswith("scope") or \
+                    "the scope must be" in exc.message else "check"
+                raise ConfigError(path, locate(text, where, key),
+                                  f"{key}: {exc} in {h.check!r}") from None
+        elif h.scope or h.for_:
+            raise ConfigError(path, locate(text, where, "scope" if h.scope else "for"),
+                              "for/scope without a check")
+        out.append(PackHypothesis(h.title.strip(), h.note, h.check.strip(), for_s, h.scope,
+                                  locate(text, where, None)))
+    return out

@@ -1,0 +1,243 @@
+"""Turn checks into verdicts, once a tick, per scope -- like a Prometheus
+alerting rule: the condition true for less than ``for`` is *pending*, for
+``for`` or longer *supported*; false is *refuted*; a signal missing or stale
+is *no data* (saying which); a check that cannot be evaluated is *error*.
+
+:class:`Evaluator` is pure apart from its own memory (how long each
+condition has held, a short history per signal for ``avg``/``max``/``min``/
+``rate``): it reads the session state and returns a ``check.verdict`` event
+for every scope whose verdict changed. The cockpit emits those live; the
+``check`` command runs the same evaluator over a replayed transcript.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from perftriage.core.checks.catalogue import SCOPE_ORDER, Scope, Signal
+from perftriage.core.checks.expr import (
+    MAX_WINDOW_S,
+    Check,
+    CheckError,
+    HistoryRef,
+    SpreadRef,
+    compile_check,
+    parse_duration,
+)
+from perftriage.core.checks.signals import Missing, ScopeKey, SignalTable
+from perftriage.core.model import events as ev
+from perftriage.core.model.check_state import Verdict
+from perftriage.core.model.state import SessionState
+
+
+@dataclass(frozen=True)
+class Compiled:
+    check: Check
+    scope: Scope
+    pattern: str | None  # only hosts / engines whose name matches (fnmatch)
+
+
+def compile_scoped(text: str, scope: str = "") -> Compiled:
+    """Compile ``text`` in ``scope`` ("" = the finest its signals need; or gpu,
+    host, engine, session, optionally ``:PATTERN``); CheckError otherwise.
+    The position of a scope error is that of the first signal it rules out."""
+    check = compile_check(text)
+    kind, _, pattern = scope.partition(":")
+    kind = kind.strip() or check.scope
+    if kind not in SCOPE_ORDER:
+        raise CheckError(f"scope {scope!r}: use gpu, host, engine or session "
+                         "(optionally :PATTERN)", 0)
+    if SCOPE_ORDER.index(kind) > SCOPE_ORDER.index(check.scope):
+        needs = next((str(sig) for sig in check.signals if sig.scope == check.scope),
+                     check.scope)
+        raise CheckError(f"{needs} is per {check.scope}: the scope must be {check.scope}, "
+                         f"not {kind}", 0)
+    return Compiled(check, kind, pattern.strip() or None)  # type: ignore[arg-type]
+
+
+def for_seconds(value: Any) -> float:
+    """A ``for`` of a pack or form: "10s", "2m", a number of seconds, or empty."""
+    if value in (None, ""):
+        return 0.0
+    if isinstance(value, bool):
+        raise ValueError("for must be a duration like \"10s\"")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        seconds = parse_duration(str(value))
+    if seconds < 0:
+        raise ValueError("for cannot be negative")
+    return seconds
+
+
+@dataclass
+class _Track:
+    verdict: Verdict | None = None
+    active_since: float | None = None
+
+
+def _rounded(v: Any) -> Any:
+    return round(v, 4) if isinstance(v, float) else v
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return repr(v) if isinstance(v, str) else str(v)
+
+
+def values_text(values: dict[str, Any]) -> str:
+    return ", ".join(f"{k} = {_fmt(v)}" for k, v in values.items())
+
+
+@dataclass
+class Evaluator:
+    """Keeps, between ticks, how long each (hypothesis, scope) condition has
+    held and a short history of the signals that history functions read."""
+
+    _compiled: dict[tuple[str, str], Compiled | CheckError] = field(default_factory=dict)
+    _tracks: dict[tuple[str, str, str], _Track] = field(default_factory=dict)
+    _history: dict[tuple[Signal, ScopeKey], deque[tuple[float, Any]]] = field(default_factory=dict)
+
+    def compiled(self, text: str, scope: str) -> Compiled | CheckError:
+        key = (text, scope)
+        got = self._compiled.get(key)
+        if got is None:
+            try:
+                got = compile_scoped(text, scope)
+            except CheckError as exc:
+                got = exc
+            self._compiled[key] = got
+        return got
+
+    def tick(self, state: SessionState, now: float) -> list[ev.CheckVerdict]:
+        """Evaluate every hypothesis's check at session time ``now``; the
+        events for the verdicts that changed (t = ``now``)."""
+        table = SignalTable(state, now)
+        out: list[ev.CheckVerdict] = []
+        scopes_of: dict[Scope, list[ScopeKey]] = {}
+        for h in state.hypotheses:
+            if not h.check:
+                continue
+            comp = self.compiled(h.check, h.scope)
+            if isinstance(comp, CheckError):
+                self._settle(out, h.hyp_id, h.check, "session", "error", now, {}, str(comp))
+                continue
+            scopes = scopes_of.get(comp.scope)
+            if scopes is None:
+                scopes = scopes_of[comp.scope] = table.scopes(comp.scope)
+            if comp.pattern is not None:
+                scopes = [s for s in scopes if fnmatch.fnmatchcase(s.engine or s.host or "",
+                                                                    comp.pattern)]
+            if not scopes:
+                self._settle(out, h.hyp_id, h.check, "session", "no data", now, {},
+                             f"no {comp.scope} to evaluate on yet")
+                continue
+            for scope in scopes:
+                self._one(out, table, h.hyp_id, h.check, h.for_s, comp.check, scope, now)
+        return out
+
+    def _one(self, out: list[ev.CheckVerdict], table: SignalTable, hyp_id: str, text: str,
+             for_s: float, check: Check, scope: ScopeKey, now: float) -> None:
+        names: dict[str, Any] = {}
+        shown: dict[str, Any] = {}
+        missing: list[str] = []
+        for name, ref in check.refs.items():
+            if isinstance(ref, Signal):
+                v = table.read(ref, scope)
+            elif isinstance(ref, HistoryRef):
+                v = self._history_value(table, ref, scope, now)
+            else:
+                v = self._spread(table, ref, scope)
+            if isinstance(v, Missing):
+                missing.append(v.reason)
+            else:
+                names[name] = v
+                shown[str(ref)] = _rounded(v)
+        if missing:
+            self._settle(out, hyp_id, text, scope.label, "no data", now, shown,
+                         "; ".join(missing))
+            return
+        try:
+            result = check.evaluate(names)
+        except Exception as exc:  # a check's own failure (1/0, text vs number) is its verdict
+            self._settle(out, hyp_id, text, scope.label, "error", now, shown,
+                         f"{type(exc).__name__}: {exc}")
+            return
+        if not isinstance(result, bool):
+            self._settle(out, hyp_id, text, scope.label, "error", now, shown,
+                         f"the check gives {_fmt(result)}, not true/false")
+            return
+        track = self._tracks.setdefault((hyp_id, text, scope.label), _Track())
+        if not result:
+            track.active_since = None
+            self._settle(out, hyp_id, text, scope.label, "refuted", now, shown,
+                         values_text(shown))
+            return
+        if track.active_since is None:
+            track.active_since = now
+        held = now - track.active_since
+        if held >= for_s:
+            reason = values_text(shown) + (f" (true for {held:.0f} s)" if for_s else "")
+            self._settle(out, hyp_id, text, scope.label, "supported", now, shown, reason)
+        else:
+            self._settle(out, hyp_id, text, scope.label, "pending", now, shown,
+                         f"true for {held:.0f} s of {for_s:g} s: {values_text(shown)}")
+
+    def _settle(self, out: list[ev.CheckVerdict], hyp_id: str, text: str, scope: str,
+                verdict: Verdict, now: float, values: dict[str, Any], reason: str) -> None:
+        track = self._tracks.setdefault((hyp_id, text, scope), _Track())
+        if verdict not in ("supported", "pending"):
+            track.active_since = None
+        if track.verdict == verdict:
+            return
+        track.verdict = verdict
+        out.append(ev.CheckVerdict(t=now, hyp_id=hyp_id, scope=scope, verdict=verdict,
+                                   check=text, values=dict(values), reason=reason))
+
+    # --- history and aggregation ------------------------------------------------------
+
+    def _history_value(self, table: SignalTable, ref: HistoryRef, scope: ScopeKey,
+                       now: float) -> Any:
+        key = (ref.signal, scope)
+        points = self._history.get(key)
+        if points is None:
+            points = self._history[key] = deque()
+        current = table.read(ref.signal, scope)
+        if not isinstance(current, Missing) and not isinstance(current, bool) \
+                and isinstance(current, int | float) and (not points or points[-1][0] < now):
+            points.append((now, current))
+        while points and points[0][0] < now - MAX_WINDOW_S:
+            points.popleft()
+        window = [(t, v) for t, v in points if t >= now - ref.seconds]
+        if not window:
+            reason = current.reason if isinstance(current, Missing) else f"{ref.signal} not a number"
+            return Missing(f"{ref}: no reading in the window ({reason})")
+        values = [v for _, v in window]
+        if ref.fn == "avg":
+            return sum(values) / len(values)
+        if ref.fn == "max":
+            return max(values)
+        if ref.fn == "min":
+            return min(values)
+        (t0, v0), (t1, v1) = window[0], window[-1]
+        if t1 <= t0:
+            return Missing(f"{ref}: needs two readings in the window")
+        return (v1 - v0) / (t1 - t0)
+
+    def _spread(self, table: SignalTable, ref: SpreadRef, scope: ScopeKey) -> Any:
+        values = []
+        for gpu in table.scopes("gpu"):
+            if gpu.host != scope.host:
+                continue
+            v = table.read(ref.signal, gpu)
+            if isinstance(v, int | float) and not isinstance(v, bool):
+                values.append(v)
+        if not values:
+            return Missing(f"{ref}: no GPU reading on {scope.host}")
+        return max(values) - min(values)
