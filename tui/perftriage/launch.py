@@ -30,7 +30,29 @@ def build_cockpit(g: Globals, name: str = "session"):
         sample_interval=g.sample_interval,
     )
     cockpit.ssh_config, cockpit.accept_new_host_keys = g.ssh_config, g.accept_new_host_keys
+    from perftriage.services.check_monitor import add_hypotheses
+
+    add_hypotheses(cockpit.session, starting_hypotheses(g, config))
     return cockpit
+
+
+def starting_hypotheses(g: Globals, config) -> list:
+    """The config's ``[[hypotheses]]`` then each ``--hypotheses`` pack, vetted
+    (a bad check: exit 2 with file:line and its position in the expression)."""
+    from perftriage.cli_globals import UsageFailure
+    from perftriage.core.checks import pack
+    from perftriage.core.store.config import ConfigError
+
+    out: list = []
+    try:
+        if config.hypotheses:
+            path = g.resolved_config_path()
+            out += pack.entries(config.hypotheses, path.read_text(encoding="utf-8"), path)
+        for spec in g.hypotheses:
+            out += pack.load(spec)
+    except ConfigError as exc:
+        raise UsageFailure(str(exc)) from None
+    return out
 
 
 def run_cockpit(g: Globals) -> int:

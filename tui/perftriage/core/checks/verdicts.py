@@ -103,6 +103,8 @@ class Evaluator:
     _compiled: dict[tuple[str, str], Compiled | CheckError] = field(default_factory=dict)
     _tracks: dict[tuple[str, str, str], _Track] = field(default_factory=dict)
     _history: dict[tuple[Signal, ScopeKey], deque[tuple[float, Any]]] = field(default_factory=dict)
+    # (hyp_id, scope) -> the values read at the last tick (``perftriage check`` prints them)
+    latest: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
     def compiled(self, text: str, scope: str) -> Compiled | CheckError:
         key = (text, scope)
@@ -126,7 +128,7 @@ class Evaluator:
                 continue
             comp = self.compiled(h.check, h.scope)
             if isinstance(comp, CheckError):
-                self._settle(out, h.hyp_id, h.check, "session", "error", now, {}, str(comp))
+                self._settle(out, h.hyp_id, h.check, "", "error", now, {}, str(comp))
                 continue
             scopes = scopes_of.get(comp.scope)
             if scopes is None:
@@ -134,10 +136,11 @@ class Evaluator:
             if comp.pattern is not None:
                 scopes = [s for s in scopes if fnmatch.fnmatchcase(s.engine or s.host or "",
                                                                     comp.pattern)]
-            if not scopes:
-                self._settle(out, h.hyp_id, h.check, "session", "no data", now, {},
+            if not scopes:  # "": the check as a whole, until it has a place to run
+                self._settle(out, h.hyp_id, h.check, "", "no data", now, {},
                              f"no {comp.scope} to evaluate on yet")
                 continue
+            self._tracks.pop((h.hyp_id, h.check, ""), None)
             for scope in scopes:
                 self._one(out, table, h.hyp_id, h.check, h.for_s, comp.check, scope, now)
         return out
@@ -159,6 +162,7 @@ class Evaluator:
             else:
                 names[name] = v
                 shown[str(ref)] = _rounded(v)
+        self.latest[(hyp_id, scope.label)] = shown
         if missing:
             self._settle(out, hyp_id, text, scope.label, "no data", now, shown,
                          "; ".join(missing))

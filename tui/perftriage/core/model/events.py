@@ -193,7 +193,8 @@ CheckVerdictKind = Literal["supported", "refuted", "pending", "no data", "error"
 
 class CheckVerdict(Event, tag="check.verdict"):
     """A hypothesis's check changed verdict on one scope ("node1 GPU 2",
-    "node1", "engine:node1", "session"), with the values that decided it
+    "node1", "engine:node1", "session"; "" for the check as a whole while it
+    has nowhere to run or does not compile), with the values that decided it
     (``{"gap.traffic_ratio": 2.02}``) and the reason in words."""
 
     hyp_id: str

@@ -288,6 +288,8 @@ def _check_verdict(state: SessionState, e: ev.CheckVerdict) -> Section | None:
     h = state.hypothesis(e.hyp_id)
     if h is None:
         return None
+    if e.scope:  # "" stood for the check as a whole until it had a scope to run in
+        h.verdicts.pop("", None)
     h.verdicts[e.scope] = ScopeVerdict(e.verdict, e.t, e.wall, dict(e.values), e.reason)
     h.verdict_log.append(VerdictChange(e.t, e.wall, e.scope, e.verdict, dict(e.values), e.reason))
     if len(h.verdict_log) > VERDICT_LOG_MAX:
