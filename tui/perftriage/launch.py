@@ -9,8 +9,10 @@ from perftriage.cli_globals import Globals
 
 
 def build_cockpit(g: Globals, name: str = "session"):
+    from perftriage.services.check_monitor import add_hypotheses
     from perftriage.services.cockpit import Cockpit
     config = g.load_config()
+    hypotheses = starting_hypotheses(g, config)  # a bad pack stops here: nothing started
     if g.prometheus:
         config.fleet.prometheus = g.prometheus
     if config.fleet.prometheus:
@@ -30,9 +32,7 @@ def build_cockpit(g: Globals, name: str = "session"):
         sample_interval=g.sample_interval,
     )
     cockpit.ssh_config, cockpit.accept_new_host_keys = g.ssh_config, g.accept_new_host_keys
-    from perftriage.services.check_monitor import add_hypotheses
-
-    add_hypotheses(cockpit.session, starting_hypotheses(g, config))
+    add_hypotheses(cockpit.session, hypotheses)
     return cockpit
 
 

@@ -218,7 +218,7 @@ class Evaluator:
             points.append((now, current))
         while points and points[0][0] < now - MAX_WINDOW_S:
             points.popleft()
-        window = [(t, v) for t, v in points if t >= now - ref.seconds]
+        window = [(t, v) for t, v in points if t > now - ref.seconds]  # (now - w, now]
         if not window:
             reason = current.reason if isinstance(current, Missing) else f"{ref.signal} not a number"
             return Missing(f"{ref}: no reading in the window ({reason})")
