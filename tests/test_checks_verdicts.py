@@ -140,8 +140,10 @@ def test_history_functions_over_the_window():
         step(state, e, now)
         if now == 3:
             assert state.hypothesis("h1").verdicts["node1 GPU 0"].verdict == "supported"  # 56.7
-    assert e.latest[("h1", "node1 GPU 0")] == {'avg(gpu.dram_busy_pct, "3s")': 40.0}
-    assert e.latest[("h2", "node1 GPU 0")] == {'rate(gpu.dram_busy_pct, "10s")': -16.6667}
+    assert e.values("h1", 'avg(gpu.dram_busy_pct, "3s") >= 50', "node1 GPU 0") == \
+        {'avg(gpu.dram_busy_pct, "3s")': 40.0}
+    assert e.values("h2", 'rate(gpu.dram_busy_pct, "10s") > 5', "node1 GPU 0") == \
+        {'rate(gpu.dram_busy_pct, "10s")': -16.6667}
     assert state.hypothesis("h1").verdicts["node1 GPU 0"].verdict == "refuted"
     assert state.hypothesis("h3").verdicts["node1 GPU 0"].verdict == "refuted"
 

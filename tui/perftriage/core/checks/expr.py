@@ -30,6 +30,7 @@ from typing import Any
 import re2
 import simpleeval
 
+from perftriage.core.checks.fast import build as build_closures
 from perftriage.core.checks.catalogue import (
     FAMILIES,
     PROFILE_BUCKET_FIELDS,
@@ -86,6 +87,9 @@ class SpreadRef:
 
 
 Ref = Signal | HistoryRef | SpreadRef
+# every signal compiled so far, so that all checks naming ``gap.traffic_ratio``
+# share one Signal object (the signal table caches readings by object)
+_SIGNALS: dict[Signal, Signal] = {}
 
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*")
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -118,8 +122,16 @@ def _matches(text: Any, pattern: Any) -> bool:
 _CMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
         ast.Gt: operator.gt, ast.GtE: operator.ge,
         ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
-_ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-          ast.Div: operator.truediv, ast.Mod: operator.mod, ast.MatMult: _matches}
+def _mod(a: Any, b: Any) -> Any:
+    """``%`` on numbers only: on text it would be printf formatting ("%999999999d")."""
+    if isinstance(a, str) or isinstance(b, str):
+        raise TypeError("% takes numbers, not text")
+    return a % b
+
+
+# simpleeval's safe_add / safe_mult refuse text longer than its MAX_STRING_LENGTH
+_ARITH = {ast.Add: simpleeval.safe_add, ast.Sub: operator.sub, ast.Mult: simpleeval.safe_mult,
+          ast.Div: operator.truediv, ast.Mod: _mod, ast.MatMult: _matches}
 _UNARY = {ast.Not: operator.not_, ast.USub: operator.neg, ast.UAdd: operator.pos}
 OPERATORS: dict[type, Any] = {**_CMP, **_ARITH, **_UNARY}
 # the only function left in the evaluated tree (history functions became names)
@@ -162,6 +174,8 @@ class _Compiler:
         return CheckError(message, self.pos(node))
 
     def name_for(self, ref: Ref, prefix: str) -> str:
+        if isinstance(ref, Signal):
+            ref = _SIGNALS.setdefault(ref, ref)  # one object per signal: read once per scope
         name = self._by_ref.get(ref)
         if name is None:
             name = self._by_ref[ref] = f"{prefix}{len(self.refs)}"
@@ -290,6 +304,7 @@ class _Compiler:
             sig = self.signal(node.args[0])
             if sig is None:
                 raise self.fail(node.args[0], f"{fn}() needs a signal, e.g. gap.idle_pct")
+            sig = _SIGNALS.setdefault(sig, sig)
             window = node.args[1]
             if not (isinstance(window, ast.Constant) and isinstance(window.value, str)):
                 raise self.fail(window, f'{fn}()\'s window is a quoted duration, e.g. "30s"')
@@ -304,6 +319,7 @@ class _Compiler:
             sig = self.signal(node.args[0]) if len(node.args) == 1 else None
             if sig is None or sig.family != "gpu":
                 raise self.fail(node, "spread takes one GPU signal: spread(gpu.dram_busy_pct)")
+            sig = _SIGNALS.setdefault(sig, sig)
             return ast.Name(id=self.name_for(SpreadRef(sig), "a"), ctx=ast.Load())
         if fn == "abs":
             if len(node.args) != 1:
@@ -349,11 +365,17 @@ class Check:
     refs: dict[str, Ref]
     scope: Scope
     _evaluator: simpleeval.SimpleEval = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+    shown: dict[str, str] = field(repr=False, compare=False, default_factory=dict)
+    # the same tree as closures, for the evaluator's hot path (checks/fast.py)
+    fast: Any = field(repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
+        # each name as the user wrote it ("gap.traffic_ratio"), for verdicts' values
+        self.shown: dict[str, str] = {name: str(ref) for name, ref in self.refs.items()}
         ev = simpleeval.SimpleEval(operators=dict(OPERATORS), functions=dict(FUNCTIONS), names={})
         ev.nodes = {k: v for k, v in ev.nodes.items() if k in ALLOWED_NODES}
         self._evaluator = ev
+        self.fast = build_closures(self.tree, OPERATORS, FUNCTIONS)
 
     @property
     def signals(self) -> list[Signal]:
@@ -371,6 +393,11 @@ class Check:
         for v in values.values():
             if type(v) not in (bool, int, float, str):
                 raise TypeError(f"only numbers, text and true/false go into a check, not {type(v)}")
+        return self.evaluate_plain(values)
+
+    def evaluate_plain(self, values: dict[str, bool | int | float | str]) -> Any:
+        """:meth:`evaluate` for values already known to be plain (the signal
+        table hands out nothing else: see ``signals.SignalTable``)."""
         ev = self._evaluator
         ev.names = values
         return ev.eval("", previously_parsed=self.tree)

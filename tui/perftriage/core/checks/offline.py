@@ -91,7 +91,8 @@ def _entry(state: SessionState, evaluator: Evaluator, hyp_id: str, h: PackHypoth
     verdicts = hyp.verdicts if hyp is not None and h.check else {}
     scopes = []
     for scope, v in verdicts.items():
-        values = evaluator.latest.get((hyp_id, scope), v.values)
+        values = evaluator.values(hyp_id, h.check, scope)
+        values = v.values if values is None else values
         value: Any = next(iter(values.values())) if len(values) == 1 else (values or None)
         scopes.append({"scope": scope or "all", "verdict": v.verdict, "value": value})
     return {

@@ -9,7 +9,7 @@ tick, so 200 checks reading the same GPU field read it once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from perftriage.core.checks.catalogue import FAMILIES, Scope, Signal
@@ -31,20 +31,23 @@ class ScopeKey:
     host: str | None = None
     gpu: int | None = None
     engine: str | None = None
+    label: str = field(default="", compare=False)  # "node1 GPU 2", "node1", "engine:node1"
 
-    @property
-    def label(self) -> str:
+    def __post_init__(self) -> None:
         if self.kind == "gpu":
-            return f"{self.host} GPU {self.gpu}"
-        if self.kind == "engine":
-            return str(self.engine)
-        if self.kind == "host":
-            return str(self.host)
-        return "session"
+            label = f"{self.host} GPU {self.gpu}"
+        elif self.kind == "engine":
+            label = str(self.engine)
+        elif self.kind == "host":
+            label = str(self.host)
+        else:
+            label = "session"
+        object.__setattr__(self, "label", label)
 
 
 def _plain(value: Any) -> Plain | None:
-    if isinstance(value, bool | int | float | str):
+    """Only these four exact types ever reach a check (no subclass, no object)."""
+    if type(value) in (bool, int, float, str):
         return value
     return None
 
@@ -53,8 +56,11 @@ class SignalTable:
     def __init__(self, state: SessionState, now: float) -> None:
         self.state = state
         self.now = now
-        self._cache: dict[tuple[Signal, ScopeKey], Plain | Missing] = {}
+        # (id of the compiled signal, scope label): compiled checks live as long as the
+        # evaluator, so an id is one signal for the tick (and no dataclass hash per read)
+        self._cache: dict[tuple[int, str], Plain | Missing] = {}
         self._gap: dict[str, Any] | None = None
+        self._scopes: dict[str, list[ScopeKey]] = {}
         self._probes: dict[tuple[str, str], Any] | None = None
         self._gpus: dict[tuple[str, int], tuple[dict[str, Any], float | None]] | None = None
 
@@ -69,6 +75,12 @@ class SignalTable:
         return list(names)
 
     def scopes(self, kind: Scope) -> list[ScopeKey]:
+        got = self._scopes.get(kind)
+        if got is None:
+            got = self._scopes[kind] = self._make_scopes(kind)
+        return got
+
+    def _make_scopes(self, kind: Scope) -> list[ScopeKey]:
         if kind == "gpu":
             return [ScopeKey("gpu", host=h, gpu=i) for (h, i) in self._gpu_index()]
         if kind == "engine":
@@ -81,7 +93,7 @@ class SignalTable:
     # --- reading -----------------------------------------------------------------
 
     def read(self, sig: Signal, scope: ScopeKey) -> Plain | Missing:
-        key = (sig, scope)
+        key = (id(sig), scope.label)
         got = self._cache.get(key)
         if got is None:
             got = self._cache[key] = self._read(sig, scope)
@@ -131,6 +143,23 @@ class SignalTable:
         if fam == "probe":
             return self._probe(sig, host)
         return Missing(f"{sig}: unknown family")
+
+    def spread(self, ref: Any, scope: ScopeKey) -> Plain | Missing:
+        """``spread(gpu.FIELD)`` on the scope's host: max - min over its GPUs
+        (read once per host and tick, whatever the number of checks)."""
+        key = (id(ref), scope.host or "")
+        got = self._cache.get(key)
+        if got is not None:
+            return got
+        values = []
+        for gpu in self.scopes("gpu"):
+            if gpu.host == scope.host:
+                v = self.read(ref.signal, gpu)
+                if type(v) is int or type(v) is float:
+                    values.append(v)
+        got = self._cache[key] = (max(values) - min(values)) if values else \
+            Missing(f"{ref}: no GPU reading on {scope.host}")
+        return got
 
     # --- per family ---------------------------------------------------------------
 

@@ -23,7 +23,6 @@ from perftriage.core.checks.expr import (
     Check,
     CheckError,
     HistoryRef,
-    SpreadRef,
     compile_check,
     parse_duration,
 )
@@ -74,9 +73,14 @@ def for_seconds(value: Any) -> float:
 
 
 @dataclass
-class _Track:
+class _Slot:
+    """One (hypothesis, scope): its verdict, since when the condition has held,
+    and what the check read there at the last tick."""
+
     verdict: Verdict | None = None
     active_since: float | None = None
+    check: Check | None = None
+    names: dict[str, Any] | None = None
 
 
 def _rounded(v: Any) -> Any:
@@ -101,10 +105,18 @@ class Evaluator:
     held and a short history of the signals that history functions read."""
 
     _compiled: dict[tuple[str, str], Compiled | CheckError] = field(default_factory=dict)
-    _tracks: dict[tuple[str, str, str], _Track] = field(default_factory=dict)
-    _history: dict[tuple[Signal, ScopeKey], deque[tuple[float, Any]]] = field(default_factory=dict)
-    # (hyp_id, scope) -> the values read at the last tick (``perftriage check`` prints them)
-    latest: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    # (hyp_id, check text) -> scope label -> its slot ("" = the check as a whole)
+    _slots: dict[tuple[str, str], dict[str, _Slot]] = field(default_factory=dict)
+    _history: dict[tuple[str, str], deque[tuple[float, Any]]] = field(default_factory=dict)
+
+    def values(self, hyp_id: str, text: str, scope: str) -> dict[str, Any] | None:
+        """What the check read on ``scope`` at the last tick, by signal
+        (``{"gap.traffic_ratio": 2.02}``); None if it was not evaluated there."""
+        slot = self._slots.get((hyp_id, text), {}).get(scope)
+        if slot is None or slot.check is None or slot.names is None:
+            return None
+        shown = slot.check.shown
+        return {shown[n]: _rounded(v) for n, v in slot.names.items()}
 
     def compiled(self, text: str, scope: str) -> Compiled | CheckError:
         key = (text, scope)
@@ -126,9 +138,12 @@ class Evaluator:
         for h in state.hypotheses:
             if not h.check:
                 continue
+            slots = self._slots.get((h.hyp_id, h.check))
+            if slots is None:
+                slots = self._slots[(h.hyp_id, h.check)] = {}
             comp = self.compiled(h.check, h.scope)
             if isinstance(comp, CheckError):
-                self._settle(out, h.hyp_id, h.check, "", "error", now, {}, str(comp))
+                self._settle(out, h.hyp_id, h.check, "", slots, "error", now, str(comp))
                 continue
             scopes = scopes_of.get(comp.scope)
             if scopes is None:
@@ -137,78 +152,97 @@ class Evaluator:
                 scopes = [s for s in scopes if fnmatch.fnmatchcase(s.engine or s.host or "",
                                                                     comp.pattern)]
             if not scopes:  # "": the check as a whole, until it has a place to run
-                self._settle(out, h.hyp_id, h.check, "", "no data", now, {},
+                self._settle(out, h.hyp_id, h.check, "", slots, "no data", now,
                              f"no {comp.scope} to evaluate on yet")
                 continue
-            self._tracks.pop((h.hyp_id, h.check, ""), None)
-            for scope in scopes:
-                self._one(out, table, h.hyp_id, h.check, h.for_s, comp.check, scope, now)
+            slots.pop("", None)
+            self._scopes(out, table, h.hyp_id, h.check, h.for_s, comp.check, scopes, slots, now)
         return out
 
-    def _one(self, out: list[ev.CheckVerdict], table: SignalTable, hyp_id: str, text: str,
-             for_s: float, check: Check, scope: ScopeKey, now: float) -> None:
-        names: dict[str, Any] = {}
-        shown: dict[str, Any] = {}
-        missing: list[str] = []
-        for name, ref in check.refs.items():
-            if isinstance(ref, Signal):
-                v = table.read(ref, scope)
-            elif isinstance(ref, HistoryRef):
-                v = self._history_value(table, ref, scope, now)
-            else:
-                v = self._spread(table, ref, scope)
-            if isinstance(v, Missing):
-                missing.append(v.reason)
-            else:
-                names[name] = v
-                shown[str(ref)] = _rounded(v)
-        self.latest[(hyp_id, scope.label)] = shown
-        if missing:
-            self._settle(out, hyp_id, text, scope.label, "no data", now, shown,
-                         "; ".join(missing))
-            return
-        try:
-            result = check.evaluate(names)
-        except Exception as exc:  # a check's own failure (1/0, text vs number) is its verdict
-            self._settle(out, hyp_id, text, scope.label, "error", now, shown,
-                         f"{type(exc).__name__}: {exc}")
-            return
-        if not isinstance(result, bool):
-            self._settle(out, hyp_id, text, scope.label, "error", now, shown,
-                         f"the check gives {_fmt(result)}, not true/false")
-            return
-        track = self._tracks.setdefault((hyp_id, text, scope.label), _Track())
-        if not result:
-            track.active_since = None
-            self._settle(out, hyp_id, text, scope.label, "refuted", now, shown,
-                         values_text(shown))
-            return
-        if track.active_since is None:
-            track.active_since = now
-        held = now - track.active_since
-        if held >= for_s:
-            reason = values_text(shown) + (f" (true for {held:.0f} s)" if for_s else "")
-            self._settle(out, hyp_id, text, scope.label, "supported", now, shown, reason)
-        else:
-            self._settle(out, hyp_id, text, scope.label, "pending", now, shown,
-                         f"true for {held:.0f} s of {for_s:g} s: {values_text(shown)}")
+    def _scopes(self, out: list[ev.CheckVerdict], table: SignalTable, hyp_id: str, text: str,
+                for_s: float, check: Check, scopes: list[ScopeKey], slots: dict[str, _Slot],
+                now: float) -> None:
+        """The check on each scope: the hot loop (200 checks x 64 GPUs a second)."""
+        refs = list(check.refs.items())
+        fast = check.fast
+        for scope in scopes:
+            label = scope.label
+            slot = slots.get(label)
+            if slot is None:
+                slot = slots[label] = _Slot(check=check)
+            names: dict[str, Any] = {}
+            missing: list[str] | None = None
+            for name, ref in refs:
+                if type(ref) is Signal:
+                    v = table.read(ref, scope)
+                elif type(ref) is HistoryRef:
+                    v = self._history_value(table, ref, scope, now)
+                else:
+                    v = table.spread(ref, scope)
+                if type(v) is Missing:
+                    missing = [*(missing or ()), v.reason]
+                else:
+                    names[name] = v
+            slot.names = names
+            if missing:
+                self._settle(out, hyp_id, text, label, slots, "no data", now, "; ".join(missing))
+                continue
+            try:
+                result = fast(names)  # plain values only: the table hands out nothing else
+            except Exception as exc:  # a check's own failure (1/0, text vs number) is its verdict
+                self._settle(out, hyp_id, text, label, slots, "error", now,
+                             f"{type(exc).__name__}: {exc}")
+                continue
+            if result is False:
+                slot.active_since = None
+                if slot.verdict != "refuted":
+                    self._settle(out, hyp_id, text, label, slots, "refuted", now)
+                continue
+            if result is not True:
+                self._settle(out, hyp_id, text, label, slots, "error", now,
+                             f"the check gives {_fmt(result)}, not true/false")
+                continue
+            if slot.active_since is None:
+                slot.active_since = now
+            held = now - slot.active_since
+            if held >= for_s:
+                if slot.verdict != "supported":
+                    self._settle(out, hyp_id, text, label, slots, "supported", now,
+                                 f" (true for {held:.0f} s)" if for_s else "")
+            elif slot.verdict != "pending":
+                self._settle(out, hyp_id, text, label, slots, "pending", now,
+                             f"true for {held:.0f} s of {for_s:g} s: ")
 
     def _settle(self, out: list[ev.CheckVerdict], hyp_id: str, text: str, scope: str,
-                verdict: Verdict, now: float, values: dict[str, Any], reason: str) -> None:
-        track = self._tracks.setdefault((hyp_id, text, scope), _Track())
-        if verdict not in ("supported", "pending"):
-            track.active_since = None
-        if track.verdict == verdict:
+                slots: dict[str, _Slot], verdict: Verdict, now: float, words: str = "") -> None:
+        """Record ``verdict``; an event only when it changed. The reason is
+        built then, not every tick: the values read (supported, refuted), with
+        ``words`` after (supported) or before (pending), or ``words`` alone."""
+        slot = slots.get(scope)
+        if slot is None:
+            slot = slots[scope] = _Slot()
+        if verdict != "supported" and verdict != "pending":
+            slot.active_since = None
+        if slot.verdict == verdict:
             return
-        track.verdict = verdict
+        slot.verdict = verdict
+        values = self.values(hyp_id, text, scope) or {}
+        if verdict == "supported":
+            reason = values_text(values) + words
+        elif verdict == "pending":
+            reason = words + values_text(values)
+        elif verdict == "refuted":
+            reason = values_text(values)
+        else:
+            reason = words
         out.append(ev.CheckVerdict(t=now, hyp_id=hyp_id, scope=scope, verdict=verdict,
-                                   check=text, values=dict(values), reason=reason))
+                                   check=text, values=values, reason=reason))
 
     # --- history and aggregation ------------------------------------------------------
 
     def _history_value(self, table: SignalTable, ref: HistoryRef, scope: ScopeKey,
                        now: float) -> Any:
-        key = (ref.signal, scope)
+        key = (str(ref.signal), scope.label)
         points = self._history.get(key)
         if points is None:
             points = self._history[key] = deque()
@@ -233,15 +267,3 @@ class Evaluator:
         if t1 <= t0:
             return Missing(f"{ref}: needs two readings in the window")
         return (v1 - v0) / (t1 - t0)
-
-    def _spread(self, table: SignalTable, ref: SpreadRef, scope: ScopeKey) -> Any:
-        values = []
-        for gpu in table.scopes("gpu"):
-            if gpu.host != scope.host:
-                continue
-            v = table.read(ref.signal, gpu)
-            if isinstance(v, int | float) and not isinstance(v, bool):
-                values.append(v)
-        if not values:
-            return Missing(f"{ref}: no GPU reading on {scope.host}")
-        return max(values) - min(values)
