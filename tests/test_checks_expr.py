@@ -182,3 +182,35 @@ def test_any_text_compiles_or_fails_with_a_check_error(text):
 def test_each_dangerous_form_is_refused(text):
     with pytest.raises(CheckError):
         compile_check(f"{text} == 1")
+
+
+@settings(max_examples=400, deadline=None)
+@given(exprs, st.lists(st.one_of(st.floats(allow_nan=False, width=32), st.integers(-5, 5),
+                                 st.booleans(), st.sampled_from(["", "cutedsl", "moe"])),
+                       min_size=8, max_size=8))
+def test_closures_answer_as_simpleeval_does(text, pool):
+    """The evaluator's closures (checks/fast.py) and simpleeval's walk of the
+    same tree agree: same value, or both raise."""
+    try:
+        check = compile_check(text)
+    except CheckError:
+        return
+    values = {name: pool[i % len(pool)] for i, name in enumerate(check.refs)}
+
+    def outcome(fn):
+        try:
+            return ("ok", fn(values))
+        except Exception as exc:  # noqa: BLE001 - the kind of failure is compared
+            return ("raised", type(exc).__name__)
+
+    walked, closed = outcome(check.evaluate_plain), outcome(check.fast)
+    assert walked == closed, (text, values)
+
+
+def test_text_cannot_be_blown_up():
+    c = compile_check('log.engine * 100000000 == "x"')
+    with pytest.raises(Exception, match="long"):
+        c.fast({"s0": "sglang"})
+    c = compile_check('log.engine % 1 == "x"')
+    with pytest.raises(TypeError):
+        c.fast({"s0": "%999999999d"})

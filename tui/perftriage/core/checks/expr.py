@@ -87,9 +87,11 @@ class SpreadRef:
 
 
 Ref = Signal | HistoryRef | SpreadRef
-# every signal compiled so far, so that all checks naming ``gap.traffic_ratio``
-# share one Signal object (the signal table caches readings by object)
+# every signal (and history / spread reference) compiled so far, so that all
+# checks naming ``gap.traffic_ratio`` share one object: the evaluator reads each
+# once per scope and tick, keyed by the object
 _SIGNALS: dict[Signal, Signal] = {}
+_REFS: dict[Ref, Ref] = {}
 
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*")
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -174,8 +176,7 @@ class _Compiler:
         return CheckError(message, self.pos(node))
 
     def name_for(self, ref: Ref, prefix: str) -> str:
-        if isinstance(ref, Signal):
-            ref = _SIGNALS.setdefault(ref, ref)  # one object per signal: read once per scope
+        ref = _REFS.setdefault(ref, ref)  # one object per signal: read once per scope and tick
         name = self._by_ref.get(ref)
         if name is None:
             name = self._by_ref[ref] = f"{prefix}{len(self.refs)}"

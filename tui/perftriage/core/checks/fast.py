@@ -43,6 +43,12 @@ def _build(node: ast.expr, OPERATORS: dict[type, Any], FUNCTIONS: dict[str, Any]
         return lambda names: names[key]
     if isinstance(node, ast.BoolOp):
         parts = [build(v) for v in node.values]
+        if isinstance(node.op, ast.And) and len(parts) == 2:
+            one, two = parts
+            return lambda names: one(names) and two(names)
+        if isinstance(node.op, ast.Or) and len(parts) == 2:
+            one, two = parts
+            return lambda names: one(names) or two(names)
         if isinstance(node.op, ast.And):
             def all_of(names: Names) -> Any:
                 out: Any = True
@@ -67,6 +73,14 @@ def _build(node: ast.expr, OPERATORS: dict[type, Any], FUNCTIONS: dict[str, Any]
                                                                    strict=True)]
         if len(chain) == 1:
             (cmp, second), = chain
+            left_node, right_node = node.left, node.comparators[0]
+            # the common shapes in one call: ``signal OP constant`` and ``signal OP signal``
+            if isinstance(left_node, ast.Name) and isinstance(right_node, ast.Constant):
+                key, value = left_node.id, right_node.value
+                return lambda names: cmp(names[key], value)
+            if isinstance(left_node, ast.Name) and isinstance(right_node, ast.Name):
+                key, other = left_node.id, right_node.id
+                return lambda names: cmp(names[key], names[other])
             return lambda names: cmp(first(names), second(names))
 
         def compare(names: Names) -> Any:

@@ -61,6 +61,8 @@ class SignalTable:
         self._cache: dict[tuple[int, str], Plain | Missing] = {}
         self._gap: dict[str, Any] | None = None
         self._scopes: dict[str, list[ScopeKey]] = {}
+        # (id of a reference, scope kind) -> its value on each scope (the evaluator fills it)
+        self.columns: dict[tuple[int, str], dict[str, Any]] = {}
         self._probes: dict[tuple[str, str], Any] | None = None
         self._gpus: dict[tuple[str, int], tuple[dict[str, Any], float | None]] | None = None
 

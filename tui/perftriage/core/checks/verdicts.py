@@ -156,14 +156,17 @@ class Evaluator:
                              f"no {comp.scope} to evaluate on yet")
                 continue
             slots.pop("", None)
-            self._scopes(out, table, h.hyp_id, h.check, h.for_s, comp.check, scopes, slots, now)
+            self._scopes(out, table, h.hyp_id, h.check, h.for_s, comp, scopes, slots, now)
         return out
 
     def _scopes(self, out: list[ev.CheckVerdict], table: SignalTable, hyp_id: str, text: str,
-                for_s: float, check: Check, scopes: list[ScopeKey], slots: dict[str, _Slot],
+                for_s: float, comp: Compiled, scopes: list[ScopeKey], slots: dict[str, _Slot],
                 now: float) -> None:
         """The check on each scope: the hot loop (200 checks x 64 GPUs a second)."""
-        refs = list(check.refs.items())
+        # each reference's value on every scope of the tick, read once for all checks
+        check = comp.check
+        columns = [(name, self._column(table, ref, comp.scope, now))
+                   for name, ref in check.refs.items()]
         fast = check.fast
         for scope in scopes:
             label = scope.label
@@ -172,13 +175,8 @@ class Evaluator:
                 slot = slots[label] = _Slot(check=check)
             names: dict[str, Any] = {}
             missing: list[str] | None = None
-            for name, ref in refs:
-                if type(ref) is Signal:
-                    v = table.read(ref, scope)
-                elif type(ref) is HistoryRef:
-                    v = self._history_value(table, ref, scope, now)
-                else:
-                    v = table.spread(ref, scope)
+            for name, column in columns:
+                v = column[label]
                 if type(v) is Missing:
                     missing = [*(missing or ()), v.reason]
                 else:
@@ -238,7 +236,25 @@ class Evaluator:
         out.append(ev.CheckVerdict(t=now, hyp_id=hyp_id, scope=scope, verdict=verdict,
                                    check=text, values=values, reason=reason))
 
-    # --- history and aggregation ------------------------------------------------------
+    # --- reading -------------------------------------------------------------------------
+
+    def _column(self, table: SignalTable, ref: Any, kind: Scope, now: float) -> dict[str, Any]:
+        """``ref``'s value (or Missing) on every scope of ``kind`` at this tick, by
+        label; computed once per tick whatever the number of checks reading it."""
+        key = (id(ref), kind)
+        column = table.columns.get(key)
+        if column is None:
+            column = table.columns[key] = {}
+            for scope in table.scopes(kind):
+                if type(ref) is Signal:
+                    column[scope.label] = table.read(ref, scope)
+                elif type(ref) is HistoryRef:
+                    column[scope.label] = self._history_value(table, ref, scope, now)
+                else:
+                    column[scope.label] = table.spread(ref, scope)
+        return column
+
+    # --- history ---------------------------------------------------------------------------
 
     def _history_value(self, table: SignalTable, ref: HistoryRef, scope: ScopeKey,
                        now: float) -> Any:
