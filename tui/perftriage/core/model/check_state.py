@@ -80,3 +80,44 @@ def count_text(verdicts: dict[str, ScopeVerdict]) -> str:
     elif misses:
         text += f" ({len(misses)} not)"
     return text
+
+
+VERDICT_ICON = {"supported": "✔", "refuted": "✘", "pending": "…", "no data": "?", "error": "!"}
+# the status colour each verdict is drawn in (widgets/status_style.py's names)
+VERDICT_STATUS = {"supported": "supported", "refuted": "refuted", "pending": "testing",
+                  "no data": "parked", "error": "error"}
+
+
+def verdict_cell(verdicts: dict[str, ScopeVerdict]) -> tuple[str, str] | None:
+    """The pane's short form, ``✔ supported 6/8``, and the status to colour it
+    by; None before the check's first verdict."""
+    top = overall(verdicts)
+    if top is None:
+        return None
+    hits = sum(1 for v in verdicts.values() if v.verdict == top)
+    count = f" {hits}/{len(verdicts)}" if len(verdicts) > 1 else ""
+    return f"{VERDICT_ICON[top]} {top}{count}", VERDICT_STATUS[top]
+
+
+def check_lines(check: str, for_s: float, verdicts: dict[str, ScopeVerdict],
+                log: list[VerdictChange], clock, max_scopes: int = 8,
+                max_flips: int = 8) -> list[str]:
+    """The check in words (unsanitised: the caller filters for its medium):
+    the condition, its verdict over the scopes, each scope's reason, and the
+    latest changes of verdict with the values that decided them."""
+    head = f"check: {check}" + (f" (for {for_s:g} s)" if for_s else "")
+    text = count_text(verdicts)
+    out = [f"{head}: {text}" if text else f"{head}: not evaluated yet"]
+    for scope, v in list(verdicts.items())[:max_scopes]:
+        out.append(f"  {scope or 'check'}: {v.verdict} since {clock(v.since_t)}"
+                   + (f" ({v.reason})" if v.reason else ""))
+    if len(verdicts) > max_scopes:
+        out.append(f"  ... {len(verdicts) - max_scopes} more scopes")
+    flips = log[-max_flips:]
+    if flips:
+        out.append("  changes:" + ("" if len(log) <= max_flips else
+                                   f" (last {max_flips} of {len(log)})"))
+        for c in flips:
+            out.append(f"    {clock(c.t)} {c.scope or 'check'} became {c.verdict}"
+                       + (f" ({c.reason})" if c.reason else ""))
+    return out
