@@ -30,12 +30,6 @@ RUN = Path("/tmp/idlerun")
 WEIGHTS_GB = 16.0
 
 
-def follow_truth(proc, truth: list) -> None:
-    for line in proc.stdout:
-        parts = dict(p.split("=", 1) for p in line.split() if "=" in p)
-        truth.append({"wall": time.time(), **parts})
-
-
 async def main(standin: str, pack_file: str, seconds: float) -> None:
     from perftriage.core.analysis import roofline
     from perftriage.core.checks import pack
@@ -43,6 +37,7 @@ async def main(standin: str, pack_file: str, seconds: float) -> None:
     from perftriage.core.store.config import Config, HostConfig
     from perftriage.services.check_monitor import add_hypotheses
     from perftriage.services.cockpit import Cockpit
+    from h200_gap_run import follow_truth  # beside this script
 
     RUN.mkdir(parents=True, exist_ok=True)
     OUT.mkdir(parents=True, exist_ok=True)
@@ -67,13 +62,12 @@ async def main(standin: str, pack_file: str, seconds: float) -> None:
     ready = time.time()
     print(f"stand-in ready, weights {weights} GB", flush=True)
     switch = ready + seconds * 0.4
-    while proc.poll() is None:
-        await asyncio.sleep(0.5)
-    await asyncio.sleep(2)
+    await asyncio.to_thread(proc.wait)
+    await asyncio.sleep(2)  # the last samples after the stand-in's end
     await cockpit.stop("done")
     transcript = cockpit.session.path
-    shutil.copy(transcript, OUT / "transcript.jsonl")
-    shutil.copy(log, OUT / "server.log")
+    for src, name in ((transcript, "transcript.jsonl"), (log, "server.log")):
+        shutil.copy(src, OUT / name)
     (OUT / "groundtruth.json").write_text(json.dumps({"switch_wall": switch, "rows": truth}))
     res = subprocess.run([sys.executable, "-m", "perftriage", "check", str(transcript), "--pack",
                           pack_file, "--json"], capture_output=True, text=True, check=False)

@@ -29,7 +29,7 @@ def _text(result: dict) -> str:
         if not h["check"]:
             lines.append(f"  {'-':<10} {visible(h['title'])}  (no check)")
             continue
-        counts = {}
+        counts: dict[str, int] = {}
         for s in h["scopes"]:
             counts[s["verdict"]] = counts.get(s["verdict"], 0) + 1
         where = ", ".join(f"{n} {v}" for v, n in counts.items()) if len(h["scopes"]) > 1 else ""

@@ -121,7 +121,7 @@ def _matches(text: Any, pattern: Any) -> bool:
     return _regex(pattern).search(text) is not None
 
 
-_CMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+_CMP: dict[type, Any] = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
         ast.Gt: operator.gt, ast.GtE: operator.ge,
         ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
 def _mod(a: Any, b: Any) -> Any:
@@ -132,9 +132,9 @@ def _mod(a: Any, b: Any) -> Any:
 
 
 # simpleeval's safe_add / safe_mult refuse text longer than its MAX_STRING_LENGTH
-_ARITH = {ast.Add: simpleeval.safe_add, ast.Sub: operator.sub, ast.Mult: simpleeval.safe_mult,
+_ARITH: dict[type, Any] = {ast.Add: simpleeval.safe_add, ast.Sub: operator.sub, ast.Mult: simpleeval.safe_mult,
           ast.Div: operator.truediv, ast.Mod: _mod, ast.MatMult: _matches}
-_UNARY = {ast.Not: operator.not_, ast.USub: operator.neg, ast.UAdd: operator.pos}
+_UNARY: dict[type, Any] = {ast.Not: operator.not_, ast.USub: operator.neg, ast.UAdd: operator.pos}
 OPERATORS: dict[type, Any] = {**_CMP, **_ARITH, **_UNARY}
 # the only function left in the evaluated tree (history functions became names)
 FUNCTIONS: dict[str, Any] = {"abs": abs}

@@ -11,16 +11,12 @@ the line and the position in the expression, e.g.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-import msgspec
-
 from perftriage.core.checks.expr import CheckError
 from perftriage.core.checks.verdicts import compile_scoped, for_seconds
+from perftriage.core.store.config import convert_toml, read_text
 from perftriage.core.store.config_schema import ConfigError, HypothesisEntry, Strict, locate
 
 
@@ -58,35 +54,11 @@ def resolve(spec: str) -> Path:
 
 def load(spec: str) -> list[PackHypothesis]:
     path = resolve(spec)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(path, None, f"cannot read: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(path, data.count(b"\n", 0, exc.start) + 1, "not UTF-8 text") from None
-    return parse(text, path)
+    return parse(read_text(path), path)
 
 
 def parse(text: str, path: Path | str = "<pack>") -> list[PackHypothesis]:
-    try:
-        raw: dict[str, Any] = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"line (\d+)", str(exc))
-        raise ConfigError(path, int(m.group(1)) if m else None, f"invalid TOML: {exc}") from None
-    try:
-        pack = msgspec.convert(raw, Pack, strict=True)
-    except msgspec.ValidationError as exc:
-        msg = str(exc)
-        m = re.match(r"(.*?) - at `(\$[^`]*)`", msg)
-        detail, where = (m.group(1), m.group(2)) if m else (msg, "$")
-        unknown = re.match(r"Object contains unknown field `([^`]+)`", detail)
-        key = unknown.group(1) if unknown else None
-        message = f"unknown key '{key}' in {where.replace('$.', '')}" if unknown else \
-            f"{detail} at {where.replace('$.', '')}"
-        raise ConfigError(path, locate(text, where, key), message) from None
-    return entries(pack.hypotheses, text, path)
+    return entries(convert_toml(text, path, Pack).hypotheses, text, path)
 
 
 def entries(items: list[HypothesisEntry], text: str, path: Path | str) -> list[PackHypothesis]:

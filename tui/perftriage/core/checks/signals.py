@@ -217,6 +217,7 @@ class SignalTable:
         if best is None:
             return Missing(f"{sig} missing (no metric line in {host}'s logs)")
         m = best.metrics.last
+        assert m is not None  # chosen above for having one
         if sig.field == "engine":
             return self._fresh(sig, m.engine, best.metrics_t, "")
         if sig.field in ("gen_tps", "running") and m.kind != "decode" \

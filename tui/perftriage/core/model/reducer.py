@@ -261,20 +261,11 @@ def _hyp_updated(state: SessionState, e: ev.HypothesisUpdated) -> Section | None
     h = state.hypothesis(e.hyp_id)
     if h is None:
         return None
-    if e.title is not None:
-        h.title = e.title
-    if e.note is not None:
-        h.note = e.note
-    if e.status is not None:
-        h.status = e.status
     if (e.check is not None and e.check != h.check) or (e.scope is not None and e.scope != h.scope):
         h.verdicts = {}  # a new condition starts without a verdict (the log keeps the old ones)
-    if e.check is not None:
-        h.check = e.check
-    if e.for_s is not None:
-        h.for_s = e.for_s
-    if e.scope is not None:
-        h.scope = e.scope
+    for name in ("title", "note", "status", "check", "for_s", "scope"):  # None: unchanged
+        if (value := getattr(e, name)) is not None:
+            setattr(h, name, value)
     if e.priority is not None:
         state.hypotheses.remove(h)
         pos = min(max(0, e.priority), len(state.hypotheses))
