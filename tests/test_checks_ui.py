@@ -57,6 +57,7 @@ async def test_replayed_idle_run_shows_verdicts_and_why_in_details():
         app.screen.query_one(HypothesesPane).select("h2")
         await pilot.press("enter")
         await wait_for(lambda: type(app.screen).__name__ == "HypothesisDetailScreen")
+        await wait_for(lambda: "check:" in str(app.screen.query_one("#hyp-detail-head").render()))
         head = str(app.screen.query_one("#hyp-detail-head").render())
         assert "check: gap.idle_pct >= 30 and gap.traffic_ratio < 1.5 (for 5 s): supported" in head
         assert "00:10 localhost became refuted (gap.idle_pct = 21.9, gap.traffic_ratio = 1)" in head
