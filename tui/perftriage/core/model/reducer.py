@@ -281,8 +281,9 @@ def _check_verdict(state: SessionState, e: ev.CheckVerdict) -> Section | None:
         return None
     if e.scope:  # "" stood for the check as a whole until it had a scope to run in
         h.verdicts.pop("", None)
-    h.verdicts[e.scope] = ScopeVerdict(e.verdict, e.t, e.wall, dict(e.values), e.reason)
-    h.verdict_log.append(VerdictChange(e.t, e.wall, e.scope, e.verdict, dict(e.values), e.reason))
+    # (the event's values are never changed after it is emitted: shared, not copied)
+    h.verdicts[e.scope] = ScopeVerdict(e.verdict, e.t, e.wall, e.values, e.reason)
+    h.verdict_log.append(VerdictChange(e.t, e.wall, e.scope, e.verdict, e.values, e.reason))
     if len(h.verdict_log) > VERDICT_LOG_MAX:
         del h.verdict_log[: len(h.verdict_log) - VERDICT_LOG_MAX]
     return Section.HYPOTHESES

@@ -189,6 +189,7 @@ class SessionState:
     versions: dict[Section, int] = field(
         default_factory=lambda: {s: 0 for s in Section if s is not Section.CLOCK}
     )
+    hyp_hint: dict[str, int] = field(default_factory=dict, repr=False)  # see hypothesis()
 
     def bump(self, section: Section) -> None:
         self.versions[section] = self.versions.get(section, 0) + 1
@@ -200,7 +201,14 @@ class SessionState:
         return hs
 
     def hypothesis(self, hyp_id: str) -> Hypothesis | None:
-        for h in self.hypotheses:
+        hyps = self.hypotheses
+        # where it was last found: checked before use, so never wrong (the checks'
+        # verdict events look a hypothesis up hundreds of times a second)
+        hint = self.hyp_hint.get(hyp_id)
+        if hint is not None and hint < len(hyps) and hyps[hint].hyp_id == hyp_id:
+            return hyps[hint]
+        for i, h in enumerate(hyps):
             if h.hyp_id == hyp_id:
+                self.hyp_hint[hyp_id] = i
                 return h
         return None
