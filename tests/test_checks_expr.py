@@ -214,3 +214,28 @@ def test_text_cannot_be_blown_up():
     c = compile_check('log.engine % 1 == "x"')
     with pytest.raises(TypeError):
         c.fast({"s0": "%999999999d"})
+
+
+@settings(max_examples=300, deadline=None)
+@given(exprs, st.lists(st.lists(st.one_of(st.floats(allow_nan=False, width=32),
+                                          st.integers(-5, 5), st.booleans(),
+                                          st.sampled_from(["", "moe"])),
+                                min_size=8, max_size=8), min_size=1, max_size=4))
+def test_columns_answer_as_the_per_scope_closures_do(text, rows):
+    """Over all scopes at once (checks/fast.build_columns) the check gives, scope
+    for scope, what the per-scope closure gives; where a column raises the
+    evaluator falls back to the per-scope path, so only the no-raise case counts."""
+    try:
+        check = compile_check(text)
+    except CheckError:
+        return
+    if check.vector is None:
+        return
+    names = list(check.refs)
+    columns = {name: [row[i % len(row)] for row in rows] for i, name in enumerate(names)}
+    try:
+        results = check.vector(columns, len(rows))
+    except Exception:  # noqa: BLE001 - the fallback case
+        return
+    for i in range(len(rows)):
+        assert check.fast({name: columns[name][i] for name in names}) == results[i], text

@@ -31,6 +31,7 @@ import re2
 import simpleeval
 
 from perftriage.core.checks.fast import build as build_closures
+from perftriage.core.checks.fast import build_columns
 from perftriage.core.checks.catalogue import (
     FAMILIES,
     PROFILE_BUCKET_FIELDS,
@@ -369,6 +370,7 @@ class Check:
     shown: dict[str, str] = field(repr=False, compare=False, default_factory=dict)
     # the same tree as closures, for the evaluator's hot path (checks/fast.py)
     fast: Any = field(repr=False, compare=False, default=None)
+    vector: Any = field(repr=False, compare=False, default=None)  # over all scopes at once
 
     def __post_init__(self) -> None:
         # each name as the user wrote it ("gap.traffic_ratio"), for verdicts' values
@@ -377,6 +379,7 @@ class Check:
         ev.nodes = {k: v for k, v in ev.nodes.items() if k in ALLOWED_NODES}
         self._evaluator = ev
         self.fast = build_closures(self.tree, OPERATORS, FUNCTIONS)
+        self.vector = build_columns(self.tree, OPERATORS, FUNCTIONS)
 
     @property
     def signals(self) -> list[Signal]:

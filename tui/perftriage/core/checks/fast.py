@@ -108,3 +108,68 @@ def _build(node: ast.expr, OPERATORS: dict[type, Any], FUNCTIONS: dict[str, Any]
         fn, arg = FUNCTIONS[node.func.id], build(node.args[0])
         return lambda names: fn(arg(names))
     raise ValueError(f"not a vetted check node: {type(node).__name__}")
+
+
+Columns = dict[str, list[Any]]
+VectorFn = Callable[[Columns, int], list[Any]]
+
+
+def build_columns(node: ast.expr, operators: dict[type, Any],
+                  functions: dict[str, Any]) -> VectorFn | None:
+    """The same tree over columns: each name stands for a list of values (one
+    per scope), the result is the list of the check's values. One call per
+    check and tick instead of one per GPU. Both sides of ``and`` / ``or`` and
+    of ``x if c else y`` are computed for every scope, so a column can raise
+    where one scope's call would not (``b > 0 and a / b > 1``): the evaluator
+    then falls back to the per-scope closures. None for a tree this does not
+    cover (chained comparisons)."""
+    try:
+        return _vector(node, operators, functions)
+    except NotImplementedError:
+        return None
+
+
+def _vector(node: ast.expr, ops: dict[type, Any], fns: dict[str, Any]) -> VectorFn:  # noqa: PLR0911
+    if isinstance(node, ast.Constant):
+        value = node.value
+        return lambda cols, n: [value] * n
+    if isinstance(node, ast.Name):
+        key = node.id
+        return lambda cols, n: cols[key]
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        return _pair(ops[type(node.ops[0])], node.left, node.comparators[0], ops, fns)
+    if isinstance(node, ast.BinOp):
+        return _pair(ops[type(node.op)], node.left, node.right, ops, fns)
+    if isinstance(node, ast.BoolOp):
+        parts = [_vector(v, ops, fns) for v in node.values]
+        conj = isinstance(node.op, ast.And)
+
+        def fold(cols: Columns, n: int) -> list[Any]:
+            out = parts[0](cols, n)
+            for part in parts[1:]:  # ((a and b) and c) is a and b and c, value for value
+                nxt = part(cols, n)
+                out = [a and b for a, b in zip(out, nxt)] if conj else \
+                    [a or b for a, b in zip(out, nxt)]
+            return out
+        return fold
+    if isinstance(node, ast.UnaryOp):
+        uop, operand = ops[type(node.op)], _vector(node.operand, ops, fns)
+        return lambda cols, n: [uop(a) for a in operand(cols, n)]
+    if isinstance(node, ast.IfExp):
+        test, body, orelse = (_vector(x, ops, fns) for x in (node.test, node.body, node.orelse))
+        return lambda cols, n: [b if t else o for t, b, o in zip(test(cols, n), body(cols, n),
+                                                                 orelse(cols, n))]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id in fns and len(node.args) == 1 and not node.keywords:
+        fn, arg = fns[node.func.id], _vector(node.args[0], ops, fns)
+        return lambda cols, n: [fn(a) for a in arg(cols, n)]
+    raise NotImplementedError(type(node).__name__)
+
+
+def _pair(op: Any, left: ast.expr, right: ast.expr, ops: dict[type, Any],
+          fns: dict[str, Any]) -> VectorFn:
+    if isinstance(right, ast.Constant):  # the common shape: signal OP constant
+        value, lhs = right.value, _vector(left, ops, fns)
+        return lambda cols, n: [op(a, value) for a in lhs(cols, n)]
+    lhs, rhs = _vector(left, ops, fns), _vector(right, ops, fns)
+    return lambda cols, n: [op(a, b) for a, b in zip(lhs(cols, n), rhs(cols, n))]

@@ -61,8 +61,11 @@ class SignalTable:
         self._cache: dict[tuple[int, str], Plain | Missing] = {}
         self._gap: dict[str, Any] | None = None
         self._scopes: dict[str, list[ScopeKey]] = {}
-        # (id of a reference, scope kind) -> its value on each scope (the evaluator fills it)
-        self.columns: dict[tuple[int, str], dict[str, Any]] = {}
+        # (id of a reference, scope kind) -> its value on each scope, in scopes()'s
+        # order, and the types found in each such column (the evaluator fills both)
+        self.columns: dict[tuple[int, str], list[Any]] = {}
+        self.kinds: dict[int, set[type]] = {}
+        self._index: dict[str, dict[str, int]] = {}
         self._probes: dict[tuple[str, str], Any] | None = None
         self._gpus: dict[tuple[str, int], tuple[dict[str, Any], float | None]] | None = None
 
@@ -80,6 +83,13 @@ class SignalTable:
         got = self._scopes.get(kind)
         if got is None:
             got = self._scopes[kind] = self._make_scopes(kind)
+        return got
+
+    def index(self, kind: Scope) -> dict[str, int]:
+        """Scope label -> its position in ``scopes(kind)``."""
+        got = self._index.get(kind)
+        if got is None:
+            got = self._index[kind] = {s.label: i for i, s in enumerate(self.scopes(kind))}
         return got
 
     def _make_scopes(self, kind: Scope) -> list[ScopeKey]:

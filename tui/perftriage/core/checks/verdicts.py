@@ -80,7 +80,9 @@ class _Slot:
     verdict: Verdict | None = None
     active_since: float | None = None
     check: Check | None = None
-    names: dict[str, Any] | None = None
+    # what it read at the last tick: the check's columns and this scope's row in them
+    columns: list[tuple[str, list[Any]]] | None = None
+    row: int = 0
 
 
 def _rounded(v: Any) -> Any:
@@ -113,10 +115,11 @@ class Evaluator:
         """What the check read on ``scope`` at the last tick, by signal
         (``{"gap.traffic_ratio": 2.02}``); None if it was not evaluated there."""
         slot = self._slots.get((hyp_id, text), {}).get(scope)
-        if slot is None or slot.check is None or slot.names is None:
+        if slot is None or slot.check is None or slot.columns is None:
             return None
-        shown = slot.check.shown
-        return {shown[n]: _rounded(v) for n, v in slot.names.items()}
+        shown, i = slot.check.shown, slot.row
+        return {shown[n]: _rounded(vals[i]) for n, vals in slot.columns
+                if type(vals[i]) is not Missing}
 
     def compiled(self, text: str, scope: str) -> Compiled | CheckError:
         key = (text, scope)
@@ -162,35 +165,51 @@ class Evaluator:
     def _scopes(self, out: list[ev.CheckVerdict], table: SignalTable, hyp_id: str, text: str,
                 for_s: float, comp: Compiled, scopes: list[ScopeKey], slots: dict[str, _Slot],
                 now: float) -> None:
-        """The check on each scope: the hot loop (200 checks x 64 GPUs a second)."""
-        # each reference's value on every scope of the tick, read once for all checks
+        """The check on each scope: the hot loop (200 checks x 64 GPUs a second).
+        Where every scope has every value, the check runs once over the columns
+        (``fast.build_columns``); otherwise, or if that raises, once per scope."""
         check = comp.check
+        # each reference's value on every scope of the kind, read once for all checks
         columns = [(name, self._column(table, ref, comp.scope, now))
                    for name, ref in check.refs.items()]
+        index = table.index(comp.scope)
+        n = len(index)
+        results: list[Any] | None = None
+        if check.vector is not None and not any(Missing in table.kinds[id(vals)]
+                                                for _, vals in columns):
+            try:
+                results = check.vector(dict(columns), n)
+            except Exception:  # noqa: BLE001 - the per-scope path says which scope and why
+                results = None
         fast = check.fast
         for scope in scopes:
             label = scope.label
+            i = index[label]
             slot = slots.get(label)
             if slot is None:
                 slot = slots[label] = _Slot(check=check)
-            names: dict[str, Any] = {}
-            missing: list[str] | None = None
-            for name, column in columns:
-                v = column[label]
-                if type(v) is Missing:
-                    missing = [*(missing or ()), v.reason]
-                else:
-                    names[name] = v
-            slot.names = names
-            if missing:
-                self._settle(out, hyp_id, text, label, slots, "no data", now, "; ".join(missing))
-                continue
-            try:
-                result = fast(names)  # plain values only: the table hands out nothing else
-            except Exception as exc:  # a check's own failure (1/0, text vs number) is its verdict
-                self._settle(out, hyp_id, text, label, slots, "error", now,
-                             f"{type(exc).__name__}: {exc}")
-                continue
+            slot.columns, slot.row = columns, i
+            if results is not None:
+                result = results[i]
+            else:
+                names: dict[str, Any] = {}
+                missing: list[str] | None = None
+                for name, vals in columns:
+                    v = vals[i]
+                    if type(v) is Missing:
+                        missing = [*(missing or ()), v.reason]
+                    else:
+                        names[name] = v
+                if missing:
+                    self._settle(out, hyp_id, text, label, slots, "no data", now,
+                                 "; ".join(missing))
+                    continue
+                try:
+                    result = fast(names)  # plain values only: the table hands out nothing else
+                except Exception as exc:  # a check's own failure (1/0) is its verdict
+                    self._settle(out, hyp_id, text, label, slots, "error", now,
+                                 f"{type(exc).__name__}: {exc}")
+                    continue
             if result is False:
                 slot.active_since = None
                 if slot.verdict != "refuted":
@@ -238,20 +257,22 @@ class Evaluator:
 
     # --- reading -------------------------------------------------------------------------
 
-    def _column(self, table: SignalTable, ref: Any, kind: Scope, now: float) -> dict[str, Any]:
-        """``ref``'s value (or Missing) on every scope of ``kind`` at this tick, by
-        label; computed once per tick whatever the number of checks reading it."""
+    def _column(self, table: SignalTable, ref: Any, kind: Scope, now: float) -> list[Any]:
+        """``ref``'s value (or Missing) on every scope of ``kind`` at this tick, in
+        the order of ``table.scopes(kind)``; read once per tick whatever the
+        number of checks reading it. ``table.kinds`` notes the value types in it."""
         key = (id(ref), kind)
         column = table.columns.get(key)
         if column is None:
-            column = table.columns[key] = {}
-            for scope in table.scopes(kind):
-                if type(ref) is Signal:
-                    column[scope.label] = table.read(ref, scope)
-                elif type(ref) is HistoryRef:
-                    column[scope.label] = self._history_value(table, ref, scope, now)
-                else:
-                    column[scope.label] = table.spread(ref, scope)
+            if type(ref) is Signal:
+                column = [table.read(ref, scope) for scope in table.scopes(kind)]
+            elif type(ref) is HistoryRef:
+                column = [self._history_value(table, ref, scope, now)
+                          for scope in table.scopes(kind)]
+            else:
+                column = [table.spread(ref, scope) for scope in table.scopes(kind)]
+            table.columns[key] = column
+            table.kinds[id(column)] = {type(v) for v in column}
         return column
 
     # --- history ---------------------------------------------------------------------------
