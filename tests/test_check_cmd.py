@@ -162,3 +162,15 @@ def test_bad_pack_exits_2_with_file_line_and_position(tmp_path):
 def test_at_outside_the_session_exits_2():
     r = run(str(IDLE_RUN / "transcript.jsonl"), "--pack", str(IDLE_PACK), "--at", "9999")
     assert r.exit_code == 2 and "the session lasts" in r.output
+
+
+def test_replay_json_has_each_checks_verdicts_and_changes(tmp_path):
+    r = CliRunner().invoke(cli, ["--sessions-dir", str(tmp_path), "replay",
+                                 str(IDLE_RUN / "transcript.jsonl"), "--at", "30", "--json"])
+    assert r.exit_code == 0, r.output
+    hyps = {h["id"]: h for h in json.loads(r.output)["hypotheses"]}
+    idle = hyps["h2"]["check"]
+    assert idle["text"] == "gap.idle_pct >= 30 and gap.traffic_ratio < 1.5" and idle["for_s"] == 5
+    assert idle["verdict"] == "refuted"
+    assert [c["verdict"] for c in idle["changes"]] == ["no data", "pending", "refuted"]
+    assert idle["scopes"][0]["values"] == {"gap.idle_pct": 21.9, "gap.traffic_ratio": 1.0}
