@@ -21,7 +21,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -37,7 +36,7 @@ async def main(standin: str, pack_file: str, seconds: float) -> None:
     from perftriage.core.store.config import Config, HostConfig
     from perftriage.services.check_monitor import add_hypotheses
     from perftriage.services.cockpit import Cockpit
-    from h200_gap_run import follow_truth  # beside this script
+    from h200_gap_run import start_standin  # beside this script
 
     RUN.mkdir(parents=True, exist_ok=True)
     OUT.mkdir(parents=True, exist_ok=True)
@@ -47,12 +46,7 @@ async def main(standin: str, pack_file: str, seconds: float) -> None:
     cockpit = Cockpit(config, RUN / "sessions", name="h200-idle-run", sample_interval=1.0)
     add_hypotheses(cockpit.session, pack.load(pack_file))
     await cockpit.start()
-    truth: list[dict] = []
-    proc = subprocess.Popen([sys.executable, standin, str(WEIGHTS_GB), str(seconds), str(log)],
-                            stdout=subprocess.PIPE, text=True)
-    threading.Thread(target=follow_truth, args=(proc, truth), daemon=True).start()
-    while "fired up" not in log.read_text():
-        await asyncio.sleep(0.2)
+    proc, truth = await start_standin(standin, WEIGHTS_GB, seconds, log)
     weights = next(float(p.split("=")[1].split()[0]) for p in log.read_text().split()
                    if p.startswith("weights="))
     r = roofline.compute(gpus=1, weights_gb=weights, bandwidth_gbs=4814.3)
