@@ -33,6 +33,8 @@ def test_seed_pack_is_bundled_and_every_check_compiles():
     ('title = "a"\ncheck = "gpu.util_pct > 1"\nscope = "host"', 4,
      "scope: column 1: gpu.util_pct is per gpu"),
     ('title = "a"\nchek = "gap.gap > 1"', 3, "unknown key 'chek'"),
+    ('title = "a"\ncheck = "gap.gap > 1"\nfor = "nan"', 4, "for: for must be a duration of 0 s"),
+    ('title = "a"\ncheck = "gap.gap > 1"\nfor = -3', 4, "for: for must be a duration of 0 s"),
     ('title = "a"\nscope = "gpu"', 3, "for/scope without a check"),
     ('title = ""\ncheck = "gap.gap > 1"', 2, "needs a title"),
 ])

@@ -200,3 +200,24 @@ def test_verdict_events_survive_the_transcript_round_trip():
                              verdict="supported", check="gpu.util_pct > 1",
                              values={"gpu.util_pct": 90.0}, reason="gpu.util_pct = 90")
     assert ev.decode(ev.encode(change)) == change
+
+
+def test_for_takes_durations_and_bare_seconds():
+    from perftriage.core.checks.verdicts import for_seconds
+
+    assert for_seconds("10s") == 10 and for_seconds("2m") == 120 and for_seconds("10") == 10
+    assert for_seconds(5) == 5 and for_seconds("") == 0 and for_seconds(None) == 0
+    for bad in ("soon", "-1", "inf", True):
+        with pytest.raises(ValueError):
+            for_seconds(bad)
+
+
+def test_deleted_hypotheses_are_forgotten_by_the_evaluator():
+    state = gpu_state([80.0])
+    hyp(state, "gpu.dram_busy_pct >= 50", hyp_id="h1")
+    hyp(state, "gpu.dram_busy_pct >= 90", hyp_id="h2")
+    e = Evaluator()
+    step(state, e, 1.0)
+    apply(state, ev.HypothesisDeleted(hyp_id="h1"))
+    step(state, e, 2.0)
+    assert list(e._slots) == [("h2", "gpu.dram_busy_pct >= 90")]

@@ -13,6 +13,7 @@ for every scope whose verdict changed. The cockpit emits those live; the
 from __future__ import annotations
 
 import fnmatch
+import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,9 +67,12 @@ def for_seconds(value: Any) -> float:
     if isinstance(value, int | float):
         seconds = float(value)
     else:
-        seconds = parse_duration(str(value))
-    if seconds < 0:
-        raise ValueError("for cannot be negative")
+        try:
+            seconds = float(str(value))  # a bare number is seconds
+        except ValueError:
+            seconds = parse_duration(str(value))
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"for must be a duration of 0 s or more, not {value!r}")
     return seconds
 
 
@@ -138,6 +142,10 @@ class Evaluator:
         table = SignalTable(state, now)
         out: list[ev.CheckVerdict] = []
         scopes_of: dict[Scope, list[ScopeKey]] = {}
+        if len(self._slots) > len(state.hypotheses):  # deleted hypotheses, changed checks
+            live = {(h.hyp_id, h.check) for h in state.hypotheses}
+            for key in [k for k in self._slots if k not in live]:
+                del self._slots[key]
         for h in state.hypotheses:
             if not h.check:
                 continue
