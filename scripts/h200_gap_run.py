@@ -49,6 +49,18 @@ def follow_truth(proc, truth: list) -> None:
         truth.append({"wall": time.time(), **parts})
 
 
+async def start_standin(standin: str, weights_gb: float, seconds: float, log: Path):
+    """Start the stand-in, read its figures in a thread; (process, figures)
+    once its log says it is ready."""
+    truth: list[dict] = []
+    proc = subprocess.Popen([sys.executable, standin, str(weights_gb), str(seconds), str(log)],
+                            stdout=subprocess.PIPE, text=True)
+    threading.Thread(target=follow_truth, args=(proc, truth), daemon=True).start()
+    while "fired up" not in log.read_text():
+        await asyncio.sleep(0.2)
+    return proc, truth
+
+
 async def main(standin: str, seconds: float) -> None:
     from perftriage.core.analysis import roofline
     from perftriage.core.model import events as ev
@@ -71,12 +83,7 @@ async def main(standin: str, seconds: float) -> None:
     cockpit.session.emit(ev.GapComputed(floor_ms=r.floor_ms, ceiling_tps=r.ceiling_tps,
                                         bandwidth_gbs_total=r.bandwidth_gbs_total,
                                         inputs={"weights_gb": WEIGHTS_GB, "gpus": 1}))
-    truth: list[dict] = []
-    proc = subprocess.Popen([sys.executable, standin, str(WEIGHTS_GB), str(seconds), str(log)],
-                            stdout=subprocess.PIPE, text=True)
-    threading.Thread(target=follow_truth, args=(proc, truth), daemon=True).start()
-    while "fired up" not in log.read_text():
-        await asyncio.sleep(0.2)
+    proc, truth = await start_standin(standin, WEIGHTS_GB, seconds, log)
     ready = time.time()
     print(f"stand-in ready after {ready - proc_start:.1f}s", flush=True)
     switch = ready + seconds * 0.4

@@ -103,7 +103,7 @@ async def test_tab_then_text_goes_to_the_next_field():
     app = FormsApp()
     async with app.run_test():
         await typed(app, "e\t new\x13")
-    assert app.answers == [("old title", "old note new")]
+    assert app.answers == [("old title", "old note new", "", 0.0)]
 
 
 async def test_the_host_choice_never_takes_the_typed_keys():

@@ -34,6 +34,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "fleet": ("perftriage.commands.fleet", "Fleet medians and outliers from Prometheus."),
     "trace": ("perftriage.commands.trace", "Which kernels eat the step: summarise profiler traces."),
     "profile": ("perftriage.commands.profile", "Capture a profile from a running server and summarise it."),
+    "check": ("perftriage.commands.check", "Evaluate a hypothesis pack against a saved session."),
 }
 
 # Shared with the commands (and launch.py) from a module of their own, so
@@ -61,8 +62,8 @@ def _store_global(name: str):
         g = ctx.find_object(Globals)
         if g is None:
             return
-        if name == "hosts":
-            g.hosts.extend(value)
+        if name in ("hosts", "hypotheses"):
+            getattr(g, name).extend(value)
         elif name == "config_path":
             g.config_path, g.config_explicit = value, True
         else:
@@ -137,9 +138,12 @@ class LazyGroup(click.Group):
               help="Host sampling/recording period (default 1.0).")
 @click.option("--prometheus", metavar="URL",
               help="Prometheus the Fleet view reads (default: the config's [fleet] prometheus).")
+@click.option("--hypotheses", "hypotheses", multiple=True, metavar="FILE|NAME",
+              help="Hypothesis pack to start with (TOML [[hypotheses]]; a file, or a bundled "
+                   "pack's name such as 'seed'). Repeatable.")
 @click.pass_context
 def cli(ctx: click.Context, sessions_dir, config_path, hosts, ssh_config,
-        accept_new_host_keys, theme, sample_interval, prometheus) -> None:
+        accept_new_host_keys, theme, sample_interval, prometheus, hypotheses) -> None:
     """perftriage: a terminal cockpit for chasing performance gaps on GPU servers.
 
     With no command it opens the cockpit on localhost plus the configured
@@ -158,6 +162,7 @@ def cli(ctx: click.Context, sessions_dir, config_path, hosts, ssh_config,
         theme=theme,
         sample_interval=sample_interval,
         prometheus=prometheus,
+        hypotheses=list(hypotheses),
     )
     if ctx.invoked_subcommand is None:
         from perftriage.launch import run_cockpit

@@ -9,8 +9,10 @@ from perftriage.cli_globals import Globals
 
 
 def build_cockpit(g: Globals, name: str = "session"):
+    from perftriage.services.check_monitor import add_hypotheses
     from perftriage.services.cockpit import Cockpit
     config = g.load_config()
+    hypotheses = starting_hypotheses(g, config)  # a bad pack stops here: nothing started
     if g.prometheus:
         config.fleet.prometheus = g.prometheus
     if config.fleet.prometheus:
@@ -30,7 +32,27 @@ def build_cockpit(g: Globals, name: str = "session"):
         sample_interval=g.sample_interval,
     )
     cockpit.ssh_config, cockpit.accept_new_host_keys = g.ssh_config, g.accept_new_host_keys
+    add_hypotheses(cockpit.session, hypotheses)
     return cockpit
+
+
+def starting_hypotheses(g: Globals, config) -> list:
+    """The config's ``[[hypotheses]]`` then each ``--hypotheses`` pack, vetted
+    (a bad check: exit 2 with file:line and its position in the expression)."""
+    from perftriage.cli_globals import UsageFailure
+    from perftriage.core.checks import pack
+    from perftriage.core.store.config import ConfigError
+
+    out: list = []
+    try:
+        if config.hypotheses:
+            path = g.resolved_config_path()
+            out += pack.entries(config.hypotheses, path.read_text(encoding="utf-8"), path)
+        for spec in g.hypotheses:
+            out += pack.load(spec)
+    except ConfigError as exc:
+        raise UsageFailure(str(exc)) from None
+    return out
 
 
 def run_cockpit(g: Globals) -> int:

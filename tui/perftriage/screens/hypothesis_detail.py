@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Label, Static
 from perftriage.cockpit_app import cockpit_app, refuse_in_replay
 from perftriage.core.model import events as ev
 from perftriage.core.report.markdown import HYPOTHESIS_ICON, STANCE_ICON, clock, evidence_label, evidence_result
+from perftriage.core.model.check_state import check_lines, verdict_cell
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.sanitize import visible
 from perftriage.screens.host_detail import HostDetailScreen
@@ -88,6 +89,13 @@ class HypothesisDetailScreen(ModalScreen[None]):
         )
         if h.note:
             title.append("\n" + visible(h.note, newlines=True))
+        if h.check:  # the check, its verdict per scope and its latest flips (remote text: filtered)
+            lines = check_lines(h.check, h.for_s, h.verdicts, h.verdict_log, clock)
+            cell = verdict_cell(h.verdicts)
+            title.append("\n")
+            title.append_text(status_text(variables, cell[1] if cell else "open",
+                                          visible(lines[0])))
+            title.append("".join("\n" + visible(line) for line in lines[1:]))
         head.update(title)
         for i, e in enumerate(h.evidence):
             status, text = evidence_result(state, e)

@@ -17,7 +17,7 @@ from perftriage.core.analysis import roofline
 from perftriage.core.model import events as ev
 from perftriage.screens.hypothesis_detail import HypothesisDetailScreen
 from perftriage.screens.hypothesis_evidence import Candidate, EvidencePickerScreen
-from perftriage.screens.hypothesis_form import ConfirmScreen, HypothesisFormScreen
+from perftriage.screens.hypothesis_form import ConfirmScreen, HypothesisForm, HypothesisFormScreen
 from perftriage.screens.roofline import RooflineScreen
 from perftriage.services.cockpit import Cockpit
 from perftriage.widgets.hypotheses import Dialog, HypothesesPane
@@ -42,11 +42,12 @@ class HypothesisFlows:
         if refuse_in_replay(self.app, annotation=True):
             return
 
-        def added(value: tuple[str, str] | None) -> None:
+        def added(value: HypothesisForm | None) -> None:
             if value is None:
                 return
             hyp_id = self._new_hyp_id()
-            self.session.emit(ev.HypothesisAdded(hyp_id=hyp_id, title=value[0], note=value[1]))
+            self.session.emit(ev.HypothesisAdded(hyp_id=hyp_id, title=value.title, note=value.note,
+                                                 check=value.check, for_s=value.for_s))
             if (pane := self._pane()) is not None:
                 pane.select(hyp_id)
                 pane.table.focus()
@@ -62,7 +63,8 @@ class HypothesisFlows:
             self.app.push_screen(HypothesisDetailScreen(hyp_id))
         elif dialog == "edit":
             self.app.push_screen(
-                HypothesisFormScreen(f"edit hypothesis {hyp_id}", h.title, h.note),
+                HypothesisFormScreen(f"edit hypothesis {hyp_id}", h.title, h.note, h.check,
+                                     h.for_s, h.scope),
                 lambda value: self._edited(hyp_id, value),
             )
         elif dialog == "delete":
@@ -72,15 +74,17 @@ class HypothesisFlows:
             self.app.push_screen(EvidencePickerScreen(self.session.state, h.title),
                                  lambda value: self._picked(hyp_id, value))
 
-    def _edited(self, hyp_id: str, value: tuple[str, str] | None) -> None:
+    def _edited(self, hyp_id: str, value: HypothesisForm | None) -> None:
         h = self.session.state.hypothesis(hyp_id)
-        if value is None or h is None or value == (h.title, h.note):
+        if value is None or h is None or value == (h.title, h.note, h.check, h.for_s):
             return
-        title, note = value
+        title, note, check, for_s = value
         self.session.emit(ev.HypothesisUpdated(
             hyp_id=hyp_id,
             title=title if title != h.title else None,
             note=note if note != h.note else None,
+            check=check if check != h.check else None,
+            for_s=for_s if for_s != h.for_s else None,
         ))
         if (pane := self._pane()) is not None:
             pane.select(hyp_id)

@@ -92,11 +92,13 @@ class Cockpit:
     def _start_counters(self) -> None:
         """GPU bandwidth counters per host (issue 13) and the live gap recorder."""
         from perftriage.services.gpm_wiring import counter_source  # noqa: PLC0415
+        from perftriage.services.check_monitor import CheckMonitor  # noqa: PLC0415
         from perftriage.services.gap_monitor import GapMonitor  # noqa: PLC0415
 
         for host in self.registry.hosts.values():
             self.add_source(counter_source(host, self.session, self.sample_interval))
         self.add_source(GapMonitor(self.session.state, self.session.emit, self.registry))
+        self.add_source(CheckMonitor(self.session))  # hypotheses' checks, once a second
 
     def add_source(self, source: Source) -> Source:
         """Start ``source``; it stops with the cockpit."""

@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Static
 from perftriage.cockpit_app import ask_for_screen
 from perftriage.core.analysis import roofline
 from perftriage.core.model import events as ev
+from perftriage.core.model.check_state import verdict_cell
 from perftriage.core.model.state import Hypothesis, ProbeState, Section, SessionState
 from perftriage.core.report.markdown import HYPOTHESIS_ICON, clock, probe_summary
 from perftriage.core.sanitize import visible
@@ -206,9 +207,15 @@ class HypothesesPane(Pane):
             title = safe_text(h.title, no_wrap=True)
             if h.note:
                 title.append(f"  {visible(h.note)}", style=Style(color=rich_colour(variables, "$status-muted")))
+            status = status_text(variables, h.status, f"{HYPOTHESIS_ICON.get(h.status, '')} {h.status}")
+            if h.check:  # the check's verdict beside the hand-set status (which still wins)
+                cell = verdict_cell(h.verdicts)
+                text, colour = cell if cell is not None else ("· checking", "open")
+                status.append("  ")
+                status.append_text(status_text(variables, colour, text))
             table.add_row(
                 str(i),
-                status_text(variables, h.status, f"{HYPOTHESIS_ICON.get(h.status, '')} {h.status}"),
+                status,
                 evidence_cell(h, variables),
                 title,
                 key=h.hyp_id,

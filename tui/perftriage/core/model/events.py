@@ -170,6 +170,12 @@ class HypothesisAdded(Event, tag="hypothesis.added"):
     note: str = ""
     status: HypothesisStatus = "open"
     priority: int | None = None  # None: append at the bottom
+    # a condition over live signals that keeps its own verdict (core/checks):
+    # true for ``for_s`` seconds -> supported; ``scope`` "" (the signals decide),
+    # gpu / host / engine / session, optionally ":PATTERN" for some hosts only
+    check: str = ""
+    for_s: float = 0.0
+    scope: str = ""
 
 
 class HypothesisUpdated(Event, tag="hypothesis.updated"):
@@ -178,6 +184,26 @@ class HypothesisUpdated(Event, tag="hypothesis.updated"):
     note: str | None = None
     status: HypothesisStatus | None = None
     priority: int | None = None  # new position in the list (0 = top)
+    check: str | None = None  # "" removes the check
+    for_s: float | None = None
+    scope: str | None = None
+
+
+CheckVerdictKind = Literal["supported", "refuted", "pending", "no data", "error"]
+
+
+class CheckVerdict(Event, tag="check.verdict"):
+    """A hypothesis's check changed verdict on one scope ("node1 GPU 2",
+    "node1", "engine:node1", "session"; "" for the check as a whole while it
+    has nowhere to run or does not compile), with the values that decided it
+    (``{"gap.traffic_ratio": 2.02}``) and the reason in words."""
+
+    hyp_id: str
+    scope: str
+    verdict: CheckVerdictKind
+    check: str = ""
+    values: dict[str, Any] = {}
+    reason: str = ""
 
 
 class HypothesisDeleted(Event, tag="hypothesis.deleted"):

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from perftriage.core import probes
 from perftriage.core.model import events as ev
 from perftriage.core.model import host_info
+from perftriage.core.model.check_state import VERDICT_LOG_MAX, ScopeVerdict, VerdictChange
 from perftriage.core.model.engine_state import add_sample as add_engine_sample
 from perftriage.core.model.engine_state import engine_for
 from perftriage.core.parse import batch_scan
@@ -245,7 +246,8 @@ def _hyp_added(state: SessionState, e: ev.HypothesisAdded) -> Section | None:
     if state.hypothesis(e.hyp_id) is not None:
         return None  # ids are unique (a hand-edited transcript may repeat one): first wins
     h = Hypothesis(
-        hyp_id=e.hyp_id, title=e.title, note=e.note, status=e.status, created_t=e.t, updated_t=e.t
+        hyp_id=e.hyp_id, title=e.title, note=e.note, status=e.status, created_t=e.t, updated_t=e.t,
+        check=e.check, for_s=e.for_s, scope=e.scope,
     )
     if e.priority is None:
         state.hypotheses.append(h)
@@ -259,17 +261,31 @@ def _hyp_updated(state: SessionState, e: ev.HypothesisUpdated) -> Section | None
     h = state.hypothesis(e.hyp_id)
     if h is None:
         return None
-    if e.title is not None:
-        h.title = e.title
-    if e.note is not None:
-        h.note = e.note
-    if e.status is not None:
-        h.status = e.status
+    if (e.check is not None and e.check != h.check) or (e.scope is not None and e.scope != h.scope):
+        h.verdicts = {}  # a new condition starts without a verdict (the log keeps the old ones)
+    for name in ("title", "note", "status", "check", "for_s", "scope"):  # None: unchanged
+        if (value := getattr(e, name)) is not None:
+            setattr(h, name, value)
     if e.priority is not None:
         state.hypotheses.remove(h)
         pos = min(max(0, e.priority), len(state.hypotheses))
         state.hypotheses.insert(pos, h)
     h.updated_t = e.t
+    return Section.HYPOTHESES
+
+
+@handles(ev.CheckVerdict)
+def _check_verdict(state: SessionState, e: ev.CheckVerdict) -> Section | None:
+    h = state.hypothesis(e.hyp_id)
+    if h is None:
+        return None
+    if e.scope:  # "" stood for the check as a whole until it had a scope to run in
+        h.verdicts.pop("", None)
+    # (the event's values are never changed after it is emitted: shared, not copied)
+    h.verdicts[e.scope] = ScopeVerdict(e.verdict, e.t, e.wall, e.values, e.reason)
+    h.verdict_log.append(VerdictChange(e.t, e.wall, e.scope, e.verdict, e.values, e.reason))
+    if len(h.verdict_log) > VERDICT_LOG_MAX:
+        del h.verdict_log[: len(h.verdict_log) - VERDICT_LOG_MAX]
     return Section.HYPOTHESES
 
 

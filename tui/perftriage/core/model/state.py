@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from perftriage.core.model.check_state import ScopeVerdict, VerdictChange
 from perftriage.core.model.engine_state import EngineState
 from perftriage.core.model.events import (
     GapComputed,
@@ -146,6 +147,13 @@ class Hypothesis:
     evidence: list[Evidence] = field(default_factory=list)
     created_t: float = 0.0
     updated_t: float = 0.0
+    # the check (core/checks): its text, hold time, scope; the verdict per
+    # scope now and every change of verdict (a CheckVerdict each)
+    check: str = ""
+    for_s: float = 0.0
+    scope: str = ""
+    verdicts: dict[str, ScopeVerdict] = field(default_factory=dict)
+    verdict_log: list[VerdictChange] = field(default_factory=list)
 
 
 @dataclass
@@ -185,6 +193,7 @@ class SessionState:
     versions: dict[Section, int] = field(
         default_factory=lambda: {s: 0 for s in Section if s is not Section.CLOCK}
     )
+    hyp_hint: dict[str, int] = field(default_factory=dict, repr=False)  # see hypothesis()
 
     def bump(self, section: Section) -> None:
         self.versions[section] = self.versions.get(section, 0) + 1
@@ -196,7 +205,14 @@ class SessionState:
         return hs
 
     def hypothesis(self, hyp_id: str) -> Hypothesis | None:
-        for h in self.hypotheses:
+        hyps = self.hypotheses
+        # where it was last found: checked before use, so never wrong (the checks'
+        # verdict events look a hypothesis up hundreds of times a second)
+        hint = self.hyp_hint.get(hyp_id)
+        if hint is not None and hint < len(hyps) and hyps[hint].hyp_id == hyp_id:
+            return hyps[hint]
+        for i, h in enumerate(hyps):
             if h.hyp_id == hyp_id:
+                self.hyp_hint[hyp_id] = i
                 return h
         return None

@@ -16,6 +16,7 @@ import msgspec
 
 from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
+from perftriage.core.model.check_state import overall
 from perftriage.core.model.state import SessionState
 from perftriage.core.replay.timeline import REPLAY_LOG_RING, new_state
 from perftriage.core.store import stream, transcript
@@ -173,6 +174,18 @@ def _builtins(obj: Any) -> Any:
     return msgspec.to_builtins(obj)
 
 
+def _check_json(h: Any) -> dict[str, Any]:
+    """A hypothesis's check as recorded: its verdict over all scopes, each
+    scope's verdict with the values and reason, every change so far."""
+    return {
+        "text": h.check, "for_s": h.for_s, "scope": h.scope, "verdict": overall(h.verdicts),
+        "scopes": [{"scope": s, "verdict": v.verdict, "since": v.since_t, "values": v.values,
+                    "reason": v.reason} for s, v in h.verdicts.items()],
+        "changes": [{"t": c.t, "scope": c.scope, "verdict": c.verdict, "values": c.values,
+                     "reason": c.reason} for c in h.verdict_log],
+    }
+
+
 def state_json(state: SessionState, t: float) -> dict[str, Any]:
     """``{t, hosts, probes, hypotheses, gaps, notes}`` as documented in the README."""
     hosts = {
@@ -192,7 +205,8 @@ def state_json(state: SessionState, t: float) -> dict[str, Any]:
     hypotheses = [
         {"id": h.hyp_id, "title": h.title, "status": h.status, "note": h.note,
          "evidence": [{"kind": e.ref_kind, "ref": e.ref_id, "stance": e.stance,
-                       "summary": e.summary, "t": e.t} for e in h.evidence]}
+                       "summary": e.summary, "t": e.t} for e in h.evidence],
+         **({"check": _check_json(h)} if h.check else {})}
         for h in state.hypotheses
     ]
     gaps = []

@@ -23,6 +23,7 @@ from perftriage.core.model import host_info
 from perftriage.core.model import reducer
 from perftriage.core.analysis import roofline
 from perftriage.core.report.bandwidth import bandwidth_section
+from perftriage.core.model.check_state import check_lines
 from perftriage.core.model.state import Evidence, Hypothesis, ProbeState, SessionState
 from perftriage.core.report.log_scan import (  # noqa: F401  (re-exported)
     LogScan,
@@ -187,6 +188,10 @@ def _hypothesis_lines(state: SessionState, h: Hypothesis, rank: int) -> list[str
     out = [f"{rank}. {HYPOTHESIS_ICON.get(h.status, '')} **{inline(h.title)}**{count}"]
     if h.note:
         out.append(f"   - note: {inline(h.note)}")
+    if h.check:  # the check's verdict and when / why it flipped
+        first, *rest = check_lines(h.check, h.for_s, h.verdicts, h.verdict_log, clock)
+        out.append(f"   - {inline(first)}")
+        out += [f"     - {inline(line.strip())}" for line in rest if line.strip() != "changes:"]
     for e in h.evidence:
         status, text = evidence_result(state, e)
         verdict = f" [{status}]" if e.ref_kind == "probe" else ""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -22,6 +22,7 @@ from perftriage.core.store.config_schema import (  # noqa: F401 - the config's A
     ConfigError,
     FleetConfig,
     HostConfig,
+    HypothesisEntry,
     ProbeTemplate,
     SecurityConfig,
     ServerProfile,
@@ -31,14 +32,25 @@ from perftriage.core.store.config_schema import (  # noqa: F401 - the config's A
 )
 
 
+T = TypeVar("T")
+
+
 def parse(text: str, path: Path | str = "<config>") -> Config:
+    config = convert_toml(text, path, Config)
+    config_rules.check(config, text, path)  # values: ranges, names, targets, paths
+    return config
+
+
+def convert_toml(text: str, path: Path | str, kind: type[T]) -> T:
+    """TOML ``text`` as a strict ``kind`` (a :class:`Strict` struct), or a
+    :class:`ConfigError` with the file and line (also for hypothesis packs)."""
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         raise ConfigError(path, int(m.group(1)) if m else None, f"invalid TOML: {exc}") from None
     try:
-        config = msgspec.convert(data, Config, strict=True)
+        return msgspec.convert(data, kind, strict=True)
     except msgspec.ValidationError as exc:
         msg = str(exc)
         m = re.match(r"(.*?) - at `(\$[^`]*)`", msg)
@@ -52,8 +64,6 @@ def parse(text: str, path: Path | str = "<config>") -> Config:
         else:
             message = f"{detail} at {section}"
         raise ConfigError(path, line, message) from None
-    config_rules.check(config, text, path)  # values: ranges, names, targets, paths
-    return config
 
 
 def load(path: Path | str | None, *, must_exist: bool = False) -> Config:
@@ -64,13 +74,17 @@ def load(path: Path | str | None, *, must_exist: bool = False) -> Config:
         if must_exist:
             raise ConfigError(p, None, "config file not found")
         return Config()
+    return parse(read_text(p), p)
+
+
+def read_text(p: Path) -> str:
+    """The file as UTF-8 text, or a ConfigError naming it (and the line of a bad byte)."""
     try:
         data = p.read_bytes()
     except OSError as exc:
         raise ConfigError(p, None, f"cannot read: {exc.strerror or exc}") from None
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise ConfigError(p, line, f"not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
-    return parse(text, p)

@@ -90,6 +90,19 @@ class ProfileConfig(Strict):
     vllm_trace_dir: str | None = None  # where a vLLM server writes its traces
 
 
+class HypothesisEntry(Strict):
+    """One ``[[hypotheses]]`` table (config or hypothesis pack): a title, a
+    note and an optional check (an expression over signals, core/checks),
+    held ``for`` ("10s", or seconds) before it counts as supported, in a
+    ``scope`` (gpu / host / engine / session, optionally ``:PATTERN``)."""
+
+    title: str
+    note: str = ""
+    check: str = ""
+    for_: str | float = msgspec.field(name="for", default="")
+    scope: str = ""
+
+
 class Config(Strict):
     hosts: list[HostConfig] = []
     probes: list[ProbeTemplate] = []
@@ -98,6 +111,7 @@ class Config(Strict):
     fleet: FleetConfig = msgspec.field(default_factory=FleetConfig)
     security: SecurityConfig = msgspec.field(default_factory=SecurityConfig)
     profile: ProfileConfig = msgspec.field(default_factory=ProfileConfig)
+    hypotheses: list[HypothesisEntry] = []
 
     def host(self, name: str) -> HostConfig | None:
         return next((h for h in self.hosts if h.name == name), None)

@@ -1,0 +1,101 @@
+"""The signals a check may name, after the JSON fields perftriage publishes.
+
+A signal is ``FAMILY.FIELD`` (``gap.traffic_ratio``) or, for families keyed
+by a name, ``FAMILY["KEY"].FIELD`` (``probe["cutedsl-import"].ok``,
+``profile.bucket["moe"].pct``). The family decides the scope a signal is
+read in: one value per GPU, per host, per engine or one for the session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Scope = Literal["gpu", "host", "engine", "session"]
+# finer scopes first: a check is evaluated in the finest scope among its signals
+SCOPE_ORDER: tuple[Scope, ...] = ("gpu", "engine", "host", "session")
+
+
+@dataclass(frozen=True)
+class Family:
+    scope: Scope
+    fields: frozenset[str]
+    keyed: str | None = None  # "probe[...]" is keyed at the family; "profile.bucket[...]" below it
+    stale_s: float | None = None  # older readings count as stale (no data); None: never stale
+    doc: str = ""
+
+
+# `status --json` gpus[] fields, plus the GPM counters of `gap`/the Hosts pane
+GPU_FIELDS = frozenset({
+    "util_pct", "mem_util_pct", "mem_used_mib", "mem_total_mib", "power_w", "power_limit_w",
+    "temp_c", "sm_clock_mhz", "sm_clock_max_mhz", "mem_clock_mhz", "mem_clock_max_mhz", "dram_bw_pct", "dram_busy_pct", "dram_bw_gbs",
+    "peak_gbs", "sm_active_pct", "sm_occupancy_pct", "tensor_active_pct", "nvlink_rx_gbs",
+    "nvlink_tx_gbs", "nvlink_gbs", "name",
+})
+HOST_FIELDS = frozenset({"ok", "cpu_pct", "mem_used_bytes", "mem_total_bytes", "load1", "load5",
+                         "load15", "gpu_count"})
+# `gap --json`
+GAP_FIELDS = frozenset({
+    "floor_ms", "measured_ms", "gap", "peak_gbs", "dram_bw_gbs", "dram_busy_pct",
+    "useful_bw_gbs", "traffic_ratio", "idle_pct", "tokens_per_s", "nvlink_pct", "batch",
+    "slowest_gpu", "verdict", "verdict_kind", "source",
+})
+# `metrics --json` (the latest metric line of the host's logs)
+LOG_FIELDS = frozenset({"gen_tps", "input_tps", "running", "queued", "token_usage", "engine",
+                        "kind"})
+# `engine --json`, quantiles flattened to milliseconds
+ENGINE_FIELDS = frozenset({
+    "engine", "running", "queued", "token_usage", "gen_tps", "prompt_tps", "cache_hit_rate",
+    "spec_accept_length", "ok",
+    *(f"{q}_{p}_ms" for q in ("ttft", "itl", "e2e") for p in ("p50", "p90", "p99")),
+})
+# `probe --json` of the latest finished run of that probe on the host
+PROBE_FIELDS = frozenset({"ok", "verdict", "exit_status", "duration_s", "summary", "stdout",
+                          "stderr"})
+PROFILE_BUCKET_FIELDS = frozenset({"pct", "ms", "count", "top_name"})
+PROFILE_TOP_FIELDS = frozenset({"name", "pct", "ms", "bucket"})
+PROFILE_FIELDS = frozenset({"total_ms", "kernels", "idle_pct"})
+
+FAMILIES: dict[str, Family] = {
+    "gpu": Family("gpu", GPU_FIELDS, stale_s=10.0, doc="per GPU: status --json gpus[]"),
+    "host": Family("host", HOST_FIELDS, stale_s=10.0, doc="per host: status --json"),
+    "gap": Family("host", GAP_FIELDS, stale_s=10.0, doc="per host: gap --json"),
+    "log": Family("host", LOG_FIELDS, stale_s=60.0, doc="per host: metrics --json"),
+    "engine": Family("engine", ENGINE_FIELDS, stale_s=10.0, doc="per engine: engine --json"),
+    "probe": Family("host", PROBE_FIELDS, keyed="probe", doc='per host: probe["NAME"].FIELD'),
+    "profile": Family("session", PROFILE_FIELDS, doc="the profile summary"),
+}
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One signal reference: ``family``, optional ``key`` and ``field``.
+    ``sub`` is the keyed sub-family of profile (``bucket`` / ``top``)."""
+
+    family: str
+    field: str
+    key: str | None = None
+    sub: str | None = None
+
+    @property
+    def scope(self) -> Scope:
+        return FAMILIES[self.family].scope
+
+    def __str__(self) -> str:
+        if self.family == "probe":
+            return f"probe[{self.key!r}].{self.field}".replace("'", '"')
+        if self.sub == "bucket":
+            return f'profile.bucket["{self.key}"].{self.field}'
+        if self.sub == "top":
+            return f"profile.top.{self.field}"
+        return f"{self.family}.{self.field}"
+
+
+def known_names() -> list[str]:
+    """Every plain signal name, for error messages and the docs."""
+    out = [f"{fam}.{f}" for fam, spec in FAMILIES.items() if not spec.keyed
+           for f in sorted(spec.fields)]
+    out += [f'probe["NAME"].{f}' for f in sorted(PROBE_FIELDS)]
+    out += [f'profile.bucket["NAME"].{f}' for f in sorted(PROFILE_BUCKET_FIELDS)]
+    out += [f"profile.top.{f}" for f in sorted(PROFILE_TOP_FIELDS)]
+    return out
