@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import click
 
 from perftriage.cli_globals import Globals
@@ -22,15 +24,29 @@ def build_cockpit(g: Globals, name: str = "session"):
         except ValueError as exc:
             raise UsageFailure(f"--prometheus / [fleet] prometheus: {exc}") from None
     registry = g.resolve_hosts(config, with_localhost=True)  # -H hosts beside localhost
-    cockpit = Cockpit(
-        config,
-        sessions_dir=g.resolved_sessions_dir(),
-        registry=registry,
-        name=name,
-        sample_interval=g.sample_interval,
-    )
+    with sessions_dir_failure():
+        cockpit = Cockpit(
+            config,
+            sessions_dir=g.resolved_sessions_dir(),
+            registry=registry,
+            name=name,
+            sample_interval=g.sample_interval,
+        )
     cockpit.ssh_config, cockpit.accept_new_host_keys = g.ssh_config, g.accept_new_host_keys
     return cockpit
+
+
+@contextlib.contextmanager
+def sessions_dir_failure():
+    """A transcript that cannot be created is exit 2 with the directory, the
+    reason and the way out, not a traceback."""
+    from perftriage.cli_globals import UsageFailure
+    from perftriage.core.store.transcript import TranscriptCreateError
+
+    try:
+        yield
+    except TranscriptCreateError as exc:
+        raise UsageFailure(f"{exc}; choose another directory with --sessions-dir DIR") from None
 
 
 def run_cockpit(g: Globals) -> int:

@@ -17,6 +17,7 @@ a torn last line is tolerated by the reader.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -42,6 +43,14 @@ GATHER_S = 0.05  # events reach the OS at most this long after they happen
 
 class TranscriptError(Exception):
     """The file is not a perftriage transcript at all (bad or missing header)."""
+
+
+class TranscriptCreateError(Exception):
+    """A new transcript could not be made: which directory, and why (the OS's reason)."""
+
+    def __init__(self, directory: Path, reason: str) -> None:
+        self.directory, self.reason = directory, reason
+        super().__init__(f"cannot write a transcript in {directory}: {reason}")
 
 
 def make_header(started_at: str, hosts: list[str], **extra: Any) -> dict[str, Any]:
@@ -72,12 +81,8 @@ class TranscriptWriter:
         redactor: Redactor | None = None,
     ) -> None:
         self.path = Path(path)
-        private_dir(self.path.parent)
-        # Exclusive create (never clobber an earlier session), readable by the
-        # owner only: probe output and logs may hold what redaction missed
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        self._fh = os.fdopen(fd, "wb")  # noqa: SIM115 - lives as long as the session
         self.redactor = redactor or DEFAULT_REDACTOR
+        self._fh = self._create(self.redactor.value(header))
         self._last_sync = time.monotonic()
         self._dirty = False
         self._io = threading.Lock()  # the file: writer thread vs sync/close
@@ -91,16 +96,36 @@ class TranscriptWriter:
         # why writing stopped (a full disk): the session says so once; the
         # app goes on, nothing more is queued (memory stays bounded)
         self.error: str | None = None
-        header = self.redactor.value(header)
-        self._fh.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
         self._thread: threading.Thread | None = None
         if background:
             self._thread = threading.Thread(
                 target=self._run, name="transcript-writer", daemon=True
             )
             self._thread.start()
+
+    def _create(self, header: dict[str, Any]):
+        """The new file with its header on disk; on any failure (a read-only
+        or full disk) no file is left and TranscriptCreateError says why."""
+        directory = self.path.parent
+        try:
+            private_dir(directory)
+            # Exclusive create (never clobber an earlier session), readable by the
+            # owner only: probe output and logs may hold what redaction missed
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except OSError as exc:
+            raise TranscriptCreateError(directory, exc.strerror or str(exc)) from None
+        fh = os.fdopen(fd, "wb")
+        try:
+            fh.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                fh.close()
+            with contextlib.suppress(OSError):
+                self.path.unlink()  # never an empty transcript
+            raise TranscriptCreateError(directory, exc.strerror or str(exc)) from None
+        return fh
 
     @property
     def closed(self) -> bool:
