@@ -112,6 +112,8 @@ class TranscriptWriter:
             # Exclusive create (never clobber an earlier session), readable by the
             # owner only: probe output and logs may hold what redaction missed
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            raise  # the caller picked a name in use: its bug, not the directory's
         except OSError as exc:
             raise TranscriptCreateError(directory, exc.strerror or str(exc)) from None
         fh = os.fdopen(fd, "wb")
