@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -114,6 +114,28 @@ def summary_line(*, events: int, duration_s: float, counts: dict[str, int],
     ).encode() + b"\n"
 
 
+class _Summary(msgspec.Struct):
+    """What a summary line must hold to be believed (a hand-edited or foreign
+    one may say ``"duration_s": "abc"`` or ``1e400``)."""
+
+    type: str
+    events: Annotated[int, msgspec.Meta(ge=0)]
+    duration_s: Annotated[float, msgspec.Meta(ge=0, le=1e10)]
+    ended: bool = False
+    counts: dict[str, Annotated[int, msgspec.Meta(ge=0)]] = {}
+
+
+_decode_summary = msgspec.json.Decoder(_Summary).decode
+
+
+def parse_summary(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """(the summary, None), or (None, why it is not one)."""
+    try:
+        return msgspec.to_builtins(_decode_summary(line)), None
+    except DECODE_ERRORS as exc:
+        return None, str(exc).replace("`", "")
+
+
 @dataclass
 class TailInfo:
     """What the end of a transcript says: the summary when the writer closed
@@ -123,6 +145,7 @@ class TailInfo:
     last_t: float | None
     torn_tail: bool
     size: int
+    summary_error: str | None = None  # a summary line that could not be believed: why
 
     @property
     def events(self) -> int | None:
@@ -147,16 +170,14 @@ def read_tail(path: Path | str, nbytes: int = TAIL_BYTES) -> TailInfo:
     if start > 0:
         lines = lines[1:]  # the first one is probably cut
     summary: dict[str, Any] | None = None
+    summary_error: str | None = None
     last_t: float | None = None
     for line in reversed(lines):
         if not line.strip():
             continue
         if line.startswith(SUMMARY_PREFIX):
-            if summary is None and not torn:
-                try:
-                    summary = json.loads(line)
-                except (ValueError, RecursionError):
-                    pass
+            if summary is None and summary_error is None and not torn:
+                summary, summary_error = parse_summary(line)
             continue
         if line.startswith(b'{"format"'):
             break  # the header: no events
@@ -165,4 +186,5 @@ def read_tail(path: Path | str, nbytes: int = TAIL_BYTES) -> TailInfo:
             break
         except DECODE_ERRORS:
             continue  # torn or corrupt: try the line before
-    return TailInfo(summary=summary, last_t=last_t, torn_tail=torn, size=size)
+    return TailInfo(summary=summary, last_t=last_t, torn_tail=torn, size=size,
+                    summary_error=summary_error)
