@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,10 @@ from perftriage.core.model import events as ev
 
 CHUNK = 1 << 22  # 4 MiB reads
 TAIL_BYTES = 1 << 16  # enough for the summary and a few last events
+MAX_HEADER_BYTES = 1 << 16  # line 1; a real header is a few hundred bytes
+# an event line over this is skipped (a problem), never held: the writer's
+# largest (a log batch at the transcript cap) is a few MB
+MAX_LINE_BYTES = 64 << 20
 SUMMARY_TYPE = "session.summary"
 SUMMARY_PREFIX = b'{"type":"session.summary"'
 _decode = ev._decoder.decode
@@ -44,24 +49,89 @@ class LineProblem:
         return f"line {self.line}: {kind}: {self.message}"
 
 
+class NotRegularFile(OSError):
+    """A FIFO, a device (a symlink to /dev/zero), a directory: a read of it
+    may never end, so it is not read at all."""
+
+
+def open_regular(path: Path | str):
+    """``path`` opened for binary reading, or :class:`NotRegularFile`. Opened
+    non-blocking, so a FIFO without a writer cannot hang the open itself."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(f"{path}: not a regular file ({_kind(mode)})")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a file"
+
+
+class TooLong(bytes):
+    """Stands for an event line over :data:`MAX_LINE_BYTES` (which was skipped,
+    never held): it decodes to an error; :func:`line_problem` says why."""
+
+    size: int
+
+    def __new__(cls, size: int) -> "TooLong":
+        self = super().__new__(cls, b"\0")
+        self.size = size
+        return self
+
+
+def line_problem(lineno: int, line: bytes, exc: Exception, terminated: bool) -> LineProblem:
+    """The problem of a line that did not decode (or was too long to)."""
+    if isinstance(line, TooLong):
+        return LineProblem(lineno, f"event of {line.size / (1 << 20):.1f} MiB is over the "
+                           f"{MAX_LINE_BYTES >> 20} MiB limit: skipped", torn_tail=not terminated)
+    return LineProblem(lineno, str(exc), torn_tail=not terminated)
+
+
 def iter_raw(path: Path | str, start: int = 0, chunk: int = CHUNK) -> Iterator[tuple[int, bytes, bool]]:
     """Yield ``(offset, line, terminated)`` from byte ``start`` on; ``line``
     has no newline; the last one is unterminated when the file does not end
-    with a newline (a torn write)."""
-    with open(path, "rb") as fh:
+    with a newline (a torn write). A line over :data:`MAX_LINE_BYTES` is
+    read past, never held, and yielded as a :class:`TooLong`."""
+    limit = MAX_LINE_BYTES
+    with open_regular(path) as fh:
         fh.seek(start)
         offset = start
         rest = b""
+        skipped = 0  # > 0: inside a line too long to hold, this many bytes so far
         while True:
             data = fh.read(chunk)
             if not data:
                 break
+            if skipped:
+                end = data.find(b"\n")
+                if end < 0:
+                    skipped += len(data)
+                    continue
+                yield offset, TooLong(skipped + end), True
+                offset += skipped + end + 1
+                skipped, data = 0, data[end + 1:]
             lines = (rest + data).split(b"\n") if rest else data.split(b"\n")
             rest = lines.pop()
             for line in lines:
-                yield offset, line, True
-                offset += len(line) + 1
-        if rest:
+                size = len(line)
+                yield offset, (TooLong(size) if size > limit else line), True
+                offset += size + 1
+            if len(rest) > limit:
+                skipped, rest = len(rest), b""
+        if skipped:
+            yield offset, TooLong(skipped), False
+        elif rest:
             yield offset, rest, False
 
 
@@ -88,15 +158,21 @@ def iter_events(
             event = _decode(line)
         except DECODE_ERRORS as exc:
             if problems is not None:
-                problems.append(LineProblem(lineno, str(exc), torn_tail=not terminated))
+                problems.append(line_problem(lineno, line, exc, terminated))
             continue
         yield offset, event
 
 
+def read_first_line(path: Path | str) -> bytes:
+    """Line 1 with its newline, read with a limit: at most
+    ``MAX_HEADER_BYTES + 1`` bytes (more means it is no header)."""
+    with open_regular(path) as fh:
+        return fh.readline(MAX_HEADER_BYTES + 1)
+
+
 def header_and_offset(path: Path | str) -> tuple[bytes, int]:
     """The raw first line and the offset of the first event line."""
-    with open(path, "rb") as fh:
-        first = fh.readline()
+    first = read_first_line(path)
     return first.rstrip(b"\n"), len(first)
 
 
@@ -160,7 +236,7 @@ class TailInfo:
 
 def read_tail(path: Path | str, nbytes: int = TAIL_BYTES) -> TailInfo:
     """Read only the last ``nbytes`` of the file."""
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         size = fh.seek(0, os.SEEK_END)
         start = max(0, size - nbytes)
         fh.seek(start)

@@ -258,6 +258,9 @@ class Transcript:
 
 
 def _parse_header(path: Path, first: bytes) -> dict[str, Any]:
+    if len(first.rstrip(b"\n")) > stream.MAX_HEADER_BYTES:
+        raise TranscriptError(f"{path}: line 1 is longer than "
+                              f"{stream.MAX_HEADER_BYTES >> 10} KiB: not a perftriage header")
     try:
         header = json.loads(first)
     except (ValueError, RecursionError) as exc:
@@ -280,8 +283,7 @@ def _parse_header(path: Path, first: bytes) -> dict[str, Any]:
 
 
 def read_header(path: Path) -> dict[str, Any]:
-    with open(path, "rb") as fh:
-        first = fh.readline()
+    first = stream.read_first_line(path)
     if not first.strip():
         raise TranscriptError(f"{path}: empty file, not a perftriage session")
     return _parse_header(Path(path), first)
