@@ -29,6 +29,7 @@ from typing import Any
 
 from perftriage import __version__
 from perftriage.core.model import events as ev
+from perftriage.core.sanitize import json_escape_controls
 from perftriage.core.store.redact import DEFAULT as DEFAULT_REDACTOR, Redactor
 from perftriage.core.store import stream
 from perftriage.core.store.paths import private_dir
@@ -136,7 +137,8 @@ class TranscriptWriter:
     def write(self, event: ev.Event) -> None:
         if self._fh.closed or self.error is not None:
             return
-        data = self.redactor.json_line(ev.encode(event)) + b"\n"  # secrets never on disk
+        # secrets never on disk; no raw control or bidi character either (tail -f)
+        data = json_escape_controls(self.redactor.json_line(ev.encode(event))) + b"\n"
         self.events_written += 1
         self.last_t = max(self.last_t, event.t)
         # every event class has tag="...": msgspec types it str | int | None
