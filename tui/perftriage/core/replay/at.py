@@ -73,10 +73,10 @@ def _raw_host(line: bytes) -> str | None:
     return None if end < 0 or b"\\" in name else name.decode("utf-8", "replace")
 
 
-def _skip_rest(fh, size: int, limit: int) -> bytes:
-    """Read past the rest of a line over ``limit`` (``size`` bytes read so far)."""
+def _skip_rest(fh, size: int) -> bytes:
+    """Read past the rest of a line too long to hold (``size`` bytes read so far)."""
     while True:
-        piece = fh.readline(limit + 1)
+        piece = fh.readline(stream.SKIP_PIECE)
         size += len(piece)
         if not piece or piece.endswith(b"\n"):
             return stream.TooLong(size - (1 if piece.endswith(b"\n") else 0))
@@ -137,7 +137,8 @@ def state_at(path: Path | str, t: float | None,
             lineno += 1
             terminated = line[-1:] == b"\n"
             if len(line) > max_line and not terminated:  # too long to hold: read past it
-                line, terminated = _skip_rest(fh, len(line), max_line), True
+                size, line = len(line), b""
+                line, terminated = _skip_rest(fh, size), True
             # judged by its time alone, not decoded: a host sample (superseded
             # unless it is the host's last) and, without a scan, log lines
             host = _raw_host(line) if terminated and line.startswith(HOST_SAMPLE_PREFIX) else None

@@ -79,7 +79,7 @@ def make_private_dirs(directory: Path) -> None:
             d.mkdir(mode=0o700)
         except FileExistsError:
             if not d.is_dir():
-                raise
+                raise NotADirectoryError(20, "Not a directory", str(d)) from None
             continue  # made meanwhile by someone else: theirs, left as it is
         d.chmod(0o700)  # mkdir's mode is cut by the umask, never widened: set it
 

@@ -29,8 +29,10 @@ CHUNK = 1 << 22  # 4 MiB reads
 TAIL_BYTES = 1 << 16  # enough for the summary and a few last events
 MAX_HEADER_BYTES = 1 << 16  # line 1; a real header is a few hundred bytes
 # an event line over this is skipped (a problem), never held: the writer's
-# largest (a log batch at the transcript cap) is a few MB
-MAX_LINE_BYTES = 64 << 20
+# largest (a log batch at the transcript cap, a probe's capped output) is a
+# few MB
+MAX_LINE_BYTES = 16 << 20
+SKIP_PIECE = 1 << 20  # reading past a too-long line: this much at a time
 SUMMARY_TYPE = "session.summary"
 SUMMARY_PREFIX = b'{"type":"session.summary"'
 _decode = ev._decoder.decode

@@ -110,6 +110,9 @@ class TranscriptWriter:
         directory = self.path.parent
         try:
             private_dir(directory)
+        except OSError as exc:
+            raise TranscriptCreateError(directory, exc.strerror or str(exc)) from None
+        try:
             # Exclusive create (never clobber an earlier session), readable by the
             # owner only: probe output and logs may hold what redaction missed
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
