@@ -289,12 +289,16 @@ def file_trials() -> tuple[int, int, str]:
         with open(big, "wb") as fh:
             fh.write(HEADER.encode())
             fh.write(b'{"type":"note","text":"before","t":1.0}\n')
-            fh.write(b'{"type":"log.lines","source_id":"l","lines":["' + b"y" * (300 << 20) + b'"],"t":2}\n')
+            fh.write(b'{"type":"log.lines","source_id":"l","lines":["')
+            for _ in range(300):
+                fh.write(b"y" * (1 << 20))
+            fh.write(b'"],"t":2}\n')
             fh.write(b'{"type":"note","text":"after","t":3.0}\n')
-        probe = ("import resource,sys;from perftriage.core.report.from_file import render_file;"
+        # VmHWM, not ru_maxrss: the latter counts the forking parent's pages too
+        probe = ("import re,sys;from perftriage.core.report.from_file import render_file;"
                  "p=[];t=render_file(sys.argv[1],p);"
-                 "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss//1024, len(p), "
-                 "'after' in t)")
+                 "hwm=int(re.search(r'VmHWM:\\s+(\\d+)',open('/proc/self/status').read())[1]);"
+                 "print(hwm//1024, len(p), 'after' in t)")
         out = subprocess.run([sys.executable, "-c", probe, str(big)], capture_output=True,
                              text=True, env=ENV, timeout=120).stdout.split()
         tried += 1
