@@ -21,7 +21,6 @@ from perftriage.core.probe_kinds.kind import (
 )
 
 BODY_EXCERPT = 2000
-HTTP_TIMEOUT_S = int(PROBE.deadline_s)
 
 
 def http_script(limits: HttpLimits = PROBE) -> str:
