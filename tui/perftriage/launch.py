@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import click
 
 from perftriage.cli_globals import Globals
@@ -24,13 +26,14 @@ def build_cockpit(g: Globals, name: str = "session"):
         except ValueError as exc:
             raise UsageFailure(f"--prometheus / [fleet] prometheus: {exc}") from None
     registry = g.resolve_hosts(config, with_localhost=True)  # -H hosts beside localhost
-    cockpit = Cockpit(
-        config,
-        sessions_dir=g.resolved_sessions_dir(),
-        registry=registry,
-        name=name,
-        sample_interval=g.sample_interval,
-    )
+    with sessions_dir_failure():
+        cockpit = Cockpit(
+            config,
+            sessions_dir=g.resolved_sessions_dir(),
+            registry=registry,
+            name=name,
+            sample_interval=g.sample_interval,
+        )
     cockpit.ssh_config, cockpit.accept_new_host_keys = g.ssh_config, g.accept_new_host_keys
     add_hypotheses(cockpit.session, hypotheses)
     return cockpit
@@ -53,6 +56,19 @@ def starting_hypotheses(g: Globals, config) -> list:
     except ConfigError as exc:
         raise UsageFailure(str(exc)) from None
     return out
+
+
+@contextlib.contextmanager
+def sessions_dir_failure():
+    """A transcript that cannot be created is exit 2 with the directory, the
+    reason and the way out, not a traceback."""
+    from perftriage.cli_globals import UsageFailure
+    from perftriage.core.store.transcript import TranscriptCreateError
+
+    try:
+        yield
+    except TranscriptCreateError as exc:
+        raise UsageFailure(f"{exc}; choose another directory with --sessions-dir DIR") from None
 
 
 def run_cockpit(g: Globals) -> int:

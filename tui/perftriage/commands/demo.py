@@ -74,10 +74,12 @@ def command(g, rate: float) -> None:
     restart it with other arguments (e.g. `sglang-sim rate=200`), K to stop it.
     """
     from perftriage.app import PerftriageApp
+    from perftriage.launch import sessions_dir_failure
 
     workdir = Path(tempfile.mkdtemp(prefix="perftriage-demo-"))
     sessions_dir = g.sessions_dir if g.sessions_dir is not None else workdir / "sessions"
-    cockpit = build(sessions_dir, rate, workdir)
+    with sessions_dir_failure():
+        cockpit = build(sessions_dir, rate, workdir)
 
     class DemoApp(PerftriageApp):
         def on_mount(self) -> None:

@@ -80,7 +80,8 @@ def render_text(summary, top: int) -> str:
 @click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
               help="Outliers listed in the text output.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-              metavar="SECONDS", help="Limit for each Prometheus request.")
+              metavar="SECONDS",
+              help="Deadline for each Prometheus request (connect, headers, whole answer).")
 @click.pass_obj
 def command(g, url: str | None, as_json: bool, threshold: float | None, top: int,
             timeout: float) -> None:

@@ -154,6 +154,10 @@ def command(g, host: str | None, all_hosts: bool, grouped: bool, window: int, as
            which NAME... | http URL | shell COMMAND | a [[probes]] template name
     Exit: 0 ok, 1 failed, 2 usage, 3 host unreachable, 4 timeout.
     Put `--` before arguments that start with a dash.
+
+    A [[probes]] template of kind shell gets its extra arguments quoted
+    (shlex.quote: data, never shell), where its command says {args} or at
+    the end; write {args_raw} in the command to insert them unquoted, as shell.
     """
     from perftriage.core import probes
     from perftriage.services.hosts import LOCALHOST, HostSpecError, resolve_hosts

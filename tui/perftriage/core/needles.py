@@ -35,3 +35,13 @@ class Needles:
             return self._rx.search(text) is None
         except UnicodeEncodeError:
             return False
+
+    def spans(self, text: str | bytes) -> list[tuple[int, int]] | None:
+        """Where the needles are (leftmost, non-overlapping), or None when RE2
+        cannot tell. Any occurrence of any needle overlaps one of these spans."""
+        if self._rx is None:
+            return None
+        try:
+            return [m.span() for m in self._rx.finditer(text)]
+        except UnicodeEncodeError:
+            return None

@@ -17,6 +17,7 @@ arguments through :func:`resolve`.
 from __future__ import annotations
 
 import json
+import shlex
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -65,8 +66,9 @@ class Resolved:
 def resolve(name: str, args: list[str], templates: Iterable[Any] = ()) -> Resolved:
     """A kind name or a user template (``[[probes]]``: name, kind, args).
 
-    A template's own arguments come first; extra ``args`` are appended.
-    Kind names win over template names (a template cannot shadow ``import``).
+    A template's own arguments come first; extra ``args`` are appended (for
+    a ``shell`` template: quoted, see :func:`shell_template`). Kind names win
+    over template names (a template cannot shadow ``import``).
     """
     if name in KINDS:
         spec = KINDS[name]
@@ -75,11 +77,26 @@ def resolve(name: str, args: list[str], templates: Iterable[Any] = ()) -> Resolv
     for t in templates:
         if t.name == name:
             spec = get(t.kind)
-            full = [*t.args, *args]
+            full = [shell_template(t.args, args)] if t.kind == "shell" else [*t.args, *args]
             spec.validate(full)
             return Resolved(t.kind, full, template=t.name, timeout=t.timeout)
     known = sorted(KINDS) + sorted(t.name for t in templates)
     raise ProbeUsageError(f"unknown probe kind {name!r}; known: {', '.join(known)}")
+
+
+def shell_template(template: Sequence[str], args: Sequence[str]) -> str:
+    """The command of a ``shell`` template given extra ``args``: each is
+    ``shlex.quote``d (data, never shell) and put where ``{args}`` is, or at
+    the end; ``{args_raw}`` is the explicit way to put them in unquoted. Only
+    these two words are replaced: the shell's own braces (``${HOME}``, awk's
+    ``{print $1}``) stay as they are."""
+    command = " ".join(template)
+    if "{args_raw}" in command:
+        return command.replace("{args_raw}", " ".join(args))
+    quoted = " ".join(shlex.quote(a) for a in args)
+    if "{args}" in command:
+        return command.replace("{args}", quoted)
+    return f"{command} {quoted}" if quoted else command
 
 
 # --- comparing a fan-out ----------------------------------------------------

@@ -122,3 +122,23 @@ def sgr_text(line: str, style: str = "") -> Text:
     for piece in AnsiDecoder().decode("".join(parts)):
         text.append_text(piece)
     return text
+
+
+# the UTF-8 forms of the unsafe characters a JSON encoder leaves raw (it
+# escapes C0 itself): DEL, C1, and the bidi / separator marks of _UNSAFE
+_RAW_UNSAFE_UTF8 = re.compile(
+    rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
+
+
+def _json_escape(m: re.Match[bytes]) -> bytes:
+    return b"\\u%04x" % ord(m.group().decode("utf-8"))
+
+
+def json_escape_controls(data: bytes) -> bytes:
+    """Encoded JSON with every DEL, C1 and bidi character written ``\\uXXXX``:
+    the same JSON value, but ``tail -f`` or ``cat`` of the file never hands
+    the terminal a control. ASCII lines without DEL (almost all) are returned
+    as they are, after a C-speed check."""
+    if data.isascii() and b"\x7f" not in data:
+        return data
+    return _RAW_UNSAFE_UTF8.sub(_json_escape, data)

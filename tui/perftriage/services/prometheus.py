@@ -27,6 +27,8 @@ import httpx
 from perftriage.core.fleet import promql
 from perftriage.core.fleet.model import FleetSnapshot, FleetSummary
 from perftriage.core.fleet.outliers import DEFAULT_THRESHOLD
+from perftriage.core.http_limits import PROMETHEUS, HttpLimitError, HttpLimits, read_capped, \
+    within_deadline
 from perftriage.core.model import events as ev
 from perftriage.core.sanitize import visible
 from perftriage.services.source import BaseSource
@@ -54,9 +56,14 @@ def normalize_url(url: str) -> str:
 
 
 class PrometheusClient:
-    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    """``timeout`` is the overall deadline of one request (connect, headers
+    and the whole body); ``limits`` replaces both the deadline and the size cap."""
+
+    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT_S,
+                 limits: HttpLimits | None = None) -> None:
         self.url = normalize_url(url)
-        self._http = httpx.AsyncClient(base_url=self.url, timeout=timeout)
+        self.limits = limits or HttpLimits(PROMETHEUS.max_bytes, timeout)
+        self._http = httpx.AsyncClient(base_url=self.url, timeout=self.limits.deadline_s)
 
     async def __aenter__(self) -> "PrometheusClient":
         return self
@@ -68,15 +75,21 @@ class PrometheusClient:
         await self._http.aclose()
 
     async def _get(self, path: str, params: dict[str, str], decode=promql.decode):
+        url = self.url + path
         try:
-            resp = await self._http.get(path, params=params)
+            async with within_deadline(url, self.limits):
+                async with self._http.stream("GET", path, params=params) as resp:
+                    content = await read_capped(resp.aiter_bytes(), url, self.limits)
+        except HttpLimitError as exc:
+            kind: Literal["unreachable", "http"] = "http" if exc.which == "size" else "unreachable"
+            raise PrometheusError(kind, visible(exc.reason)) from None
         except httpx.TransportError as exc:
             reason = visible(str(exc) or type(exc).__name__)
             raise PrometheusError("unreachable", f"{self.url}: {reason}") from None
-        if resp.status_code != 200 and not resp.content.startswith(b"{"):
+        if resp.status_code != 200 and not content.startswith(b"{"):
             raise PrometheusError("http", f"{self.url}{path}: HTTP {resp.status_code}")
         try:
-            return decode(resp.content)
+            return decode(content)
         except promql.ApiError as exc:
             raise PrometheusError("api", f"{self.url}{path}: {exc}") from None
 

@@ -39,5 +39,5 @@ async def write_report(session: Session, redactor: Redactor) -> Path:
 
 
 def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    paths.make_private_dirs(path.parent)
     paths.write_private(path, text)

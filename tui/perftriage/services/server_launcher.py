@@ -44,7 +44,12 @@ class LaunchError(ValueError):
 
 
 def placeholders(template: str) -> list[str]:
-    return [f for _, f, _, _ in string.Formatter().parse(template) if f]
+    """The ``{name}``s of a command template (the config checked its syntax when it
+    loaded; a template that is still bad is a LaunchError, not a crash)."""
+    try:
+        return [f for _, f, _, _ in string.Formatter().parse(template) if f]
+    except ValueError as exc:
+        raise LaunchError(f"bad command template: {exc}") from None
 
 
 def render(template: str, values: dict[str, str]) -> str:
@@ -54,7 +59,7 @@ def render(template: str, values: dict[str, str]) -> str:
         raise LaunchError(f"no value for placeholder(s): {', '.join(sorted(set(missing)))}")
     try:
         return template.format_map({k: shlex.quote(str(v)) for k, v in values.items()})
-    except (ValueError, IndexError, KeyError) as exc:
+    except (ValueError, IndexError, KeyError, AttributeError) as exc:
         raise LaunchError(f"bad command template: {exc}") from None
 
 

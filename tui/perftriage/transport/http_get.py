@@ -22,13 +22,14 @@ from typing import Protocol
 
 import h11
 
+from perftriage.core.http_limits import ENGINE_METRICS, BodyCap, HttpLimitError, HttpLimits
 from perftriage.core.parse.http_url import BadUrl, HttpTarget, parse_http_url
 from perftriage.transport.base import OTHER, REFUSED, TIMEOUT, TransportError
 
 __all__ = ["BadUrl", "HttpGetter", "HttpResponse", "HttpTarget", "open_stream", "parse_http_url"]
 
 READ_CHUNK = 64 * 1024
-DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_BYTES = ENGINE_METRICS.max_bytes
 
 
 @dataclass
@@ -87,12 +88,15 @@ async def open_stream(transport, host: str, port: int) -> tuple[StreamReader, St
 class HttpGetter:
     """GETs one URL through one transport, again and again, on one connection."""
 
-    def __init__(self, transport, url: str, *, timeout: float = 5.0,
-                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, transport, url: str, *, timeout: float = ENGINE_METRICS.deadline_s,
+                 max_bytes: int = DEFAULT_MAX_BYTES, limits: HttpLimits | None = None) -> None:
+        """``timeout`` is the overall deadline of one ``get`` (both retries
+        included); ``limits`` replaces ``timeout`` and ``max_bytes``."""
         self.transport = transport
         self.target = parse_http_url(url)
-        self.timeout = timeout
-        self.max_bytes = max_bytes
+        self.limits = limits or HttpLimits(max_bytes, timeout)
+        self.timeout = self.limits.deadline_s
+        self.max_bytes = self.limits.max_bytes
         self._reader: StreamReader | None = None
         self._writer: StreamWriter | None = None
         self._h11: h11.Connection | None = None
@@ -123,8 +127,11 @@ class HttpGetter:
                 return await self._exchange()  # the idle connection was closed: once more
         except TimeoutError:
             await self.close()
-            raise TransportError(f"no answer from {self.target.url} within {self.timeout:g}s",
+            raise TransportError(HttpLimitError(self.target.url, "deadline", self.limits).reason,
                                  TIMEOUT, self.name) from None
+        except HttpLimitError as exc:
+            await self.close()
+            raise TransportError(exc.reason, OTHER, self.name) from None
         except _ClosedEarly:
             await self.close()
             raise TransportError(f"{self.target.url}: connection closed before a response",
@@ -161,7 +168,7 @@ class HttpGetter:
         writer.write(conn.send(request) + conn.send(h11.EndOfMessage()))
         await writer.drain()
         response: h11.Response | None = None
-        body = bytearray()
+        body = BodyCap(self.target.url, self.limits)
         while True:
             event = conn.next_event()
             if event is h11.NEED_DATA:
@@ -172,11 +179,7 @@ class HttpGetter:
             elif isinstance(event, h11.Response):
                 response = event
             elif isinstance(event, h11.Data):
-                body += event.data
-                if len(body) > self.max_bytes:
-                    await self.close()
-                    raise TransportError(f"{self.target.url}: response larger than "
-                                         f"{self.max_bytes} bytes", OTHER, self.name)
+                body.add(event.data)  # HttpLimitError past the cap
             elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
                 break
         assert response is not None
@@ -186,7 +189,7 @@ class HttpGetter:
             await self.close()
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers}
         return HttpResponse(response.status_code, response.reason.decode("latin-1"), headers,
-                            bytes(body))
+                            body.body())
 
 
 class _ClosedEarly(Exception):

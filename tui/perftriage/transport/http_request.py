@@ -2,10 +2,10 @@
 host sees it: through the host's SSH connection (``direct-tcpip``) or a
 plain socket for the local host, HTTP/1.1 by h11, ``Connection: close``.
 
-Bounded on purpose: the whole exchange (connect, send, read) runs under one
-deadline, and a body past ``max_bytes`` is refused, so a wedged or hostile
-endpoint can neither hang a capture nor fill memory. Kept to this one
-function so a shared HTTP policy can replace it in one place.
+Bounded on purpose, by the project's one HTTP read policy
+(:mod:`perftriage.core.http_limits`): the whole exchange (connect, send, read)
+runs under one deadline, and a body past the size cap is refused, so a wedged
+or hostile endpoint can neither hang a capture nor fill memory.
 """
 
 from __future__ import annotations
@@ -17,10 +17,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import h11
 
+from perftriage.core.http_limits import PROFILE_CONTROL, BodyCap, HttpLimitError, HttpLimits
 from perftriage.transport.base import OTHER, TIMEOUT, TransportError
 from perftriage.transport.http_get import READ_CHUNK, HttpResponse, open_stream, parse_http_url
-
-MAX_BYTES = 1024 * 1024
 
 
 def endpoint(base_url: str, path: str) -> str:
@@ -30,7 +29,8 @@ def endpoint(base_url: str, path: str) -> str:
 
 
 async def http_request(transport, url: str, *, method: str = "GET", json_body=None,
-                       timeout: float = 10.0, max_bytes: int = MAX_BYTES) -> HttpResponse:
+                       timeout: float = 10.0,
+                       limits: HttpLimits = PROFILE_CONTROL) -> HttpResponse:
     """One request; :class:`TransportError` (one line) when it cannot complete."""
     target = parse_http_url(url)
     name = getattr(transport, "name", "?")
@@ -40,8 +40,12 @@ async def http_request(transport, url: str, *, method: str = "GET", json_body=No
     if json_body is not None:
         headers.append(("Content-Type", "application/json"))
     writer = None
+    # the policy's size cap; the caller's timeout is the deadline (a capture
+    # waits out its steps on /start_profile, longer than the preset's)
+    limits = HttpLimits(max_bytes=limits.max_bytes, deadline_s=timeout)
+    cap = BodyCap(url, limits)
     try:
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout(limits.deadline_s):
             reader, writer = await open_stream(transport, target.host, target.port)
             conn = h11.Connection(h11.CLIENT)
             data = conn.send(h11.Request(method=method, target=target.target, headers=headers))
@@ -49,7 +53,6 @@ async def http_request(transport, url: str, *, method: str = "GET", json_body=No
             writer.write(data + conn.send(h11.EndOfMessage()))
             await writer.drain()
             response: h11.Response | None = None
-            got = bytearray()
             while True:
                 event = conn.next_event()
                 if event is h11.NEED_DATA:
@@ -57,14 +60,14 @@ async def http_request(transport, url: str, *, method: str = "GET", json_body=No
                 elif isinstance(event, h11.Response):
                     response = event
                 elif isinstance(event, h11.Data):
-                    got += event.data
-                    if len(got) > max_bytes:
-                        raise TransportError(f"{url}: response larger than {max_bytes} bytes",
-                                             OTHER, name)
+                    cap.add(event.data)
                 elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
                     break
     except TimeoutError:
-        raise TransportError(f"no answer from {url} within {timeout:g}s", TIMEOUT, name) from None
+        raise TransportError(HttpLimitError(url, "deadline", limits).reason, TIMEOUT,
+                             name) from None
+    except HttpLimitError as exc:
+        raise TransportError(exc.reason, OTHER, name) from None
     except h11.RemoteProtocolError as exc:
         raise TransportError(f"{url}: not an HTTP response ({exc})", OTHER, name) from None
     except (ConnectionError, OSError) as exc:
@@ -76,4 +79,4 @@ async def http_request(transport, url: str, *, method: str = "GET", json_body=No
     if response is None:
         raise TransportError(f"{url}: connection closed before a response", OTHER, name)
     hdrs = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers}
-    return HttpResponse(response.status_code, response.reason.decode("latin-1"), hdrs, bytes(got))
+    return HttpResponse(response.status_code, response.reason.decode("latin-1"), hdrs, cap.body())

@@ -12,7 +12,7 @@ Adding an event: subclass :class:`Event` with a ``tag`` (above
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
@@ -21,9 +21,14 @@ from perftriage.core.profile.model import ProfileSummary
 from perftriage.core.parse.gpu_sample import GpuProcess, GpuSample  # noqa: F401 - re-exported (ev.GpuSample)
 
 
+# a time a reader can do arithmetic with (a datetime, a timedelta): a record
+# with ``t: 1e30`` or an infinity is a bad line, not a crash in every reader
+Seconds = Annotated[float, msgspec.Meta(ge=-1e10, le=1e10)]
+
+
 class Event(msgspec.Struct, tag_field="type", kw_only=True, omit_defaults=True):
-    t: float = 0.0
-    wall: float = 0.0
+    t: Seconds = 0.0
+    wall: Seconds = 0.0
 
 
 # --- hosts -----------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from perftriage.core.http_limits import PROBE, HttpLimitError, HttpLimits
 from perftriage.core.probe_kinds.kind import (
     SCRIPT_PRELUDE,
     ProbeKind,
@@ -20,22 +21,47 @@ from perftriage.core.probe_kinds.kind import (
 )
 
 BODY_EXCERPT = 2000
-HTTP_TIMEOUT_S = 10
 
-HTTP_SCRIPT = SCRIPT_PRELUDE + rf"""
+
+def http_script(limits: HttpLimits = PROBE) -> str:
+    """The probe's script: the project's HTTP read policy (size cap, overall
+    deadline, an error naming the URL and the limit), in the host's Python."""
+    return SCRIPT_PRELUDE + _HTTP_SCRIPT.format(
+        max_bytes=limits.max_bytes, deadline_s=limits.deadline_s, excerpt=BODY_EXCERPT,
+        size_error=repr(HttpLimitError("{url}", "size", limits).reason),
+        deadline_error=repr(HttpLimitError("{url}", "deadline", limits).reason))
+
+
+_HTTP_SCRIPT = r"""
 import time, urllib.request, urllib.error
 url = sys.argv[1]
 if "://" not in url:
     url = "http://" + url
 req = urllib.request.Request(url, headers={{"User-Agent": "perftriage-probe"}})
 t0 = time.perf_counter()
+def _limit(message):
+    _emit({{"url": url, "error": message.replace("{{url}}", url),
+           "time_s": round(time.perf_counter() - t0, 4)}}, 1)
+import threading  # the overall deadline: a watchdog that answers and exits
+watchdog = threading.Timer({deadline_s}, _limit, ({deadline_error},))
+watchdog.daemon = True
+watchdog.start()
 try:
     try:
-        r = urllib.request.urlopen(req, timeout={HTTP_TIMEOUT_S})
+        r = urllib.request.urlopen(req, timeout={deadline_s})
     except urllib.error.HTTPError as e:
         r = e
     with r:
-        body = r.read(4 * 2**20)
+        chunks, size = [], 0
+        while True:
+            chunk = r.read1(65536) if hasattr(r, "read1") else r.read(65536)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > {max_bytes}:
+                _limit({size_error})
+            chunks.append(chunk)
+        body = b"".join(chunks)
         status, reason = r.status, str(r.reason)
         ctype = r.headers.get("Content-Type", "")
 except BaseException as e:
@@ -45,7 +71,7 @@ except BaseException as e:
 took = time.perf_counter() - t0
 text = body.decode("utf-8", "replace")
 res = {{"url": url, "status": status, "reason": reason, "content_type": ctype,
-       "time_s": round(took, 4), "body_bytes": len(body), "body": text[:{BODY_EXCERPT}]}}
+       "time_s": round(took, 4), "body_bytes": len(body), "body": text[:{excerpt}]}}
 path = urllib.parse.urlsplit(url).path.rstrip("/")
 if path.endswith("/metrics"):
     metrics = {{}}
@@ -68,6 +94,7 @@ elif text.lstrip().startswith("{{"):
                        if v is None or isinstance(v, (str, int, float, bool))}}
 _emit(res, 0 if 200 <= status < 400 else 1)
 """
+HTTP_SCRIPT = http_script()
 
 # /server_info fields worth a glance when chasing decode speed
 SERVER_INFO_KEYS = (

@@ -7,6 +7,8 @@ the first event after ``T`` (it never indexes or keeps events);
 
 from __future__ import annotations
 
+import functools
+
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -72,6 +74,15 @@ def _raw_host(line: bytes) -> str | None:
     return None if end < 0 or b"\\" in name else name.decode("utf-8", "replace")
 
 
+def _skip_rest(fh, size: int) -> bytes:
+    """Read past the rest of a line too long to hold (``size`` bytes read so far)."""
+    while True:
+        piece = fh.readline(stream.SKIP_PIECE)
+        size += len(piece)
+        if not piece or piece.endswith(b"\n"):
+            return stream.TooLong(size - (1 if piece.endswith(b"\n") else 0))
+
+
 def state_at(path: Path | str, t: float | None,
              problems: list[stream.LineProblem] | None = None,
              log_lines: Callable[[float, str, list[str]], None] | None = None,
@@ -104,7 +115,7 @@ def state_at(path: Path | str, t: float | None,
             return decode(line)
         except stream.DECODE_ERRORS as exc:
             if problems is not None:
-                problems.append(stream.LineProblem(lineno, str(exc), torn_tail=not terminated))
+                problems.append(stream.line_problem(lineno, line, exc, terminated))
             return None
 
     def flush(host: str) -> None:
@@ -119,11 +130,16 @@ def state_at(path: Path | str, t: float | None,
     past_t = False
     lineno = 1
     hosts, skip_logs = state.hosts, log_lines is None
-    with open(path, "rb") as fh:  # the file's own line iterator: no generator per line
+    max_line = stream.MAX_LINE_BYTES
+    with stream.open_regular(path) as fh:
         fh.seek(offset)
-        for line in fh:
+        # readline with a limit, called from C: no generator per line, no line held whole
+        for line in iter(functools.partial(fh.readline, max_line + 1), b""):
             lineno += 1
             terminated = line[-1:] == b"\n"
+            if len(line) > max_line and not terminated:  # too long to hold: read past it
+                size, line = len(line), b""
+                line, terminated = _skip_rest(fh, size), True
             # judged by its time alone, not decoded: a host sample (superseded
             # unless it is the host's last) and, without a scan, log lines
             host = _raw_host(line) if terminated and line.startswith(HOST_SAMPLE_PREFIX) else None

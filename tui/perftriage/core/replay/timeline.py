@@ -173,7 +173,7 @@ class Timeline:
             try:
                 event = decode(line)
             except stream.DECODE_ERRORS as exc:
-                self.problems.append(stream.LineProblem(lineno, str(exc), torn_tail=not terminated))
+                self.problems.append(stream.line_problem(lineno, line, exc, terminated))
                 continue
             before = context(state, event)
             apply(state, event)

@@ -167,11 +167,10 @@ def _gap_section(state: SessionState) -> list[str]:
         f"Floor = bytes read per decode step / aggregate bandwidth "
         f"({latest.bandwidth_gbs_total:g} GB/s)" + (f"; inputs: {inputs}" if inputs else "") + "."
     )
-    if latest.gap is not None:
-        out.append(
-            f"The server decodes {roofline.fmt_gap(latest.gap)} slower than the floor: "
-            f"it uses {latest.efficiency_pct:.1f}% of the memory bandwidth at batch 1."
-        )
+    if latest.gap is not None:  # a record may hold the gap but not the efficiency
+        uses = "" if latest.efficiency_pct is None else \
+            f": it uses {latest.efficiency_pct:.1f}% of the memory bandwidth at batch 1"
+        out.append(f"The server decodes {roofline.fmt_gap(latest.gap)} slower than the floor{uses}.")
     if len(state.gaps) > 1:
         out += ["", "| time | floor ms | measured ms | gap | efficiency |", "|---|---|---|---|---|"]
         for g in state.gaps:

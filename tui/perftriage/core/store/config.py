@@ -49,6 +49,9 @@ def convert_toml(text: str, path: Path | str, kind: type[T]) -> T:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         raise ConfigError(path, int(m.group(1)) if m else None, f"invalid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise ConfigError(path, _deepest_line(text), "invalid TOML: arrays or inline tables "
+                          "nested too deeply") from None
     try:
         return msgspec.convert(data, kind, strict=True)
     except msgspec.ValidationError as exc:
@@ -64,6 +67,17 @@ def convert_toml(text: str, path: Path | str, kind: type[T]) -> T:
         else:
             message = f"{detail} at {section}"
         raise ConfigError(path, line, message) from None
+
+
+def _deepest_line(text: str) -> int | None:
+    """The line where bracket nesting first gets deep (where the parser gave up)."""
+    depth = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        for c in line:
+            depth += 1 if c in "[{" else -1 if c in "]}" else 0
+            if depth > 100:
+                return number
+    return None
 
 
 def load(path: Path | str | None, *, must_exist: bool = False) -> Config:

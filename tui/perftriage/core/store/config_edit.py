@@ -15,7 +15,7 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-from perftriage.core.store import config as config_mod
+from perftriage.core.store import config as config_mod, paths
 from perftriage.core.store.config import ConfigError
 
 _HEADER = re.compile(r"^\s*\[")
@@ -107,7 +107,7 @@ def set_ui_value(path: Path, key: str, value: str) -> None:
         raise ConfigError(path, None, f"could not set ui.{key} safely; set it by hand")
     tmp: str | None = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        paths.make_private_dirs(path.parent)  # 0700 whatever the umask
         fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".toml", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(new_text)

@@ -56,8 +56,7 @@ def private_dir(directory: Path) -> Path:
     """
     directory = Path(directory)
     if not directory.is_dir():
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        directory.chmod(0o700)  # mkdir's mode is cut by the umask
+        make_private_dirs(directory)
     elif directory.resolve() == default_sessions_dir().resolve():
         try:
             if directory.stat().st_mode & 0o077:
@@ -65,6 +64,24 @@ def private_dir(directory: Path) -> Path:
         except OSError:
             pass  # not ours to change: the files in it are 0600 anyway
     return directory
+
+
+def make_private_dirs(directory: Path) -> None:
+    """``mkdir -p`` where every directory it creates is 0700, whatever the
+    umask (``mkdir(parents=True)`` makes the parents 0777 under umask 000)."""
+    missing = []
+    for d in [directory, *directory.parents]:
+        if d.is_dir():
+            break
+        missing.append(d)
+    for d in reversed(missing):
+        try:
+            d.mkdir(mode=0o700)
+        except FileExistsError:
+            if not d.is_dir():
+                raise NotADirectoryError(20, "Not a directory", str(d)) from None
+            continue  # made meanwhile by someone else: theirs, left as it is
+        d.chmod(0o700)  # mkdir's mode is cut by the umask, never widened: set it
 
 
 def write_private(path: Path, text: str) -> None:

@@ -50,6 +50,9 @@ def describe(path: Path) -> SessionInfo:
     except (transcript.TranscriptError, OSError) as exc:
         info.error = str(exc)
         return info
+    if tail.summary_error is not None:
+        info.error = f"bad session.summary line: {tail.summary_error}"
+        return info
     info.started_at = str(header.get("started_at", "")) or None
     info.hosts = [str(h) for h in header.get("hosts", [])]
     info.size_bytes = tail.size

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -26,6 +27,12 @@ from perftriage.core.model import events as ev
 
 CHUNK = 1 << 22  # 4 MiB reads
 TAIL_BYTES = 1 << 16  # enough for the summary and a few last events
+MAX_HEADER_BYTES = 1 << 16  # line 1; a real header is a few hundred bytes
+# an event line over this is skipped (a problem), never held: the writer's
+# largest (a log batch at the transcript cap, a probe's capped output) is a
+# few MB
+MAX_LINE_BYTES = 16 << 20
+SKIP_PIECE = 1 << 20  # reading past a too-long line: this much at a time
 SUMMARY_TYPE = "session.summary"
 SUMMARY_PREFIX = b'{"type":"session.summary"'
 _decode = ev._decoder.decode
@@ -44,24 +51,89 @@ class LineProblem:
         return f"line {self.line}: {kind}: {self.message}"
 
 
+class NotRegularFile(OSError):
+    """A FIFO, a device (a symlink to /dev/zero), a directory: a read of it
+    may never end, so it is not read at all."""
+
+
+def open_regular(path: Path | str):
+    """``path`` opened for binary reading, or :class:`NotRegularFile`. Opened
+    non-blocking, so a FIFO without a writer cannot hang the open itself."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(f"{path}: not a regular file ({_kind(mode)})")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a file"
+
+
+class TooLong(bytes):
+    """Stands for an event line over :data:`MAX_LINE_BYTES` (which was skipped,
+    never held): it decodes to an error; :func:`line_problem` says why."""
+
+    size: int
+
+    def __new__(cls, size: int) -> "TooLong":
+        self = super().__new__(cls, b"\0")
+        self.size = size
+        return self
+
+
+def line_problem(lineno: int, line: bytes, exc: Exception, terminated: bool) -> LineProblem:
+    """The problem of a line that did not decode (or was too long to)."""
+    if isinstance(line, TooLong):
+        return LineProblem(lineno, f"event of {line.size / (1 << 20):.1f} MiB is over the "
+                           f"{MAX_LINE_BYTES >> 20} MiB limit: skipped", torn_tail=not terminated)
+    return LineProblem(lineno, str(exc), torn_tail=not terminated)
+
+
 def iter_raw(path: Path | str, start: int = 0, chunk: int = CHUNK) -> Iterator[tuple[int, bytes, bool]]:
     """Yield ``(offset, line, terminated)`` from byte ``start`` on; ``line``
     has no newline; the last one is unterminated when the file does not end
-    with a newline (a torn write)."""
-    with open(path, "rb") as fh:
+    with a newline (a torn write). A line over :data:`MAX_LINE_BYTES` is
+    read past, never held, and yielded as a :class:`TooLong`."""
+    limit = MAX_LINE_BYTES
+    with open_regular(path) as fh:
         fh.seek(start)
         offset = start
         rest = b""
+        skipped = 0  # > 0: inside a line too long to hold, this many bytes so far
         while True:
             data = fh.read(chunk)
             if not data:
                 break
+            if skipped:
+                end = data.find(b"\n")
+                if end < 0:
+                    skipped += len(data)
+                    continue
+                yield offset, TooLong(skipped + end), True
+                offset += skipped + end + 1
+                skipped, data = 0, data[end + 1:]
             lines = (rest + data).split(b"\n") if rest else data.split(b"\n")
             rest = lines.pop()
             for line in lines:
-                yield offset, line, True
-                offset += len(line) + 1
-        if rest:
+                size = len(line)
+                yield offset, (TooLong(size) if size > limit else line), True
+                offset += size + 1
+            if len(rest) > limit:
+                skipped, rest = len(rest), b""
+        if skipped:
+            yield offset, TooLong(skipped), False
+        elif rest:
             yield offset, rest, False
 
 
@@ -88,15 +160,21 @@ def iter_events(
             event = _decode(line)
         except DECODE_ERRORS as exc:
             if problems is not None:
-                problems.append(LineProblem(lineno, str(exc), torn_tail=not terminated))
+                problems.append(line_problem(lineno, line, exc, terminated))
             continue
         yield offset, event
 
 
+def read_first_line(path: Path | str) -> bytes:
+    """Line 1 with its newline, read with a limit: at most
+    ``MAX_HEADER_BYTES + 1`` bytes (more means it is no header)."""
+    with open_regular(path) as fh:
+        return fh.readline(MAX_HEADER_BYTES + 1)
+
+
 def header_and_offset(path: Path | str) -> tuple[bytes, int]:
     """The raw first line and the offset of the first event line."""
-    with open(path, "rb") as fh:
-        first = fh.readline()
+    first = read_first_line(path)
     return first.rstrip(b"\n"), len(first)
 
 
@@ -114,6 +192,28 @@ def summary_line(*, events: int, duration_s: float, counts: dict[str, int],
     ).encode() + b"\n"
 
 
+class _Summary(msgspec.Struct):
+    """What a summary line must hold to be believed (a hand-edited or foreign
+    one may say ``"duration_s": "abc"`` or ``1e400``)."""
+
+    type: str
+    events: Annotated[int, msgspec.Meta(ge=0)]
+    duration_s: Annotated[float, msgspec.Meta(ge=0, le=1e10)]
+    ended: bool = False
+    counts: dict[str, Annotated[int, msgspec.Meta(ge=0)]] = {}
+
+
+_decode_summary = msgspec.json.Decoder(_Summary).decode
+
+
+def parse_summary(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """(the summary, None), or (None, why it is not one)."""
+    try:
+        return msgspec.to_builtins(_decode_summary(line)), None
+    except DECODE_ERRORS as exc:
+        return None, str(exc).replace("`", "")
+
+
 @dataclass
 class TailInfo:
     """What the end of a transcript says: the summary when the writer closed
@@ -123,6 +223,7 @@ class TailInfo:
     last_t: float | None
     torn_tail: bool
     size: int
+    summary_error: str | None = None  # a summary line that could not be believed: why
 
     @property
     def events(self) -> int | None:
@@ -137,7 +238,7 @@ class TailInfo:
 
 def read_tail(path: Path | str, nbytes: int = TAIL_BYTES) -> TailInfo:
     """Read only the last ``nbytes`` of the file."""
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         size = fh.seek(0, os.SEEK_END)
         start = max(0, size - nbytes)
         fh.seek(start)
@@ -147,16 +248,14 @@ def read_tail(path: Path | str, nbytes: int = TAIL_BYTES) -> TailInfo:
     if start > 0:
         lines = lines[1:]  # the first one is probably cut
     summary: dict[str, Any] | None = None
+    summary_error: str | None = None
     last_t: float | None = None
     for line in reversed(lines):
         if not line.strip():
             continue
         if line.startswith(SUMMARY_PREFIX):
-            if summary is None and not torn:
-                try:
-                    summary = json.loads(line)
-                except (ValueError, RecursionError):
-                    pass
+            if summary is None and summary_error is None and not torn:
+                summary, summary_error = parse_summary(line)
             continue
         if line.startswith(b'{"format"'):
             break  # the header: no events
@@ -165,4 +264,5 @@ def read_tail(path: Path | str, nbytes: int = TAIL_BYTES) -> TailInfo:
             break
         except DECODE_ERRORS:
             continue  # torn or corrupt: try the line before
-    return TailInfo(summary=summary, last_t=last_t, torn_tail=torn, size=size)
+    return TailInfo(summary=summary, last_t=last_t, torn_tail=torn, size=size,
+                    summary_error=summary_error)

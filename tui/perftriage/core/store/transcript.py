@@ -17,6 +17,7 @@ a torn last line is tolerated by the reader.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -28,6 +29,7 @@ from typing import Any
 
 from perftriage import __version__
 from perftriage.core.model import events as ev
+from perftriage.core.sanitize import json_escape_controls
 from perftriage.core.store.redact import DEFAULT as DEFAULT_REDACTOR, Redactor
 from perftriage.core.store import stream
 from perftriage.core.store.paths import private_dir
@@ -42,6 +44,14 @@ GATHER_S = 0.05  # events reach the OS at most this long after they happen
 
 class TranscriptError(Exception):
     """The file is not a perftriage transcript at all (bad or missing header)."""
+
+
+class TranscriptCreateError(Exception):
+    """A new transcript could not be made: which directory, and why (the OS's reason)."""
+
+    def __init__(self, directory: Path, reason: str) -> None:
+        self.directory, self.reason = directory, reason
+        super().__init__(f"cannot write a transcript in {directory}: {reason}")
 
 
 def make_header(started_at: str, hosts: list[str], **extra: Any) -> dict[str, Any]:
@@ -72,12 +82,8 @@ class TranscriptWriter:
         redactor: Redactor | None = None,
     ) -> None:
         self.path = Path(path)
-        private_dir(self.path.parent)
-        # Exclusive create (never clobber an earlier session), readable by the
-        # owner only: probe output and logs may hold what redaction missed
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        self._fh = os.fdopen(fd, "wb")  # noqa: SIM115 - lives as long as the session
         self.redactor = redactor or DEFAULT_REDACTOR
+        self._fh = self._create(self.redactor.value(header))
         self._last_sync = time.monotonic()
         self._dirty = False
         self._io = threading.Lock()  # the file: writer thread vs sync/close
@@ -91,16 +97,41 @@ class TranscriptWriter:
         # why writing stopped (a full disk): the session says so once; the
         # app goes on, nothing more is queued (memory stays bounded)
         self.error: str | None = None
-        header = self.redactor.value(header)
-        self._fh.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
         self._thread: threading.Thread | None = None
         if background:
             self._thread = threading.Thread(
                 target=self._run, name="transcript-writer", daemon=True
             )
             self._thread.start()
+
+    def _create(self, header: dict[str, Any]):
+        """The new file with its header on disk; on any failure (a read-only
+        or full disk) no file is left and TranscriptCreateError says why."""
+        directory = self.path.parent
+        try:
+            private_dir(directory)
+        except OSError as exc:
+            raise TranscriptCreateError(directory, exc.strerror or str(exc)) from None
+        try:
+            # Exclusive create (never clobber an earlier session), readable by the
+            # owner only: probe output and logs may hold what redaction missed
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            raise  # the caller picked a name in use: its bug, not the directory's
+        except OSError as exc:
+            raise TranscriptCreateError(directory, exc.strerror or str(exc)) from None
+        fh = os.fdopen(fd, "wb")
+        try:
+            fh.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                fh.close()
+            with contextlib.suppress(OSError):
+                self.path.unlink()  # never an empty transcript
+            raise TranscriptCreateError(directory, exc.strerror or str(exc)) from None
+        return fh
 
     @property
     def closed(self) -> bool:
@@ -109,7 +140,8 @@ class TranscriptWriter:
     def write(self, event: ev.Event) -> None:
         if self._fh.closed or self.error is not None:
             return
-        data = self.redactor.json_line(ev.encode(event)) + b"\n"  # secrets never on disk
+        # secrets never on disk; no raw control or bidi character either (tail -f)
+        data = json_escape_controls(self.redactor.json_line(ev.encode(event))) + b"\n"
         self.events_written += 1
         self.last_t = max(self.last_t, event.t)
         # every event class has tag="...": msgspec types it str | int | None
@@ -231,6 +263,9 @@ class Transcript:
 
 
 def _parse_header(path: Path, first: bytes) -> dict[str, Any]:
+    if len(first.rstrip(b"\n")) > stream.MAX_HEADER_BYTES:
+        raise TranscriptError(f"{path}: line 1 is longer than "
+                              f"{stream.MAX_HEADER_BYTES >> 10} KiB: not a perftriage header")
     try:
         header = json.loads(first)
     except (ValueError, RecursionError) as exc:
@@ -253,8 +288,7 @@ def _parse_header(path: Path, first: bytes) -> dict[str, Any]:
 
 
 def read_header(path: Path) -> dict[str, Any]:
-    with open(path, "rb") as fh:
-        first = fh.readline()
+    first = stream.read_first_line(path)
     if not first.strip():
         raise TranscriptError(f"{path}: empty file, not a perftriage session")
     return _parse_header(Path(path), first)
