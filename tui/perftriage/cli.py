@@ -20,7 +20,7 @@ from perftriage import __version__
 # name -> (module, one-line help shown in --help without importing it)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "engine": ("perftriage.commands.engine", "An SGLang/vLLM server's figures from its /metrics."),
-    "sessions": ("perftriage.commands.sessions", "List saved sessions."),
+    "sessions": ("perftriage.commands.sessions", "List investigations and saved sessions."),
     "replay": ("perftriage.commands.replay", "Open a saved session in the cockpit, read-only."),
     "hosts": ("perftriage.commands.hosts", "List configured hosts; --check connects to each."),
     "probe": ("perftriage.commands.probe", "Run one probe headless and print the result."),
@@ -32,6 +32,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "themes": ("perftriage.commands.themes", "List available themes."),
     "demo": ("perftriage.commands.demo", "Open the cockpit on a simulated SGLang server."),
     "fleet": ("perftriage.commands.fleet", "Fleet medians and outliers from Prometheus."),
+    "watch": ("perftriage.commands.watch", "Follow an investigation being recorded, read-only."),
+    "share": ("perftriage.commands.share", "Serve `watch NAME` to a browser, behind a token."),
 }
 
 # Shared with the commands (and launch.py) from a module of their own, so
@@ -135,9 +137,11 @@ class LazyGroup(click.Group):
               help="Host sampling/recording period (default 1.0).")
 @click.option("--prometheus", metavar="URL",
               help="Prometheus the Fleet view reads (default: the config's [fleet] prometheus).")
+@click.option("-s", "--session", "session", metavar="NAME",
+              help="Open the investigation NAME: a new one, or continue it where it was.")
 @click.pass_context
 def cli(ctx: click.Context, sessions_dir, config_path, hosts, ssh_config,
-        accept_new_host_keys, theme, sample_interval, prometheus) -> None:
+        accept_new_host_keys, theme, sample_interval, prometheus, session) -> None:
     """perftriage: a terminal cockpit for chasing performance gaps on GPU servers.
 
     With no command it opens the cockpit on localhost plus the configured
@@ -156,6 +160,7 @@ def cli(ctx: click.Context, sessions_dir, config_path, hosts, ssh_config,
         theme=theme,
         sample_interval=sample_interval,
         prometheus=prometheus,
+        session=session,
     )
     if ctx.invoked_subcommand is None:
         from perftriage.launch import run_cockpit

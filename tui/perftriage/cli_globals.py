@@ -37,6 +37,7 @@ class Globals:
     theme: str | None = None
     sample_interval: float | None = None
     prometheus: str | None = None
+    session: str | None = None  # --session NAME: the named investigation to open or continue
 
     def resolved_sessions_dir(self) -> Path:
         from perftriage.core.store.paths import default_sessions_dir

@@ -22,15 +22,38 @@ def build_cockpit(g: Globals, name: str = "session"):
         except ValueError as exc:
             raise UsageFailure(f"--prometheus / [fleet] prometheus: {exc}") from None
     registry = g.resolve_hosts(config, with_localhost=True)  # -H hosts beside localhost
+    session = None
+    if g.session is not None:  # --session NAME: open or continue that investigation
+        session = open_named(g, config, registry.names)
+        name = g.session
     cockpit = Cockpit(
         config,
         sessions_dir=g.resolved_sessions_dir(),
         registry=registry,
+        session=session,
         name=name,
         sample_interval=g.sample_interval,
     )
     cockpit.ssh_config, cockpit.accept_new_host_keys = g.ssh_config, g.accept_new_host_keys
     return cockpit
+
+
+def open_named(g: Globals, config, hosts: list[str]):
+    """The session of ``--session NAME`` (exit 2 with the reason when it
+    cannot be opened: a bad name, another cockpit records it, a bad file)."""
+    from perftriage.cli_globals import UsageFailure
+    from perftriage.core.store import investigations, transcript
+    from perftriage.services.investigation import open_investigation
+
+    assert g.session is not None
+    try:
+        return open_investigation(g.session, g.resolved_sessions_dir(), hosts,
+                                  log_ring=config.ui.log_ring_lines,
+                                  redact=config.security.redact, defer_logs=True)
+    except investigations.BadName as exc:
+        raise UsageFailure(f"--session: {exc}") from None
+    except (investigations.Busy, transcript.TranscriptError, OSError) as exc:
+        raise UsageFailure(str(exc)) from None
 
 
 def run_cockpit(g: Globals) -> int:

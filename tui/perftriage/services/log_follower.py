@@ -71,10 +71,12 @@ class LogFollower:
 
     # --- opening -----------------------------------------------------------
 
-    def open_file(self, host: str, path: str, *, from_start: bool = True) -> str:
-        """Follow ``path`` on ``host`` (reconnecting, resuming); returns the source id."""
+    def open_file(self, host: str, path: str, *, from_start: bool = True,
+                  source_id: str | None = None) -> str:
+        """Follow ``path`` on ``host`` (reconnecting, resuming); returns the source
+        id (``source_id``: go on under that id, a continued investigation's log)."""
         self.hosts.get(host)  # KeyError for an unknown host, before any event
-        sid = self.session.new_id("log")
+        sid = source_id or self.session.new_id("log")
         return self._start(FileLogSource(self, sid, host, path, from_start=from_start))
 
     def open_command(

@@ -30,6 +30,7 @@ from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
 from perftriage.core.model.state import SessionState
 from perftriage.core.replay.snapshot import structural_copy
+from perftriage.core.model.segments import segment_label
 from perftriage.core.store import stream, transcript
 
 KEYFRAME_SPACING = 2048  # events between snapshots to start with
@@ -87,6 +88,8 @@ def marker_for(state: SessionState, event: ev.Event, index: int, before: Any) ->
         return Marker(index, t, "gap", f"floor {event.floor_ms:.2f} ms/token{gap}")
     if isinstance(event, ev.ServerEvent):
         return Marker(index, t, "server", f"{event.server} {event.state}")
+    if isinstance(event, ev.SegmentStarted) and event.segment > 1:
+        return Marker(index, t, "segment", segment_label(event))
     if isinstance(event, ev.LogLines):
         src = state.logs.get(event.source_id)
         if src is not None and src.errors and src.errors[-1] != before:

@@ -104,12 +104,13 @@ def header_and_offset(path: Path | str) -> tuple[bytes, int]:
 
 
 def summary_line(*, events: int, duration_s: float, counts: dict[str, int],
-                 ended: bool) -> bytes:
+                 ended: bool, segments: int = 1) -> bytes:
     """What the writer appends at close: enough for ``perftriage sessions``
-    to list the file without reading its events."""
+    to list the file without reading its events. A named investigation's
+    file holds one per run that closed cleanly; the last one counts them all."""
     return json.dumps(
         {"type": SUMMARY_TYPE, "events": events, "duration_s": round(duration_s, 6),
-         "ended": ended, "counts": counts},
+         "ended": ended, "counts": counts, "segments": segments},
         separators=(",", ":"),
     ).encode() + b"\n"
 

@@ -1,0 +1,210 @@
+"""Growing a running cockpit: hosts, logs, engines, Prometheus, hypothesis packs.
+
+What the engineer adds from the palette or the keys joins at once (no
+restart), is recorded as a ``cockpit.added`` / ``cockpit.removed`` event
+(a followed log is its ``log.opened``), and a continued investigation
+starts it again (:func:`resume`). Saving an addition into the config file is
+:mod:`perftriage.core.store.config_additions`, offered separately.
+
+Every function raises :class:`GrowError` with a one-line reason the UI shows.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from perftriage.core.model import events as ev
+
+# a services.cockpit.Cockpit (not imported: the cockpit imports this module)
+Cockpit = Any
+
+# the module that loads hypothesis packs (``[[hypotheses]]`` TOML files with
+# checks) into a session: ``load_pack(cockpit, spec) -> int`` (hypotheses
+# added). Built separately; without it "load a pack" says it is not available.
+PACK_MODULE = "perftriage.services.hypothesis_packs"
+PACK_UNAVAILABLE = "pack loading: not available in this build"
+
+
+class GrowError(Exception):
+    pass
+
+
+def _live(cockpit: Cockpit) -> None:
+    if cockpit.replay:
+        raise GrowError("a replay is read-only: nothing joins it")
+
+
+# --- hosts -------------------------------------------------------------------
+
+
+def add_host(cockpit: Cockpit, spec: str, *, record: bool = True) -> list[str]:
+    """Add the host(s) ``spec`` names (``user@host[:port]``, an ssh alias, a
+    config name or a node set); returns the names added (none: all there)."""
+    from perftriage.services.hosts import HostSpecError, resolve_hosts  # noqa: PLC0415
+
+    _live(cockpit)
+    spec = spec.strip()
+    if not spec:
+        raise GrowError("a host: user@host, an ssh alias or a config name")
+    try:
+        found = resolve_hosts(cockpit.config, [spec], cockpit.ssh_config,
+                              cockpit.accept_new_host_keys, with_localhost=False)
+    except (HostSpecError, ValueError) as exc:
+        raise GrowError(str(exc)) from None
+    added = [h.name for h in found.hosts.values() if h.name not in cockpit.registry.hosts]
+    for name in added:
+        cockpit.add_host(found.hosts[name])
+    if record and added:
+        cockpit.session.emit(ev.CockpitAdded(what="host", value=spec))
+    return added
+
+
+async def remove_host(cockpit: Cockpit, name: str) -> None:
+    """Stop sampling, following and probing ``name``; its transport is closed."""
+    _live(cockpit)
+    host = cockpit.registry.hosts.get(name)
+    if host is None:
+        raise GrowError(f"no host {name!r} in this cockpit")
+    for sid, src in list(cockpit.logs.sources.items()):
+        if src.host == name:
+            await cockpit.logs.close(sid, "host removed")
+    for source in list(cockpit.sources):
+        if source.host == name:
+            await cockpit.sources.remove(source.name)
+    del cockpit.registry.hosts[name]
+    await host.transport.close()
+    cockpit.session.emit(ev.CockpitRemoved(what="host", value=name))
+
+
+# --- logs, engines, Prometheus -------------------------------------------------
+
+
+def follow_log(cockpit: Cockpit, host: str, path: str) -> str:
+    """Follow ``path`` on ``host``; returns the log source id."""
+    _live(cockpit)
+    if not path.strip():
+        raise GrowError("a log: the path of the file to follow")
+    if host not in cockpit.registry.hosts:
+        raise GrowError(f"no host {host!r} in this cockpit; known: {', '.join(cockpit.registry.names)}")
+    return cockpit.logs.open_file(host, path.strip())
+
+
+def add_engine(cockpit: Cockpit, url: str, host: str = "localhost", *, record: bool = True) -> str:
+    """Scrape an SGLang/vLLM ``/metrics`` URL as seen from ``host``; returns the source name."""
+    from perftriage.services.engine_source import EngineMetricsSource  # noqa: PLC0415
+
+    _live(cockpit)
+    url = _http_url(url, "an engine URL")
+    if host not in cockpit.registry.hosts:
+        raise GrowError(f"no host {host!r} in this cockpit; known: {', '.join(cockpit.registry.names)}")
+    name = f"engine:{host}"
+    n = 1
+    while cockpit.sources.get(name) is not None:
+        n += 1
+        name = f"engine:{host}-{n}"
+    source = EngineMetricsSource(cockpit.session.emit, host, cockpit.registry.get(host).transport,
+                                 url, name=name)
+    if cockpit.started:
+        cockpit.add_source(source)
+    if record:
+        cockpit.session.emit(ev.CockpitAdded(what="engine", value=url, host=host))
+    return name
+
+
+def set_prometheus(cockpit: Cockpit, url: str, *, record: bool = True) -> None:
+    """Read the fleet from ``url`` (replaces the Prometheus read until now)."""
+    from perftriage.services.prometheus import configured_fleet, normalize_url  # noqa: PLC0415
+
+    _live(cockpit)
+    try:
+        url = normalize_url(url.strip())
+    except ValueError as exc:
+        raise GrowError(f"a Prometheus URL: {exc}") from None
+    cockpit.config.fleet.prometheus = url
+    fleet = configured_fleet(cockpit.config, cockpit.session)
+    if cockpit.started and fleet is not None:
+        old = cockpit.sources.get(fleet.name)
+        if old is not None:
+            cockpit.spawn(_replace(cockpit, old.name, fleet))
+        else:
+            cockpit.add_source(fleet)
+    if record:
+        cockpit.session.emit(ev.CockpitAdded(what="prometheus", value=url))
+
+
+async def _replace(cockpit: Cockpit, old: str, new: Any) -> None:
+    await cockpit.sources.remove(old)
+    cockpit.add_source(new)
+
+
+def _http_url(url: str, what: str) -> str:
+    from urllib.parse import urlsplit  # noqa: PLC0415
+
+    url = url.strip()
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise GrowError(f"{what}: an http(s) URL with a host, e.g. http://127.0.0.1:30000/metrics")
+    return url
+
+
+# --- hypothesis packs ------------------------------------------------------------
+
+
+def pack_loader():
+    """The pack loader's ``load_pack``, or None when this build has none."""
+    try:
+        module = importlib.import_module(PACK_MODULE)
+    except ModuleNotFoundError:
+        return None
+    return getattr(module, "load_pack", None)
+
+
+def load_pack(cockpit: Cockpit, spec: str, *, record: bool = True) -> int:
+    """Load the hypothesis pack ``spec`` (a file or a bundled name); returns
+    the hypotheses added."""
+    _live(cockpit)
+    loader = pack_loader()
+    if loader is None:
+        raise GrowError(PACK_UNAVAILABLE)
+    try:
+        added = int(loader(cockpit, spec.strip()))
+    except (OSError, ValueError) as exc:
+        raise GrowError(f"pack {spec!r}: {exc}") from None
+    if record:
+        cockpit.session.emit(ev.CockpitAdded(what="pack", value=spec.strip()))
+    return added
+
+
+# --- a continued investigation ------------------------------------------------------
+
+
+def resume(cockpit: Cockpit) -> list[str]:
+    """Start again what the investigation's earlier runs had added and the
+    logs they followed (from the end: what was written meanwhile is not read).
+    Returns one line per thing that could not be started."""
+    problems: list[str] = []
+    state = cockpit.session.state
+    for added in list(state.additions):
+        try:
+            if added.what == "host":
+                add_host(cockpit, added.value, record=False)
+            elif added.what == "engine":
+                add_engine(cockpit, added.value, added.host or "localhost", record=False)
+            elif added.what == "prometheus" and cockpit.config.fleet.prometheus != added.value:
+                set_prometheus(cockpit, added.value, record=False)
+        except GrowError as exc:
+            problems.append(f"{added.what} {added.value}: {exc}")
+    followed = {(s.host, s.path) for s in cockpit.logs.sources.values()}
+    for log in list(state.logs.values()):
+        was_followed = log.open or log.closed_reason == "quit"
+        if log.kind != "file" or not was_followed or (log.host, log.path) in followed:
+            continue
+        if log.host not in cockpit.registry.hosts:
+            problems.append(f"log {log.host}:{log.path}: its host is not in this run")
+            continue
+        cockpit.logs.open_file(log.host, log.path, from_start=False, source_id=log.source_id)
+        followed.add((log.host, log.path))
+    for line in problems:
+        cockpit.session.emit(ev.NoteAdded(text=f"not started again: {line}"))
+    return problems
