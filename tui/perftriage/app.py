@@ -30,10 +30,11 @@ from perftriage.core import probes
 from perftriage.core.model import events as ev
 from perftriage.core.model.hyp_undo import HypothesisUndo
 from perftriage.core.store.redact import Redactor
-from perftriage.palette import HypothesisCommands, ProbeCommands
+from perftriage.palette import GrowCommands, HypothesisCommands, ProbeCommands
 from perftriage.refresh import Refresher
 from perftriage.screens.fanout import FanoutScreen
 from perftriage.screens.fleet import FleetScreen
+from perftriage.screens.grow_flows import GROW_BINDINGS, GrowFlows
 from perftriage.screens.keys_help import KeysScreen
 from perftriage.screens.main import MainScreen
 from perftriage.screens.ordered_keys import OrderedKeysApp
@@ -95,8 +96,9 @@ class PerftriageApp(OrderedKeysApp[int]):
                 tooltip="Fleet view from Prometheus: medians, outliers; enter digs in over SSH"),
         Binding("equals_sign", "fanout_folded", "Fold fan-out", id="fleet.fanout",
                 tooltip="The selected fan-out's answers folded by node set, like clubak"),
+        *GROW_BINDINGS,
     ]
-    COMMANDS = App.COMMANDS | {ProbeCommands, HypothesisCommands, ThemeCommands}
+    COMMANDS = App.COMMANDS | {ProbeCommands, HypothesisCommands, ThemeCommands, GrowCommands}
 
     def __init__(self, cockpit: Cockpit, *, theme: str | None = None,
                  config_path: Path | None = None, **kwargs) -> None:
@@ -113,6 +115,7 @@ class PerftriageApp(OrderedKeysApp[int]):
         self.launcher = ProbeLauncher(self, cockpit, self.probe_target,
                                       lambda: self._pane(ProbesPane))
         self.servers = ServerFlows(self, cockpit, lambda: self._pane(LogsPane))
+        self.grow = GrowFlows(self, cockpit, config_path)
 
     @property
     def theme_request(self) -> str | None:
@@ -246,6 +249,12 @@ class PerftriageApp(OrderedKeysApp[int]):
     def action_server_stop(self) -> None:
         if not self._refuse_in_replay():
             self.servers.stop_servers()
+
+    # --- growing the cockpit: hosts, engines, Prometheus, packs (screens/grow_flows.py)
+
+    def action_grow(self, what: str) -> None:
+        if not self._refuse_in_replay():
+            getattr(self.grow, what)()
 
     # --- fleet ------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from textual.widget import Widget
 
 from perftriage.cockpit_app import cockpit_app
 from perftriage.core import probes
+from perftriage.screens.grow_flows import GROW_FLOWS
 from perftriage.screens.probe_launch import PROBE_KEYS
 from perftriage.widgets.hypotheses import HypothesesPane
 from perftriage.widgets.probes import ProbesPane
@@ -89,3 +90,23 @@ class HypothesisCommands(EntryProvider):
             yield text, pane_action(app, HypothesesPane, action), help_text
         yield "roofline: gap", app_action(app, "roofline"), "Decode floor per token and the gap to it"
         yield "report: write", app_action(app, "report"), "Markdown report next to the transcript"
+
+
+class GrowCommands(EntryProvider):
+    """``host: add``, ``engine: add /metrics URL``, ... (screens/grow_flows.py),
+    ``log: follow a file`` and one ``host: remove NAME`` per host."""
+
+    def entries(self) -> Iterator[Entry]:
+        app = self.app
+        for _, flow, _, text, help_text in GROW_FLOWS:
+            yield text, app_action(app, f"grow({flow!r})"), help_text
+        yield "log: follow a file", app_action(app, "log_open"), "[host:]/path, followed like tail -F"
+        for host in cockpit_app(app).cockpit.registry.names:
+            yield (f"host: remove {host}", lambda h=host: _remove(app, h),
+                   "stop sampling, probing and following it")
+
+
+def _remove(app: App, host: str) -> None:
+    grow = getattr(app, "grow", None)
+    if grow is not None:
+        app.call_later(grow.remove_host, host)

@@ -59,6 +59,11 @@ class Cockpit:
         self.ssh_config: Path | None = None  # the --ssh-config that hosts joining later use too
         self.accept_new_host_keys = False
         self.started = False
+        # what the config file says, for offering to save what joined at run
+        # time (services/grow.py): the Prometheus read at start, and the
+        # config as last saved from here
+        self.configured_prometheus: str | None = self.config.fleet.prometheus
+        self.saved_config: Config | None = None
 
     @property
     def replay(self) -> bool:

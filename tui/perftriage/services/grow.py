@@ -181,7 +181,8 @@ def load_pack(cockpit: Cockpit, spec: str, *, record: bool = True) -> int:
 
 def resume(cockpit: Cockpit) -> list[str]:
     """Start again what the investigation's earlier runs had added and the
-    logs they followed (from the end: what was written meanwhile is not read).
+    logs they followed (each from the line after the last one read, so what
+    the server wrote meanwhile is read too, and nothing twice).
     Returns one line per thing that could not be started."""
     problems: list[str] = []
     state = cockpit.session.state
@@ -203,8 +204,55 @@ def resume(cockpit: Cockpit) -> list[str]:
         if log.host not in cockpit.registry.hosts:
             problems.append(f"log {log.host}:{log.path}: its host is not in this run")
             continue
-        cockpit.logs.open_file(log.host, log.path, from_start=False, source_id=log.source_id)
+        cockpit.logs.open_file(log.host, log.path, source_id=log.source_id,
+                               after_line=log.total_lines)
         followed.add((log.host, log.path))
     for line in problems:
         cockpit.session.emit(ev.NoteAdded(text=f"not started again: {line}"))
     return problems
+
+
+# --- saving into the config file ---------------------------------------------------
+
+
+def unsaved(cockpit: Cockpit):
+    """What joined this investigation and is not in the config yet, as
+    :class:`perftriage.core.store.config_additions.Additions`."""
+    from perftriage.core.store.config_additions import Additions  # noqa: PLC0415
+
+    config, state = cockpit.saved_config or cockpit.config, cockpit.session.state
+    out = Additions()
+    configured = {h.name for h in config.hosts}
+    for added in state.additions:
+        if added.what == "host":
+            for name, host in cockpit.registry.hosts.items():
+                if name not in configured and (name == added.value or host.config.ssh == added.value):
+                    out.hosts[name] = host.config.ssh
+        elif added.what == "engine" and added.host:
+            hc = config.host(added.host)
+            if hc is None or hc.metrics_url != added.value:
+                out.metrics_urls[added.host] = added.value
+        elif added.what == "prometheus" and added.value != cockpit.configured_prometheus:
+            out.prometheus = added.value
+    for log in state.logs.values():
+        hc = config.host(log.host)
+        if log.kind == "file" and log.open and (hc is None or log.path not in hc.logs):
+            out.logs.setdefault(log.host, []).append(log.path)
+    return out
+
+
+def save_to_config(cockpit: Cockpit, path) -> list[str]:
+    """Write :func:`unsaved` into the config file ``path``; the changes made."""
+    from perftriage.core.store.config import ConfigError, load  # noqa: PLC0415
+    from perftriage.core.store.config_additions import save  # noqa: PLC0415
+
+    additions = unsaved(cockpit)
+    if not additions:
+        return []
+    try:
+        changes = save(path, additions)
+    except (ConfigError, OSError) as exc:
+        raise GrowError(f"config not saved: {exc}") from None
+    cockpit.saved_config = load(path)  # now configured: not offered again
+    cockpit.configured_prometheus = cockpit.saved_config.fleet.prometheus
+    return changes
