@@ -139,7 +139,8 @@ class PerftriageApp(OrderedKeysApp[int]):
             self.push_screen(ReplayScreen(replayer))
         else:
             self.push_screen(MainScreen())
-        mode = "REPLAY" if self.cockpit.replay else "live"
+        mode = getattr(self.session, "mode_label", None) or (
+            "REPLAY" if self.cockpit.replay else "live")
         # Set once: the elapsed time lives in the header's ElapsedClock, which
         # redraws itself each second without re-laying out the screen.
         self.sub_title = f"{visible(self.session.state.name)} · {mode}"  # name: from a file

@@ -121,3 +121,28 @@ def run_player(g: Globals, path, *, at: str | None = None, speed: float = 1.0,
     if derived is not None:
         click.echo(f"additions saved to a derived session: {derived}", err=True)
     return app.return_code or 0
+
+
+def run_watcher(g: Globals, path) -> int:
+    """``perftriage watch``: the player following ``path`` as it is written,
+    read-only (no host, no probe, nothing written)."""
+    from perftriage.app import PerftriageApp
+    from perftriage.cli_globals import UsageFailure
+    from perftriage.core.store import transcript
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.services.hosts import HostRegistry
+    from perftriage.services.watch import Watcher
+
+    options = app_options(g)
+    try:
+        watcher = Watcher(path)
+    except (transcript.TranscriptError, OSError) as exc:
+        raise UsageFailure(str(exc)) from None
+    watcher.go_live()
+    cockpit = Cockpit(g.load_config(), registry=HostRegistry(), session=watcher.session)
+    app = PerftriageApp(cockpit, **options)
+    try:
+        app.run()
+    finally:
+        watcher.close()
+    return app.return_code or 0
