@@ -112,6 +112,9 @@ class PerftriageApp(OrderedKeysApp[int]):
         self.session.subscribe(self.hyp_undo.observe)
         self.refresher = Refresher(self, self.session)
         self.themes = ThemeController(self, theme, config_path)
+        # perftriage watch: nothing is written, not even a theme choice
+        self.read_only = bool(getattr(self.session, "read_only", False))
+        self.themes.saves = not self.read_only
         self.launcher = ProbeLauncher(self, cockpit, self.probe_target,
                                       lambda: self._pane(ProbesPane))
         self.servers = ServerFlows(self, cockpit, lambda: self._pane(LogsPane))
@@ -230,6 +233,9 @@ class PerftriageApp(OrderedKeysApp[int]):
             screen.hypotheses.roofline()
 
     async def action_report(self) -> None:
+        if self.read_only:
+            self._refuse_in_replay()
+            return
         try:
             out = await write_report(self.session, Redactor(self.cockpit.config.security.redact))
         except ReportError as exc:

@@ -34,6 +34,7 @@ class WatchSession(ReplaySession):
     """Nothing enters a watched session but what its transcript holds."""
 
     accepts_annotations = False
+    read_only = True
     mode_label = "WATCH (read-only)"
     refusal = "watch: read-only (no probe, no host, no note: nothing is written)"
 
