@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,8 @@ from perftriage.core.model import events as ev
 from perftriage.core.store import investigations as inv
 from perftriage.services.investigation import open_investigation
 from perftriage.services.watch import CHECK_INTERVAL_S, Watcher
+from tests.test_tmux_typing import tmux
+from tests.test_tmux_typing import wait_for as wait_until
 
 TMUX = shutil.which("tmux")
 TUI = str(Path(__file__).resolve().parents[1] / "tui")
@@ -123,20 +123,6 @@ def test_the_watcher_takes_nothing_and_writes_nothing(tmp_path):
 def test_watch_of_an_unknown_name_is_a_usage_error(tmp_path):
     r = CliRunner().invoke(cli, ["--sessions-dir", str(tmp_path), "watch", "nope"])
     assert r.exit_code == 2 and "no investigation 'nope'" in r.output
-
-
-def tmux(sock: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([TMUX or "tmux", "-L", sock, *args], capture_output=True, text=True,
-                          timeout=20)
-
-
-def wait_until(predicate, timeout: float, what: str) -> float:
-    start = time.monotonic()
-    while time.monotonic() - start < timeout:
-        if predicate():
-            return time.monotonic() - start
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.mark.skipif(TMUX is None and os.environ.get("CI") != "true",

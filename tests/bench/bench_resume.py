@@ -28,27 +28,12 @@ import sys
 import time
 from pathlib import Path
 
+from tests.bench.bench_replay import BASELINE  # the plain decode loop, the same in both
 from tests.bench.long_session import generate
 from tests.bench.table import print_table
 
 PY = sys.executable
 NAME = "bench: moe gap"
-
-BASELINE = """
-import sys, msgspec
-from perftriage.core.model import events as ev
-dec = ev._decoder
-n = 0
-with open(sys.argv[1], 'rb') as fh:
-    fh.readline()
-    for line in fh:
-        try:
-            dec.decode(line)
-            n += 1
-        except msgspec.DecodeError:
-            pass
-print(n)
-"""
 
 RESTORE = """
 import sys, time

@@ -85,12 +85,9 @@ def app_options(g: Globals) -> dict:
 def run_player(g: Globals, path, *, at: str | None = None, speed: float = 1.0,
                idle_limit: float | None = None) -> int:
     """``perftriage replay``: the cockpit's panes over a player of ``path``."""
-    from perftriage.app import PerftriageApp
     from perftriage.cli_globals import UsageFailure
     from perftriage.core.replay.at import parse_time
     from perftriage.core.store import transcript
-    from perftriage.services.cockpit import Cockpit
-    from perftriage.services.hosts import HostRegistry
     from perftriage.services.replay import Replayer
 
     try:
@@ -112,25 +109,33 @@ def run_player(g: Globals, path, *, at: str | None = None, speed: float = 1.0,
     else:
         replayer.player.seek_time(t)
     replayer.start_indexing()
+    code, derived = run_over_player(g, replayer, options)
+    if derived is not None:
+        click.echo(f"additions saved to a derived session: {derived}", err=True)
+    return code
+
+
+def run_over_player(g: Globals, replayer, options: dict):
+    """The app's panes over ``replayer``'s session, with no host; the exit
+    code and what closing the player returned."""
+    from perftriage.app import PerftriageApp
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.services.hosts import HostRegistry
+
     cockpit = Cockpit(g.load_config(), registry=HostRegistry(), session=replayer.session)
     app = PerftriageApp(cockpit, **options)
     try:
         app.run()
     finally:
-        derived = replayer.close()
-    if derived is not None:
-        click.echo(f"additions saved to a derived session: {derived}", err=True)
-    return app.return_code or 0
+        closed = replayer.close()
+    return app.return_code or 0, closed
 
 
 def run_watcher(g: Globals, path) -> int:
     """``perftriage watch``: the player following ``path`` as it is written,
     read-only (no host, no probe, nothing written)."""
-    from perftriage.app import PerftriageApp
     from perftriage.cli_globals import UsageFailure
     from perftriage.core.store import transcript
-    from perftriage.services.cockpit import Cockpit
-    from perftriage.services.hosts import HostRegistry
     from perftriage.services.watch import Watcher
 
     options = app_options(g)
@@ -139,10 +144,4 @@ def run_watcher(g: Globals, path) -> int:
     except (transcript.TranscriptError, OSError) as exc:
         raise UsageFailure(str(exc)) from None
     watcher.go_live()
-    cockpit = Cockpit(g.load_config(), registry=HostRegistry(), session=watcher.session)
-    app = PerftriageApp(cockpit, **options)
-    try:
-        app.run()
-    finally:
-        watcher.close()
-    return app.return_code or 0
+    return run_over_player(g, watcher, options)[0]

@@ -102,11 +102,14 @@ class GrowCommands(EntryProvider):
             yield text, app_action(app, f"grow({flow!r})"), help_text
         yield "log: follow a file", app_action(app, "log_open"), "[host:]/path, followed like tail -F"
         for host in cockpit_app(app).cockpit.registry.names:
-            yield (f"host: remove {host}", lambda h=host: _remove(app, h),
+            yield (f"host: remove {host}", _remover(app, host),
                    "stop sampling, probing and following it")
 
 
-def _remove(app: App, host: str) -> None:
-    grow = getattr(app, "grow", None)
-    if grow is not None:
-        app.call_later(grow.remove_host, host)
+def _remover(app: App, host: str) -> Callable[[], object]:
+    def remove() -> None:
+        grow = getattr(app, "grow", None)
+        if grow is not None:
+            app.call_later(grow.remove_host, host)
+
+    return remove

@@ -7,7 +7,9 @@ into the config file (``C``). Following a log is ``o``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from textual.app import App
 from textual.binding import Binding
@@ -17,6 +19,7 @@ from perftriage.screens.prompt import PromptScreen
 from perftriage.services import grow
 from perftriage.services.cockpit import Cockpit
 
+T = TypeVar("T")
 SAVE_HINT = "C saves it into {config}"
 
 # (key, flow, label, palette text, help): the app binds the keys to
@@ -54,28 +57,43 @@ class GrowFlows:
     def _failed(self, exc: Exception) -> None:
         self.app.notify(visible(str(exc)), severity="error")
 
-    # --- hosts ------------------------------------------------------------------
+    def _try(self, work: Callable[[], T]) -> T | None:
+        """``work()``, or None when it raised GrowError (said as an error)."""
+        try:
+            return work()
+        except grow.GrowError as exc:
+            self._failed(exc)
+            return None
 
-    def add_host(self) -> None:
+    def _ask(self, prompt: PromptScreen, work: Callable[[str], T],
+             said: Callable[[str, T], str | None]) -> None:
+        """Ask with ``prompt``, run ``work(answer)``, then tell what joined:
+        ``said(answer, result)`` (None: nothing joined, said already)."""
         def done(value: str | None) -> None:
             if not value:
                 return
-            try:
-                added = grow.add_host(self.cockpit, value)
-            except grow.GrowError as exc:
-                self._failed(exc)
-                return
+            result = self._try(lambda: work(value))
+            if result is not None and (message := said(value, result)) is not None:
+                self._joined(message)
+
+        self.app.push_screen(prompt, done)
+
+    # --- hosts ------------------------------------------------------------------
+
+    def add_host(self) -> None:
+        def said(value: str, added: list[str]) -> str | None:
             if not added:
                 self.app.notify(visible(f"{value}: already in the cockpit"))
-                return
-            self._joined(f"host {', '.join(added)} joined: connecting")
+                return None
+            return f"host {', '.join(added)} joined: connecting"
 
-        self.app.push_screen(PromptScreen(
+        self._ask(PromptScreen(
             "hosts: add a host", "host-add", placeholder="user@host[:port], an ssh alias or a "
-            "config name", help="sampled, probed and followed like a configured host"), done)
+            "config name", help="sampled, probed and followed like a configured host"),
+            lambda value: grow.add_host(self.cockpit, value), said)
 
     def remove_host(self, name: str | None = None) -> None:
-        names = [n for n in self.cockpit.registry.names]
+        names = list(self.cockpit.registry.names)
         if not names:
             self.app.notify("no host to remove", severity="warning")
             return
@@ -93,72 +111,46 @@ class GrowFlows:
         if name is not None:
             self.app.run_worker(remove(name), exclusive=False, group="grow")
             return
-
-        def chosen(value: str | None) -> None:
-            self.app.run_worker(remove(value), exclusive=False, group="grow")
-
         self.app.push_screen(PromptScreen(
             "hosts: remove a host", "host-remove", value=names[-1],
             help=f"hosts: {', '.join(names)}",
             validate=lambda v: None if v.strip() in names else f"not one of: {', '.join(names)}"),
-            chosen)
+            remove)
 
     # --- engines, Prometheus, packs -------------------------------------------------
 
     def add_engine(self) -> None:
         hosts = list(self.cockpit.registry.names)
+        default = hosts[0] if hosts else "localhost"
 
-        def done(value: str | None) -> None:
-            if not value:
-                return
+        def add(value: str) -> str:
             url, _, host = value.partition(" on ")
-            try:
-                grow.add_engine(self.cockpit, url, host.strip() or (hosts[0] if hosts else "localhost"))
-            except grow.GrowError as exc:
-                self._failed(exc)
-                return
-            self._joined(f"engine {url.strip()} joined: scraped once a second")
+            return grow.add_engine(self.cockpit, url, host.strip() or default)
 
-        self.app.push_screen(PromptScreen(
+        self._ask(PromptScreen(
             "engine: add a /metrics URL", "engine-add",
             placeholder="http://127.0.0.1:30000/metrics [on HOST]",
-            help=f"read as seen from the host (default {hosts[0] if hosts else 'localhost'}; "
-                 f"hosts: {', '.join(hosts)})"), done)
+            help=f"read as seen from the host (default {default}; hosts: {', '.join(hosts)})"),
+            add, lambda value, _: f"engine {value.partition(' on ')[0].strip()} joined: "
+                                  "scraped once a second")
 
     def set_prometheus(self) -> None:
-        def done(value: str | None) -> None:
-            if not value:
-                return
-            try:
-                grow.set_prometheus(self.cockpit, value)
-            except grow.GrowError as exc:
-                self._failed(exc)
-                return
-            self._joined(f"Prometheus {value.strip()}: the Fleet view (F) reads it")
-
-        self.app.push_screen(PromptScreen(
+        self._ask(PromptScreen(
             "fleet: set the Prometheus URL", "prometheus-set",
             value=self.cockpit.config.fleet.prometheus or "", placeholder="http://127.0.0.1:9090",
-            help="the Fleet view's medians and outliers come from here"), done)
+            help="the Fleet view's medians and outliers come from here"),
+            lambda value: grow.set_prometheus(self.cockpit, value),
+            lambda _, url: f"Prometheus {url}: the Fleet view (F) reads it")
 
     def load_pack(self) -> None:
         if grow.pack_loader() is None:
             self.app.notify(grow.PACK_UNAVAILABLE, severity="warning")
             return
-
-        def done(value: str | None) -> None:
-            if not value:
-                return
-            try:
-                added = grow.load_pack(self.cockpit, value)
-            except grow.GrowError as exc:
-                self._failed(exc)
-                return
-            self.app.notify(visible(f"pack {value}: {added} hypotheses added"))
-
-        self.app.push_screen(PromptScreen(
+        self._ask(PromptScreen(
             "hypotheses: load a pack", "pack-load", placeholder="a pack file or a bundled name",
-            help="[[hypotheses]] with title, note and check"), done)
+            help="[[hypotheses]] with title, note and check"),
+            lambda value: grow.load_pack(self.cockpit, value),
+            lambda value, added: f"pack {value}: {added} hypotheses added")
 
     # --- the config file ---------------------------------------------------------------
 
@@ -166,10 +158,9 @@ class GrowFlows:
         if self.config_path is None:
             self.app.notify("no config file to save into", severity="warning")
             return
-        try:
-            changes = grow.save_to_config(self.cockpit, self.config_path)
-        except grow.GrowError as exc:
-            self._failed(exc)
+        path = self.config_path
+        changes = self._try(lambda: grow.save_to_config(self.cockpit, path))
+        if changes is None:
             return
         if not changes:
             self.app.notify("nothing to save: the config has everything that joined")

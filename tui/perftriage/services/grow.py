@@ -112,8 +112,9 @@ def add_engine(cockpit: Cockpit, url: str, host: str = "localhost", *, record: b
     return name
 
 
-def set_prometheus(cockpit: Cockpit, url: str, *, record: bool = True) -> None:
-    """Read the fleet from ``url`` (replaces the Prometheus read until now)."""
+def set_prometheus(cockpit: Cockpit, url: str, *, record: bool = True) -> str:
+    """Read the fleet from ``url`` (replaces the Prometheus read until now);
+    returns the URL as normalised."""
     from perftriage.services.prometheus import configured_fleet, normalize_url  # noqa: PLC0415
 
     _live(cockpit)
@@ -131,6 +132,7 @@ def set_prometheus(cockpit: Cockpit, url: str, *, record: bool = True) -> None:
             cockpit.add_source(fleet)
     if record:
         cockpit.session.emit(ev.CockpitAdded(what="prometheus", value=url))
+    return url
 
 
 async def _replace(cockpit: Cockpit, old: str, new: Any) -> None:
