@@ -245,3 +245,15 @@ def test_the_fast_restore_is_the_whole_fold(tmp_path):
     assert [(h.hyp_id, h.status) for h in got.hypotheses] == \
         [(h.hyp_id, h.status) for h in full.hypotheses]
     assert {k: p.status for k, p in got.probes.items()} == {k: p.status for k, p in full.probes.items()}
+
+
+def test_a_corrupt_line_is_skipped_and_said_once(tmp_path):
+    path = _first_run(tmp_path, "corrupt")
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines.insert(3, b'{"type":"note","text":\n')  # a line damaged in the middle
+    path.write_bytes(b"".join(lines))
+    s = open_investigation("corrupt", tmp_path, [])
+    assert [h.title for h in s.state.hypotheses] == ["wasted traffic"]
+    said = [n.text for n in s.state.notes if "unreadable" in n.text]
+    assert len(said) == 1 and "line 4: corrupt line" in said[0]
+    s.close()

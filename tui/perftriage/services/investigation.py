@@ -57,6 +57,7 @@ def open_investigation(
     except FileExistsError:
         fd = os.open(path, os.O_RDWR)
         created = False
+    restored: inv.Restored | None = None
     try:
         inv.lock(fd, name)
         if created or os.fstat(fd).st_size == 0:
@@ -84,6 +85,10 @@ def open_investigation(
         raise
     session.emit(ev.SegmentStarted(segment=segment, started_at=now.isoformat(timespec="seconds"),
                                    gap_s=gap, hosts=list(hosts), perftriage=__version__))
+    if restored is not None and (corrupt := [p for p in restored.problems if not p.torn_tail]):
+        # said once in the investigation itself: the rest of the file was read
+        session.emit(ev.NoteAdded(text=f"continued past {len(corrupt)} unreadable line(s) of "
+                                       f"the transcript: {corrupt[0]}"))
     return session
 
 
