@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +13,8 @@ from perftriage.core.model import events as ev
 from perftriage.core.store import investigations as inv
 from perftriage.core.store import transcript
 from tests.test_tmux_typing import TMUX, tmux, wait_for
+from tests.test_watch import perftriage_in_tmux
 
-TUI = str(Path(__file__).resolve().parents[1] / "tui")
 TITLE = "MoE runs on the slow flashinfer_cutlass path"
 NOTE = "before the crash"
 
@@ -24,12 +22,8 @@ NOTE = "before the crash"
 @pytest.mark.skipif(TMUX is None and os.environ.get("CI") != "true",
                     reason="tmux not installed (scripts/test installs it; CI must have it)")
 def test_kill_9_then_the_same_session_name_continues(tmp_path):
-    cfg = tmp_path / "config.toml"
-    cfg.write_text(f'[[hosts]]\nname = "localhost"\npython = "{sys.executable}"\n')
-    sessions = tmp_path / "sessions"
-    sock = f"perftriage-restart-{os.getpid()}-{tmp_path.name}"
-    cmd = (f"env PYTHONPATH={TUI} {sys.executable} -m perftriage --config {cfg} "
-           f"--sessions-dir {sessions} -s 'moe gap'")
+    sock, base, sessions = perftriage_in_tmux(tmp_path, "restart")
+    cmd = f"{base} -s 'moe gap'"
     screen = lambda: tmux(sock, "capture-pane", "-p", "-t", "t").stdout  # noqa: E731
     try:
         tmux(sock, "new-session", "-d", "-s", "t", "-x", "160", "-y", "45", cmd)

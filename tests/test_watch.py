@@ -125,15 +125,22 @@ def test_watch_of_an_unknown_name_is_a_usage_error(tmp_path):
     assert r.exit_code == 2 and "no investigation 'nope'" in r.output
 
 
-@pytest.mark.skipif(TMUX is None and os.environ.get("CI") != "true",
-                    reason="tmux not installed (scripts/test installs it; CI must have it)")
-def test_a_watcher_in_tmux_shows_a_note_typed_into_the_live_cockpit(tmp_path):
+def perftriage_in_tmux(tmp_path, what: str) -> tuple[str, str, Path]:
+    """(tmux socket name, the perftriage command line of this checkout with
+    a localhost config and its own sessions dir, that dir) for a test."""
     cfg = tmp_path / "config.toml"
     cfg.write_text(f'[[hosts]]\nname = "localhost"\npython = "{sys.executable}"\n')
     sessions = tmp_path / "sessions"
-    sock = f"perftriage-watch-{os.getpid()}-{tmp_path.name}"
+    sock = f"perftriage-{what}-{os.getpid()}-{tmp_path.name}"
     base = (f"env PYTHONPATH={TUI} {sys.executable} -m perftriage --config {cfg} "
             f"--sessions-dir {sessions}")
+    return sock, base, sessions
+
+
+@pytest.mark.skipif(TMUX is None and os.environ.get("CI") != "true",
+                    reason="tmux not installed (scripts/test installs it; CI must have it)")
+def test_a_watcher_in_tmux_shows_a_note_typed_into_the_live_cockpit(tmp_path):
+    sock, base, sessions = perftriage_in_tmux(tmp_path, "watch")
     name = "'team run: é ../x'"
     tmux(sock, "new-session", "-d", "-s", "cockpit", "-x", "160", "-y", "45",
          f"{base} -s {name}")
