@@ -41,4 +41,5 @@ def test_a_bad_summary_is_one_unreadable_row(tmp_path, name):
     r = CliRunner().invoke(cli, ["--sessions-dir", str(tmp_path), "sessions", "--json"])
     assert r.exit_code == 0, r.output
     rows = json.loads(r.output, parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
-    assert [row["error"] is None for row in rows] == [False, True]
+    errors = {row["path"].rsplit("/", 1)[-1]: row["error"] for row in rows}
+    assert errors["2026-11-28-good.jsonl"] is None and errors["2026-11-29-bad.jsonl"]

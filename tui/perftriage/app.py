@@ -30,10 +30,11 @@ from perftriage.core import probes
 from perftriage.core.model import events as ev
 from perftriage.core.model.hyp_undo import HypothesisUndo
 from perftriage.core.store.redact import Redactor
-from perftriage.palette import HypothesisCommands, ProbeCommands, ProfileCommands
+from perftriage.palette import GrowCommands, HypothesisCommands, ProbeCommands, ProfileCommands
 from perftriage.refresh import Refresher
 from perftriage.screens.fanout import FanoutScreen
 from perftriage.screens.fleet import FleetScreen
+from perftriage.screens.grow_flows import GROW_BINDINGS, GrowFlows
 from perftriage.screens.keys_help import KeysScreen
 from perftriage.screens.main import MainScreen
 from perftriage.screens.ordered_keys import OrderedKeysApp
@@ -97,9 +98,10 @@ class PerftriageApp(OrderedKeysApp[int]):
                 tooltip="Which kernels eat the step: captures from a running server"),
         Binding("equals_sign", "fanout_folded", "Fold fan-out", id="fleet.fanout",
                 tooltip="The selected fan-out's answers folded by node set, like clubak"),
+        *GROW_BINDINGS,
     ]
     COMMANDS = App.COMMANDS | {ProbeCommands, HypothesisCommands, ThemeCommands,
-                               ProfileCommands}
+                               ProfileCommands, GrowCommands}
 
     def __init__(self, cockpit: Cockpit, *, theme: str | None = None,
                  config_path: Path | None = None, **kwargs) -> None:
@@ -113,9 +115,13 @@ class PerftriageApp(OrderedKeysApp[int]):
         self.session.subscribe(self.hyp_undo.observe)
         self.refresher = Refresher(self, self.session)
         self.themes = ThemeController(self, theme, config_path)
+        # perftriage watch: nothing is written, not even a theme choice
+        self.read_only = bool(getattr(self.session, "read_only", False))
+        self.themes.saves = not self.read_only
         self.launcher = ProbeLauncher(self, cockpit, self.probe_target,
                                       lambda: self._pane(ProbesPane))
         self.servers = ServerFlows(self, cockpit, lambda: self._pane(LogsPane))
+        self.grow = GrowFlows(self, cockpit, config_path)
 
     @property
     def theme_request(self) -> str | None:
@@ -139,7 +145,8 @@ class PerftriageApp(OrderedKeysApp[int]):
             self.push_screen(ReplayScreen(replayer))
         else:
             self.push_screen(MainScreen())
-        mode = "REPLAY" if self.cockpit.replay else "live"
+        mode = getattr(self.session, "mode_label", None) or (
+            "REPLAY" if self.cockpit.replay else "live")
         # Set once: the elapsed time lives in the header's ElapsedClock, which
         # redraws itself each second without re-laying out the screen.
         self.sub_title = f"{visible(self.session.state.name)} · {mode}"  # name: from a file
@@ -229,6 +236,9 @@ class PerftriageApp(OrderedKeysApp[int]):
             screen.hypotheses.roofline()
 
     async def action_report(self) -> None:
+        if self.read_only:
+            self._refuse_in_replay()
+            return
         try:
             out = await write_report(self.session, Redactor(self.cockpit.config.security.redact))
         except ReportError as exc:
@@ -249,6 +259,12 @@ class PerftriageApp(OrderedKeysApp[int]):
     def action_server_stop(self) -> None:
         if not self._refuse_in_replay():
             self.servers.stop_servers()
+
+    # --- growing the cockpit: hosts, engines, Prometheus, packs (screens/grow_flows.py)
+
+    def action_grow(self, what: str) -> None:
+        if not self._refuse_in_replay():
+            getattr(self.grow, what)()
 
     # --- fleet ------------------------------------------------------------------
 

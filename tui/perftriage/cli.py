@@ -20,7 +20,7 @@ from perftriage import __version__
 # name -> (module, one-line help shown in --help without importing it)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "engine": ("perftriage.commands.engine", "An SGLang/vLLM server's figures from its /metrics."),
-    "sessions": ("perftriage.commands.sessions", "List saved sessions."),
+    "sessions": ("perftriage.commands.sessions", "List investigations and saved sessions."),
     "replay": ("perftriage.commands.replay", "Open a saved session in the cockpit, read-only."),
     "hosts": ("perftriage.commands.hosts", "List configured hosts; --check connects to each."),
     "probe": ("perftriage.commands.probe", "Run one probe headless and print the result."),
@@ -35,6 +35,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "trace": ("perftriage.commands.trace", "Which kernels eat the step: summarise profiler traces."),
     "profile": ("perftriage.commands.profile", "Capture a profile from a running server and summarise it."),
     "check": ("perftriage.commands.check", "Evaluate a hypothesis pack against a saved session."),
+    "watch": ("perftriage.commands.watch", "Follow an investigation being recorded, read-only."),
+    "share": ("perftriage.commands.share", "Serve `watch NAME` to a browser, behind a token."),
 }
 
 # Shared with the commands (and launch.py) from a module of their own, so
@@ -141,9 +143,12 @@ class LazyGroup(click.Group):
 @click.option("--hypotheses", "hypotheses", multiple=True, metavar="FILE|NAME",
               help="Hypothesis pack to start with (TOML [[hypotheses]]; a file, or a bundled "
                    "pack's name such as 'seed'). Repeatable.")
+@click.option("-s", "--session", "session", metavar="NAME",
+              help="Open the investigation NAME: a new one, or continue it where it was.")
 @click.pass_context
 def cli(ctx: click.Context, sessions_dir, config_path, hosts, ssh_config,
-        accept_new_host_keys, theme, sample_interval, prometheus, hypotheses) -> None:
+        accept_new_host_keys, theme, sample_interval, prometheus, hypotheses,
+        session) -> None:
     """perftriage: a terminal cockpit for chasing performance gaps on GPU servers.
 
     With no command it opens the cockpit on localhost plus the configured
@@ -163,6 +168,7 @@ def cli(ctx: click.Context, sessions_dir, config_path, hosts, ssh_config,
         sample_interval=sample_interval,
         prometheus=prometheus,
         hypotheses=list(hypotheses),
+        session=session,
     )
     if ctx.invoked_subcommand is None:
         from perftriage.launch import run_cockpit

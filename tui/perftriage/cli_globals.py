@@ -38,6 +38,7 @@ class Globals:
     sample_interval: float | None = None
     prometheus: str | None = None
     hypotheses: list[str] = field(default_factory=list)  # --hypotheses packs (file or name)
+    session: str | None = None  # --session NAME: the named investigation to open or continue
 
     def resolved_sessions_dir(self) -> Path:
         from perftriage.core.store.paths import default_sessions_dir

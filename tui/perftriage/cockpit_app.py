@@ -80,5 +80,5 @@ def refuse_in_replay(node: Widget | App, *, annotation: bool = False) -> bool:
     cockpit = cockpit_app(node).cockpit
     if not cockpit.replay or (annotation and cockpit.session.accepts_annotations):
         return False
-    node.notify(REPLAY_REFUSAL, severity="warning")
+    node.notify(getattr(cockpit.session, "refusal", REPLAY_REFUSAL), severity="warning")
     return True

@@ -26,11 +26,16 @@ def build_cockpit(g: Globals, name: str = "session"):
         except ValueError as exc:
             raise UsageFailure(f"--prometheus / [fleet] prometheus: {exc}") from None
     registry = g.resolve_hosts(config, with_localhost=True)  # -H hosts beside localhost
+    session = None
+    if g.session is not None:  # --session NAME: open or continue that investigation
+        session = open_named(g, config, registry.names)
+        name = g.session
     with sessions_dir_failure():
         cockpit = Cockpit(
             config,
             sessions_dir=g.resolved_sessions_dir(),
             registry=registry,
+            session=session,
             name=name,
             sample_interval=g.sample_interval,
         )
@@ -71,6 +76,24 @@ def sessions_dir_failure():
         raise UsageFailure(f"{exc}; choose another directory with --sessions-dir DIR") from None
 
 
+def open_named(g: Globals, config, hosts: list[str]):
+    """The session of ``--session NAME`` (exit 2 with the reason when it
+    cannot be opened: a bad name, another cockpit records it, a bad file)."""
+    from perftriage.cli_globals import UsageFailure
+    from perftriage.core.store import investigations, transcript
+    from perftriage.services.investigation import open_investigation
+
+    assert g.session is not None
+    try:
+        return open_investigation(g.session, g.resolved_sessions_dir(), hosts,
+                                  log_ring=config.ui.log_ring_lines,
+                                  redact=config.security.redact, defer_logs=True)
+    except investigations.BadName as exc:
+        raise UsageFailure(f"--session: {exc}") from None
+    except (investigations.Busy, transcript.TranscriptError, OSError) as exc:
+        raise UsageFailure(str(exc)) from None
+
+
 def run_cockpit(g: Globals) -> int:
     from perftriage.app import PerftriageApp
 
@@ -100,12 +123,9 @@ def app_options(g: Globals) -> dict:
 def run_player(g: Globals, path, *, at: str | None = None, speed: float = 1.0,
                idle_limit: float | None = None) -> int:
     """``perftriage replay``: the cockpit's panes over a player of ``path``."""
-    from perftriage.app import PerftriageApp
     from perftriage.cli_globals import UsageFailure
     from perftriage.core.replay.at import parse_time
     from perftriage.core.store import transcript
-    from perftriage.services.cockpit import Cockpit
-    from perftriage.services.hosts import HostRegistry
     from perftriage.services.replay import Replayer
 
     try:
@@ -127,12 +147,39 @@ def run_player(g: Globals, path, *, at: str | None = None, speed: float = 1.0,
     else:
         replayer.player.seek_time(t)
     replayer.start_indexing()
+    code, derived = run_over_player(g, replayer, options)
+    if derived is not None:
+        click.echo(f"additions saved to a derived session: {derived}", err=True)
+    return code
+
+
+def run_over_player(g: Globals, replayer, options: dict):
+    """The app's panes over ``replayer``'s session, with no host; the exit
+    code and what closing the player returned."""
+    from perftriage.app import PerftriageApp
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.services.hosts import HostRegistry
+
     cockpit = Cockpit(g.load_config(), registry=HostRegistry(), session=replayer.session)
     app = PerftriageApp(cockpit, **options)
     try:
         app.run()
     finally:
-        derived = replayer.close()
-    if derived is not None:
-        click.echo(f"additions saved to a derived session: {derived}", err=True)
-    return app.return_code or 0
+        closed = replayer.close()
+    return app.return_code or 0, closed
+
+
+def run_watcher(g: Globals, path) -> int:
+    """``perftriage watch``: the player following ``path`` as it is written,
+    read-only (no host, no probe, nothing written)."""
+    from perftriage.cli_globals import UsageFailure
+    from perftriage.core.store import transcript
+    from perftriage.services.watch import Watcher
+
+    options = app_options(g)
+    try:
+        watcher = Watcher(path)
+    except (transcript.TranscriptError, OSError) as exc:
+        raise UsageFailure(str(exc)) from None
+    watcher.go_live()
+    return run_over_player(g, watcher, options)[0]

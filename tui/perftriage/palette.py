@@ -12,6 +12,7 @@ from textual.widget import Widget
 
 from perftriage.cockpit_app import cockpit_app
 from perftriage.core import probes
+from perftriage.screens.grow_flows import GROW_FLOWS
 from perftriage.screens.probe_launch import PROBE_KEYS
 from perftriage.widgets.hypotheses import HypothesesPane
 from perftriage.widgets.probes import ProbesPane
@@ -100,3 +101,26 @@ class ProfileCommands(EntryProvider):
                "Which kernels eat the step: the captures of this session")
         yield ("profile: capture", app_action(app, "profile(True)"),
                "Profile N steps of a running SGLang/vLLM server through its host")
+
+
+class GrowCommands(EntryProvider):
+    """``host: add``, ``engine: add /metrics URL``, ... (screens/grow_flows.py),
+    ``log: follow a file`` and one ``host: remove NAME`` per host."""
+
+    def entries(self) -> Iterator[Entry]:
+        app = self.app
+        for _, flow, _, text, help_text in GROW_FLOWS:
+            yield text, app_action(app, f"grow({flow!r})"), help_text
+        yield "log: follow a file", app_action(app, "log_open"), "[host:]/path, followed like tail -F"
+        for host in cockpit_app(app).cockpit.registry.names:
+            yield (f"host: remove {host}", _remover(app, host),
+                   "stop sampling, probing and following it")
+
+
+def _remover(app: App, host: str) -> Callable[[], object]:
+    def remove() -> None:
+        grow = getattr(app, "grow", None)
+        if grow is not None:
+            app.call_later(grow.remove_host, host)
+
+    return remove

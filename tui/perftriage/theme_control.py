@@ -55,6 +55,7 @@ class ThemeController:
         for entry in self.catalog.ours():
             app.register_theme(entry.theme)
         self._before_preview: str | None = None
+        self.saves = True  # a chosen theme is saved into the config file
 
     @property
     def config_file(self) -> Path:
@@ -93,6 +94,9 @@ class ThemeController:
             app.notify(f"unknown theme {name!r}", severity="error")
             return
         app.theme = name
+        if not self.saves:  # a read-only app (perftriage watch) writes no file
+            app.notify(f"theme: {name} (for this view only)")
+            return
         try:
             set_ui_value(self.config_file, "theme", name)
         except ConfigError as exc:

@@ -22,28 +22,41 @@ def _row(info: session_files.SessionInfo) -> tuple[str, ...]:
     return tuple(visible(v) for v in _cells(info))
 
 
+def _number(n: int | None) -> str:
+    return "?" if n is None else str(n)
+
+
 def _cells(info: session_files.SessionInfo) -> tuple[str, ...]:
     if info.error:
-        return (info.name, "?", "?", "?", f"unreadable: {info.error}")
-    events = "?" if info.events is None else str(info.events)
+        return (info.name, "?", "?", "?", "?", "?", "?", "?", "?", f"unreadable: {info.error}")
+    events = _number(info.events)
     if info.torn_tail:
         events += " (torn tail)"
-    return (info.name, info.started_at or "?", _duration(info.duration_s), events,
+    hyps = info.count("hypothesis.added")
+    if hyps is not None:
+        hyps = max(0, hyps - (info.count("hypothesis.deleted") or 0))
+    return (info.name, str(info.segments), info.started_at or "?", info.last_activity or "?",
+            _duration(info.duration_s), events, _number(hyps),
+            _number(info.count("note")), _number(info.count("probe.queued")),
             ", ".join(info.hosts or []))
 
 
-COLUMNS = ("file", "started", "duration", "events", "hosts")
+COLUMNS = ("name", "segments", "started", "last activity", "duration", "events",
+           "hypotheses", "notes", "probes", "hosts")
 
 
 @click.command("sessions")
 @click.option("--json", "as_json", is_flag=True, help="One JSON list of objects.")
 @click.pass_obj
 def command(g, as_json: bool) -> None:
-    """List saved sessions: file, started, duration, events, hosts. The file
-    name is what `perftriage replay NAME` takes; events is '?' for a file
-    without a summary (crashed or written elsewhere)."""
+    """List investigations and saved sessions, the latest activity first:
+    name (a named investigation's name, else the file's: what `perftriage
+    replay NAME`, `report NAME` and `watch NAME` take), segments (runs),
+    started, last activity, duration, events and counts, hosts. Counts are
+    '?' for a file without a summary (a run that crashed)."""
     directory = g.resolved_sessions_dir()
     infos = [session_files.describe(p) for p in session_files.session_files(directory)]
+    infos.sort(key=lambda i: i.last_activity or "", reverse=True)  # the latest work first
     if as_json:
         click.echo(json.dumps([i.to_json() for i in infos], indent=2))
         return
@@ -62,7 +75,7 @@ def command(g, as_json: bool) -> None:
     from rich.text import Text
 
     table = Table(title=f"sessions in {directory}")
-    table.add_column("file", no_wrap=True, overflow="fold")
+    table.add_column("name", no_wrap=True, overflow="fold")
     for col in COLUMNS[1:]:
         table.add_column(col)
     for r in rows:

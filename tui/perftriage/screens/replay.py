@@ -85,19 +85,27 @@ class ReplayScreen(MainScreen):
 
     # --- keys ------------------------------------------------------------------------
 
+    def _scrub(self) -> None:
+        """Moving by hand leaves live (perftriage watch); ``end`` returns to it."""
+        if getattr(self.replayer, "follows", False):
+            self.replayer.leave_live()
+
     # not action_toggle: DOMNode has one (it toggles an attribute)
     def action_play_pause(self) -> None:
+        self._scrub()
         self.replayer.toggle()
         self.bar.message = ""
         self._after_move()
 
     def action_step(self, n: int) -> None:
+        self._scrub()
         self.replayer.player.pause()
         self.replayer.player.step(n)
         self.bar.message = ""
         self._after_move()
 
     def action_marker(self, direction: int) -> None:
+        self._scrub()
         player = self.replayer.player
         marker = player.next_marker() if direction > 0 else player.prev_marker()
         self.bar.message = (f"{marker.kind}: {marker.label}" if marker is not None
@@ -111,10 +119,14 @@ class ReplayScreen(MainScreen):
 
     def action_edge(self, end: int) -> None:
         player = self.replayer.player
-        if end:
+        if end and getattr(self.replayer, "follows", False):
+            self.replayer.go_live()  # perftriage watch: back to live
+            self.bar.message = ""
+        elif end:
             self.replayer.timeline.scan()
             player.seek(len(self.replayer.timeline))
         else:
+            self._scrub()
             player.seek(0)
         self._after_move()
 
@@ -130,6 +142,7 @@ class ReplayScreen(MainScreen):
             if value is None:
                 return
             t = parse_time(value)
+            self._scrub()
             if t is None:
                 self.action_edge(1)
                 return

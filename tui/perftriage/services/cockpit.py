@@ -24,6 +24,9 @@ from perftriage.services.prometheus import configured_fleet
 from perftriage.services.source import Source, SourceSet
 
 
+RESTORE_LOGS_AFTER_S = 1.0
+
+
 class Cockpit:
     def __init__(
         self,
@@ -58,6 +61,11 @@ class Cockpit:
         self.ssh_config: Path | None = None  # the --ssh-config that hosts joining later use too
         self.accept_new_host_keys = False
         self.started = False
+        # what the config file says, for offering to save what joined at run
+        # time (services/grow.py): the Prometheus read at start, and the
+        # config as last saved from here
+        self.configured_prometheus: str | None = self.config.fleet.prometheus
+        self.saved_config: Config | None = None
 
     @property
     def replay(self) -> bool:
@@ -71,6 +79,13 @@ class Cockpit:
             for source in host_sources(host, self.session, self.sample_interval):
                 self.add_source(source)
         self._start_counters()
+        from perftriage.services.investigation import restore_logs  # noqa: PLC0415
+
+        if self.session.pending_logs is not None:
+            # a continued investigation's logs: after the first frames (the
+            # thread holds the GIL much of the time while it applies them)
+            await asyncio.sleep(RESTORE_LOGS_AFTER_S)
+            await restore_logs(self.session)
         for host in self.registry.hosts.values():  # host config `logs`: followed from the start
             for path in host.config.logs:
                 self.logs.open_file(host.name, path)
@@ -78,6 +93,9 @@ class Cockpit:
             self.add_source(source)  # engine /metrics of hosts and server profiles
         if (fleet := configured_fleet(self.config, self.session)) is not None:
             self.add_source(fleet)  # the Fleet view's data: [fleet] prometheus / --prometheus
+        from perftriage.services.grow import resume  # noqa: PLC0415
+
+        resume(self)  # a continued investigation: what its earlier runs added and followed
 
     def add_host(self, host) -> None:
         """A host joins the running cockpit (picked in the Fleet view, see

@@ -71,11 +71,16 @@ class LogFollower:
 
     # --- opening -----------------------------------------------------------
 
-    def open_file(self, host: str, path: str, *, from_start: bool = True) -> str:
-        """Follow ``path`` on ``host`` (reconnecting, resuming); returns the source id."""
+    def open_file(self, host: str, path: str, *, from_start: bool = True,
+                  source_id: str | None = None, after_line: int = 0) -> str:
+        """Follow ``path`` on ``host`` (reconnecting, resuming); returns the source
+        id. A continued investigation's log goes on under its ``source_id``
+        after the ``after_line`` lines its earlier runs read."""
         self.hosts.get(host)  # KeyError for an unknown host, before any event
-        sid = self.session.new_id("log")
-        return self._start(FileLogSource(self, sid, host, path, from_start=from_start))
+        sid = source_id or self.session.new_id("log")
+        src = FileLogSource(self, sid, host, path, from_start=from_start)
+        src.lines_seen = after_line
+        return self._start(src)
 
     def open_command(
         self,

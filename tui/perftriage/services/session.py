@@ -17,7 +17,7 @@ from pathlib import Path
 from perftriage.core.model import reducer
 from perftriage.core.store import transcript
 from perftriage.core.store.redact import Redactor
-from perftriage.core.model.events import Event, NoteAdded, SessionEnded
+from perftriage.core.model.events import Event, NoteAdded, SegmentStarted, SessionEnded
 from perftriage.core.model.state import SessionState
 
 Listener = Callable[[Event], None]
@@ -54,6 +54,8 @@ class Session:
         self._write_error_noted = False
         self.replay: bool = state is not None
         self.source_path: Path | None = None  # the transcript a replay was read from
+        # a continued investigation's log events still to apply (services/investigation.py)
+        self.pending_logs: tuple[Path, list[int], int | None] | None = None
         if sessions_dir is not None and state is None:
             path = Path(sessions_dir) / session_filename(name, now)
             n = 1
@@ -80,6 +82,24 @@ class Session:
             counter = self._ids[prefix] = itertools.count(1)
         return f"{prefix}{next(counter)}"
 
+    def continue_ids(self) -> None:
+        """Count ids on from those already in the state (a continued
+        investigation: its next probe after ``p7`` is ``p8``, never ``p1``)."""
+        st = self.state
+        ids = [*st.probes, *(p.group or "" for p in st.probes.values()),
+               *(h.hyp_id for h in st.hypotheses), *st.logs]
+        top: dict[str, int] = {}
+        for i in ids:
+            prefix = i.rstrip("0123456789")
+            if prefix != i and prefix.isalpha():
+                top[prefix] = max(top.get(prefix, 0), int(i[len(prefix):]))
+        self._ids = {p: itertools.count(n + 1) for p, n in top.items()}
+
+    def continue_clock(self, t: float) -> None:
+        """Stamp the next events from session time ``t`` on (a continued
+        investigation's time goes on where its last run stopped)."""
+        self._t0 = time.monotonic() - t
+
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
@@ -88,8 +108,8 @@ class Session:
         """``record``, when given, is written to the transcript instead of
         ``event`` (the log follower records only metric/error lines once the
         transcript's log cap is reached, while the live state gets them all)."""
-        if self.state.ended:
-            return event
+        if self.state.ended and not isinstance(event, SegmentStarted):
+            return event  # (a continued investigation opens again with a new segment)
         if not self.replay:
             event.t = round(self.elapsed, 6)
             event.wall = round(time.time(), 6)

@@ -13,7 +13,7 @@ from perftriage.widgets.status_style import rich_colour
 MARKER_VAR = {
     "error": "$status-failed", "server": "$status-warn", "hypothesis": "$status-running",
     "gap": "$status-ok", "note": "$status-neutral", "probe": "$status-muted",
-    "cursor": "$accent", "played": "$status-running",
+    "cursor": "$accent", "played": "$status-running", "segment": "$accent",
 }
 
 
@@ -31,7 +31,8 @@ class PlayerBar(Widget):
     def update_if_changed(self) -> None:
         tl, player = self.replayer.timeline, self.replayer.player
         key = (player.position, player.playing, player.speed, player.idle_limit, len(tl),
-               tl.complete, self.message, self.size.width, self.app.theme)
+               tl.complete, self.message, self.size.width, self.app.theme,
+               getattr(self.replayer, "live", False))
         if key != self._seen:
             self._seen = key
             self.refresh()
@@ -46,7 +47,12 @@ class PlayerBar(Widget):
         duration = self.duration()
         state = "▶ playing" if player.playing else ("■ end" if player.at_end else "⏸ paused")
         total = f"{len(tl):,}" if tl.complete else f"{len(tl):,}+ (indexing)"
-        parts = [f"REPLAY {state} {player.speed:g}×"]
+        if getattr(self.replayer, "follows", False):  # perftriage watch
+            state = ("● LIVE" if self.replayer.live
+                     else f"{state} (end: back to live)")
+            parts = [f"WATCH {state}"]
+        else:
+            parts = [f"REPLAY {state} {player.speed:g}×"]
         if player.idle_limit is not None:
             parts.append(f"idle ≤ {player.idle_limit:g}s")
         parts.append(f"{timeline_bar.clock(player.t)} / {timeline_bar.clock(duration)}")

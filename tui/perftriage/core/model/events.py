@@ -374,6 +374,38 @@ class SessionEnded(Event, tag="session.ended"):
     reason: str = "quit"
 
 
+class SegmentStarted(Event, tag="segment.started"):
+    """One run of a named investigation begins (the first run, and every
+    ``perftriage --session NAME`` that continues it). ``t`` goes on from the
+    previous segment, so a replay never waits through the time between runs;
+    ``gap_s`` says how long that was (wall clock), ``None`` for the first."""
+
+    segment: int = 1
+    started_at: str = ""
+    gap_s: float | None = None
+    hosts: list[str] = []
+    perftriage: str = ""
+
+
+Growable = Literal["host", "engine", "prometheus", "pack"]
+
+
+class CockpitAdded(Event, tag="cockpit.added"):
+    """Something joined the running cockpit from its palette or keys: a host
+    (``value`` as typed: ``user@host``, an ssh alias or a config name), an
+    engine ``/metrics`` URL (``host`` it is read from), a Prometheus URL, a
+    hypothesis pack. A continued investigation starts them again."""
+
+    what: Growable
+    value: str
+    host: str | None = None
+
+
+class CockpitRemoved(Event, tag="cockpit.removed"):
+    what: Growable
+    value: str
+
+
 def tagged_events(base: type[Event] = Event) -> tuple[type[Event], ...]:
     """Every tagged subclass of ``base`` defined so far, in definition order."""
     out: list[type[Event]] = []

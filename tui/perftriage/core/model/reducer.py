@@ -380,3 +380,37 @@ def _profile(state: SessionState, e: ev.ProfileCaptured) -> Section:
 def _ended(state: SessionState, e: ev.SessionEnded) -> None:
     state.ended = True
     return None
+
+
+@handles(ev.SegmentStarted)
+def _segment(state: SessionState, e: ev.SegmentStarted) -> Section:
+    """A new run of the investigation: it is open again, and what the last
+    run left queued or running never finished (its process is gone)."""
+    state.ended = False
+    state.segments.append(e)
+    touched = False
+    for p in state.probes.values():
+        if not p.finished:
+            p.status, p.finished_t = "cancelled", e.t
+            p.summary = p.summary or "its run of perftriage ended first"
+            touched = True
+    if touched:
+        state.bump(Section.PROBES)
+    return Section.NOTES
+
+
+@handles(ev.CockpitAdded)
+def _cockpit_added(state: SessionState, e: ev.CockpitAdded) -> Section:
+    state.additions = [a for a in state.additions if (a.what, a.value) != (e.what, e.value)]
+    state.additions.append(e)
+    if e.what == "host":
+        state.host(e.value)
+    return Section.HOSTS
+
+
+@handles(ev.CockpitRemoved)
+def _cockpit_removed(state: SessionState, e: ev.CockpitRemoved) -> Section:
+    state.additions = [a for a in state.additions if (a.what, a.value) != (e.what, e.value)]
+    if e.what == "host":
+        state.hosts.pop(e.value, None)
+    return Section.HOSTS

@@ -185,6 +185,10 @@ class SessionState:
     profiles: list[ProfileCaptured] = field(default_factory=list)
     last_t: float = 0.0
     event_count: int = 0
+    # the runs of a named investigation so far (SegmentStarted events)
+    segments: list[Any] = field(default_factory=list)
+    # what joined the running cockpit (CockpitAdded, less what was removed since)
+    additions: list[Any] = field(default_factory=list)
     ended: bool = False
     log_ring: int = DEFAULT_LOG_RING
     # arrival order of log batches across sources, for the merged view:

@@ -19,6 +19,7 @@ more than that many lines.
 
 from __future__ import annotations
 
+import os
 import threading
 from array import array
 from collections import deque
@@ -30,6 +31,7 @@ from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
 from perftriage.core.model.state import SessionState
 from perftriage.core.replay.snapshot import structural_copy
+from perftriage.core.model.segments import segment_label
 from perftriage.core.store import stream, transcript
 
 KEYFRAME_SPACING = 2048  # events between snapshots to start with
@@ -87,6 +89,8 @@ def marker_for(state: SessionState, event: ev.Event, index: int, before: Any) ->
         return Marker(index, t, "gap", f"floor {event.floor_ms:.2f} ms/token{gap}")
     if isinstance(event, ev.ServerEvent):
         return Marker(index, t, "server", f"{event.server} {event.state}")
+    if isinstance(event, ev.SegmentStarted) and event.segment > 1:
+        return Marker(index, t, "segment", segment_label(event))
     if isinstance(event, ev.LogLines):
         src = state.logs.get(event.source_id)
         if src is not None and src.errors and src.errors[-1] != before:
@@ -120,6 +124,9 @@ class Timeline:
     spacing: int = KEYFRAME_SPACING
     problems: list[stream.LineProblem] = field(default_factory=list)
     complete: bool = False
+    # a transcript still being written (perftriage watch): an unterminated
+    # last line is a write in progress, read again once whole; grow() resumes
+    follow: bool = False
     _state: SessionState | None = None  # the scanner's running state
     _resume: int = 0  # byte offset where the scan continues
     _next_line: int = 2  # its line number (for problems)
@@ -166,8 +173,13 @@ class Timeline:
         decode, summary_prefix = ev._decoder.decode, stream.SUMMARY_PREFIX
         lineno = self._next_line - 1
         n = 0
+        end = self._resume
         for offset, line, terminated in stream.iter_raw(self.path, self._resume):
             lineno += 1
+            if not terminated and self.follow:
+                lineno -= 1
+                break  # being written: read once whole
+            end = offset + len(line) + 1
             if not line or line.isspace() or line.startswith(summary_prefix):
                 continue
             try:
@@ -190,8 +202,21 @@ class Timeline:
                 self._resume = offset + len(line) + 1
                 self._next_line = lineno + 1
                 return False
+        self._resume, self._next_line = end, lineno + 1
         self.complete = True
         return True
+
+    def grow(self) -> bool:
+        """Whether the file has more bytes than were indexed (then the next
+        :meth:`scan` reads them): ``tail -f`` for a followed transcript."""
+        try:
+            size = os.stat(self.path).st_size
+        except OSError:
+            return False
+        with self._lock:
+            if self.complete and size > self._resume:
+                self.complete = False
+            return not self.complete
 
     def _keyframe(self, position: int) -> None:
         assert self._state is not None

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from perftriage.core.model.segments import segments_section
 from perftriage.core import probes
 from perftriage.core.report.engine_section import engine_section
 from perftriage.core.report.md_text import cell, code, inline  # noqa: F401  (re-exported)
@@ -358,6 +359,7 @@ def render(
     if source:
         meta.append(f"- Transcript: {source} ({state.event_count} events)")
     lines += [*meta, ""]
+    lines += segments_section(state, clock)
     lines += _hosts_section(state, hosts)
     for p in problems:
         lines += [f"> Warning: the transcript has a problem at {p}; everything before it is "

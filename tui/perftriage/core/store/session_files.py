@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perftriage.core.store import paths, stream, transcript
+from datetime import datetime, timezone
+
+from perftriage.core.store import investigations, paths, stream, transcript
 
 
 @dataclass
@@ -28,10 +30,20 @@ class SessionInfo:
     size_bytes: int = 0
     counts: dict[str, int] | None = None
     error: str | None = None  # unreadable: why
+    investigation: str | None = None  # the name of a named investigation
+    segments: int = 1  # runs of a named investigation
+    last_activity: str | None = None  # ISO time the file last grew
 
     @property
     def name(self) -> str:
-        return self.path.name
+        """What ``replay``/``report``/``watch`` take: an investigation's name, else the file's."""
+        return self.investigation if self.investigation is not None else self.path.name
+
+    def count(self, *tags: str) -> int | None:
+        """Events of these types (None: unknown, no summary line)."""
+        if self.counts is None:
+            return None
+        return sum(int(self.counts.get(t, 0)) for t in tags)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -39,6 +51,8 @@ class SessionInfo:
             "hosts": self.hosts, "duration_s": self.duration_s, "events": self.events,
             "ended": self.ended, "torn_tail": self.torn_tail, "size_bytes": self.size_bytes,
             "counts": self.counts, "error": self.error,
+            "investigation": self.investigation, "segments": self.segments,
+            "last_activity": self.last_activity,
         }
 
 
@@ -54,6 +68,14 @@ def describe(path: Path) -> SessionInfo:
         info.error = f"bad session.summary line: {tail.summary_error}"
         return info
     info.started_at = str(header.get("started_at", "")) or None
+    try:
+        mtime = Path(path).stat().st_mtime
+        info.last_activity = datetime.fromtimestamp(mtime, timezone.utc).isoformat(
+            timespec="seconds")
+    except OSError:
+        pass
+    if investigations.is_investigation(header):
+        info.investigation = str(header.get("name") or Path(path).stem)
     info.hosts = [str(h) for h in header.get("hosts", [])]
     info.size_bytes = tail.size
     info.torn_tail = tail.torn_tail
@@ -63,6 +85,10 @@ def describe(path: Path) -> SessionInfo:
         info.ended = bool(tail.summary.get("ended"))
         counts = tail.summary.get("counts")
         info.counts = dict(counts) if isinstance(counts, dict) else None
+        segments = tail.summary.get("segments")
+        info.segments = segments if isinstance(segments, int) and segments > 0 else 1
+    elif info.investigation is not None:
+        info.segments = investigations.count_segments(Path(path))  # a run that crashed
     return info
 
 
@@ -87,7 +113,14 @@ def bundled_sessions_dir() -> Path:
 def resolve_session(name: str, sessions_dir: Path) -> Path | None:
     """A session given as a file path, else a name in ``sessions_dir`` (as
     ``perftriage sessions`` prints it, ``.jsonl`` optional), else a bundled
-    example; None when none of them exists."""
+    example; None when none of them exists. A named investigation's name
+    comes first (``perftriage replay "my run"``)."""
+    try:
+        named = investigations.path_for(name, sessions_dir)
+    except investigations.BadName:
+        named = None
+    if named is not None and named.is_file():
+        return named
     as_path = Path(name).expanduser()
     if as_path.is_file():
         return as_path

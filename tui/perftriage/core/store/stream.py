@@ -182,12 +182,13 @@ def header_and_offset(path: Path | str) -> tuple[bytes, int]:
 
 
 def summary_line(*, events: int, duration_s: float, counts: dict[str, int],
-                 ended: bool) -> bytes:
+                 ended: bool, segments: int = 1) -> bytes:
     """What the writer appends at close: enough for ``perftriage sessions``
-    to list the file without reading its events."""
+    to list the file without reading its events. A named investigation's
+    file holds one per run that closed cleanly; the last one counts them all."""
     return json.dumps(
         {"type": SUMMARY_TYPE, "events": events, "duration_s": round(duration_s, 6),
-         "ended": ended, "counts": counts},
+         "ended": ended, "counts": counts, "segments": segments},
         separators=(",", ":"),
     ).encode() + b"\n"
 
@@ -201,6 +202,7 @@ class _Summary(msgspec.Struct):
     duration_s: Annotated[float, msgspec.Meta(ge=0, le=1e10)]
     ended: bool = False
     counts: dict[str, Annotated[int, msgspec.Meta(ge=0)]] = {}
+    segments: Annotated[int, msgspec.Meta(ge=1)] = 1  # runs of a named investigation
 
 
 _decode_summary = msgspec.json.Decoder(_Summary).decode

@@ -79,11 +79,20 @@ class TranscriptWriter:
 
     def __init__(
         self, path: Path, header: dict[str, Any], *, background: bool = True,
-        redactor: Redactor | None = None,
+        redactor: Redactor | None = None, fd: int | None = None,
+        continues: "Continuation | None" = None,
     ) -> None:
         self.path = Path(path)
         self.redactor = redactor or DEFAULT_REDACTOR
-        self._fh = self._create(self.redactor.value(header))
+        if fd is None:
+            self._fh = self._create(self.redactor.value(header))
+        else:  # a named investigation's file, opened (and locked) by the caller
+            self._fh = os.fdopen(fd, "wb")  # noqa: SIM115 - lives as long as the session
+            if continues is None:  # a new investigation: its header first
+                header = self.redactor.value(header)
+                self._fh.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
         self._last_sync = time.monotonic()
         self._dirty = False
         self._io = threading.Lock()  # the file: writer thread vs sync/close
@@ -97,6 +106,12 @@ class TranscriptWriter:
         # why writing stopped (a full disk): the session says so once; the
         # app goes on, nothing more is queued (memory stays bounded)
         self.error: str | None = None
+        self.segments = 1
+        if continues is not None:
+            # a named investigation's next run: the file has its header and
+            # events; the summary at close counts the whole investigation
+            self.events_written, self.last_t = continues.events, continues.last_t
+            self.counts, self.segments = dict(continues.counts), continues.segments
         self._thread: threading.Thread | None = None
         if background:
             self._thread = threading.Thread(
@@ -148,6 +163,8 @@ class TranscriptWriter:
         tag = str(type(event).__struct_config__.tag)
         self.counts[tag] = self.counts.get(tag, 0) + 1
         self.ended = self.ended or isinstance(event, ev.SessionEnded)
+        if isinstance(event, ev.SegmentStarted):
+            self.ended, self.segments = False, max(self.segments, event.segment)
         if self._thread is None:
             with self._wake:
                 self._queue.append(data)
@@ -229,7 +246,7 @@ class TranscriptWriter:
                 try:
                     self._fh.write(stream.summary_line(
                         events=self.events_written, duration_s=self.last_t,
-                        counts=self.counts, ended=self.ended))
+                        counts=self.counts, ended=self.ended, segments=self.segments))
                     self._fh.flush()
                 except OSError as exc:
                     self._failed(exc)
@@ -240,6 +257,16 @@ class TranscriptWriter:
                     self._fh.close()
                 except OSError as exc:  # the unflushed rest of a full disk
                     self._failed(exc)
+
+
+@dataclass
+class Continuation:
+    """What a writer continuing a transcript carries over from its events."""
+
+    events: int = 0
+    last_t: float = 0.0
+    counts: dict[str, int] = field(default_factory=dict)
+    segments: int = 1
 
 
 @dataclass

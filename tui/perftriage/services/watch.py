@@ -1,0 +1,127 @@
+"""Watching an investigation that is still being recorded (``perftriage watch``).
+
+A :class:`Watcher` is a :class:`~perftriage.services.replay.Replayer` whose
+timeline follows the transcript as it grows, the way ``tail -F`` follows a
+file: every tick it looks at the file's size (and its identity: a file
+replaced under the same name is read again from its start), indexes what the
+cockpit has appended since (a new run of the investigation is just more
+events), and, while *live*, moves the player to the newest event. Any
+scrubbing (a step, a marker, a seek, play/pause) leaves live; ``end`` goes
+back to it.
+
+Read-only by construction: the session takes no event at all (no note, no
+hypothesis, nothing that would pretend to touch a host), the cockpit around
+it has no hosts and never starts a source, and closing writes nothing (no
+derived session).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from perftriage.core.model import events as ev
+from perftriage.core.replay.player import Player
+from perftriage.core.replay.timeline import Timeline
+from perftriage.services.replay import Replayer, ReplaySession
+
+CHECK_INTERVAL_S = 0.2  # how often the file is looked at (an event shows within this)
+
+
+class WatchSession(ReplaySession):
+    """Nothing enters a watched session but what its transcript holds."""
+
+    accepts_annotations = False
+    read_only = True
+    mode_label = "WATCH (read-only)"
+    refusal = "watch: read-only (no probe, no host, no note: nothing is written)"
+
+    def emit(self, event: ev.Event, record: ev.Event | None = None) -> ev.Event:
+        return event
+
+
+class Watcher(Replayer):
+    follows = True
+
+    def __init__(self, path: Path | str, *, clock: Callable[[], float] = time.monotonic,
+                 on_reset: Callable[[], None] | None = None) -> None:
+        super().__init__(path, clock=clock, on_reset=on_reset)
+        self.timeline.follow = True
+        self.session = WatchSession(self)
+        self.session.state = self.player.state
+        self.live = True
+        self._identity = _identity(self.path)
+        self._checked = 0.0
+        self.reopened = 0  # times the file was replaced under its name
+
+    # --- following the file ------------------------------------------------------------
+
+    def check(self) -> bool:
+        """Whether the file holds events not indexed yet (reopened first
+        when it was replaced or truncated, as ``tail -F`` does)."""
+        identity = _identity(self.path)
+        if identity is None:
+            return False  # gone for a moment (rotated away): wait for it, as tail -F does
+        if identity != self._identity or _size(self.path) < self.timeline._resume:
+            self._reopen(identity)  # replaced or truncated: read again from its start
+            return True
+        return self.timeline.grow()
+
+    def _reopen(self, identity: tuple[int, int]) -> None:
+        self._stop.set()
+        if self._indexer is not None:
+            self._indexer.join(timeout=5)
+            self._indexer = None
+        self._stop.clear()
+        self.timeline = Timeline.open(self.path)
+        self.timeline.follow = True
+        on_reset = self.player.on_reset
+        self.player = Player(self.timeline, self.session.state, on_reset=on_reset)
+        self._identity = identity
+        self.reopened += 1
+        if on_reset is not None:
+            on_reset()
+
+    def go_live(self) -> int:
+        """Index what is new and show the newest event; returns events applied."""
+        self.live = True
+        self.player.pause()
+        before = self.player.position
+        self.timeline.scan()
+        self.player.seek(len(self.timeline))
+        return max(0, self.player.position - before)
+
+    def leave_live(self) -> None:
+        self.live = False
+
+    def tick(self) -> int:
+        now = self.clock()
+        if now - self._checked >= CHECK_INTERVAL_S:
+            self._checked = now
+            grew = self.check()
+            if self.live and (grew or self.player.position < len(self.timeline)):
+                return self.go_live()
+        if self.live:
+            return 0
+        return super().tick()  # playing back through what was recorded
+
+    def write_derived(self) -> Path | None:
+        return None  # a watcher never writes
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file now; None while it is missing (rotated away)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
