@@ -7,7 +7,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_SESSION = REPO / "sessions" / "example-moe-gap.jsonl"
-SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
 
 
 def replay_app(path: Path = EXAMPLE_SESSION):

@@ -24,7 +24,7 @@ import pytest
 
 from tests.helpers import REPO
 
-SOURCES = ("tui", "themes", "sessions", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
+SOURCES = ("tui", "themes", "sessions", "pyproject.toml", "README.md")
 
 HEADLESS_START = """
 import asyncio
