@@ -205,16 +205,14 @@ def test_batch_scan_and_fast_paths_match_the_general_parser() -> None:
     ]
 
 
-# what the prefilter says without RE2 (or on text it cannot read): "not proven absent"
+# what the per-line gate alone decides: the prefilter never proves anything absent
 NO_PREFILTER = SimpleNamespace(absent_from=lambda text: False)
 
 
 def _scan_without_re2(lines: list[str], monkeypatch) -> tuple[list, list]:
     with monkeypatch.context() as m:
         m.setattr(bs, "_RARE", NO_PREFILTER)
-        bs._scan_memo = None
         found = bs.scan(list(lines))
-    bs._scan_memo = None
     return _normal(found)
 
 
@@ -228,9 +226,10 @@ def _normal(found: bs.Scan) -> tuple[list, list]:
     return sorted(fast + said, key=lambda it: it[0]), found.errors
 
 
-def test_re2_is_installed_so_the_flood_path_is_the_one_tested() -> None:
-    # a dependency of the package: without it every batch takes the per-line gate
-    assert bs._RARE.available
+def test_the_prefilter_proves_plain_text_free_of_rare_needles() -> None:
+    # the flood path: RE2 proves a batch of ordinary lines has no rare needle
+    assert bs._RARE.absent_from("Decode batch. #running-req: 8, gen throughput (token/s): 1.0")
+    assert not bs._RARE.absent_from("".join(bs.RARE_NEEDLES[:1]))
 
 
 def test_a_clean_batch_is_gated_in_one_pass_and_scans_as_the_per_line_gate(monkeypatch) -> None:
@@ -241,7 +240,6 @@ def test_a_clean_batch_is_gated_in_one_pass_and_scans_as_the_per_line_gate(monke
     lines = [sim.line() if i % 3 else req for i in range(3000)]
     assert bs._RARE.absent_from("\n".join(lines))  # the RE2 path, not the fallback
     assert bs._candidates(lines) == [i for i, ln in enumerate(lines) if "batch" in ln]
-    bs._scan_memo = None
     assert _normal(bs.scan(lines)) == _scan_without_re2(lines, monkeypatch)
     assert bs.scan(lines).metric_offsets()  # it found the decode lines
 
@@ -266,7 +264,6 @@ def test_the_re2_prefilter_never_changes_a_scan(monkeypatch) -> None:
     @settings(max_examples=300, deadline=None)
     @given(st.lists(line, min_size=1, max_size=40))
     def check(lines: list[str]) -> None:
-        bs._scan_memo = None
         assert _normal(bs.scan(lines)) == _scan_without_re2(lines, monkeypatch)
 
     check()
@@ -287,6 +284,5 @@ def test_the_re2_prefilter_never_changes_a_scan_of_real_logs(monkeypatch) -> Non
         for start in range(0, len(lines), 4):
             batch = lines[start:start + 4]
             clean += bs._RARE.absent_from("\n".join(batch))
-            bs._scan_memo = None
             assert _normal(bs.scan(batch)) == _scan_without_re2(batch, monkeypatch), (path, start)
     assert clean > 0  # the RE2 path was taken, not only the fallback

@@ -52,7 +52,6 @@ def test_triage_then_finish_is_the_scan_and_a_cut_triage_finishes_as_the_parts_o
     assert whole.fast and whole.prefill and whole.other  # every kind of line is there
     for a, b in [(0, len(lines)), (0, 1), (7, 700), (1000, 4096), (len(lines) - 3, len(lines))]:
         part = lines[a:b]
-        bs._scan_memo = None
         assert normal(bs.finish(part, whole.cut(a, b))) == normal(bs.scan(part))
 
 
@@ -98,7 +97,7 @@ async def test_a_helper_that_cannot_start_or_dies_costs_nothing_but_speed() -> N
     dying.submit(["x"])
     await wait_for(lambda: dying.running)
     emitted: list[list[str]] = []
-    pipe = BatchPipe(emitted.append, dying)
+    pipe = BatchPipe(lambda batch, found: emitted.append(batch), dying)
     sim = real_and_simulated_lines()
     batches = [sim[i:i + 100] for i in range(0, 1000, 100)]
     for b in batches:
@@ -115,8 +114,8 @@ async def test_the_pipe_emits_in_order_with_the_helpers_scans_and_closes_without
     lines = real_and_simulated_lines()
     seen: list[tuple[list[str], tuple]] = []
 
-    def emit(batch: list[str]) -> None:  # what the reducer gets: the remembered scan
-        seen.append((batch, normal(bs.scan(batch))))
+    def emit(batch: list[str], found) -> None:  # what the reducer gets: the helper's scan or its own
+        seen.append((batch, normal(found if found is not None else bs.scan(batch))))
 
     pipe = BatchPipe(emit, worker)
     quiet = lines[:3]
@@ -129,7 +128,6 @@ async def test_the_pipe_emits_in_order_with_the_helpers_scans_and_closes_without
     await asyncio.wait_for(pipe.drained(), 20)
     assert [b for b, _ in seen] == [quiet, *flood, ["after the flood"]]
     for batch, found in seen:
-        bs._scan_memo = None
         assert found == normal(bs.scan(batch))
     assert worker.batches >= len(flood)
 
@@ -283,7 +281,7 @@ async def test_a_timer_flush_during_a_backlog_sends_no_line_twice() -> None:
 
     emitted: list[str] = []
 
-    def emit_lines(src, lines: list[str]) -> None:
+    def emit_lines(src, lines: list[str], found=None) -> None:
         emitted.extend(lines)
         time_mod.sleep(0.02)  # a slow consumer: the backlog takes longer than FLUSH_S
 
@@ -310,7 +308,7 @@ async def test_a_failure_downstream_reaches_the_source_instead_of_stalling_the_p
     await wait_for(lambda: worker.running)
     emitted: list[list[str]] = []
 
-    def emit(batch: list[str]) -> None:
+    def emit(batch: list[str], found) -> None:
         if batch[0] == "bad":
             raise RuntimeError("reducer bug")
         emitted.append(batch)
@@ -322,3 +320,15 @@ async def test_a_failure_downstream_reaches_the_source_instead_of_stalling_the_p
         await asyncio.wait_for(pipe.drained(), 10)
     assert emitted == [["ok 1"]]
     await worker.close()
+
+
+def test_a_batchs_scan_rides_on_its_event_and_never_reaches_the_transcript() -> None:
+    from perftriage.core.model import events as ev
+
+    lines = real_and_simulated_lines()[:200]
+    found = bs.scan(lines)
+    event = ev.LogLines(source_id="s", lines=lines).with_scan(found)
+    assert event.scan() is found  # the reducer reuses the live parse
+    assert ev.encode(event) == ev.encode(ev.LogLines(source_id="s", lines=lines))
+    back = ev.decode(ev.encode(event))  # replayed: parsed when first asked, once
+    assert normal(back.scan()) == normal(found) and back.scan() is back.scan()
