@@ -16,6 +16,7 @@ from perftriage.services.hosts import Host, HostRegistry
 from perftriage.services.probe_runner import ProbeRunner
 from perftriage.services.session import Session
 from perftriage.transport.local import LocalTransport
+from perftriage.transport.ssh_options import SshOptions
 
 TRANSPORTS = ["local", pytest.param("ssh", marks=pytest.mark.ssh)]
 
@@ -31,7 +32,7 @@ def ssh_host(sshd, name: str = "sshd", preamble: str | None = None, **cfg) -> Ho
     from perftriage.services.hosts import make_host as make_configured_host
 
     hc = HostConfig(name=name, ssh=sshd.alias, preamble=preamble, **cfg)
-    return make_configured_host(hc, ssh_config=sshd.ssh_config)
+    return make_configured_host(hc, SshOptions(config=sshd.ssh_config))
 
 
 def make_host(kind: str, request, name: str | None = None, preamble: str | None = None,

@@ -14,6 +14,7 @@ from perftriage.core.store.config import Config, FleetConfig, parse
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.dig_in import DigInError, dig_in, fleet_host_config
 from perftriage.services.hosts import HostRegistry
+from perftriage.transport.ssh_options import SshOptions
 
 pytestmark = pytest.mark.ssh
 FAKE_DIR = Path(__file__).parent / "fake_nvidia_smi"
@@ -28,9 +29,9 @@ def _fleet_config(sshd, tmp_path):
 
 
 async def test_a_fleet_host_joins_the_cockpit_and_is_sampled_and_probed(quiet_sshd, tmp_path):
-    cockpit = Cockpit(_fleet_config(quiet_sshd, tmp_path), registry=HostRegistry(),
+    cockpit = Cockpit(_fleet_config(quiet_sshd, tmp_path),
+                      registry=HostRegistry(ssh=SshOptions(config=quiet_sshd.ssh_config)),
                       sample_interval=0.2)
-    cockpit.ssh_config = quiet_sshd.ssh_config
     await cockpit.start()
     try:
         assert dig_in(cockpit, "node117") is True

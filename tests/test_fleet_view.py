@@ -14,6 +14,7 @@ from perftriage.core.store.config import Config, FleetConfig
 from perftriage.screens.fleet import FleetScreen
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry
+from perftriage.transport.ssh_options import SshOptions
 from perftriage.services.prometheus import FleetSource
 
 SNAPSHOT_OUTLIERS = ["node017:3:DCGM_FI_PROF_DRAM_ACTIVE=0.31",
@@ -29,8 +30,7 @@ def _first_column(table: DataTable) -> list[str]:
 async def test_fleet_view_ranks_and_digs_into_a_host(prometheus_fleet, quiet_sshd):
     config = Config(fleet=FleetConfig(prometheus=prometheus_fleet.url, interval=1.0,
                                       ssh=quiet_sshd.alias))
-    cockpit = Cockpit(config, registry=HostRegistry())
-    cockpit.ssh_config = quiet_sshd.ssh_config
+    cockpit = Cockpit(config, registry=HostRegistry(ssh=SshOptions(config=quiet_sshd.ssh_config)))
     app = PerftriageApp(cockpit)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_for(lambda: cockpit.session.state.fleet is not None, timeout=60)

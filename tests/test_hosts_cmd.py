@@ -10,6 +10,7 @@ from tests.sshd import free_port
 from perftriage.cli import EXIT_UNREACHABLE, cli
 from perftriage.core.store.config import Config, HostConfig
 from perftriage.services.hosts import HostSpecError, resolve_hosts
+from perftriage.transport.ssh_options import SshOptions
 
 pytestmark = pytest.mark.ssh
 
@@ -85,7 +86,8 @@ def test_resolve_hosts_names_aliases_and_specs():
     config = Config(hosts=[HostConfig(name="gpu-a", ssh="root@10.0.0.5", preamble="x=1")])
     reg = resolve_hosts(config)
     assert reg.names == ["localhost", "gpu-a"]
-    reg = resolve_hosts(config, ["gpu-a", "me@10.0.0.6:2200", "some-alias"], accept_new=True)
+    reg = resolve_hosts(config, ["gpu-a", "me@10.0.0.6:2200", "some-alias"],
+                        ssh=SshOptions(accept_new_host_keys=True))
     assert reg.names == ["gpu-a", "me@10.0.0.6:2200", "some-alias"]
     t = reg.get("gpu-a").transport
     assert t.preamble == "x=1" and t.accept_new_host_key
@@ -103,8 +105,8 @@ async def test_cockpit_shows_the_ssh_hosts_state(tmp_path, sshd):
     bad_config.write_text(sshd.ssh_config.read_text().replace(str(sshd.known_hosts), str(known))
                           .replace(f"Host {sshd.alias}", "Host unknown-key-box"))
     config = Config(hosts=[HostConfig(name="gpu-a", ssh=sshd.alias)])
-    registry = resolve_hosts(config, ssh_config=sshd.ssh_config)
-    registry.add(resolve_hosts(Config(), ["unknown-key-box"], ssh_config=bad_config)
+    registry = resolve_hosts(config, ssh=SshOptions(config=sshd.ssh_config))
+    registry.add(resolve_hosts(Config(), ["unknown-key-box"], ssh=SshOptions(config=bad_config))
                  .get("unknown-key-box"))
     cockpit = Cockpit(config, sessions_dir=tmp_path / "sessions", registry=registry,
                       sample_interval=0.2)

@@ -15,6 +15,7 @@ from perftriage.services.hosts import Host, HostRegistry, local_host
 from perftriage.services.log_follower import LogFollower, strip_heartbeats
 from perftriage.services.session import Session
 from perftriage.transport.ssh import SSHTransport
+from perftriage.transport.ssh_options import SshOptions
 
 
 def tails_of(path) -> list[str]:
@@ -66,7 +67,7 @@ async def test_follow_over_ssh_and_no_orphan(sshd, tmp_path) -> None:
     path = tmp_path / "remote.log"
     path.write_text("one\ntwo\n")
     cfg = HostConfig(name="r", ssh=sshd.alias)
-    transport = SSHTransport.from_config(cfg, ssh_config=sshd.ssh_config)
+    transport = SSHTransport.from_config(cfg, SshOptions(config=sshd.ssh_config))
     reg = HostRegistry()
     reg.add(Host("r", cfg, transport))
     session = Session()

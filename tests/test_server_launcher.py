@@ -20,6 +20,7 @@ from perftriage.services.server_launcher import (
     render,
 )
 from perftriage.services.session import Session
+from perftriage.transport.ssh_options import SshOptions
 
 SIM = f"{sys.executable} -m perftriage.simulator.sglang_sim --startup-s {{startup}} --rate {{rate}}"
 
@@ -149,7 +150,7 @@ async def test_simulator_launched_over_ssh_is_ready_and_stops_cleanly(sshd, tmp_
     from perftriage.transport.ssh import SSHTransport
 
     cfg = HostConfig(name="gpu-sim", ssh=sshd.alias)
-    transport = SSHTransport.from_config(cfg, ssh_config=sshd.ssh_config)
+    transport = SSHTransport.from_config(cfg, SshOptions(config=sshd.ssh_config))
     reg = HostRegistry()
     reg.add(Host("gpu-sim", cfg, transport))
     session = Session(sessions_dir=tmp_path / "sessions")

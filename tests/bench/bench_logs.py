@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import psutil
+from perftriage.transport.ssh_options import SshOptions
 
 TARGETS = {"lines_s": 200_000, "p95_ms": 50.0, "rss_mib": 150.0}
 
@@ -180,7 +181,7 @@ async def one_run(path: Path, n: int, local: bool, workdir: Path) -> tuple[float
             # 2-CPU box: the median of three, right before the flood
             base = statistics.median([await raw_asyncssh(server, path, n) for _ in range(3)])
             hc = HostConfig(name="bench", ssh=server.alias)
-            host = Host("bench", hc, SSHTransport.from_config(hc, ssh_config=server.ssh_config))
+            host = Host("bench", hc, SSHTransport.from_config(hc, SshOptions(config=server.ssh_config)))
         res = await flood(host, path, n)
         await host.transport.close()
     finally:

@@ -28,6 +28,7 @@ from perftriage.app import PerftriageApp
 from perftriage.core.store.config import HostConfig
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry, make_host
+from perftriage.transport.ssh_options import SshOptions
 
 pytestmark = pytest.mark.ssh
 
@@ -43,8 +44,8 @@ def ssh_cfg(name: str, target: str) -> HostConfig:
 @asynccontextmanager
 async def running_app(tmp_path: Path, good, bad_cfg: HostConfig, ssh_config, sessions_dir=None):
     reg = HostRegistry()
-    reg.add(make_host(ssh_cfg("good", good.alias), ssh_config=good.ssh_config))
-    reg.add(make_host(bad_cfg, ssh_config=ssh_config))
+    reg.add(make_host(ssh_cfg("good", good.alias), SshOptions(config=good.ssh_config)))
+    reg.add(make_host(bad_cfg, SshOptions(config=ssh_config)))
     cockpit = Cockpit(registry=reg, sessions_dir=sessions_dir or tmp_path / "sessions",
                       sample_interval=0.3)
     app = PerftriageApp(cockpit)

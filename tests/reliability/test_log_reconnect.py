@@ -26,6 +26,7 @@ from perftriage.services.log_source import notice
 from perftriage.services.session import Session
 from perftriage.services.source import Source
 from perftriage.transport.ssh import SSHTransport
+from perftriage.transport.ssh_options import SshOptions
 
 SG = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, token usage: 0.00, "
       "cuda graph: True, gen throughput (token/s): 42.0, #queue-req: 0")
@@ -51,7 +52,7 @@ async def test_outage_reconnects_and_resumes_after_the_last_line(make_sshd, tmp_
     path = tmp_path / "server.log"
     path.write_text("one\ntwo\n")
     cfg = HostConfig(name="gpu1", ssh=server.alias)
-    host = Host("gpu1", cfg, SSHTransport.from_config(cfg, ssh_config=server.ssh_config))
+    host = Host("gpu1", cfg, SSHTransport.from_config(cfg, SshOptions(config=server.ssh_config)))
     session, follower = follower_on(host, tmp_path)
     sid = follower.open_file("gpu1", str(path))
     src = lambda: session.state.logs[sid]  # noqa: E731

@@ -45,6 +45,7 @@ from perftriage.cli_globals import (  # noqa: E402,F401  (re-exported)
     Globals,
     UsageFailure,
 )
+from perftriage.transport.ssh_options import SshOptions  # noqa: E402
 
 
 def _store_global(name: str):
@@ -151,8 +152,7 @@ def cli(ctx: click.Context, sessions_dir, config_path, hosts, ssh_config,
         config_path=config_path,
         config_explicit=config_path is not None,
         hosts=list(hosts),
-        ssh_config=ssh_config,
-        accept_new_host_keys=accept_new_host_keys,
+        ssh=SshOptions(config=ssh_config, accept_new_host_keys=accept_new_host_keys),
         theme=theme,
         sample_interval=sample_interval,
         prometheus=prometheus,

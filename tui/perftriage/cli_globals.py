@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from perftriage.transport.ssh_options import SshOptions
+
 # Exit codes shared by the headless commands.
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -32,8 +34,7 @@ class Globals:
     config_path: Path | None = None
     config_explicit: bool = False
     hosts: list[str] = field(default_factory=list)
-    ssh_config: Path | None = None
-    accept_new_host_keys: bool = False
+    ssh: SshOptions = SshOptions()  # --ssh-config, --accept-new-host-keys
     theme: str | None = None
     sample_interval: float | None = None
     prometheus: str | None = None
@@ -68,7 +69,6 @@ class Globals:
         from perftriage.services.hosts import HostSpecError, resolve_hosts
 
         try:
-            return resolve_hosts(config, self.hosts, self.ssh_config, self.accept_new_host_keys,
-                                 with_localhost=with_localhost)
+            return resolve_hosts(config, self.hosts, ssh=self.ssh, with_localhost=with_localhost)
         except HostSpecError as exc:
             raise UsageFailure(str(exc)) from None

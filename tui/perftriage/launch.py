@@ -29,7 +29,6 @@ def build_cockpit(g: Globals, name: str = "session"):
         name=name,
         sample_interval=g.sample_interval,
     )
-    cockpit.ssh_config, cockpit.accept_new_host_keys = g.ssh_config, g.accept_new_host_keys
     return cockpit
 
 

@@ -111,8 +111,7 @@ def command(g, host: str | None, url: str, seconds: float, as_json_flag: bool) -
         raise UsageFailure(str(exc)) from None
     config = g.load_config()
     try:
-        registry = resolve_hosts(config, [host or LOCALHOST], g.ssh_config,
-                                 g.accept_new_host_keys)
+        registry = resolve_hosts(config, [host or LOCALHOST], ssh=g.ssh)
     except HostSpecError as exc:
         raise UsageFailure(str(exc)) from None
     name = registry.names[0]

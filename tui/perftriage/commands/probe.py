@@ -169,8 +169,7 @@ def command(g, host: str | None, all_hosts: bool, grouped: bool, window: int, as
         registry = g.resolve_hosts(config)
     else:
         try:
-            registry = resolve_hosts(config, [host or LOCALHOST], g.ssh_config,
-                                     g.accept_new_host_keys)
+            registry = resolve_hosts(config, [host or LOCALHOST], ssh=g.ssh)
         except HostSpecError as exc:
             raise UsageFailure(str(exc)) from None
     names = registry.names

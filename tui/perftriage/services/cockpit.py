@@ -43,8 +43,6 @@ class Cockpit:
             log_ring=self.config.ui.log_ring_lines,
             redact=self.config.security.redact,
         )
-        for host in self.registry.names:
-            self.session.state.host(host)
         self.probes = ProbeRunner(self.session, self.registry, templates=self.config.probes)
         self.sources = SourceSet()  # every Source this cockpit runs (services/source.py)
         self.logs = LogFollower(self.session, self.registry,  # its log sources are in .sources
@@ -53,8 +51,6 @@ class Cockpit:
         self.servers = ServerLauncher(self.session, self.logs, self.config.servers)
         self.sample_interval = sample_interval or self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
-        self.ssh_config: Path | None = None  # the --ssh-config that hosts joining later use too
-        self.accept_new_host_keys = False
         self.started = False
 
     @property
