@@ -119,7 +119,7 @@ class FleetScreen(Screen[str | None]):
 
     @property
     def source(self):
-        return self._source or cockpit_app(self).cockpit.sources.get("fleet")
+        return self._source or cockpit_app(self).cockpit.fleet
 
     def show_state(self, state: SessionState, force: bool = False) -> None:
         """A new read (the source keeps each one; the transcript records only
@@ -289,8 +289,8 @@ class FleetScreen(Screen[str | None]):
 
         box = self.query_one("#fleet-history", Static)
         try:
-            one, median = await self.source.client.history(o.metric, o.host, o.gpu,
-                                                           seconds=HISTORY_S, step=HISTORY_STEP_S)
+            one, median = await self.source.history(o.metric, o.host, o.gpu,
+                                                    seconds=HISTORY_S, step=HISTORY_STEP_S)
         except PrometheusError as exc:
             box.update(Text(f"history: {visible(exc.reason)}", style="yellow"))
             return

@@ -127,3 +127,8 @@ def configured_sources(config, registry, emit) -> list[EngineMetricsSource]:
                                                profile.metrics_url,
                                                name=f"engine:{profile.name}"))
     return sources
+
+
+def engine_sources(config, registry, session) -> list[EngineMetricsSource]:
+    """Source factory: :func:`configured_sources` emitting into ``session``."""
+    return configured_sources(config, registry, session.emit)

@@ -69,3 +69,8 @@ class GapMonitor(BaseSource):
         if capacity:
             self.emit(HostInfo(host=name, info={"nvlink_capacity_gbs":
                                                 {str(k): v for k, v in capacity.items()}}))
+
+
+def gap_sources(config, registry, session) -> list[GapMonitor]:
+    """Source factory: the one live gap recorder."""
+    return [GapMonitor(session.state, session.emit, registry)]

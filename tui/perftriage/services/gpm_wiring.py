@@ -25,3 +25,9 @@ def counter_source(host, session, interval: float = 1.0, nvml=None) -> BaseSourc
 
     return RemoteGpmSource(host.name, host.transport, session.emit, peaks,
                            python=host.config.python)
+
+
+def counter_sources(config, registry, session) -> list[BaseSource]:
+    """Source factory: the bandwidth counters of every host in ``registry``."""
+    return [counter_source(host, session, config.ui.sample_interval)
+            for host in registry.hosts.values()]

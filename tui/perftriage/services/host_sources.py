@@ -87,3 +87,9 @@ def host_sources(host: Host, session: Session, interval: float) -> list[BaseSour
     if isinstance(host.transport, MaintainsConnection):
         sources.append(ConnectionSource(host.name, host.transport, session))
     return sources
+
+
+def sampler_sources(config, registry, session: Session) -> list[BaseSource]:
+    """Source factory: :func:`host_sources` of every host in ``registry``."""
+    return [source for host in registry.hosts.values()
+            for source in host_sources(host, session, config.ui.sample_interval)]
