@@ -53,6 +53,23 @@ def test_the_subcommands_own_option_wins(tmp_path):
     assert [d["host"] for d in json.loads(r.output)] == ["localhost"]
 
 
+def test_ssh_options_after_the_subcommand_reach_the_one_ssh_value(tmp_path):
+    from perftriage.cli_globals import Globals
+    from perftriage.transport.ssh_options import SshOptions
+
+    ssh_config = tmp_path / "ssh_config"
+    ssh_config.write_text("")
+    seen = []
+    ctx = cli.make_context("perftriage", ["sessions"])
+    ctx.obj = Globals()  # what the group's callback makes before the subcommand parses
+    with ctx:
+        command = cli.get_command(ctx, "sessions")
+        sub = command.make_context("sessions", ["--ssh-config", str(ssh_config),
+                                                "--accept-new-host-keys"], parent=ctx)
+        seen.append(sub.find_object(Globals).ssh)
+    assert seen == [SshOptions(config=ssh_config, accept_new_host_keys=True)]
+
+
 def test_a_bad_value_after_the_subcommand_is_a_usage_error():
     r = CliRunner().invoke(cli, ["status", "--sample-interval", "0"])
     assert r.exit_code == 2 and "Traceback" not in r.output

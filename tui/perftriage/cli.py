@@ -7,6 +7,7 @@ click command called ``command``) and are imported only when used, so
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import sys
@@ -64,6 +65,10 @@ def _store_global(name: str):
             g.hosts.extend(value)
         elif name == "config_path":
             g.config_path, g.config_explicit = value, True
+        elif name == "ssh_config":
+            g.ssh = dataclasses.replace(g.ssh, config=value)
+        elif name == "accept_new_host_keys":
+            g.ssh = dataclasses.replace(g.ssh, accept_new_host_keys=value)
         else:
             setattr(g, name, value)
 
