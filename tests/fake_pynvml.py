@@ -2,7 +2,7 @@
 
 The same function names and structure fields as nvidia-ml-py (``c_nvmlGpmMetricsGet_t``
 with ``metrics[i].metricId / value / nvmlReturn``, ``nvmlGpmQueryDeviceSupport(h).isSupportedDevice``),
-so :class:`perftriage.services.gpm_source.NvmlGpm` runs on it unchanged. It is
+so :class:`perftriage.services.sources.gpm_local.NvmlGpm` runs on it unchanged. It is
 used where no GPU is: the unit tests and the cost benchmark (8 devices).
 
 ``mode``: ``ok``; ``pre-hopper`` (GPM unsupported); ``mig`` (MIG enabled);

@@ -11,7 +11,7 @@ EXAMPLE_SESSION = REPO / "sessions" / "example-moe-gap.jsonl"
 
 def replay_app(path: Path = EXAMPLE_SESSION):
     """The cockpit app showing a saved session (deterministic: for snapshots)."""
-    from perftriage.app import PerftriageApp
+    from perftriage.ui.app import PerftriageApp
     from perftriage.services.cockpit import Cockpit
     from perftriage.services.hosts import HostRegistry
     from perftriage.services.session import Session

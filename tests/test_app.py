@@ -1,13 +1,13 @@
 import json
 
-from perftriage.app import PerftriageApp
-from perftriage.screens.keys_help import KeysScreen
+from perftriage.ui.app import PerftriageApp
+from perftriage.ui.screens.keys_help import KeysScreen
 from perftriage.core.store import transcript
 from perftriage.services.cockpit import Cockpit
-from perftriage.widgets.hosts import HostsPane
-from perftriage.widgets.hypotheses import HypothesesPane
-from perftriage.widgets.logs import LogsPane
-from perftriage.widgets.probes import ProbesPane
+from perftriage.ui.widgets.hosts import HostsPane
+from perftriage.ui.widgets.hypotheses import HypothesesPane
+from perftriage.ui.widgets.logs import LogsPane
+from perftriage.ui.widgets.probes import ProbesPane
 
 from tests.helpers import replay_app, wait_for
 
@@ -118,7 +118,7 @@ async def test_question_mark_toggles_the_keys_panel(tmp_path):
 async def test_the_app_collects_the_young_generation_less_often() -> None:
     import gc
 
-    from perftriage.app import GC_YOUNG_THRESHOLD
+    from perftriage.ui.app import GC_YOUNG_THRESHOLD
 
     saved = gc.get_threshold()
     gc.set_threshold(700, *saved[1:])

@@ -54,7 +54,7 @@ def test_the_subcommands_own_option_wins(tmp_path):
 
 
 def test_ssh_options_after_the_subcommand_reach_the_one_ssh_value(tmp_path):
-    from perftriage.cli_globals import Globals
+    from perftriage.cli.globals import Globals
     from perftriage.transport.ssh_options import SshOptions
 
     ssh_config = tmp_path / "ssh_config"

@@ -8,7 +8,7 @@ from perftriage.core.store import transcript
 CRASHING_APP = """
 import sys
 from pathlib import Path
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.core.model import events as ev
 from perftriage.services.cockpit import Cockpit
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import subprocess
 
 from tests.helpers import wait_for
-from perftriage.app import PerftriageApp
-from perftriage.commands.demo import DEMO_SERVER, build, start_demo
-from perftriage.widgets.logs import LogsPane
+from perftriage.ui.app import PerftriageApp
+from perftriage.cli.commands.demo import DEMO_SERVER, build, start_demo
+from perftriage.ui.widgets.logs import LogsPane
 
 
 def sims(marker: str) -> list[str]:

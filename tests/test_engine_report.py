@@ -59,7 +59,7 @@ def test_report_of_a_transcript_file(tmp_path):
 
 
 def test_roofline_panel_takes_measured_ms_from_the_itl():
-    from perftriage.screens.roofline import prefill
+    from perftriage.ui.screens.roofline import prefill
 
     line = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, "
             "token usage: 0.00, cuda graph: True, gen throughput (token/s): 10.00, #queue-req: 0")

@@ -11,7 +11,7 @@ import pytest
 from perftriage.core.model import events as ev
 from perftriage.core.model.reducer import apply
 from perftriage.core.model.state import SessionState
-from perftriage.services.engine_source import EngineMetricsSource
+from perftriage.services.sources.engine_metrics import EngineMetricsSource
 from perftriage.transport.local import LocalTransport
 from tests.conftest import FIXTURES
 from tests.helpers import wait_for

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from perftriage.core.model import events as ev
 from perftriage.core.store import transcript
-from perftriage.widgets.engine import EngineStrip, LatencyHeatmap
+from perftriage.ui.widgets.engine import EngineStrip, LatencyHeatmap
 from tests.engine_events import drifting_samples
 from tests.helpers import EXAMPLE_SESSION, replay_app
 
@@ -51,8 +51,8 @@ async def test_no_endpoint_no_strip():
 
 
 async def test_demo_shows_the_simulated_engine_live(tmp_path):
-    from perftriage.app import PerftriageApp
-    from perftriage.commands.demo import build, start_demo
+    from perftriage.ui.app import PerftriageApp
+    from perftriage.cli.commands.demo import build, start_demo
     from tests.helpers import wait_for
 
     cockpit = build(tmp_path / "sessions", 40.0, tmp_path)

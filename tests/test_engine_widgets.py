@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import App
 
 from perftriage.core.model.reducer import replay
-from perftriage.widgets.engine import EngineStrip, LatencyHeatmap, shown_engines
+from perftriage.ui.widgets.engine import EngineStrip, LatencyHeatmap, shown_engines
 from tests.engine_events import drifting_samples
 
 

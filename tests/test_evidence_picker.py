@@ -4,17 +4,17 @@ it points at (Enter in the details view)."""
 
 from __future__ import annotations
 
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.core.model import events as ev
 from perftriage.core.model.reducer import replay
 from perftriage.core.view.evidence import candidates, topology_summary
-from perftriage.screens.host_detail import HostDetailScreen
-from perftriage.screens.hypothesis_detail import HypothesisDetailScreen
-from perftriage.screens.hypothesis_evidence import EvidencePickerScreen
-from perftriage.screens.probe_output import ProbeOutputScreen
+from perftriage.ui.screens.host_detail import HostDetailScreen
+from perftriage.ui.screens.hypothesis_detail import HypothesisDetailScreen
+from perftriage.ui.screens.hypothesis_evidence import EvidencePickerScreen
+from perftriage.ui.screens.probe_output import ProbeOutputScreen
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry, local_host
-from perftriage.widgets.logs import LogsPane
+from perftriage.ui.widgets.logs import LogsPane
 from tests.helpers import wait_for
 
 RING_LINES = 5000

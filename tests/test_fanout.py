@@ -79,9 +79,9 @@ def test_grouping_ignores_duration_and_keeps_host_order():
 async def test_the_fanout_screen_folds_a_fan_out_by_node_set(quiet_sshd, tmp_path):
     from textual.widgets import DataTable, TextArea
 
-    from perftriage.app import PerftriageApp
+    from perftriage.ui.app import PerftriageApp
     from perftriage.core.store.config import load
-    from perftriage.screens.fanout import FanoutScreen
+    from perftriage.ui.screens.fanout import FanoutScreen
     from perftriage.services.cockpit import Cockpit
     from perftriage.services.hosts import resolve_hosts
 

@@ -9,9 +9,9 @@ from textual.widgets import DataTable
 
 from tests.fleet_exporters import emulated_snapshot, parse_outliers
 from tests.helpers import wait_for
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.core.store.config import Config, FleetConfig
-from perftriage.screens.fleet import FleetScreen
+from perftriage.ui.screens.fleet import FleetScreen
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry
 from perftriage.transport.ssh_options import SshOptions

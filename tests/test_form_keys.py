@@ -14,9 +14,9 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Input
 
-from perftriage.screens.hypothesis_form import HypothesisFormScreen
-from perftriage.screens.ordered_keys import OrderedKeysApp
-from perftriage.screens.prompt import PromptScreen
+from perftriage.ui.screens.hypothesis_form import HypothesisFormScreen
+from perftriage.ui.key_order_workaround import OrderedKeysApp
+from perftriage.ui.screens.prompt import PromptScreen
 
 
 class FormsApp(OrderedKeysApp):

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from perftriage.cli import cli
-from perftriage.commands.gap import split_log_spec
+from perftriage.cli.commands.gap import split_log_spec
 
 FAKE_DIR = Path(__file__).parent / "fake_nvidia_smi"
 KEYS = ["floor_ms", "measured_ms", "gap", "peak_gbs", "dram_bw_gbs", "dram_busy_pct",

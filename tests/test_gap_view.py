@@ -26,7 +26,7 @@ def cut_transcript(tmp_path: Path, phase: str) -> Path:
 
 
 async def open_gap_view(path: Path):
-    from perftriage.screens.roofline import RooflineScreen
+    from perftriage.ui.screens.roofline import RooflineScreen
 
     app = replay_app(path)
     async with app.run_test(size=(160, 50)) as pilot:
@@ -48,7 +48,7 @@ async def test_gap_view_verdict_per_phase(tmp_path, phase, words):
 
 
 def test_gap_view_snapshot_fast_phase(snap_compare, tmp_path):
-    from perftriage.screens.roofline import RooflineScreen
+    from perftriage.ui.screens.roofline import RooflineScreen
 
     path = cut_transcript(tmp_path, "fast")
 

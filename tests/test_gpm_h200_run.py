@@ -37,7 +37,7 @@ def phases(run: Path = RUN):
 
 def replay_with_pane_text(run: Path = RUN):
     """Replay the transcript; at each gpu.counters event, the Hosts pane's text."""
-    from perftriage.widgets.hosts import host_block
+    from perftriage.ui.widgets.hosts import host_block
 
     tr = transcript.read(run / "transcript.jsonl")
     state = SessionState()

@@ -16,8 +16,8 @@ from tests.helpers import wait_for
 from tests.test_remote_sampler import Sink
 from perftriage.core.analysis.gpus import peak_bandwidth
 from perftriage.core.model import events as ev
-from perftriage.services import gpm_remote as gr
-from perftriage.services import gpm_source as gs
+from perftriage.services.sources import gpm_remote as gr
+from perftriage.services.sources import gpm_local as gs
 from perftriage.transport.local import LocalTransport
 
 FAKE_DIR = Path(__file__).parent / "fake_nvidia_smi"
@@ -142,7 +142,7 @@ def test_gap_monitor_records_once_per_new_counters_and_only_with_inputs():
     from perftriage.core.analysis import counters as cnt
     from perftriage.core.model.reducer import apply
     from perftriage.core.model.state import SessionState
-    from perftriage.services.gap_monitor import GapMonitor
+    from perftriage.services.sources.gap_monitor import GapMonitor
 
     state = SessionState()
     sink = Sink()
@@ -166,7 +166,7 @@ def test_hosts_pane_dram_cell_na_and_stuck():
     from perftriage.core.analysis import counters as cnt
     from perftriage.core.model.reducer import apply
     from perftriage.core.model.state import SessionState
-    from perftriage.widgets.hosts import host_block
+    from perftriage.ui.widgets.hosts import host_block
 
     state = SessionState()
     apply(state, ev.HostSample(host="h", gpus=[ev.GpuSample(index=0, name="NVIDIA H200"),

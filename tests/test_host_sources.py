@@ -2,7 +2,7 @@
 Source in its list: no private task list, no duck-typed transports."""
 
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.host_sources import ConnectionSource, host_sources
+from perftriage.services.sources.samplers import ConnectionSource, host_sources
 from perftriage.services.hosts import HostRegistry, local_host
 from perftriage.transport.base import ChecksConnection, MaintainsConnection
 from perftriage.transport.local import LocalTransport

@@ -97,7 +97,7 @@ def test_resolve_hosts_names_aliases_and_specs():
 
 async def test_cockpit_shows_the_ssh_hosts_state(tmp_path, sshd):
     from perftriage.services.cockpit import Cockpit
-    from perftriage.widgets.hosts import host_block
+    from perftriage.ui.widgets.hosts import host_block
 
     known = tmp_path / "empty_known_hosts"
     known.write_text("")

@@ -27,7 +27,7 @@ def two_gpu_sample(host: str = "gpubox", **kw) -> ev.HostSample:
 
 
 def make_app(tmp_path):
-    from perftriage.app import PerftriageApp
+    from perftriage.ui.app import PerftriageApp
     from perftriage.services.cockpit import Cockpit
     from perftriage.services.hosts import HostRegistry
 
@@ -71,7 +71,7 @@ async def test_two_gpus_render_two_rows(tmp_path):
 
 
 def test_stale_host_and_stale_gpus_are_marked():
-    from perftriage.widgets.hosts import host_block
+    from perftriage.ui.widgets.hosts import host_block
 
     state = SessionState()
     s = two_gpu_sample()
@@ -92,7 +92,7 @@ def test_stale_host_and_stale_gpus_are_marked():
 
 
 def test_no_gpu_message_and_na_fields():
-    from perftriage.widgets.hosts import host_block
+    from perftriage.ui.widgets.hosts import host_block
 
     state = SessionState()
     apply(state, ev.HostSample(host="cpu-only", cpu_pct=5.0, gpu_error="no NVIDIA GPU (NVML: x)"))
@@ -103,10 +103,10 @@ def test_no_gpu_message_and_na_fields():
 
 
 async def test_config_can_show_power_history_from_the_start(tmp_path):
-    from perftriage.app import PerftriageApp
+    from perftriage.ui.app import PerftriageApp
     from perftriage.core.store.config import parse
     from perftriage.services.cockpit import Cockpit
-    from perftriage.widgets.hosts import HostsPane
+    from perftriage.ui.widgets.hosts import HostsPane
 
     config = parse("[ui]\nshow_power_history = true\n")
     app = PerftriageApp(Cockpit(config, sessions_dir=tmp_path, sample_interval=0.2))

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.core.model import events as ev
 from perftriage.core.store import transcript
 from perftriage.core.model.reducer import apply, replay
 from perftriage.core.model.state import SessionState
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.session import Session
-from perftriage.widgets.hypotheses import HypothesesPane
+from perftriage.ui.widgets.hypotheses import HypothesesPane
 
 from tests.helpers import EXAMPLE_SESSION, replay_app, wait_for
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from textual.widgets._footer import FooterKey, FooterLabel
 
-from perftriage.screens.keys_help import KeysScreen
-from perftriage.widgets.footer import FittingFooter, footer_groups
+from perftriage.ui.screens.keys_help import KeysScreen
+from perftriage.ui.widgets.footer import FittingFooter, footer_groups
 from tests.helpers import replay_app
 
 

@@ -1,9 +1,9 @@
 """``[ui] keymap`` remaps bindings by id (App.set_keymap); unknown ids warn."""
 
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.core.store import paths
 from perftriage.core.store.config import load
-from perftriage.screens.prompt import PromptScreen
+from perftriage.ui.screens.prompt import PromptScreen
 from perftriage.services.cockpit import Cockpit
 
 from tests.helpers import capture_notifications, wait_for

@@ -5,14 +5,14 @@ the result, removing a probe, undoing a hypothesis edit."""
 
 from __future__ import annotations
 
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.core.model import events as ev
 from perftriage.core.model.state import ProbeState, SessionState
-from perftriage.probe_target import ProbeTarget
-from perftriage.screens.probe_output import ProbeOutputScreen
+from perftriage.ui.probe_target import ProbeTarget
+from perftriage.ui.screens.probe_output import ProbeOutputScreen
 from perftriage.services.cockpit import Cockpit
-from perftriage.widgets.hosts import HostsPane
-from perftriage.widgets.probes import ProbesPane, cancel_target
+from perftriage.ui.widgets.hosts import HostsPane
+from perftriage.ui.widgets.probes import ProbesPane, cancel_target
 
 from tests.helpers import replay_app, wait_for
 
@@ -132,8 +132,8 @@ async def test_remove_a_probe_and_undo_a_hypothesis_edit(tmp_path):
 
 
 async def test_logs_like_lnav_match_k_of_n_jump_to_time_filter_reuses_search():
-    from perftriage.widgets.log_view import LogView
-    from perftriage.widgets.logs import LogsPane
+    from perftriage.ui.widgets.log_view import LogView
+    from perftriage.ui.widgets.logs import LogsPane
 
     app = replay_app()
     async with app.run_test(size=(160, 45)) as pilot:
@@ -164,7 +164,7 @@ async def test_logs_like_lnav_match_k_of_n_jump_to_time_filter_reuses_search():
 
 
 async def test_question_mark_lists_the_apps_keys_before_textuals():
-    from perftriage.screens.keys_help import KeysScreen
+    from perftriage.ui.screens.keys_help import KeysScreen
 
     app = replay_app()
     async with app.run_test(size=(160, 45)) as pilot:

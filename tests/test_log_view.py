@@ -160,7 +160,7 @@ def test_an_ascii_row_is_cut_by_slicing_exactly_as_strip_crop_cuts_it() -> None:
     from rich.style import Style
     from textual.strip import Strip
 
-    from perftriage.widgets.log_view import _window
+    from perftriage.ui.widgets.log_view import _window
 
     styles = [Style(color="red"), Style(bold=True), Style()]
     piece = st.tuples(st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=30),

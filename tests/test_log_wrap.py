@@ -7,16 +7,16 @@ from __future__ import annotations
 
 from textual.widgets import TextArea
 
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.core.model import events as ev
 from perftriage.core.model.state import SessionState
 from perftriage.core.view.log_window import ALL, LogIndex
 from perftriage.core.view.log_wrap import WrapMap
-from perftriage.screens.probe_output import ProbeOutputScreen
+from perftriage.ui.screens.probe_output import ProbeOutputScreen
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry, local_host
-from perftriage.widgets.log_view import LogView
-from perftriage.widgets.logs import LogsPane
+from perftriage.ui.widgets.log_view import LogView
+from perftriage.ui.widgets.logs import LogsPane
 from tests.helpers import replay_app, wait_for
 
 LONG = "W" * 150 + " TAIL-OF-THE-LONG-LINE"  # 172 cells: 3 screen lines at width 60+

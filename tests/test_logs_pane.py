@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from tests.helpers import wait_for
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.core.model import events as ev
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry, local_host
-from perftriage.widgets.log_view import LogView
-from perftriage.widgets.logs import LogsPane
+from perftriage.ui.widgets.log_view import LogView
+from perftriage.ui.widgets.logs import LogsPane
 
 SG = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, token usage: 0.00, "
       "cuda graph: True, gen throughput (token/s): {tps}, #queue-req: 0")

@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 
 from perftriage.core.model import events as ev
-from perftriage.screens.ordered_keys import SCREEN_EXPECTED_S
-from perftriage.widgets.hypotheses import HypothesesPane
-from perftriage.widgets.log_view import LogView
+from perftriage.ui.key_order_workaround import SCREEN_EXPECTED_S
+from perftriage.ui.widgets.hypotheses import HypothesesPane
+from perftriage.ui.widgets.log_view import LogView
 from tests.test_form_keys import typed
 from tests.test_logs_pane import make_app
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sys
 
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.core.store.config import Config, HostConfig, ProbeTemplate, UIConfig
-from perftriage.screens.probe_output import ProbeOutputScreen
-from perftriage.screens.prompt import PromptScreen
+from perftriage.ui.screens.probe_output import ProbeOutputScreen
+from perftriage.ui.screens.prompt import PromptScreen
 from perftriage.services.cockpit import Cockpit
-from perftriage.widgets.probes import ProbesPane
+from perftriage.ui.widgets.probes import ProbesPane
 
 from tests.helpers import replay_app, wait_for
 

@@ -1,15 +1,15 @@
-"""The one refresh path (perftriage.refresh): an emit reaches the views that
+"""The one refresh path (perftriage.ui.refresh): an emit reaches the views that
 show its section, coalesced to at most one render per frame; views of other
 sections are left alone; detail screens follow the state without polling."""
 
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.core.model import events as ev
 from perftriage.core.model.state import Section
-from perftriage.screens.hypothesis_detail import HypothesisDetailScreen
+from perftriage.ui.screens.hypothesis_detail import HypothesisDetailScreen
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry
-from perftriage.widgets.hypotheses import HypothesesPane
-from perftriage.widgets.logs import LogsPane
+from perftriage.ui.widgets.hypotheses import HypothesesPane
+from perftriage.ui.widgets.logs import LogsPane
 
 from tests.helpers import wait_for
 

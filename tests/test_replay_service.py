@@ -7,7 +7,7 @@ import shutil
 
 from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
-from perftriage.core.replay.at import state_json
+from perftriage.core.replay.state_at import state_json
 from perftriage.core.store import transcript
 from perftriage.services.replay import Replayer
 from tests.helpers import EXAMPLE_SESSION

@@ -6,12 +6,12 @@ from __future__ import annotations
 import hashlib
 import shutil
 
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry
 from perftriage.services.replay import Replayer
-from perftriage.widgets.player_bar import PlayerBar
-from perftriage.widgets.probes import ProbesPane
+from perftriage.ui.widgets.player_bar import PlayerBar
+from perftriage.ui.widgets.probes import ProbesPane
 from tests.helpers import EXAMPLE_SESSION, capture_notifications, wait_for
 
 

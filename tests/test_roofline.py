@@ -122,7 +122,7 @@ def test_bad_input_exits_2_with_a_clear_message(args, message):
 def test_panel_prefill_from_hosts_and_log():
     from perftriage.core.model import events as ev
     from perftriage.core.model.reducer import replay
-    from perftriage.screens.roofline import parse, prefill
+    from perftriage.ui.screens.roofline import parse, prefill
 
     line = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, "
             "token usage: 0.00, cuda graph: True, gen throughput (token/s): 10.00, #queue-req: 0")

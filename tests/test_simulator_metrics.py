@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from perftriage.cli import cli
-from perftriage.commands.demo import DEMO_SERVER, build, start_demo
+from perftriage.cli.commands.demo import DEMO_SERVER, build, start_demo
 from perftriage.core.parse.engine_metrics import HISTOGRAMS, parse_exposition
 from tests.helpers import wait_for
 from tests.sshd import free_port

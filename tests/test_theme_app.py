@@ -5,8 +5,8 @@ import pytest
 
 from perftriage.core.store import paths
 from perftriage.core.store.config import load
-from perftriage.theming import DEFAULT_THEME
-from perftriage.widgets.probes import ProbesPane
+from perftriage.ui.theming import DEFAULT_THEME
+from perftriage.ui.widgets.probes import ProbesPane
 
 from tests.helpers import capture_notifications, replay_app, wait_for
 

@@ -59,7 +59,7 @@ def test_unknown_theme_exits_2_listing_known_names(args, tmp_path):
 
 
 def test_app_options_pass_theme_and_config_path(tmp_path):
-    from perftriage.launch import app_options
+    from perftriage.cli.launch import app_options
 
     g = Globals(theme="perftriage-contrast", config_path=tmp_path / "c.toml")
     assert app_options(g) == {"theme": "perftriage-contrast", "config_path": tmp_path / "c.toml"}

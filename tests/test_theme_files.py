@@ -1,6 +1,6 @@
 """Theme files: bundled ones are complete, broken ones are reported with
 file and reason (perftriage.core.store.theme_files, no Textual), and they become Textual
-themes (perftriage.theming)."""
+themes (perftriage.ui.theming)."""
 
 from pathlib import Path
 
@@ -22,7 +22,7 @@ def test_at_least_three_bundled_themes():
 def test_each_bundled_theme_loads_with_every_status_variable(path):
     from textual.color import Color
 
-    from perftriage.theming import to_theme
+    from perftriage.ui.theming import to_theme
 
     spec = theme_files.load(path, "bundled")
     assert spec.missing_variables == []
@@ -66,7 +66,7 @@ def test_broken_theme_file_names_file_line_and_reason(tmp_path, text, line, reas
 
 
 def test_colour_textual_rejects_is_reported_by_the_ui_layer(tmp_path):
-    from perftriage.theming import load_catalog
+    from perftriage.ui.theming import load_catalog
 
     (tmp_path / "odd.toml").write_text('name = "odd"\nprimary = "notacolour"\n')
     catalog = load_catalog([(tmp_path, "user")])
@@ -91,8 +91,8 @@ def test_user_theme_overrides_bundled_and_duplicates_are_errors(tmp_path):
 def test_builtin_textual_themes_get_every_variable_as_a_rich_colour():
     from textual.theme import BUILTIN_THEMES
 
-    from perftriage.theming import fallback_variables
-    from perftriage.widgets.status_style import rich_colour
+    from perftriage.ui.theming import fallback_variables
+    from perftriage.ui.widgets.status_style import rich_colour
 
     for theme in BUILTIN_THEMES.values():
         variables = fallback_variables(theme)
@@ -102,7 +102,7 @@ def test_builtin_textual_themes_get_every_variable_as_a_rich_colour():
 
 
 def test_status_mapping_uses_theme_variables_only():
-    from perftriage.widgets.status_style import LOG_LEVEL_VAR, STATUS_VAR, threshold
+    from perftriage.ui.widgets.status_style import LOG_LEVEL_VAR, STATUS_VAR, threshold
 
     used = {*STATUS_VAR.values(), *LOG_LEVEL_VAR.values(), threshold(None, 1, 2),
             threshold(0, 1, 2), threshold(1, 1, 2), threshold(2, 1, 2)}

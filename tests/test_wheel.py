@@ -28,7 +28,7 @@ SOURCES = ("tui", "themes", "sessions", "pyproject.toml", "README.md")
 
 HEADLESS_START = """
 import asyncio
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry
 

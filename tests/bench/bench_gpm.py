@@ -47,7 +47,7 @@ def tight(source, n: int) -> list[float]:
 
 
 def make_source(gpus: int, real: bool):
-    from perftriage.services.gpm_source import LocalGpmSource, NvmlGpm
+    from perftriage.services.sources.gpm_local import LocalGpmSource, NvmlGpm
 
     events: list = []
     src = LocalGpmSource("bench", events.append)

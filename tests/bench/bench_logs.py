@@ -68,10 +68,10 @@ async def raw_asyncssh(server, path: Path, n: int) -> float:
 
 
 async def flood(host, path: Path, n: int) -> dict:
-    from perftriage.app import PerftriageApp
+    from perftriage.ui.app import PerftriageApp
     from perftriage.services.cockpit import Cockpit
     from perftriage.services.hosts import HostRegistry
-    from perftriage.widgets.logs import LogsPane
+    from perftriage.ui.widgets.logs import LogsPane
 
     reg = HostRegistry()
     reg.add(host)

@@ -103,7 +103,7 @@ async def queue(srv: SshServer, n: int, tmp: Path) -> tuple[float, int, float]:
 
 
 async def key_latency(srv: SshServer, n: int, tmp: Path) -> tuple[list[float], list[float], int]:
-    from perftriage.app import PerftriageApp
+    from perftriage.ui.app import PerftriageApp
     from perftriage.services.cockpit import Cockpit
 
     config = Config(hosts=[host_config(srv)])

@@ -24,7 +24,7 @@ from tests.helpers import wait_for
 from tests.reliability.test_orphans import session_sshds
 from tests.sshd import free_port, keygen
 
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.core.store.config import HostConfig
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry, make_host

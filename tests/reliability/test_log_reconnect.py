@@ -24,7 +24,7 @@ from perftriage.services.hosts import Host, HostRegistry
 from perftriage.services.log_follower import LogFollower
 from perftriage.services.log_source import notice
 from perftriage.services.session import Session
-from perftriage.services.source import Source
+from perftriage.services.sources.base import Source
 from perftriage.transport.ssh import SSHTransport
 from perftriage.transport.ssh_options import SshOptions
 
@@ -168,10 +168,10 @@ def test_a_header_whose_source_is_not_following_says_it_is_stale():
 
 
 async def test_the_logs_pane_shows_the_state_and_a_stale_header(tmp_path):
-    from perftriage.app import PerftriageApp
+    from perftriage.ui.app import PerftriageApp
     from perftriage.services.cockpit import Cockpit
     from perftriage.services.hosts import local_host
-    from perftriage.widgets.logs import LogsPane
+    from perftriage.ui.widgets.logs import LogsPane
 
     reg = HostRegistry()
     reg.add(local_host())

@@ -69,8 +69,8 @@ def test_headless_readers_never_trace_back(tmp_path, name):
 
 @pytest.mark.parametrize("name", list(CASES))
 async def test_the_cockpit_replays_every_case(tmp_path, name):
-    from perftriage.screens.host_detail import HostDetailScreen
-    from perftriage.screens.roofline import RooflineScreen
+    from perftriage.ui.screens.host_detail import HostDetailScreen
+    from perftriage.ui.screens.roofline import RooflineScreen
 
     app = replay_app(write_case(tmp_path, name))
     async with app.run_test(size=(140, 40)) as pilot:

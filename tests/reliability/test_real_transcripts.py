@@ -55,8 +55,8 @@ def test_report_replay_and_sessions_on_real_recordings(tmp_path, path):
 
 
 async def test_replay_of_the_h200_transcript_renders_every_screen():
-    from perftriage.screens.host_detail import HostDetailScreen
-    from perftriage.screens.roofline import RooflineScreen
+    from perftriage.ui.screens.host_detail import HostDetailScreen
+    from perftriage.ui.screens.roofline import RooflineScreen
 
     app = replay_app(H200)
     async with app.run_test(size=(160, 45)) as pilot:

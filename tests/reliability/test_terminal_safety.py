@@ -132,10 +132,10 @@ async def test_modals_show_remote_text_visibly(tmp_path, opener):
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         if opener == "probe_output":
-            from perftriage.screens.probe_output import ProbeOutputScreen
+            from perftriage.ui.screens.probe_output import ProbeOutputScreen
             app.push_screen(ProbeOutputScreen("p1"))
         else:
-            from perftriage.screens.host_detail import HostDetailScreen
+            from perftriage.ui.screens.host_detail import HostDetailScreen
             app.push_screen(HostDetailScreen("gpu1"))
         await pilot.pause()
         await pilot.pause()

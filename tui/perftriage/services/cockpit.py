@@ -14,14 +14,14 @@ import msgspec
 from perftriage.core.model import events as ev
 from perftriage.core.store.config import Config
 from perftriage.services.hosts import HostRegistry, build_registry
-from perftriage.services.host_sources import RemoteSamplerSource, host_sources
+from perftriage.services.sources.samplers import RemoteSamplerSource, host_sources
 from perftriage.services.prometheus import FleetSource
 from perftriage.services.remote_sampler import fetch_info, fetch_processes
 from perftriage.services.log_follower import LogFollower
 from perftriage.services.probe_runner import ProbeRunner
 from perftriage.services.server_launcher import ServerLauncher
 from perftriage.services.session import Session
-from perftriage.services.source import Source, SourceSet
+from perftriage.services.sources.base import Source, SourceSet
 from perftriage.services.sources import SOURCE_FACTORIES
 
 
@@ -49,7 +49,7 @@ class Cockpit:
             redact=self.config.security.redact,
         )
         self.probes = ProbeRunner(self.session, self.registry, templates=self.config.probes)
-        self.sources = SourceSet()  # every Source this cockpit runs (services/source.py)
+        self.sources = SourceSet()  # every Source this cockpit runs (services/sources/base.py)
         self.logs = LogFollower(self.session, self.registry,  # its log sources are in .sources
                                 transcript_cap=self.config.ui.transcript_log_cap,
                                 running=self.sources)

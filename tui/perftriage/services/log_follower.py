@@ -2,7 +2,7 @@
 connection outages) and the output of processes perftriage started, as
 batched LogLines events.
 
-Each followed log is a :class:`~perftriage.services.source.Source`
+Each followed log is a :class:`~perftriage.services.sources.base.Source`
 (:mod:`perftriage.services.log_source`: how a file is followed, resumed
 after an outage, and how tail's errors become ``log.status`` events). This
 module opens and closes them and applies the transcript cap; they run in the
@@ -38,7 +38,7 @@ from perftriage.services.log_source import (  # noqa: F401 - re-exported for cal
 )
 from perftriage.services.scan_worker import ScanWorker
 from perftriage.services.session import Session
-from perftriage.services.source import SourceSet
+from perftriage.services.sources.base import SourceSet
 
 DEFAULT_TRANSCRIPT_CAP = 200_000
 # past the cap, at most one metric line per source is recorded per this many

@@ -1,4 +1,4 @@
-"""One followed log as a :class:`~perftriage.services.source.Source`.
+"""One followed log as a :class:`~perftriage.services.sources.base.Source`.
 
 :class:`CommandLogSource` streams the output of a command perftriage started
 (a server): read once; a lost connection ends it, because a process's output
@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from perftriage.core.model import events as ev
 from perftriage.core.parse import batch_scan
 from perftriage.services.batch_pipe import BatchPipe
-from perftriage.services.source import BaseSource, SourceState
+from perftriage.services.sources.base import BaseSource, SourceState
 from perftriage.transport.base import (
     AUTH,
     BAD_COMMAND,

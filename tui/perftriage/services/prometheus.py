@@ -29,7 +29,7 @@ from perftriage.core.fleet.model import FleetSnapshot, FleetSummary
 from perftriage.core.fleet.outliers import DEFAULT_THRESHOLD
 from perftriage.core.model import events as ev
 from perftriage.core.sanitize import visible
-from perftriage.services.source import BaseSource
+from perftriage.services.sources.base import BaseSource
 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_INTERVAL_S = 5.0

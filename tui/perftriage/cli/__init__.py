@@ -1,0 +1,19 @@
+"""The command line.
+
+:mod:`.main` is the ``perftriage`` click group; :mod:`.globals` the options
+and exit codes every command shares; :mod:`.commands` the subcommands, one
+module each, imported only when used (``perftriage --version`` never imports
+Textual); :mod:`.launch` starts the cockpit app.
+"""
+
+from perftriage.cli.main import (  # noqa: F401 - the entry point and what commands share
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_TIMEOUT,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    Globals,
+    UsageFailure,
+    cli,
+    main,
+)
