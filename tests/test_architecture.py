@@ -28,7 +28,7 @@ def test_core_has_no_textual_at_runtime():
     assert r.returncode == 0, r.stderr
 
 
-MAX_TYPE_IGNORES = 5  # issue 11: typed protocols and declared attributes instead
+MAX_TYPE_IGNORES = 5  # typed protocols and declared attributes instead
 
 
 def test_type_ignores_stay_few():
@@ -86,3 +86,13 @@ def test_transports_are_told_apart_by_protocol_not_hasattr():
              for n, line in enumerate(path.read_text().splitlines(), 1)
              if re.search(r"hasattr\([^,]*transport", line)]
     assert not found, found  # use MaintainsConnection / ChecksConnection (transport/base.py)
+
+
+def test_the_package_comments_cite_no_issue_numbers():
+    # comments say what the code does and why; an upstream project's issue
+    # (Textual's, asciinema's) is named with its project
+    cite = re.compile(r"(?<!Textual )(?<!its )\bissues? #?\d+|\(#\d+\)|\bGUIDE\b", re.IGNORECASE)
+    found = [f"{path.relative_to(REPO)}:{n}"
+             for path in sorted((REPO / "tui" / "perftriage").rglob("*.py"))
+             for n, line in enumerate(path.read_text().splitlines(), 1) if cite.search(line)]
+    assert not found, found

@@ -1,4 +1,4 @@
-"""The live gap (issue 13's Gap view and gap.sample) takes the measured
+"""The live gap (the Gap view and gap.sample) takes the measured
 ms/token from the engine's mean inter-token latency when a /metrics endpoint
 reports it, and from the log otherwise."""
 

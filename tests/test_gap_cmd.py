@@ -1,4 +1,4 @@
-"""`perftriage gap` (issue 13): bad input exits 2; over the real loopback
+"""`perftriage gap`: bad input exits 2; over the real loopback
 sshd with the fake nvidia-smi's dmon stream and a server log that grows
 during the window, the JSON has the documented fields and sane values."""
 

@@ -1,4 +1,4 @@
-"""The Gap view in the G panel (issue 13), on the real H200 run replayed up
+"""The Gap view in the G panel, on the real H200 run replayed up
 to a moment of each phase: the slow phase says wasted traffic, the fast
 phase near the floor; an SVG snapshot of the fast phase."""
 

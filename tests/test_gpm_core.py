@@ -1,4 +1,4 @@
-"""GPM counters core (issue 13): the dmon parser on real H200 captures, the
+"""GPM counters core: the dmon parser on real H200 captures, the
 peak-bandwidth table, and the gap arithmetic and verdicts on the measured
 slow/fast phases of decode_standin.py."""
 

@@ -1,4 +1,4 @@
-"""The recorded real run on an H200 (issue 13; scripts/h200_gap_run.py, files in
+"""The recorded real run on an H200 (scripts/h200_gap_run.py, files in
 tests/fixtures/gpm/h200-run/): replayed through the reducer, the Hosts pane's
 DRAM bandwidth in the fast phase is within 3 % of the bytes the stand-in
 counted, and the recorded verdict differs between the slow and fast phase,

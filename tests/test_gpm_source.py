@@ -1,4 +1,4 @@
-"""GPM counter sources (issue 13): local NVML GPM on a fake 8-device NVML,
+"""GPM counter sources: local NVML GPM on a fake 8-device NVML,
 honest n/a reasons, stuck counters; the remote dmon stream over the real
 loopback sshd with the fake nvidia-smi (one process for many samples)."""
 

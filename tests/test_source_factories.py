@@ -7,7 +7,7 @@ from __future__ import annotations
 from perftriage.core.store.config import Config, parse
 from perftriage.services.hosts import build_registry
 from perftriage.services.session import Session
-from perftriage.services.sources import SOURCE_FACTORIES
+from perftriage.services.sources.factories import SOURCE_FACTORIES
 
 CONFIG = """
 [ui]

@@ -90,7 +90,7 @@ def test_status_json_over_ssh(make_sshd):
     assert [g["index"] for g in remote["gpus"]] == [0, 1]
     assert remote["gpus"][0]["mem_total_mib"] == 143771.0
     assert remote["gpus"][0]["name"] == "NVIDIA H200"
-    # GPM counters from one `nvidia-smi dmon --gpm-metrics 10,2,3,5 -d 1 -c 3` (issue 13)
+    # GPM counters from one `nvidia-smi dmon --gpm-metrics 10,2,3,5 -d 1 -c 3`
     g0, g1 = remote["gpus"]
     assert (g0["dram_bw_pct"], g1["dram_bw_pct"]) == (56, 57)
     assert g0["dram_bw_gbs"] == pytest.approx(0.56 * 4800, abs=0.1)  # table peak: no bus width remotely

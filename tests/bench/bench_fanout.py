@@ -10,7 +10,7 @@
 - the whole command, `perftriage -H node[01-64] probe --all --group`, cold,
   as a new process (Python start-up included).
 
-Targets (issue 17): 0 failures; cold <= 10 s; warm <= 2 x one host + 0.5 s.
+Targets: 0 failures; cold <= 10 s; warm <= 2 x one host + 0.5 s.
 """
 
 from __future__ import annotations

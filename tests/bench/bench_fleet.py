@@ -14,7 +14,7 @@ SGLang pages for 512 hosts x 8 GPUs (1024 targets). In one run:
 - the Fleet view's render of that summary (when the UI is there);
 - the process's RSS before and after.
 
-Target (issue 17): Fleet view refresh <= 1 s.
+Target: Fleet view refresh <= 1 s.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The fault matrix (#12) over the loopback sshd: the real app runs with two
+"""The fault matrix over the loopback sshd: the real app runs with two
 SSH hosts, ``good`` and ``bad``; each case breaks ``bad`` one way and checks
 that the app is still alive, that ``good`` is unaffected (new samples keep
 coming, a probe on it answers), and that ``bad`` says why, in one line.

@@ -1,4 +1,4 @@
-"""Framing (#12): no byte in a command or in its output can confuse the
+"""Framing: no byte in a command or in its output can confuse the
 shell pool. Every byte 0x00-0x1f and a list of hostile payloads, in every
 argument position of every probe kind, locally and over the loopback sshd.
 

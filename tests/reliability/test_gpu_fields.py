@@ -1,4 +1,4 @@
-"""GPU telemetry degrades per field (#12): a field the host's nvidia-smi
+"""GPU telemetry degrades per field: a field the host's nvidia-smi
 refuses (``Field "X" is not a valid field to query.``, no rows at all) is
 dropped and the query retried; the other fields still show, and the host's
 pane says which field is missing. When no GPU can show (the index itself

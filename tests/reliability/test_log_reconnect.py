@@ -1,4 +1,4 @@
-"""Logs survive outages (#12): a followed file reconnects with backoff and
+"""Logs survive outages: a followed file reconnects with backoff and
 resumes after the last line received, so lines written during the outage
 arrive (once); the source says following / reconnecting since T / error /
 lost with the reason, recorded in the transcript; tail's errors (missing,

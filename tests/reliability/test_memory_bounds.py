@@ -1,4 +1,4 @@
-"""Bounded memory (issue 12): a probe's output streams into its cap instead
+"""Bounded memory: a probe's output streams into its cap instead
 of being buffered whole, locally and over SSH; past the transcript log cap a
 flood of metric lines is recorded at most once a second per source."""
 

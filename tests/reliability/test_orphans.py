@@ -1,4 +1,4 @@
-"""Nothing left behind (#12): when the SSH connection drops or the client
+"""Nothing left behind: when the SSH connection drops or the client
 dies (SIGKILL included), every remote process perftriage started -- the
 pool's bash, a probe's ``sleep 300``, a followed log's ``tail``, an
 ``nvidia-smi -lms`` stream -- ends within 10 s.

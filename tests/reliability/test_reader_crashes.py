@@ -1,5 +1,5 @@
 """Transcripts that are not what the writer makes (hand-edited, foreign,
-corrupt) never give a traceback in report, replay or sessions (issue 12)."""
+corrupt) never give a traceback in report, replay or sessions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""report, replay and sessions on transcripts recorded on real hosts (issue 12).
+"""report, replay and sessions on transcripts recorded on real hosts.
 
 ``session-h200-standin.jsonl`` was recorded by the cockpit on an NVIDIA H200
 (localhost via NVML plus the same GPU over SSH, following a server log): its

@@ -1,4 +1,4 @@
-"""No secrets on disk (issue 12): secrets seeded through a probe's command
+"""No secrets on disk: secrets seeded through a probe's command
 and output, a followed log, a server's arguments and output, and a
 config-only pattern never appear in any file perftriage writes; the sessions
 directory is 0700, transcripts and reports 0600."""

@@ -1,6 +1,6 @@
 """Remote text never drives the terminal: the bytes perftriage writes to its
 terminal hold no escape sequence that came from a log line, a probe's output,
-a host name or reason, an HTTP body (issue 12).
+a host name or reason, an HTTP body.
 
 The main screen is checked in the real program on a pseudo-terminal (every
 byte it writes is read back); the modals through Textual's own renderer (the

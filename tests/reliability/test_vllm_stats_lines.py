@@ -1,4 +1,4 @@
-"""vLLM stats lines of every engine generation give a metric record (issue 12):
+"""vLLM stats lines of every engine generation give a metric record:
 the V0 engine's (older releases, no ``[`` before the file name) and the
 data-parallel aggregated line (its prompt throughput was lost)."""
 

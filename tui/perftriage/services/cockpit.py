@@ -22,7 +22,7 @@ from perftriage.services.probe_runner import ProbeRunner
 from perftriage.services.server_launcher import ServerLauncher
 from perftriage.services.session import Session
 from perftriage.services.sources.base import Source, SourceSet
-from perftriage.services.sources import SOURCE_FACTORIES
+from perftriage.services.sources.factories import SOURCE_FACTORIES
 
 
 class Cockpit:
@@ -66,7 +66,7 @@ class Cockpit:
         if self.started or self.replay:
             return
         self.started = True
-        for factory in SOURCE_FACTORIES:  # services/sources/__init__.py
+        for factory in SOURCE_FACTORIES:  # services/sources/factories.py
             for source in factory(self.config, self.registry, self.session):
                 self.add_source(source)
         for host in self.registry.hosts.values():  # host config `logs`: followed from the start

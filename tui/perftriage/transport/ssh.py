@@ -1,6 +1,6 @@
 """SSH transport: one asyncssh connection per host, reused.
 
-Design (see issue 3 and the GUIDE's "facts that bite"):
+Design:
 
 - **One connection per host**, opened lazily (or kept up by :meth:`maintain`,
   which reconnects with capped exponential backoff and reports

@@ -6,7 +6,7 @@ Textual). Keys that act on a pane's selection are bindings of that pane
 (``perftriage.ui.widgets``); the keys here work from any pane: the probe
 launch keys ``i g n v w h !`` (and ``a``, all hosts), ``q N ? H G M``, and
 ``o S K`` for logs and servers, ``F =`` for the fleet. The app offers panes what
-:class:`perftriage.ui.app_context.CockpitApp` promises; the state reaches them
+:class:`perftriage.ui.app_context.AppContext` promises; the state reaches them
 through :class:`perftriage.ui.refresh.Refresher`; themes are one
 :class:`perftriage.ui.theme_control.ThemeController`. Quitting stops the
 cockpit, so the transcript is complete.
@@ -25,7 +25,7 @@ from textual.notifications import SeverityLevel
 from textual.widget import Widget
 
 from perftriage import __version__
-from perftriage.ui.app_context import refuse_in_replay
+from perftriage.ui.app_context import ViewPrefs, refuse_in_replay
 from perftriage.core import probes
 from perftriage.core.model import events as ev
 from perftriage.core.model.hyp_undo import HypothesisUndo
@@ -46,7 +46,6 @@ from perftriage.services.report_file import ReportError, write_report
 from perftriage.ui.theme_control import ThemeCommands, ThemeController
 from perftriage.ui.widgets.logs import LogsPane
 from perftriage.ui.probe_target import ProbeTarget
-from perftriage.ui.view_prefs import ViewPrefs
 from perftriage.ui.widgets.probes import ProbesPane
 
 # Actions that act on the cockpit's panes: not under a modal (the probe

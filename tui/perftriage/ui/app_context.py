@@ -1,13 +1,14 @@
 """What panes and screens need from the app, as a typed protocol.
 
 Widgets reach the app through ``self.app``, which Textual types as a plain
-``App``; :func:`cockpit_app` gives them the cockpit's own side of it
+``App``; :func:`app_context` gives them the cockpit's own side of it
 (implemented by :class:`perftriage.ui.app.PerftriageApp`) without importing the
 app module, so the import graph stays one way: app → screens → widgets.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, cast
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -21,7 +22,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from perftriage.services.session import Session
     from perftriage.ui.theming import Catalog
     from perftriage.ui.probe_target import ProbeTarget
-    from perftriage.ui.view_prefs import ViewPrefs
+
+
+@dataclass
+class ViewPrefs:
+    """How views are shown, per pane, while the app runs (not saved): the
+    Logs pane's wrap toggle (``W``) survives tab switches and the screen
+    being rebuilt, and each pane keeps its own choice."""
+
+    wrap: dict[str, bool] = field(default_factory=dict)  # pane name -> long lines wrap
 
 
 class ThemeChooser(Protocol):
@@ -33,7 +42,7 @@ class ThemeChooser(Protocol):
     def choose(self, name: str) -> None: ...
 
 
-class CockpitApp(Protocol):
+class AppContext(Protocol):
     @property
     def cockpit(self) -> Cockpit: ...
 
@@ -57,16 +66,16 @@ class CockpitApp(Protocol):
         typed until it is on screen go to it, not to the pane."""
 
 
-def cockpit_app(node: DOMNode) -> CockpitApp:
+def app_context(node: DOMNode) -> AppContext:
     """The running PerftriageApp of ``node``, typed by what it offers."""
-    return cast("CockpitApp", node.app)
+    return cast("AppContext", node.app)
 
 
 def ask_for_screen(widget: Widget, message: Message) -> None:
     """Post ``message``, which asks the main screen for a dialog (a widget
     cannot push one): keys typed until it is on screen go to it, not to the
     widget's own bindings."""
-    cockpit_app(widget).expect_screen()
+    app_context(widget).expect_screen()
     widget.post_message(message)
 
 
@@ -77,7 +86,7 @@ def refuse_in_replay(node: Widget | App, *, annotation: bool = False) -> bool:
     """True (and a one-line notice) when the session is a replay. Notes and
     hypotheses (``annotation``) are refused only where the replay cannot take
     them (a player takes them into a derived session: services/replay.py)."""
-    cockpit = cockpit_app(node).cockpit
+    cockpit = app_context(node).cockpit
     if not cockpit.replay or (annotation and cockpit.session.accepts_annotations):
         return False
     node.notify(REPLAY_REFUSAL, severity="warning")

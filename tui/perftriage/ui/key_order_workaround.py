@@ -1,4 +1,5 @@
-"""Keys in the order they were typed, into the field they were typed for.
+"""Works around Textual issue #6605: keys in the order they were typed,
+into the field they were typed for.
 
 Textual hands a key to the focused widget's own queue; a key that widget
 does not handle itself (Backspace, ctrl+u, Tab, Enter: bindings) bubbles
@@ -8,70 +9,36 @@ arrive while a form is still being pushed reach a screen with nothing
 focused and are lost, or land in whatever gets focus first (a host
 dropdown).
 
-:class:`FormScreen` fixes both for the forms: the App gives it every key
-(:func:`take_key`), it buffers them until its first field is focused, then
-runs each one to completion — the focused widget's handler, then the
-bindings along the focus chain — before the next, all in the App's task.
-:class:`EditableInput` never selects its text on focus (one stray key would
-wipe the field) and undoes with ctrl+z.
+:class:`FormScreen` fixes both for the forms: the App
+(:class:`OrderedKeysApp`) gives it every key, it buffers them until its
+first field is focused, then runs each one to completion — the focused
+widget's handler, then the bindings along the focus chain — before the
+next, all in the App's task.
+
+Upstream: Textual issue #6605 (keys that bubble to the App overtake keys
+typed after them); the fix is Textual PR #6631 (open when this was
+written). Delete this module when the Textual version pyproject.toml
+requires contains that fix: make the forms plain ``ModalScreen``\ s and the
+App a plain ``App``, and keep tests/ui/test_form_keys.py and
+tests/ui/test_tmux_typing.py passing (they type at full speed into real
+forms).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from typing import Any, ClassVar, Generic, TypeVar
 
 from textual import events
 from textual.app import App, ReturnType
-from textual.binding import Binding
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Input
 
 T = TypeVar("T")
 
-UNDO_DEPTH = 200
 SCREEN_EXPECTED_S = 0.5  # a pane's dialog request is on screen well within this
-TYPING_RUN_S = 1.0  # characters typed closer together than this undo as one step
 SETTLE_TIMEOUT_S = 1.0
-
-
-class EditableInput(Input):
-    """An Input for forms: no select-all on focus, ctrl+z undoes."""
-
-    BINDINGS = [Binding("ctrl+z", "undo", "Undo", show=False, id="input.undo")]
-
-    def __init__(self, *args, **kwargs) -> None:
-        kwargs.setdefault("select_on_focus", False)
-        self._undo: list[tuple[str, int]] = []
-        self._restoring = True  # the initial value is not an edit
-        self._last_typed = 0.0
-        super().__init__(*args, **kwargs)
-        self._restoring = False
-
-    def watch_value(self, old: str, new: str) -> None:
-        if self._restoring or old == new:
-            return
-        now = time.monotonic()
-        typing = len(new) == len(old) + 1 and new.startswith(old)
-        if not (typing and self._undo and now - self._last_typed < TYPING_RUN_S):
-            self._undo.append((old, min(self.cursor_position, len(old))))
-            del self._undo[:-UNDO_DEPTH]
-        self._last_typed = now if typing else 0.0
-
-    def action_undo(self) -> None:
-        if not self._undo:
-            return
-        value, cursor = self._undo.pop()
-        self._restoring = True
-        try:
-            self.value = value
-        finally:
-            self._restoring = False
-        self.cursor_position = cursor
-        self._last_typed = 0.0
 
 
 class FormScreen(ModalScreen[T], Generic[T]):

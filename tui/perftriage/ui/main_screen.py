@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.containers import Grid
 from textual.screen import Screen
 
-from perftriage.ui.app_context import cockpit_app
+from perftriage.ui.app_context import app_context
 from perftriage.ui.screens.host_detail import HostDetailScreen
 from perftriage.ui.flows.hypotheses import HypothesisFlows
 from perftriage.ui.screens.probe_output import ProbeOutputScreen
@@ -97,11 +97,11 @@ class MainScreen(Screen):
 
     @property
     def hypotheses(self) -> HypothesisFlows:
-        return HypothesisFlows(self.app, cockpit_app(self).cockpit,
+        return HypothesisFlows(self.app, app_context(self).cockpit,
                                lambda: self.query_one(HypothesesPane))
 
     def on_probes_pane_output_requested(self, message: ProbesPane.OutputRequested) -> None:
-        if message.probe_id in cockpit_app(self).session.state.probes:
+        if message.probe_id in app_context(self).session.state.probes:
             self.app.push_screen(ProbeOutputScreen(message.probe_id))
 
     def on_hosts_pane_host_selected(self, message: HostsPane.HostSelected) -> None:

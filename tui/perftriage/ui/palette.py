@@ -10,7 +10,7 @@ from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.widget import Widget
 
-from perftriage.ui.app_context import cockpit_app
+from perftriage.ui.app_context import app_context
 from perftriage.core import probes
 from perftriage.ui.flows.probes import PROBE_KEYS
 from perftriage.ui.widgets.hypotheses import HypothesesPane
@@ -54,7 +54,7 @@ class ProbeCommands(EntryProvider):
 
     def entries(self) -> Iterator[Entry]:
         app = self.app
-        cockpit = cockpit_app(app).cockpit
+        cockpit = app_context(app).cockpit
         for kind in PROBE_KEYS:
             yield f"probe: {kind}", app_action(app, f"probe({kind!r})"), probes.get(kind).help
         for t in cockpit.config.probes:

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer
 
-from perftriage.ui.app_context import cockpit_app
+from perftriage.ui.app_context import app_context
 from perftriage.core.replay.state_at import parse_time
 from perftriage.ui.main_screen import MainScreen
 from perftriage.ui.screens.prompt import PromptScreen
@@ -66,10 +66,10 @@ class ReplayScreen(MainScreen):
     def _after_move(self) -> None:
         # The player applies events through the reducer, not Session.emit:
         # ask the refresh path for a frame (all sections after a reset).
-        refresher = cockpit_app(self).refresher
+        refresher = app_context(self).refresher
         if self._reset_pending:
             self._reset_pending = False
-            state = cockpit_app(self).session.state
+            state = app_context(self).session.state
             for pane in self.query(Pane):
                 pane.reset(state)
             refresher.mark()

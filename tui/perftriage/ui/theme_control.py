@@ -19,7 +19,7 @@ from textual.command import CommandPalette
 from textual.theme import Theme
 
 from perftriage.ui import theming
-from perftriage.ui.app_context import cockpit_app
+from perftriage.ui.app_context import app_context
 from perftriage.ui.palette import Entry, EntryProvider
 from perftriage.core.store import paths
 from perftriage.core.store.config import ConfigError, UIConfig
@@ -33,7 +33,7 @@ class ThemeCommands(EntryProvider):
     """``theme: NAME`` for every available theme; highlighting one previews it."""
 
     def entries(self) -> Iterator[Entry]:
-        controller = cockpit_app(self.app).themes
+        controller = app_context(self.app).themes
         catalog = controller.catalog
         for name in sorted(self.app.available_themes):
             entry = catalog.entries.get(name)

@@ -1,4 +1,4 @@
-"""Themes and keymaps for the Textual app (the UI half of issue 8).
+"""Themes and keymaps for the Textual app (validated, Textual-free, in core/store/theme_files.py).
 
 ``perftriage.core.store.theme_files`` validates theme files without Textual; here they
 become ``textual.theme.Theme`` objects, next to Textual's builtin themes.

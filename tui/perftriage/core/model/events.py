@@ -234,7 +234,7 @@ class GapComputed(Event, tag="gap.computed"):
     inputs: dict[str, Any] = {}
 
 
-# --- GPU bandwidth counters and the live gap (issue 13) -------------------------
+# --- GPU bandwidth counters and the live gap -------------------------
 
 CounterSource = Literal["nvml-gpm", "nvidia-smi-dmon", "unavailable"]
 
@@ -312,7 +312,7 @@ class FleetUpdated(Event, tag="fleet.updated"):
     outlier_count: int = 0
 
 
-# --- inference engine /metrics (issue 16) ------------------------------------------
+# --- inference engine /metrics ------------------------------------------
 
 EngineConnState = Literal["connecting", "up", "retrying", "down"]
 

@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Label, TextArea
 
-from perftriage.ui.app_context import cockpit_app
+from perftriage.ui.app_context import app_context
 from perftriage.core.fleet.fold import group_answers
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.sanitize import visible, visible_lines
@@ -47,11 +47,11 @@ class FanoutScreen(DetailModal):
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("hosts", "n", "verdict", "result")
-        cockpit_app(self).refresher.watch(self)
+        app_context(self).refresher.watch(self)
         self.query_one(DataTable).focus()
 
     def probes(self) -> list:
-        return [p for p in cockpit_app(self).session.state.probes.values() if p.group == self.group]
+        return [p for p in app_context(self).session.state.probes.values() if p.group == self.group]
 
     def show_state(self, state: SessionState) -> None:
         probes = [p for p in state.probes.values() if p.group == self.group]

@@ -27,7 +27,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker
 
-from perftriage.ui.app_context import cockpit_app
+from perftriage.ui.app_context import app_context
 from perftriage.core.fleet.nodeset import fold
 from perftriage.core.fleet.model import FleetSnapshot, FleetSummary, Outlier, metric_label
 from perftriage.core.model.state import Section, SessionState
@@ -113,13 +113,13 @@ class FleetScreen(Screen[str | None]):
 
     def on_mount(self) -> None:
         self.query_one("#fleet-outliers", DataTable).add_columns("#", "outlier", "MADs")
-        cockpit_app(self).refresher.watch(self)
+        app_context(self).refresher.watch(self)
 
     # --- data -------------------------------------------------------------------
 
     @property
     def source(self):
-        return self._source or cockpit_app(self).cockpit.fleet
+        return self._source or app_context(self).cockpit.fleet
 
     def show_state(self, state: SessionState, force: bool = False) -> None:
         """A new read (the source keeps each one; the transcript records only
@@ -157,7 +157,7 @@ class FleetScreen(Screen[str | None]):
 
     def render_recorded(self) -> None:
         """No live source (replay, or not read yet): what the transcript has."""
-        e = cockpit_app(self).session.state.fleet
+        e = app_context(self).session.state.fleet
         self._render_head()
         if e is None:
             return
@@ -172,7 +172,7 @@ class FleetScreen(Screen[str | None]):
             + Text(fold(hosts) or "–", style=fleet_view.OUTLIER_STYLE))
 
     def _render_head(self) -> None:
-        src, e = self.source, cockpit_app(self).session.state.fleet
+        src, e = self.source, app_context(self).session.state.fleet
         head = Text("Fleet", style="bold")
         if src is not None:
             head.append(f" · {visible(src.client.url)} · ")
@@ -318,7 +318,7 @@ class FleetScreen(Screen[str | None]):
         if host is None:
             return
         try:
-            added = dig_in(cockpit_app(self).cockpit, host)
+            added = dig_in(app_context(self).cockpit, host)
         except DigInError as exc:
             self.notify(str(exc), severity="error")
             return

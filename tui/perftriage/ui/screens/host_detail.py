@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Footer, Label, Static
 
-from perftriage.ui.app_context import cockpit_app
+from perftriage.ui.app_context import app_context
 from perftriage.core.model.events import GpuProcess
 from perftriage.core.model import host_info
 from perftriage.core.model.state import HostState, Section, SessionState
@@ -135,13 +135,13 @@ class HostDetailScreen(DetailModal):
             yield Footer()
 
     def on_mount(self) -> None:
-        cockpit_app(self).refresher.watch(self)
+        app_context(self).refresher.watch(self)
         self.action_refresh_detail()
         self.set_interval(REFETCH_S, self.action_refresh_detail)
 
     @property
     def state(self) -> SessionState:
-        return cockpit_app(self).session.state
+        return app_context(self).session.state
 
     def show_state(self, state: SessionState) -> None:
         hs = state.hosts.get(self.host)
@@ -153,7 +153,7 @@ class HostDetailScreen(DetailModal):
         self.query_one("#host-detail-body", Static).update(body)
 
     def action_refresh_detail(self) -> None:
-        cockpit = cockpit_app(self).cockpit
+        cockpit = app_context(self).cockpit
         if cockpit.replay:
             return
         self.run_worker(cockpit.host_detail(self.host), group="host-detail",

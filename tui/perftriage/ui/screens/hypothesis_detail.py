@@ -14,7 +14,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
-from perftriage.ui.app_context import cockpit_app, refuse_in_replay
+from perftriage.ui.app_context import app_context, refuse_in_replay
 from perftriage.core.model import events as ev
 from perftriage.core.report.markdown import HYPOTHESIS_ICON, STANCE_ICON, clock, evidence_label, evidence_result
 from perftriage.core.model.state import Section, SessionState
@@ -62,12 +62,12 @@ class HypothesisDetailScreen(ModalScreen[None]):
                         " · u unlink it · Esc close", classes="help")
 
     def on_mount(self) -> None:
-        cockpit_app(self).refresher.watch(self)
+        app_context(self).refresher.watch(self)
         self.query_one(DataTable).focus()
 
     @property
     def state(self) -> SessionState:
-        return cockpit_app(self).session.state
+        return app_context(self).session.state
 
     def show_state(self, state: SessionState) -> None:
         h = state.hypothesis(self.hyp_id)
@@ -146,7 +146,7 @@ class HypothesisDetailScreen(ModalScreen[None]):
         if refuse_in_replay(self, annotation=True):
             return
         e = h.evidence[table.cursor_row]
-        cockpit_app(self).session.emit(ev.EvidenceUnlinked(hyp_id=self.hyp_id, ref_kind=e.ref_kind,
+        app_context(self).session.emit(ev.EvidenceUnlinked(hyp_id=self.hyp_id, ref_kind=e.ref_kind,
                                              ref_id=e.ref_id))
 
     def action_close(self) -> None:

@@ -17,7 +17,8 @@ from perftriage.core.model.state import SessionState
 from perftriage.core.report.markdown import clock
 from perftriage.core.sanitize import visible
 from perftriage.core.view.evidence import MATCHES_SHOWN, Candidate, candidates
-from perftriage.ui.key_order_workaround import EditableInput, FormScreen
+from perftriage.ui.key_order_workaround import FormScreen
+from perftriage.ui.widgets.editable_input import EditableInput
 from perftriage.ui.widgets.status_style import PROBE_ICON, status_text
 
 __all__ = ["Candidate", "EvidencePickerScreen"]

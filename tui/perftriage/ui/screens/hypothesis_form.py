@@ -8,7 +8,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from perftriage.ui.key_order_workaround import EditableInput, FormScreen
+from perftriage.ui.key_order_workaround import FormScreen
+from perftriage.ui.widgets.editable_input import EditableInput
 
 
 class HypothesisFormScreen(FormScreen[tuple[str, str] | None]):

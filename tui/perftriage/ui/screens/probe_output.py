@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Footer, Label, TextArea
 
-from perftriage.ui.app_context import cockpit_app
+from perftriage.ui.app_context import app_context
 from perftriage.core.model.state import ProbeState, Section, SessionState
 from perftriage.core.sanitize import visible_lines
 from perftriage.core.view.probe_text import probe_text
@@ -60,9 +60,9 @@ class ProbeOutputScreen(DetailModal):
             yield Footer()
 
     def on_mount(self) -> None:
-        cockpit_app(self).refresher.watch(self)
+        app_context(self).refresher.watch(self)
         area = self.query_one(TextArea)
-        area.soft_wrap = cockpit_app(self).view_prefs.wrap.get("probe_output", False)
+        area.soft_wrap = app_context(self).view_prefs.wrap.get("probe_output", False)
         area.focus()
 
     def show_state(self, state: SessionState) -> None:
@@ -85,12 +85,12 @@ class ProbeOutputScreen(DetailModal):
 
     def action_script(self) -> None:
         self.show_script = not self.show_script
-        self.show_state(cockpit_app(self).session.state)
+        self.show_state(app_context(self).session.state)
 
     def action_toggle_wrap(self) -> None:
         area = self.query_one(TextArea)
         area.soft_wrap = not area.soft_wrap
-        cockpit_app(self).view_prefs.wrap["probe_output"] = area.soft_wrap
+        app_context(self).view_prefs.wrap["probe_output"] = area.soft_wrap
 
     def action_copy(self) -> None:
         area = self.query_one(TextArea)

@@ -11,7 +11,8 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Label, Select
 
-from perftriage.ui.key_order_workaround import EditableInput, FormScreen
+from perftriage.ui.key_order_workaround import FormScreen
+from perftriage.ui.widgets.editable_input import EditableInput
 
 # Recent arguments per prompt kind, newest last (kept for the app's lifetime).
 HISTORY: dict[str, list[str]] = {}

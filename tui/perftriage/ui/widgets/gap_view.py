@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 from perftriage.core.analysis.gap import GapResult
 from perftriage.core.analysis.gap_live import counters_host, live_gap
-from perftriage.ui.app_context import cockpit_app
+from perftriage.ui.app_context import app_context
 from perftriage.core.model.state import Section, SessionState
 from perftriage.ui.widgets.format import bar, safe
 from perftriage.ui.widgets.status_style import styled, threshold
@@ -74,7 +74,7 @@ class GapView(Static):
         self.inputs: dict | None = None  # the form's inputs while they are valid
 
     def on_mount(self) -> None:
-        cockpit_app(self).refresher.watch(self)
+        app_context(self).refresher.watch(self)
 
     def show_state(self, state: SessionState) -> None:
         self.refresh_gap()

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.widgets import Header
 from textual.widgets._header import HeaderClock, HeaderIcon, HeaderTitle
 
-from perftriage.ui.app_context import cockpit_app
+from perftriage.ui.app_context import app_context
 from perftriage.ui.widgets.format import duration
 
 
@@ -23,7 +23,7 @@ class ElapsedClock(HeaderClock):
     """
 
     def render(self):
-        session = cockpit_app(self).session
+        session = app_context(self).session
         elapsed = session.state.last_t if session.replay else session.elapsed
         return duration(elapsed)
 

@@ -27,7 +27,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from perftriage.ui.app_context import ask_for_screen, cockpit_app
+from perftriage.ui.app_context import ask_for_screen, app_context
 from perftriage.core.view.log_window import ALL, Key, LogIndex, parse_jump_time, source_label
 from perftriage.core.view.log_wrap import WrapMap
 from perftriage.core.parse.logparse import FATAL_RE, LEVEL_RE
@@ -162,7 +162,7 @@ class LogView(ScrollView, can_focus=True):
         self._update_size()
 
     def on_mount(self) -> None:
-        self.wrap = cockpit_app(self).view_prefs.wrap.get(self.pane, False)
+        self.wrap = app_context(self).view_prefs.wrap.get(self.pane, False)
 
     def sync(self) -> None:
         """Take in new lines (called at frame rate when the logs section changed)."""
@@ -421,7 +421,7 @@ class LogView(ScrollView, can_focus=True):
         """Wrap long lines or cut them; the top row stays at the top."""
         top = self._top_row()
         self.wrap = not self.wrap
-        cockpit_app(self).view_prefs.wrap[self.pane] = self.wrap
+        app_context(self).view_prefs.wrap[self.pane] = self.wrap
         self._cache.clear()
         self._scrolling = True  # a shorter view moving up is not the user scrolling up
         self._update_size()

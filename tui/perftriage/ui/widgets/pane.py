@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from textual.containers import Vertical
 
-from perftriage.ui.app_context import CockpitApp, cockpit_app, refuse_in_replay
+from perftriage.ui.app_context import AppContext, app_context, refuse_in_replay
 from perftriage.core.model.state import Section, SessionState
 
 
@@ -34,8 +34,8 @@ class Pane(Vertical, can_focus=False):
         self.border_title = title
 
     @property
-    def ctx(self) -> CockpitApp:
-        return cockpit_app(self)
+    def ctx(self) -> AppContext:
+        return app_context(self)
 
     def on_mount(self) -> None:
         # Runs after the subclass's own on_mount (Textual walks the MRO).
