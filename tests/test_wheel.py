@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO
+from tests.support.helpers import REPO
 
 SOURCES = ("tui", "themes", "sessions", "pyproject.toml", "README.md")
 

@@ -1,6 +1,6 @@
 """Fan-out benchmark: ``python -m tests.bench.bench_fanout [-n 64] [--repeat 5]``.
 
-64 hosts = 64 ``Host`` aliases of one loopback OpenSSH sshd (tests/sshd.py,
+64 hosts = 64 ``Host`` aliases of one loopback OpenSSH sshd (tests/support/sshd.py,
 ``MaxStartups 100:30:200``). In one run, through perftriage's ProbeRunner
 (the same one `perftriage probe --all --group` uses, window 64):
 
@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 from tests.bench.table import print_table
-from tests.ssh_aliases import write_aliases
-from tests.sshd import SshServer
+from tests.support.ssh_aliases import write_aliases
+from tests.support.sshd import SshServer
 from perftriage.core.fleet.fold import group_answers
 from perftriage.core.store.config import load
 from perftriage.services.hosts import resolve_hosts

@@ -4,7 +4,7 @@
 
 A 1M-line SGLang-style log (the simulator's format: decode/prefill lines
 mixed with request lines) is followed with the real path — guarded
-``tail -n +1 -F`` over the loopback OpenSSH sshd (tests/sshd.py) through
+``tail -n +1 -F`` over the loopback OpenSSH sshd (tests/support/sshd.py) through
 SSHTransport, LogFollower, the reducer (ring + metric parsing) and the
 line-API LogView in a headless app — and compared with a raw asyncssh
 chunked read of the same file in the same run (median of three reads).
@@ -171,7 +171,7 @@ async def one_run(path: Path, n: int, local: bool, workdir: Path) -> tuple[float
             host = local_host()
             base = None
         else:
-            from tests.sshd import SshServer
+            from tests.support.sshd import SshServer
             from perftriage.core.store.config import HostConfig
             from perftriage.services.hosts import Host
             from perftriage.transport.ssh import SSHTransport

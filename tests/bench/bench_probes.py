@@ -2,7 +2,7 @@
 
     python -m tests.bench.bench_probes [N]
 
-On one loopback OpenSSH sshd (tests/sshd.py), in the same run:
+On one loopback OpenSSH sshd (tests/support/sshd.py), in the same run:
 
 1. baseline: a raw asyncssh loop — one connection, N × ``conn.run(cmd)``
    (a channel and a shell per command) with the queue's concurrency cap;
@@ -34,7 +34,7 @@ from perftriage.services.hosts import HostRegistry, make_host
 from perftriage.services.probe_runner import ProbeRunner
 from perftriage.services.session import Session
 
-from tests.sshd import SshServer
+from tests.support.sshd import SshServer
 from perftriage.transport.ssh_options import SshOptions
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200

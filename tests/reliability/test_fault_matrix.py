@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import wait_for
+from tests.support.helpers import FAKE_NVIDIA_SMI_DIR, wait_for
 from tests.reliability.test_orphans import session_sshds
-from tests.sshd import free_port, keygen
+from tests.support.sshd import free_port, keygen
 
 from perftriage.ui.app import PerftriageApp
 from perftriage.core.store.config import HostConfig
@@ -32,7 +32,7 @@ from perftriage.transport.ssh_options import SshOptions
 
 pytestmark = pytest.mark.ssh
 
-FAKE_DIR = Path(__file__).resolve().parent.parent / "fake_nvidia_smi"
+FAKE_DIR = FAKE_NVIDIA_SMI_DIR
 PREAMBLE = f"export PATH={FAKE_DIR}:$PATH"
 
 

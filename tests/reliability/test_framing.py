@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
-from tests.probe_support import TRANSPORTS, make_host, runner_for, shell_injections
-from tests.probe_support import close_probe_hosts  # noqa: F401  (autouse)
+from tests.support.probe_support import TRANSPORTS, make_host, runner_for, shell_injections
+from tests.support.probe_support import close_probe_hosts  # noqa: F401  (autouse)
 
 from perftriage.core import probes
 from perftriage.core.probes import RESULT_MARK, ProbeUsageError

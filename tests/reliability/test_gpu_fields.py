@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import wait_for
-from tests.test_remote_sampler import Sink, starts
+from tests.support.helpers import FAKE_NVIDIA_SMI_DIR, wait_for
+from tests.services.test_remote_sampler import Sink, starts
 
 from perftriage.core.parse import nvsmi
 from perftriage.services import remote_sampler as rs
 from perftriage.services.local_sampler import SmiReader
 
-FAKE_DIR = Path(__file__).resolve().parent.parent / "fake_nvidia_smi"
+FAKE_DIR = FAKE_NVIDIA_SMI_DIR
 FAKE = FAKE_DIR / "nvidia-smi"
 
 

@@ -11,9 +11,9 @@ import os
 
 import pytest
 
-from tests.helpers import wait_for
-from tests.probe_support import TRANSPORTS, make_host
-from tests.probe_support import close_probe_hosts  # noqa: F401  (autouse)
+from tests.support.helpers import wait_for
+from tests.support.probe_support import TRANSPORTS, make_host
+from tests.support.probe_support import close_probe_hosts  # noqa: F401  (autouse)
 
 from perftriage.core.model import events as ev
 from perftriage.core.model.state import LogSourceState

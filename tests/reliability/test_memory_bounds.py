@@ -129,7 +129,7 @@ def test_an_endless_line_is_cut_not_held():
 
 async def test_following_a_log_with_an_endless_line(tmp_path):
     from perftriage.services.hosts import HostRegistry, local_host
-    from tests.helpers import wait_for
+    from tests.support.helpers import wait_for
 
     log = tmp_path / "x.log"
     with open(log, "w") as fh:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from perftriage.cli import cli
 from perftriage.core.model import host_info
-from tests.helpers import replay_app
+from tests.support.helpers import replay_app
 
 HEADER = {"format": "perftriage-session", "version": 1, "started_at": "2026-12-01T01:00:54+00:00",
           "perftriage": "0.1.0", "name": "x"}

@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from perftriage.cli import cli
-from tests.helpers import EXAMPLE_SESSION, replay_app
+from tests.support.helpers import EXAMPLE_SESSION, FIXTURES, replay_app
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = FIXTURES
 H200 = FIXTURES / "session-h200-standin.jsonl"
 REAL = [H200, FIXTURES / "report" / "investigation.jsonl", EXAMPLE_SESSION]
 

@@ -16,7 +16,7 @@ from perftriage.cli import cli
 from perftriage.core.store import config as config_mod
 from perftriage.core.store.redact import MASK, Redactor
 from perftriage.services.cockpit import Cockpit
-from tests.helpers import wait_for
+from tests.support.helpers import wait_for
 
 SECRETS = {
     "url": "hunter2pass",

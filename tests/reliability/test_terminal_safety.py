@@ -23,7 +23,7 @@ import pytest
 
 from perftriage.core.model import events as ev
 from perftriage.services.session import Session
-from tests.helpers import replay_app
+from tests.support.helpers import replay_app
 
 # each payload ends in a marker: if the marker ever follows the raw sequence
 # in the terminal bytes, the terminal would have obeyed it

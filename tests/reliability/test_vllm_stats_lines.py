@@ -11,8 +11,9 @@ from click.testing import CliRunner
 
 from perftriage.cli import cli
 from perftriage.core.parse.logparse import Metric, parse_line
+from tests.support.helpers import FIXTURES
 
-LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
+LOGS = FIXTURES / "logs"
 
 
 def metrics_of(name: str) -> list[Metric]:

@@ -266,7 +266,7 @@ def _milestone(line: str) -> tuple[Engine, str] | None:
 
 # Fast paths for the current SGLang decode and prefill lines (most metric
 # lines); any other shape falls through to the tolerant general parser below,
-# which gives the same record for these shapes (tests/test_logparse.py checks).
+# which gives the same record for these shapes (tests/core/test_logparse.py checks).
 _DECODE_FAST = re.compile(
     r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)(?: [A-Z]{2}\d+)*\] Decode batch[.,] "
     r"#running-req: (\d+), #token: \d+, token usage: (\d+(?:\.\d+)?), (?:cuda graph: \w+, )?"
