@@ -174,7 +174,7 @@ def _builtins(obj: Any) -> Any:
 
 
 def state_json(state: SessionState, t: float) -> dict[str, Any]:
-    """``{t, hosts, probes, hypotheses, gaps, notes}`` as documented in the README."""
+    """``{t, hosts, probes, hypotheses, gaps, notes}`` as documented in docs/replay.md."""
     hosts = {
         name: {
             "state": hs.conn_state,

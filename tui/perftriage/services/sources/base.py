@@ -14,8 +14,8 @@ nvidia-smi sampler, a followed log, GPU bandwidth counters, an engine's
 
 The :class:`perftriage.services.cockpit.Cockpit` keeps a list of sources and
 starts and stops them; it never reaches into one. Adding a data source is
-this file's protocol, a parser in ``core/parse/`` and a pane (see the
-README's Architecture section).
+this file's protocol and a factory in ``factories.py``, a parser in
+``core/parse/`` and a pane (see docs/architecture.md).
 """
 
 from __future__ import annotations
