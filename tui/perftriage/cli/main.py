@@ -35,17 +35,9 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "fleet": ("perftriage.cli.commands.fleet", "Fleet medians and outliers from Prometheus."),
 }
 
-# Shared with the commands (and launch.py) from globals.py, a module of their own, so
-# that nothing imported by the CLI has to import the CLI back.
-from perftriage.cli.globals import (  # noqa: E402,F401  (re-exported)
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_TIMEOUT,
-    EXIT_UNREACHABLE,
-    EXIT_USAGE,
-    Globals,
-    UsageFailure,
-)
+# What the commands share (exit codes, UsageFailure) lives in globals.py and is
+# re-exported by the cli package: nothing the group imports imports it back.
+from perftriage.cli.globals import Globals  # noqa: E402
 from perftriage.transport.ssh_options import SshOptions  # noqa: E402
 
 
