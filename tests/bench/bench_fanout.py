@@ -33,6 +33,7 @@ from perftriage.core.store.config import load
 from perftriage.services.hosts import resolve_hosts
 from perftriage.services.probe_runner import ProbeRunner
 from perftriage.services.session import Session
+from perftriage.transport.ssh_options import SshOptions
 
 COMMAND = ["shell", "echo fanout-ok"]
 
@@ -57,7 +58,7 @@ async def bench(n: int, repeat: int, root: Path) -> list[tuple[str, str, str]]:
         ssh_config, config_path, names = write_aliases(server, n, root)
         config = load(config_path)
         # one host, warm: the baseline
-        reg1 = resolve_hosts(config, [names[0]], ssh_config)
+        reg1 = resolve_hosts(config, [names[0]], ssh=SshOptions(config=ssh_config))
         s1 = Session(name="one", hosts=reg1.names)
         r1 = ProbeRunner(s1, reg1)
         one_cold, fail1, _ = await _fan_out(r1, s1, reg1.names)
@@ -68,7 +69,7 @@ async def bench(n: int, repeat: int, root: Path) -> list[tuple[str, str, str]]:
         await r1.close()
         await reg1.close()
         # n hosts
-        reg = resolve_hosts(config, names, ssh_config)
+        reg = resolve_hosts(config, names, ssh=SshOptions(config=ssh_config))
         session = Session(name="fanout", hosts=reg.names)
         runner = ProbeRunner(session, reg)
         cold, fails, groups = await _fan_out(runner, session, reg.names)

@@ -84,11 +84,12 @@ async def test_the_fanout_screen_folds_a_fan_out_by_node_set(quiet_sshd, tmp_pat
     from perftriage.ui.screens.fanout import FanoutScreen
     from perftriage.services.cockpit import Cockpit
     from perftriage.services.hosts import resolve_hosts
+    from perftriage.transport.ssh_options import SshOptions
 
     odd = {"node04": "export PT_RACK=b"}
     ssh_config, config_path, names = write_aliases(quiet_sshd, 6, tmp_path, preambles=odd)
     config = load(config_path)
-    cockpit = Cockpit(config, registry=resolve_hosts(config, names, ssh_config))
+    cockpit = Cockpit(config, registry=resolve_hosts(config, names, ssh=SshOptions(config=ssh_config)))
     app = PerftriageApp(cockpit)
     async with app.run_test(size=(140, 40)) as pilot:
         ids = cockpit.probes.enqueue_all("shell", ['echo "rack ${PT_RACK:-a}"'])
