@@ -1,6 +1,6 @@
-"""The real run of issue 13 on an H200 (run on the device machine).
+"""The bandwidth-gap check on an H200 (run on the device machine).
 
-    OUT=dir python3 scripts/h200_gap_run.py decode_standin.py [SECONDS]
+    OUT=dir python3 scripts/h200_gap_run.py scripts/standins/decode_standin.py [SECONDS]
 
 Starts ``decode_standin.py 40 SECONDS`` (40 GB bf16 weights; slow phase with
 an fp32 upcast per token for the first 40 %, then a bf16 GEMV), and alongside

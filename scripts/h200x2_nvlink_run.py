@@ -1,6 +1,6 @@
-"""Issue 13's communication-bound check on 2 H200s (run on the device machine).
+"""The communication-bound check on 2 H200s (run on the device machine).
 
-    OUT=dir python3 scripts/h200x2_nvlink_run.py allreduce_standin.py [SECONDS]
+    OUT=dir python3 scripts/h200x2_nvlink_run.py scripts/standins/allreduce_standin.py [SECONDS]
 
 Runs the NCCL all-reduce stand-in (NVLink traffic, DRAM mostly idle) while a
 headless cockpit records localhost (NVML GPM: DRAM, NVLink rx/tx per GPU) with

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry
 from perftriage.services.session import Session

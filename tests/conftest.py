@@ -2,15 +2,12 @@ from __future__ import annotations
 
 import os
 import shlex
-from pathlib import Path
 
 import pytest
 
-from tests.prometheus import PrometheusServer, prometheus_available
-from tests.sshd import SshServer, sshd_available
+from tests.support.prometheus import PrometheusServer, prometheus_available
+from tests.support.sshd import SshServer, sshd_available
 
-REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def _require_sshd() -> None:
@@ -55,7 +52,7 @@ def make_sshd(tmp_path):
 
 @pytest.fixture
 def quiet_sshd(make_sshd, tmp_path):
-    """A dedicated sshd (MaxStartups 100:30:200, see tests/sshd.py) whose
+    """A dedicated sshd (MaxStartups 100:30:200, see tests/support/sshd.py) whose
     sessions get an empty HOME: 64 simultaneous logins then do not each run
     this machine's ~/.bashrc (pyenv init, which serialises on a lock file)."""
     home = tmp_path / "empty-home"

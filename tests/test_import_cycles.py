@@ -72,4 +72,4 @@ def test_no_cycle_between_folders():
 
 def test_cli_and_launch_import_one_way():
     g = _graph()
-    assert not g.direct_import_exists(importer="perftriage.launch", imported="perftriage.cli")
+    assert not g.direct_import_exists(importer="perftriage.cli.launch", imported="perftriage.cli")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 def test_a_missing_bundled_theme_falls_back_to_a_builtin_with_a_warning():
-    from perftriage.theming import FALLBACK_THEME, resolve
+    from perftriage.ui.theming import FALLBACK_THEME, resolve
 
     name, warning = resolve({"textual-dark", "textual-light"}, None, None)
     assert name == FALLBACK_THEME == "textual-dark"

@@ -22,13 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO
+from tests.support.helpers import REPO
 
-SOURCES = ("tui", "themes", "sessions", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
+SOURCES = ("tui", "themes", "sessions", "pyproject.toml", "README.md")
 
 HEADLESS_START = """
 import asyncio
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry
 

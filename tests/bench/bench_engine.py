@@ -33,8 +33,8 @@ from perftriage.core.parse.engine_metrics import parse_exposition
 from perftriage.transport.http_get import HttpGetter
 from perftriage.transport.local import LocalTransport
 from tests.fixtures.metrics.generate import VLLM_V1_ITL, VLLM_V1_REQUEST, VLLM_V1_TTFT
-from tests.metrics_server import MetricsServer
-from tests.sshd import SshServer
+from tests.support.metrics_server import MetricsServer
+from tests.support.sshd import SshServer
 
 
 def big_vllm_page(engines: int = 8, seed_obs: int = 2000) -> str:

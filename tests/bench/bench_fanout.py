@@ -1,6 +1,6 @@
 """Fan-out benchmark: ``python -m tests.bench.bench_fanout [-n 64] [--repeat 5]``.
 
-64 hosts = 64 ``Host`` aliases of one loopback OpenSSH sshd (tests/sshd.py,
+64 hosts = 64 ``Host`` aliases of one loopback OpenSSH sshd (tests/support/sshd.py,
 ``MaxStartups 100:30:200``). In one run, through perftriage's ProbeRunner
 (the same one `perftriage probe --all --group` uses, window 64):
 
@@ -10,7 +10,7 @@
 - the whole command, `perftriage -H node[01-64] probe --all --group`, cold,
   as a new process (Python start-up included).
 
-Targets (issue 17): 0 failures; cold <= 10 s; warm <= 2 x one host + 0.5 s.
+Targets: 0 failures; cold <= 10 s; warm <= 2 x one host + 0.5 s.
 """
 
 from __future__ import annotations
@@ -26,13 +26,14 @@ import time
 from pathlib import Path
 
 from tests.bench.table import print_table
-from tests.ssh_aliases import write_aliases
-from tests.sshd import SshServer
+from tests.support.ssh_aliases import write_aliases
+from tests.support.sshd import SshServer
 from perftriage.core.fleet.fold import group_answers
 from perftriage.core.store.config import load
 from perftriage.services.hosts import resolve_hosts
 from perftriage.services.probe_runner import ProbeRunner
 from perftriage.services.session import Session
+from perftriage.transport.ssh_options import SshOptions
 
 COMMAND = ["shell", "echo fanout-ok"]
 
@@ -57,7 +58,7 @@ async def bench(n: int, repeat: int, root: Path) -> list[tuple[str, str, str]]:
         ssh_config, config_path, names = write_aliases(server, n, root)
         config = load(config_path)
         # one host, warm: the baseline
-        reg1 = resolve_hosts(config, [names[0]], ssh_config)
+        reg1 = resolve_hosts(config, [names[0]], ssh=SshOptions(config=ssh_config))
         s1 = Session(name="one", hosts=reg1.names)
         r1 = ProbeRunner(s1, reg1)
         one_cold, fail1, _ = await _fan_out(r1, s1, reg1.names)
@@ -68,7 +69,7 @@ async def bench(n: int, repeat: int, root: Path) -> list[tuple[str, str, str]]:
         await r1.close()
         await reg1.close()
         # n hosts
-        reg = resolve_hosts(config, names, ssh_config)
+        reg = resolve_hosts(config, names, ssh=SshOptions(config=ssh_config))
         session = Session(name="fanout", hosts=reg.names)
         runner = ProbeRunner(session, reg)
         cold, fails, groups = await _fan_out(runner, session, reg.names)

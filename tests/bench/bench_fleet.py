@@ -1,6 +1,6 @@
 """Fleet benchmark: ``python -m tests.bench.bench_fleet [--hosts 512] [--gpus 8] [--repeat 9]``.
 
-A real Prometheus (tests/prometheus.py) scrapes emulated dcgm-exporter and
+A real Prometheus (tests/support/prometheus.py) scrapes emulated dcgm-exporter and
 SGLang pages for 512 hosts x 8 GPUs (1024 targets). In one run:
 
 - baseline: one raw ``/api/v1/query`` of the GPU series (httpx, body only);
@@ -14,7 +14,7 @@ SGLang pages for 512 hosts x 8 GPUs (1024 targets). In one run:
 - the Fleet view's render of that summary (when the UI is there);
 - the process's RSS before and after.
 
-Target (issue 17): Fleet view refresh <= 1 s.
+Target: Fleet view refresh <= 1 s.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import httpx
 import psutil
 
 from tests.bench.table import print_table
-from tests.prometheus import PrometheusServer
+from tests.support.prometheus import PrometheusServer
 from perftriage.core.fleet import promql
 from perftriage.services.prometheus import FleetSource, PrometheusClient
 from perftriage.services.session import Session

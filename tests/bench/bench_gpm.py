@@ -2,7 +2,7 @@
 
     python -m tests.bench.bench_gpm [--gpus 8] [--seconds 10] [--real]
 
-Without ``--real``: a fake 8-device NVML (tests/fake_pynvml.py) so the cost
+Without ``--real``: a fake 8-device NVML (tests/support/fake_pynvml.py) so the cost
 measured is perftriage's own (sample pair, metrics decode, GpuCounters,
 stuck check, the event), at 1 Hz for ``--seconds`` in a real asyncio loop,
 as CPU time of this process. The baseline, measured in the same run, is the
@@ -47,13 +47,13 @@ def tight(source, n: int) -> list[float]:
 
 
 def make_source(gpus: int, real: bool):
-    from perftriage.services.gpm_source import LocalGpmSource, NvmlGpm
+    from perftriage.services.sources.gpm_local import LocalGpmSource, NvmlGpm
 
     events: list = []
     src = LocalGpmSource("bench", events.append)
     nvml = None
     if not real:
-        from tests.fake_pynvml import FakeNvml
+        from tests.support.fake_pynvml import FakeNvml
 
         nvml = FakeNvml(n=gpus)
     src.reader = NvmlGpm(nvml)

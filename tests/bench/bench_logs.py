@@ -4,7 +4,7 @@
 
 A 1M-line SGLang-style log (the simulator's format: decode/prefill lines
 mixed with request lines) is followed with the real path — guarded
-``tail -n +1 -F`` over the loopback OpenSSH sshd (tests/sshd.py) through
+``tail -n +1 -F`` over the loopback OpenSSH sshd (tests/support/sshd.py) through
 SSHTransport, LogFollower, the reducer (ring + metric parsing) and the
 line-API LogView in a headless app — and compared with a raw asyncssh
 chunked read of the same file in the same run (median of three reads).
@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import psutil
+from perftriage.transport.ssh_options import SshOptions
 
 TARGETS = {"lines_s": 200_000, "p95_ms": 50.0, "rss_mib": 150.0}
 
@@ -67,10 +68,10 @@ async def raw_asyncssh(server, path: Path, n: int) -> float:
 
 
 async def flood(host, path: Path, n: int) -> dict:
-    from perftriage.app import PerftriageApp
+    from perftriage.ui.app import PerftriageApp
     from perftriage.services.cockpit import Cockpit
     from perftriage.services.hosts import HostRegistry
-    from perftriage.widgets.logs import LogsPane
+    from perftriage.ui.widgets.logs import LogsPane
 
     reg = HostRegistry()
     reg.add(host)
@@ -170,7 +171,7 @@ async def one_run(path: Path, n: int, local: bool, workdir: Path) -> tuple[float
             host = local_host()
             base = None
         else:
-            from tests.sshd import SshServer
+            from tests.support.sshd import SshServer
             from perftriage.core.store.config import HostConfig
             from perftriage.services.hosts import Host
             from perftriage.transport.ssh import SSHTransport
@@ -180,7 +181,7 @@ async def one_run(path: Path, n: int, local: bool, workdir: Path) -> tuple[float
             # 2-CPU box: the median of three, right before the flood
             base = statistics.median([await raw_asyncssh(server, path, n) for _ in range(3)])
             hc = HostConfig(name="bench", ssh=server.alias)
-            host = Host("bench", hc, SSHTransport.from_config(hc, ssh_config=server.ssh_config))
+            host = Host("bench", hc, SSHTransport.from_config(hc, SshOptions(config=server.ssh_config)))
         res = await flood(host, path, n)
         await host.transport.close()
     finally:

@@ -1,4 +1,4 @@
-"""Memory bounds benchmark (issue 12; not collected by pytest).
+"""Memory bounds benchmark (not collected by pytest).
 
     python -m tests.bench.bench_memory [--mb 100] [--lines 1000000]
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from tests.bench.table import print_table
-from tests.sshd import SshServer
+from tests.support.sshd import SshServer
 from perftriage.transport import ssh as ssh_module
 from perftriage.transport.ssh import SSHTransport
 

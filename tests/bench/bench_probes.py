@@ -2,7 +2,7 @@
 
     python -m tests.bench.bench_probes [N]
 
-On one loopback OpenSSH sshd (tests/sshd.py), in the same run:
+On one loopback OpenSSH sshd (tests/support/sshd.py), in the same run:
 
 1. baseline: a raw asyncssh loop — one connection, N × ``conn.run(cmd)``
    (a channel and a shell per command) with the queue's concurrency cap;
@@ -34,7 +34,8 @@ from perftriage.services.hosts import HostRegistry, make_host
 from perftriage.services.probe_runner import ProbeRunner
 from perftriage.services.session import Session
 
-from tests.sshd import SshServer
+from tests.support.sshd import SshServer
+from perftriage.transport.ssh_options import SshOptions
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 PRESSES = 30
@@ -64,7 +65,7 @@ async def raw_asyncssh(srv: SshServer, command: str, n: int, cap: int) -> float:
 
 async def transport_only(srv: SshServer, command: str, n: int, cap: int) -> float:
     """The SSH transport without the queue (no events, no transcript)."""
-    host = make_host(host_config(srv), ssh_config=srv.ssh_config)
+    host = make_host(host_config(srv), SshOptions(config=srv.ssh_config))
     sem = asyncio.Semaphore(cap)
     try:
         await host.transport.run("true", timeout=30)
@@ -83,7 +84,7 @@ async def transport_only(srv: SshServer, command: str, n: int, cap: int) -> floa
 
 async def queue(srv: SshServer, n: int, tmp: Path) -> tuple[float, int, float]:
     reg = HostRegistry()
-    reg.add(make_host(host_config(srv), ssh_config=srv.ssh_config))
+    reg.add(make_host(host_config(srv), SshOptions(config=srv.ssh_config)))
     session = Session(name="bench", hosts=reg.names, sessions_dir=tmp)
     runner = ProbeRunner(session, reg)
     try:
@@ -102,12 +103,12 @@ async def queue(srv: SshServer, n: int, tmp: Path) -> tuple[float, int, float]:
 
 
 async def key_latency(srv: SshServer, n: int, tmp: Path) -> tuple[list[float], list[float], int]:
-    from perftriage.app import PerftriageApp
+    from perftriage.ui.app import PerftriageApp
     from perftriage.services.cockpit import Cockpit
 
     config = Config(hosts=[host_config(srv)])
     reg = HostRegistry()
-    reg.add(make_host(host_config(srv), ssh_config=srv.ssh_config))
+    reg.add(make_host(host_config(srv), SshOptions(config=srv.ssh_config)))
     app = PerftriageApp(Cockpit(config, sessions_dir=tmp, registry=reg, sample_interval=1.0))
     handled: list[float] = []
     original = app.action_probe_all_hosts

@@ -93,7 +93,7 @@ CPU: dict[str, float] = {}  # argv[-1] -> CPU seconds of the last run (user + sy
 FIRST_FRAME = """
 import asyncio, sys, time
 t0 = time.perf_counter()
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry
 from perftriage.services.replay import Replayer

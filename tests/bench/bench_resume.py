@@ -51,9 +51,9 @@ FIRST_FRAME = """
 import asyncio, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from perftriage.app import PerftriageApp
-from perftriage.cli_globals import Globals
-from perftriage.launch import build_cockpit
+from perftriage.ui.app import PerftriageApp
+from perftriage.cli.globals import Globals
+from perftriage.cli.launch import build_cockpit
 
 async def main():
     g = Globals(sessions_dir=Path(sys.argv[1]), session=sys.argv[2], hosts=["localhost"])

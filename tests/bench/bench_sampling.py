@@ -2,8 +2,8 @@
 
     python -m tests.bench.bench_sampling [--hosts 32] [--duration 60] [--baseline-duration 20]
 
-One loopback OpenSSH sshd (tests/sshd.py) with the fake streaming
-``nvidia-smi`` (tests/fake_nvidia_smi) first on the remote PATH; N hosts =
+One loopback OpenSSH sshd (tests/support/sshd.py) with the fake streaming
+``nvidia-smi`` (tests/support/fake_nvidia_smi) first on the remote PATH; N hosts =
 N SSH connections to it. In the same run:
 
 1. perftriage: a headless Cockpit (session + reducer + transcript, no UI)
@@ -31,14 +31,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.sshd import SshServer
+from tests.support.helpers import FAKE_NVIDIA_SMI_DIR
+from tests.support.sshd import SshServer
 from perftriage.core.model import events as ev
 from perftriage.core.parse import nvsmi
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import Host, HostRegistry
 from perftriage.core.store.config import HostConfig
 
-FAKE_DIR = Path(__file__).resolve().parent.parent / "fake_nvidia_smi"
+FAKE_DIR = FAKE_NVIDIA_SMI_DIR
 
 POLLER = r"""
 import sys, time, psutil

@@ -1,6 +1,6 @@
 """SSH transport benchmark: ``python -m tests.bench.bench_ssh [-n 50]``.
 
-On loopback OpenSSH servers started here (tests/sshd.py), in one run:
+On loopback OpenSSH servers started here (tests/support/sshd.py), in one run:
 perftriage ``run("true")`` on a warm host vs raw asyncssh ``conn.run("true")``
 on one connection vs ``ssh host true`` through a warm ControlMaster vs a new
 ``ssh`` per command; 32 concurrent commands; a host whose shell start-up file
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import asyncssh
 
-from tests.sshd import SshServer
+from tests.support.sshd import SshServer
 from perftriage.transport.ssh import SSHTransport
 
 

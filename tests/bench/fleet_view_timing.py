@@ -7,8 +7,8 @@ from __future__ import annotations
 import statistics
 import time
 
-from perftriage.app import PerftriageApp
-from perftriage.screens.fleet import FleetScreen
+from perftriage.ui.app import PerftriageApp
+from perftriage.ui.screens.fleet import FleetScreen
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry
 from perftriage.services.prometheus import FleetSource

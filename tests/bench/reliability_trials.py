@@ -46,7 +46,7 @@ def http_trials() -> tuple[int, int, str]:
     from perftriage.transport.base import TransportError
     from perftriage.transport.http_get import HttpGetter
     from perftriage.transport.local import LocalTransport
-    from tests.hostile_http import HostileHttp
+    from tests.support.hostile_http import HostileHttp
 
     limits = HttpLimits(1 << 20, 2.0)
     server = HostileHttp()
@@ -234,8 +234,8 @@ def half_record_trials(n: int = 1500) -> tuple[int, int, str]:
     from perftriage.core.report.from_file import render_file
     from perftriage.core.report import markdown
     from perftriage.services.replay import Replayer
-    from tests.event_samples import samples, write_transcript
-    from tests.test_half_records import OTHER_VALUES, mutated, paths
+    from tests.support.event_samples import samples, write_transcript
+    from tests.core.test_half_records import OTHER_VALUES, mutated, paths
 
     found = samples()
     rng = random.Random(23)

@@ -1,5 +1,5 @@
 """Every bad config value is one line, ``file:line: reason``, exit 2, never a
-traceback and never silently accepted (issue 12)."""
+traceback and never silently accepted."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The fault matrix (#12) over the loopback sshd: the real app runs with two
+"""The fault matrix over the loopback sshd: the real app runs with two
 SSH hosts, ``good`` and ``bad``; each case breaks ``bad`` one way and checks
 that the app is still alive, that ``good`` is unaffected (new samples keep
 coming, a probe on it answers), and that ``bad`` says why, in one line.
@@ -20,18 +20,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import wait_for
+from tests.support.helpers import FAKE_NVIDIA_SMI_DIR, wait_for
 from tests.reliability.test_orphans import session_sshds
-from tests.sshd import free_port, keygen
+from tests.support.sshd import free_port, keygen
 
-from perftriage.app import PerftriageApp
+from perftriage.ui.app import PerftriageApp
 from perftriage.core.store.config import HostConfig
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts import HostRegistry, make_host
+from perftriage.transport.ssh_options import SshOptions
 
 pytestmark = pytest.mark.ssh
 
-FAKE_DIR = Path(__file__).resolve().parent.parent / "fake_nvidia_smi"
+FAKE_DIR = FAKE_NVIDIA_SMI_DIR
 PREAMBLE = f"export PATH={FAKE_DIR}:$PATH"
 
 
@@ -43,8 +44,8 @@ def ssh_cfg(name: str, target: str) -> HostConfig:
 @asynccontextmanager
 async def running_app(tmp_path: Path, good, bad_cfg: HostConfig, ssh_config, sessions_dir=None):
     reg = HostRegistry()
-    reg.add(make_host(ssh_cfg("good", good.alias), ssh_config=good.ssh_config))
-    reg.add(make_host(bad_cfg, ssh_config=ssh_config))
+    reg.add(make_host(ssh_cfg("good", good.alias), SshOptions(config=good.ssh_config)))
+    reg.add(make_host(bad_cfg, SshOptions(config=ssh_config)))
     cockpit = Cockpit(registry=reg, sessions_dir=sessions_dir or tmp_path / "sessions",
                       sample_interval=0.3)
     app = PerftriageApp(cockpit)

@@ -1,4 +1,4 @@
-"""Framing (#12): no byte in a command or in its output can confuse the
+"""Framing: no byte in a command or in its output can confuse the
 shell pool. Every byte 0x00-0x1f and a list of hostile payloads, in every
 argument position of every probe kind, locally and over the loopback sshd.
 
@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
-from tests.probe_support import TRANSPORTS, make_host, runner_for, shell_injections
-from tests.probe_support import close_probe_hosts  # noqa: F401  (autouse)
+from tests.support.probe_support import TRANSPORTS, make_host, runner_for, shell_injections
+from tests.support.probe_support import close_probe_hosts  # noqa: F401  (autouse)
 
 from perftriage.core import probes
 from perftriage.core.probes import RESULT_MARK, ProbeUsageError

@@ -1,4 +1,4 @@
-"""GPU telemetry degrades per field (#12): a field the host's nvidia-smi
+"""GPU telemetry degrades per field: a field the host's nvidia-smi
 refuses (``Field "X" is not a valid field to query.``, no rows at all) is
 dropped and the query retried; the other fields still show, and the host's
 pane says which field is missing. When no GPU can show (the index itself
@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import wait_for
-from tests.test_remote_sampler import Sink, starts
+from tests.support.helpers import FAKE_NVIDIA_SMI_DIR, wait_for
+from tests.services.test_remote_sampler import Sink, starts
 
 from perftriage.core.parse import nvsmi
 from perftriage.services import remote_sampler as rs
 from perftriage.services.local_sampler import SmiReader
 
-FAKE_DIR = Path(__file__).resolve().parent.parent / "fake_nvidia_smi"
+FAKE_DIR = FAKE_NVIDIA_SMI_DIR
 FAKE = FAKE_DIR / "nvidia-smi"
 
 

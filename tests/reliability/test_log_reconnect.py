@@ -1,4 +1,4 @@
-"""Logs survive outages (#12): a followed file reconnects with backoff and
+"""Logs survive outages: a followed file reconnects with backoff and
 resumes after the last line received, so lines written during the outage
 arrive (once); the source says following / reconnecting since T / error /
 lost with the reason, recorded in the transcript; tail's errors (missing,
@@ -11,9 +11,9 @@ import os
 
 import pytest
 
-from tests.helpers import wait_for
-from tests.probe_support import TRANSPORTS, make_host
-from tests.probe_support import close_probe_hosts  # noqa: F401  (autouse)
+from tests.support.helpers import wait_for
+from tests.support.probe_support import TRANSPORTS, make_host
+from tests.support.probe_support import close_probe_hosts  # noqa: F401  (autouse)
 
 from perftriage.core.model import events as ev
 from perftriage.core.model.state import LogSourceState
@@ -24,8 +24,9 @@ from perftriage.services.hosts import Host, HostRegistry
 from perftriage.services.log_follower import LogFollower
 from perftriage.services.log_source import notice
 from perftriage.services.session import Session
-from perftriage.services.source import Source
+from perftriage.services.sources.base import Source
 from perftriage.transport.ssh import SSHTransport
+from perftriage.transport.ssh_options import SshOptions
 
 SG = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, token usage: 0.00, "
       "cuda graph: True, gen throughput (token/s): 42.0, #queue-req: 0")
@@ -51,7 +52,7 @@ async def test_outage_reconnects_and_resumes_after_the_last_line(make_sshd, tmp_
     path = tmp_path / "server.log"
     path.write_text("one\ntwo\n")
     cfg = HostConfig(name="gpu1", ssh=server.alias)
-    host = Host("gpu1", cfg, SSHTransport.from_config(cfg, ssh_config=server.ssh_config))
+    host = Host("gpu1", cfg, SSHTransport.from_config(cfg, SshOptions(config=server.ssh_config)))
     session, follower = follower_on(host, tmp_path)
     sid = follower.open_file("gpu1", str(path))
     src = lambda: session.state.logs[sid]  # noqa: E731
@@ -167,10 +168,10 @@ def test_a_header_whose_source_is_not_following_says_it_is_stale():
 
 
 async def test_the_logs_pane_shows_the_state_and_a_stale_header(tmp_path):
-    from perftriage.app import PerftriageApp
+    from perftriage.ui.app import PerftriageApp
     from perftriage.services.cockpit import Cockpit
     from perftriage.services.hosts import local_host
-    from perftriage.widgets.logs import LogsPane
+    from perftriage.ui.widgets.logs import LogsPane
 
     reg = HostRegistry()
     reg.add(local_host())

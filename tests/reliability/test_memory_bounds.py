@@ -1,4 +1,4 @@
-"""Bounded memory (issue 12): a probe's output streams into its cap instead
+"""Bounded memory: a probe's output streams into its cap instead
 of being buffered whole, locally and over SSH; past the transcript log cap a
 flood of metric lines is recorded at most once a second per source."""
 
@@ -129,7 +129,7 @@ def test_an_endless_line_is_cut_not_held():
 
 async def test_following_a_log_with_an_endless_line(tmp_path):
     from perftriage.services.hosts import HostRegistry, local_host
-    from tests.helpers import wait_for
+    from tests.support.helpers import wait_for
 
     log = tmp_path / "x.log"
     with open(log, "w") as fh:

@@ -1,4 +1,4 @@
-"""Nothing left behind (#12): when the SSH connection drops or the client
+"""Nothing left behind: when the SSH connection drops or the client
 dies (SIGKILL included), every remote process perftriage started -- the
 pool's bash, a probe's ``sleep 300``, a followed log's ``tail``, an
 ``nvidia-smi -lms`` stream -- ends within 10 s.
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import wait_for
-from tests.sshd import SshServer, child_pids
+from tests.support.helpers import FAKE_NVIDIA_SMI_DIR, wait_for
+from tests.support.sshd import SshServer, child_pids
 
 from perftriage.services.log_follower import follow_command
 from perftriage.services.remote_sampler import gpu_command
@@ -31,7 +31,7 @@ from perftriage.transport.ssh import SSHTransport
 
 pytestmark = pytest.mark.ssh
 
-FAKE_BIN = Path(__file__).resolve().parent.parent / "fake_nvidia_smi"
+FAKE_BIN = FAKE_NVIDIA_SMI_DIR
 GONE_WITHIN_S = 10.0
 
 

@@ -1,5 +1,5 @@
 """Transcripts that are not what the writer makes (hand-edited, foreign,
-corrupt) never give a traceback in report, replay or sessions (issue 12)."""
+corrupt) never give a traceback in report, replay or sessions."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from perftriage.cli import cli
 from perftriage.core.model import host_info
-from tests.helpers import replay_app
+from tests.support.helpers import replay_app
 
 HEADER = {"format": "perftriage-session", "version": 1, "started_at": "2026-12-01T01:00:54+00:00",
           "perftriage": "0.1.0", "name": "x"}
@@ -69,8 +69,8 @@ def test_headless_readers_never_trace_back(tmp_path, name):
 
 @pytest.mark.parametrize("name", list(CASES))
 async def test_the_cockpit_replays_every_case(tmp_path, name):
-    from perftriage.screens.host_detail import HostDetailScreen
-    from perftriage.screens.roofline import RooflineScreen
+    from perftriage.ui.screens.host_detail import HostDetailScreen
+    from perftriage.ui.screens.roofline import RooflineScreen
 
     app = replay_app(write_case(tmp_path, name))
     async with app.run_test(size=(140, 40)) as pilot:

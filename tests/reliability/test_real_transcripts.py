@@ -1,4 +1,4 @@
-"""report, replay and sessions on transcripts recorded on real hosts (issue 12).
+"""report, replay and sessions on transcripts recorded on real hosts.
 
 ``session-h200-standin.jsonl`` was recorded by the cockpit on an NVIDIA H200
 (localhost via NVML plus the same GPU over SSH, following a server log): its
@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from perftriage.cli import cli
-from tests.helpers import EXAMPLE_SESSION, replay_app
+from tests.support.helpers import EXAMPLE_SESSION, FIXTURES, replay_app
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = FIXTURES
 H200 = FIXTURES / "session-h200-standin.jsonl"
 REAL = [H200, FIXTURES / "report" / "investigation.jsonl", EXAMPLE_SESSION]
 
@@ -55,8 +55,8 @@ def test_report_replay_and_sessions_on_real_recordings(tmp_path, path):
 
 
 async def test_replay_of_the_h200_transcript_renders_every_screen():
-    from perftriage.screens.host_detail import HostDetailScreen
-    from perftriage.screens.roofline import RooflineScreen
+    from perftriage.ui.screens.host_detail import HostDetailScreen
+    from perftriage.ui.screens.roofline import RooflineScreen
 
     app = replay_app(H200)
     async with app.run_test(size=(160, 45)) as pilot:

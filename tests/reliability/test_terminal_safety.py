@@ -1,6 +1,6 @@
 """Remote text never drives the terminal: the bytes perftriage writes to its
 terminal hold no escape sequence that came from a log line, a probe's output,
-a host name or reason, an HTTP body (issue 12).
+a host name or reason, an HTTP body.
 
 The main screen is checked in the real program on a pseudo-terminal (every
 byte it writes is read back); the modals through Textual's own renderer (the
@@ -23,7 +23,7 @@ import pytest
 
 from perftriage.core.model import events as ev
 from perftriage.services.session import Session
-from tests.helpers import replay_app
+from tests.support.helpers import replay_app
 
 # each payload ends in a marker: if the marker ever follows the raw sequence
 # in the terminal bytes, the terminal would have obeyed it
@@ -132,10 +132,10 @@ async def test_modals_show_remote_text_visibly(tmp_path, opener):
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         if opener == "probe_output":
-            from perftriage.screens.probe_output import ProbeOutputScreen
+            from perftriage.ui.screens.probe_output import ProbeOutputScreen
             app.push_screen(ProbeOutputScreen("p1"))
         else:
-            from perftriage.screens.host_detail import HostDetailScreen
+            from perftriage.ui.screens.host_detail import HostDetailScreen
             app.push_screen(HostDetailScreen("gpu1"))
         await pilot.pause()
         await pilot.pause()

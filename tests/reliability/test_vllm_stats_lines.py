@@ -1,4 +1,4 @@
-"""vLLM stats lines of every engine generation give a metric record (issue 12):
+"""vLLM stats lines of every engine generation give a metric record:
 the V0 engine's (older releases, no ``[`` before the file name) and the
 data-parallel aggregated line (its prompt throughput was lost)."""
 
@@ -11,8 +11,9 @@ from click.testing import CliRunner
 
 from perftriage.cli import cli
 from perftriage.core.parse.logparse import Metric, parse_line
+from tests.support.helpers import FIXTURES
 
-LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
+LOGS = FIXTURES / "logs"
 
 
 def metrics_of(name: str) -> list[Metric]:

@@ -4,16 +4,13 @@ Python's ``in`` is one scan per needle; RE2 finds any of an alternation in
 one linear pass (~0.8 GB/s here, whatever the number of needles). Used as a
 prefilter: :meth:`Needles.absent_from` is True only when RE2 *proved* that
 no needle is in the text; the caller then skips its per-needle tests. When
-RE2 is not installed or cannot read the text (a lone surrogate: RE2 reads
-UTF-8), it says False and the caller's exact tests decide, as before.
+RE2 cannot read the text (a lone surrogate: RE2 reads UTF-8), it says False
+and the caller's exact tests decide. google-re2 is a required dependency.
 """
 
 from __future__ import annotations
 
-try:
-    import re2 as _re2
-except ImportError:  # pragma: no cover - google-re2 is a dependency; without it, no prefilter
-    _re2 = None
+import re2
 
 
 class Needles:
@@ -22,15 +19,9 @@ class Needles:
     __slots__ = ("_rx",)
 
     def __init__(self, pattern: str | bytes) -> None:
-        self._rx = _re2.compile(pattern) if _re2 is not None else None
-
-    @property
-    def available(self) -> bool:
-        return self._rx is not None
+        self._rx = re2.compile(pattern)
 
     def absent_from(self, text: str | bytes) -> bool:
-        if self._rx is None:
-            return False
         try:
             return self._rx.search(text) is None
         except UnicodeEncodeError:

@@ -17,7 +17,7 @@ import contextlib
 from collections import deque
 from collections.abc import Callable
 
-from perftriage.core.parse.batch_scan import Triage, finish, remember
+from perftriage.core.parse.batch_scan import Scan, Triage, finish
 from perftriage.services.scan_worker import ScanWorker
 
 # lines queued (sent to the helper, not yet emitted) before the reader waits
@@ -25,7 +25,10 @@ MAX_QUEUED_LINES = 16 * 1024
 
 
 class BatchPipe:
-    def __init__(self, emit: Callable[[list[str]], None], worker: ScanWorker | None) -> None:
+    def __init__(self, emit: Callable[[list[str], Scan | None], None],
+                 worker: ScanWorker | None) -> None:
+        """``emit(lines, found)``: ``found`` is the batch's scan finished from
+        the helper's triage, or None (the caller parses it)."""
         self._emit = emit
         self._worker = worker
         self._queue: deque[tuple[list[str], asyncio.Future[Triage] | None]] = deque()
@@ -39,7 +42,7 @@ class BatchPipe:
         their triage from the helper."""
         fut = self._worker.submit(lines) if flood and self._worker is not None else None
         if fut is None and not self._queue:
-            self._emit(lines)  # nothing ahead of it: now, parsed here
+            self._emit(lines, None)  # nothing ahead of it: now, parsed here
             return
         self._queue.append((lines, fut))
         self._queued_lines += len(lines)
@@ -87,9 +90,7 @@ class BatchPipe:
     def _emit_next(self, tri: Triage | None) -> None:
         lines, _fut = self._queue.popleft()
         self._queued_lines -= len(lines)
-        if tri is not None:
-            remember(lines, finish(lines, tri))
-        self._emit(lines)
+        self._emit(lines, finish(lines, tri) if tri is not None else None)
         self._emitted.set()
 
     def close_now(self) -> None:

@@ -17,7 +17,7 @@ import time
 from perftriage.core.checks.verdicts import Evaluator
 from perftriage.core.model.events import CheckVerdict, HypothesisAdded, NoteAdded
 from perftriage.services.session import Session
-from perftriage.services.source import BaseSource
+from perftriage.services.sources.base import BaseSource
 
 INTERVAL_S = 1.0
 
@@ -55,6 +55,11 @@ class CheckMonitor(BaseSource):
             self.session.emit(change)
         self.tick_cpu_s = time.process_time() - started
         return changes
+
+
+def check_sources(config, registry, session: Session) -> list[CheckMonitor]:
+    """Source factory: the hypotheses' checks, evaluated once a second."""
+    return [CheckMonitor(session)]
 
 
 def add_hypotheses(session: Session, hypotheses) -> int:

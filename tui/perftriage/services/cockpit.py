@@ -9,19 +9,21 @@ import asyncio
 import contextlib
 from pathlib import Path
 
+import msgspec
+
 from perftriage.core.model import events as ev
 from perftriage.core.store.config import Config
-from perftriage.services.engine_source import configured_sources
 from perftriage.services.hosts import HostRegistry, build_registry
-from perftriage.services.host_sources import RemoteSamplerSource, host_sources
+from perftriage.services.sources.samplers import RemoteSamplerSource, host_sources
+from perftriage.services.prometheus import FleetSource
 from perftriage.services.remote_sampler import fetch_info, fetch_processes
 from perftriage.services.log_follower import LogFollower
 from perftriage.services.profile_service import ProfileCaptures
 from perftriage.services.probe_runner import ProbeRunner
 from perftriage.services.server_launcher import ServerLauncher
 from perftriage.services.session import Session
-from perftriage.services.prometheus import configured_fleet
-from perftriage.services.source import Source, SourceSet
+from perftriage.services.sources.base import Source, SourceSet
+from perftriage.services.sources.factories import SOURCE_FACTORIES
 
 
 RESTORE_LOGS_AFTER_S = 1.0
@@ -39,6 +41,9 @@ class Cockpit:
         sample_interval: float | None = None,
     ) -> None:
         self.config = config or Config()
+        if sample_interval:  # --sample-interval: what every source factory reads
+            self.config = msgspec.structs.replace(self.config, ui=msgspec.structs.replace(
+                self.config.ui, sample_interval=sample_interval))
         self.registry = registry or build_registry(self.config)
         self.session = session or Session(
             name=name,
@@ -47,19 +52,15 @@ class Cockpit:
             log_ring=self.config.ui.log_ring_lines,
             redact=self.config.security.redact,
         )
-        for host in self.registry.names:
-            self.session.state.host(host)
         self.probes = ProbeRunner(self.session, self.registry, templates=self.config.probes)
-        self.sources = SourceSet()  # every Source this cockpit runs (services/source.py)
+        self.sources = SourceSet()  # every Source this cockpit runs (services/sources/base.py)
         self.logs = LogFollower(self.session, self.registry,  # its log sources are in .sources
                                 transcript_cap=self.config.ui.transcript_log_cap,
                                 running=self.sources)
         self.servers = ServerLauncher(self.session, self.logs, self.config.servers)
         self.profiles = ProfileCaptures(self.session, self.registry, self.config)
-        self.sample_interval = sample_interval or self.config.ui.sample_interval
+        self.sample_interval = self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
-        self.ssh_config: Path | None = None  # the --ssh-config that hosts joining later use too
-        self.accept_new_host_keys = False
         self.started = False
         # what the config file says, for offering to save what joined at run
         # time (services/grow.py): the Prometheus read at start, and the
@@ -75,10 +76,9 @@ class Cockpit:
         if self.started or self.replay:
             return
         self.started = True
-        for host in self.registry.hosts.values():  # samplers; SSH connection -> Hosts pane
-            for source in host_sources(host, self.session, self.sample_interval):
+        for factory in SOURCE_FACTORIES:  # services/sources/factories.py
+            for source in factory(self.config, self.registry, self.session):
                 self.add_source(source)
-        self._start_counters()
         from perftriage.services.investigation import restore_logs  # noqa: PLC0415
 
         if self.session.pending_logs is not None:
@@ -89,10 +89,6 @@ class Cockpit:
         for host in self.registry.hosts.values():  # host config `logs`: followed from the start
             for path in host.config.logs:
                 self.logs.open_file(host.name, path)
-        for source in configured_sources(self.config, self.registry, self.session.emit):
-            self.add_source(source)  # engine /metrics of hosts and server profiles
-        if (fleet := configured_fleet(self.config, self.session)) is not None:
-            self.add_source(fleet)  # the Fleet view's data: [fleet] prometheus / --prometheus
         from perftriage.services.grow import resume  # noqa: PLC0415
 
         resume(self)  # a continued investigation: what its earlier runs added and followed
@@ -107,17 +103,6 @@ class Cockpit:
         for source in host_sources(host, self.session, self.sample_interval):
             self.add_source(source)
 
-    def _start_counters(self) -> None:
-        """GPU bandwidth counters per host (issue 13) and the live gap recorder."""
-        from perftriage.services.gpm_wiring import counter_source  # noqa: PLC0415
-        from perftriage.services.check_monitor import CheckMonitor  # noqa: PLC0415
-        from perftriage.services.gap_monitor import GapMonitor  # noqa: PLC0415
-
-        for host in self.registry.hosts.values():
-            self.add_source(counter_source(host, self.session, self.sample_interval))
-        self.add_source(GapMonitor(self.session.state, self.session.emit, self.registry))
-        self.add_source(CheckMonitor(self.session))  # hypotheses' checks, once a second
-
     def add_source(self, source: Source) -> Source:
         """Start ``source``; it stops with the cockpit."""
         return self.sources.add(source)
@@ -127,6 +112,11 @@ class Cockpit:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.append(task)
         return task
+
+    @property
+    def fleet(self) -> FleetSource | None:
+        """The Fleet view's source ([fleet] prometheus / --prometheus), if any."""
+        return next((s for s in self.sources if isinstance(s, FleetSource)), None)
 
     @property
     def remote_samplers(self) -> dict:

@@ -39,8 +39,7 @@ def dig_in(cockpit, name: str) -> bool:
         return False
     hc = fleet_host_config(cockpit.config, name)
     try:
-        host = make_host(hc, ssh_config=cockpit.ssh_config,
-                         accept_new=cockpit.accept_new_host_keys)
+        host = make_host(hc, cockpit.registry.ssh)
     except ValueError as exc:
         raise DigInError(f"{name}: {exc}") from None
     cockpit.add_host(host)

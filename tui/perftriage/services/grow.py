@@ -42,8 +42,9 @@ def add_host(cockpit: Cockpit, spec: str, *, record: bool = True) -> list[str]:
     if not spec:
         raise GrowError("a host: user@host, an ssh alias or a config name")
     try:
-        found = resolve_hosts(cockpit.config, [spec], cockpit.ssh_config,
-                              cockpit.accept_new_host_keys, with_localhost=False)
+        # reached like the hosts given at start (--ssh-config, --accept-new-host-keys)
+        found = resolve_hosts(cockpit.config, [spec], ssh=cockpit.registry.ssh,
+                              with_localhost=False)
     except (HostSpecError, ValueError) as exc:
         raise GrowError(str(exc)) from None
     added = [h.name for h in found.hosts.values() if h.name not in cockpit.registry.hosts]
@@ -86,7 +87,7 @@ def follow_log(cockpit: Cockpit, host: str, path: str) -> str:
 
 def add_engine(cockpit: Cockpit, url: str, host: str = "localhost", *, record: bool = True) -> str:
     """Scrape an SGLang/vLLM ``/metrics`` URL as seen from ``host``; returns the source name."""
-    from perftriage.services.engine_source import EngineMetricsSource  # noqa: PLC0415
+    from perftriage.services.sources.engine_metrics import EngineMetricsSource  # noqa: PLC0415
 
     _live(cockpit)
     url = _http_url(url, "an engine URL")

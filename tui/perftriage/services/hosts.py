@@ -6,13 +6,13 @@ transport. Remote hosts (SSH) register their transports here too.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from perftriage.core.store.config import Config, HostConfig
 from perftriage.core.probes import HostContext
 from perftriage.transport.base import Transport
 from perftriage.transport.local import LocalTransport
+from perftriage.transport.ssh_options import SshOptions
 
 LOCALHOST = "localhost"
 
@@ -32,6 +32,7 @@ class Host:
 @dataclass
 class HostRegistry:
     hosts: dict[str, Host] = field(default_factory=dict)
+    ssh: SshOptions = SshOptions()  # how its SSH hosts, and any that join later, are reached
 
     def add(self, host: Host) -> Host:
         self.hosts[host.name] = host
@@ -62,29 +63,26 @@ def local_host(config: HostConfig | None = None) -> Host:
 
 
 def build_registry(config: Config, only: list[str] | None = None, *,
-                   ssh_config: str | os.PathLike | None = None,
-                   accept_new: bool = False) -> HostRegistry:
+                   ssh: SshOptions = SshOptions()) -> HostRegistry:
     """localhost plus every configured host (``only`` restricts to those names)."""
-    reg = HostRegistry()
+    reg = HostRegistry(ssh=ssh)
     local_cfg = config.host(LOCALHOST)
     if not only or LOCALHOST in only:
         reg.add(local_host(local_cfg))
     for hc in config.hosts:
         if hc.name == LOCALHOST or (only and hc.name not in only):
             continue
-        reg.add(make_host(hc, ssh_config=ssh_config, accept_new=accept_new))
+        reg.add(make_host(hc, ssh))
     return reg
 
 
-def make_host(hc: HostConfig, *, ssh_config: str | os.PathLike | None = None,
-              accept_new: bool = False) -> Host:
+def make_host(hc: HostConfig, ssh: SshOptions = SshOptions()) -> Host:
     """The host for one config entry: local when it has no ``ssh`` target."""
     if hc.ssh is None:
         return Host(hc.name, hc, LocalTransport(hc.name, hc.preamble), local=True)
     from perftriage.transport.ssh import SSHTransport  # noqa: PLC0415 - asyncssh only when used
 
-    return Host(hc.name, hc, SSHTransport.from_config(hc, ssh_config=ssh_config,
-                                                      accept_new=accept_new))
+    return Host(hc.name, hc, SSHTransport.from_config(hc, ssh))
 
 
 def configured_by_ssh_target(config: Config, spec: str) -> HostConfig | None:
@@ -118,9 +116,8 @@ def _expand_nodesets(specs) -> list[str]:
 def resolve_hosts(
     config: Config,
     specs: list[str] | tuple[str, ...] | None = None,
-    ssh_config: str | os.PathLike | None = None,
-    accept_new: bool = False,
     *,
+    ssh: SshOptions = SshOptions(),
     with_localhost: bool | None = None,
 ) -> HostRegistry:
     """The hosts a command works on.
@@ -131,15 +128,14 @@ def resolve_hosts(
     A spec that is a configured host's ``ssh``
     target uses that host's settings; other ad-hoc hosts get default settings.
     ``with_localhost`` forces localhost in (True) or out (False).
-    ``ssh_config`` replaces ``~/.ssh/config``; ``accept_new`` records
-    first-seen host keys (changed keys are always refused).
+    ``ssh``: how SSH hosts are reached (kept on the registry).
     """
     if not specs:
-        reg = build_registry(config, ssh_config=ssh_config, accept_new=accept_new)
+        reg = build_registry(config, ssh=ssh)
         if with_localhost is False:
             reg.hosts.pop(LOCALHOST, None)
         return reg
-    reg = HostRegistry()
+    reg = HostRegistry(ssh=ssh)
     if with_localhost:
         reg.add(local_host(config.host(LOCALHOST)))
     for spec in _expand_nodesets(specs):
@@ -158,5 +154,5 @@ def resolve_hosts(
                     f"{exc}; known hosts: {', '.join([LOCALHOST, *(h.name for h in config.hosts)])}"
                 ) from None
             hc = HostConfig(name=spec, ssh=spec)
-        reg.add(make_host(hc, ssh_config=ssh_config, accept_new=accept_new))
+        reg.add(make_host(hc, ssh))
     return reg

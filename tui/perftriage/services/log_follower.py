@@ -2,7 +2,7 @@
 connection outages) and the output of processes perftriage started, as
 batched LogLines events.
 
-Each followed log is a :class:`~perftriage.services.source.Source`
+Each followed log is a :class:`~perftriage.services.sources.base.Source`
 (:mod:`perftriage.services.log_source`: how a file is followed, resumed
 after an outage, and how tail's errors become ``log.status`` events). This
 module opens and closes them and applies the transcript cap; they run in the
@@ -38,7 +38,7 @@ from perftriage.services.log_source import (  # noqa: F401 - re-exported for cal
 )
 from perftriage.services.scan_worker import ScanWorker
 from perftriage.services.session import Session
-from perftriage.services.source import SourceSet
+from perftriage.services.sources.base import SourceSet
 
 DEFAULT_TRANSCRIPT_CAP = 200_000
 # past the cap, at most one metric line per source is recorded per this many
@@ -139,20 +139,24 @@ class LogFollower:
 
     # --- the transcript cap --------------------------------------------------
 
-    def emit_lines(self, src: CommandLogSource, lines: list[str]) -> None:
-        """Emit one LogLines batch, honouring the transcript cap."""
+    def emit_lines(self, src: CommandLogSource, lines: list[str],
+                   found: batch_scan.Scan | None = None) -> None:
+        """Emit one LogLines batch, honouring the transcript cap. ``found``:
+        the batch's scan when the parse helper made it; else parsed here,
+        once, and handed to the reducer on the event."""
         if not lines:
             return
-        event = ev.LogLines(source_id=src.source_id, lines=lines)
+        if found is None:
+            found = batch_scan.scan(lines)
+        event = ev.LogLines(source_id=src.source_id, lines=lines).with_scan(found)
         record = None
         room = self.transcript_cap - self.recorded
         if room >= len(lines):
             self.recorded += len(lines)
         else:
             head = max(room, 0)
-            # scan() is memoised on this list: the reducer reuses it, so past the
-            # cap each line is still gated and parsed once, not twice
-            keep = lines[:head] + [lines[i] for i in self._past_cap(src.source_id, lines, head)]
+            # the event's scan serves the cap and the reducer: each line parsed once
+            keep = lines[:head] + [lines[i] for i in self._past_cap(src.source_id, found, head)]
             dropped = len(lines) - len(keep)
             self.recorded += len(keep)
             self.dropped += dropped
@@ -166,11 +170,10 @@ class LogFollower:
                          "metric lines at most once a second per log, are recorded"))
         self.session.emit(event, record=record)
 
-    def _past_cap(self, source_id: str, lines: list[str], head: int) -> list[int]:
+    def _past_cap(self, source_id: str, found: batch_scan.Scan, head: int) -> list[int]:
         """Offsets (>= ``head``) still recorded past the cap: every milestone
         and fatal line, and the batch's last metric line when the source's
         previous recorded one is at least METRIC_RECORD_INTERVAL_S old."""
-        found = batch_scan.scan(lines)
         metrics = set(found.metric_offsets())
         keep = [i for i in found.matters() if i >= head and i not in metrics]
         latest = max((i for i in metrics if i >= head), default=None)

@@ -1,4 +1,4 @@
-"""One followed log as a :class:`~perftriage.services.source.Source`.
+"""One followed log as a :class:`~perftriage.services.sources.base.Source`.
 
 :class:`CommandLogSource` streams the output of a command perftriage started
 (a server): read once; a lost connection ends it, because a process's output
@@ -37,8 +37,9 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from perftriage.core.model import events as ev
+from perftriage.core.parse import batch_scan
 from perftriage.services.batch_pipe import BatchPipe
-from perftriage.services.source import BaseSource, SourceState
+from perftriage.services.sources.base import BaseSource, SourceState
 from perftriage.transport.base import (
     AUTH,
     BAD_COMMAND,
@@ -145,8 +146,10 @@ class LogOwner(Protocol):
     def scan_worker(self) -> ScanWorker | None:
         """The parse helper for floods (None: parse in the app)."""
 
-    def emit_lines(self, src: CommandLogSource, lines: list[str]) -> None:
-        """One batch of the source's lines, as a LogLines event."""
+    def emit_lines(self, src: CommandLogSource, lines: list[str],
+                   found: batch_scan.Scan | None = None) -> None:
+        """One batch of the source's lines, as a LogLines event (``found``:
+        its scan when already parsed)."""
 
     def source_ended(self, src: CommandLogSource, reason: str) -> None:
         """The source's run() is over (by itself, or cancelled: ``closed``)."""
@@ -275,8 +278,8 @@ class CommandLogSource(BaseSource):
             flush()
             pipe.close_now()  # (cancelled or broken: what is queued is emitted now)
 
-    def emit_lines(self, lines: list[str]) -> None:
-        self.follower.emit_lines(self, lines)
+    def emit_lines(self, lines: list[str], found: batch_scan.Scan | None = None) -> None:
+        self.follower.emit_lines(self, lines, found)
         for cb in self.on_lines:
             cb(lines)
 

@@ -31,7 +31,7 @@ from perftriage.core.http_limits import PROMETHEUS, HttpLimitError, HttpLimits, 
     within_deadline
 from perftriage.core.model import events as ev
 from perftriage.core.sanitize import visible
-from perftriage.services.source import BaseSource
+from perftriage.services.sources.base import BaseSource
 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_INTERVAL_S = 5.0
@@ -163,6 +163,12 @@ class FleetSource(BaseSource):
         self._said: tuple | None = None  # what the last FleetUpdated said
         self._said_at = 0.0
 
+    async def history(self, metric: str, host: str, gpu: int | None, *, seconds: float,
+                      step: float) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+        """One host's (or GPU's) series of ``metric`` and its fleet median
+        (:meth:`PrometheusClient.history`)."""
+        return await self.client.history(metric, host, gpu, seconds=seconds, step=step)
+
     async def refresh(self) -> FleetSummary:
         t0 = time.perf_counter()
         summary = self.accept(await self.client.read_fleet())
@@ -216,3 +222,9 @@ def configured_fleet(config, session) -> FleetSource | None:
         return None
     return FleetSource(session, config.fleet.prometheus, interval=config.fleet.interval,
                        threshold=config.fleet.threshold)
+
+
+def fleet_sources(config, registry, session) -> list[FleetSource]:
+    """Source factory: the fleet source, when one is configured."""
+    fleet = configured_fleet(config, session)
+    return [fleet] if fleet is not None else []

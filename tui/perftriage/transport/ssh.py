@@ -1,6 +1,6 @@
 """SSH transport: one asyncssh connection per host, reused.
 
-Design (see issue 3 and the GUIDE's "facts that bite"):
+Design:
 
 - **One connection per host**, opened lazily (or kept up by :meth:`maintain`,
   which reconnects with capped exponential backoff and reports
@@ -68,6 +68,7 @@ from perftriage.transport.ssh_pool import (
     StreamSession,
     bash_command,
 )
+from perftriage.transport.ssh_options import SshOptions
 from perftriage.transport.ssh_target import classify, parse_target
 
 __all__ = ["SSHTransport", "classify", "known_hosts_name", "parse_target"]
@@ -171,15 +172,15 @@ class SSHTransport:
         self._where = target
 
     @classmethod
-    def from_config(cls, hc, *, ssh_config=None, accept_new: bool = False,
+    def from_config(cls, hc, ssh: SshOptions = SshOptions(), *,
                     on_state: StateCallback | None = None, **kwargs) -> SSHTransport:
         """The transport for a ``[[hosts]]`` entry (``hc.ssh`` is its target)."""
         return cls(
             hc.name,
             hc.ssh,
             preamble=hc.preamble,
-            ssh_config=ssh_config,
-            accept_new_host_key=accept_new or hc.accept_new_host_key,
+            ssh_config=ssh.config,
+            accept_new_host_key=ssh.accept_new_host_keys or hc.accept_new_host_key,
             max_channels=hc.max_channels,
             connect_timeout=hc.connect_timeout,
             keepalive_interval=hc.keepalive_interval,

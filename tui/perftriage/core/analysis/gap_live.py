@@ -40,7 +40,7 @@ def token_rate(state: SessionState) -> tuple[float | None, int | None]:
 
 def engine_rate(state: SessionState, host: str | None = None) -> tuple[float | None, int | None]:
     """(tok/s, batch) equivalent to the engine's own mean inter-token latency
-    (its /metrics, issue 16): one decode step of ``batch`` requests takes the
+    (its /metrics): one decode step of ``batch`` requests takes the
     ITL, so measured ms/token is the ITL itself - more exact than the log's
     tokens/s. The endpoint of ``host`` first, else any; (None, None) without one."""
     engines = sorted(state.engines.values(), key=lambda es: es.host != host)

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
+from perftriage.core.parse import batch_scan
 from perftriage.core.parse.engine_metrics import EngineSnapshot
 from perftriage.core.profile.model import ProfileSummary
 from perftriage.core.parse.gpu_sample import GpuProcess, GpuSample  # noqa: F401 - re-exported (ev.GpuSample)
@@ -122,12 +123,29 @@ class LogSourceOpened(Event, tag="log.opened"):
     kind: LogKind = "file"
 
 
-class LogLines(Event, tag="log.lines"):
-    """A batch of lines from one source (never one event per line)."""
+class LogLines(Event, tag="log.lines", dict=True):
+    """A batch of lines from one source (never one event per line).
+
+    Live, the log follower parses each batch once (in the parse helper during
+    a flood) and hands that parse along on the event (:meth:`with_scan`). It
+    is an attribute, not a field, so it never reaches the transcript; a batch
+    read back from a transcript is parsed when the reducer first asks."""
 
     source_id: str
     lines: list[str] = []
     dropped: int = 0  # lines not recorded because of the transcript cap
+
+    def with_scan(self, found: batch_scan.Scan) -> LogLines:
+        """This event carrying ``found``, which must be ``batch_scan.scan(self.lines)``."""
+        self.__dict__["_scan"] = found
+        return self
+
+    def scan(self) -> batch_scan.Scan:
+        """The batch's parse: the one handed along, else parsed now (once)."""
+        found = self.__dict__.get("_scan")
+        if found is None:
+            found = self.__dict__["_scan"] = batch_scan.scan(self.lines)
+        return found
 
 
 class LogSourceClosed(Event, tag="log.closed"):
@@ -248,7 +266,7 @@ class GapComputed(Event, tag="gap.computed"):
     inputs: dict[str, Any] = {}
 
 
-# --- GPU bandwidth counters and the live gap (issue 13) -------------------------
+# --- GPU bandwidth counters and the live gap -------------------------
 
 CounterSource = Literal["nvml-gpm", "nvidia-smi-dmon", "unavailable"]
 
@@ -329,7 +347,7 @@ class FleetUpdated(Event, tag="fleet.updated"):
     outlier_count: int = 0
 
 
-# --- inference engine /metrics (issue 16) ------------------------------------------
+# --- inference engine /metrics ------------------------------------------
 
 EngineConnState = Literal["connecting", "up", "retrying", "down"]
 

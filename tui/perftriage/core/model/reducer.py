@@ -18,7 +18,6 @@ from perftriage.core.model import host_info
 from perftriage.core.model.check_state import VERDICT_LOG_MAX, ScopeVerdict, VerdictChange
 from perftriage.core.model.engine_state import add_sample as add_engine_sample
 from perftriage.core.model.engine_state import engine_for
-from perftriage.core.parse import batch_scan
 from perftriage.core.model.state import (
     Evidence,
     Hypothesis,
@@ -191,7 +190,7 @@ def _log_lines(state: SessionState, e: ev.LogLines) -> Section:
         src = state.logs[e.source_id] = LogSourceState(
             source_id=e.source_id, host="?", path=e.source_id, lines=deque(maxlen=state.log_ring)
         )
-    found = batch_scan.scan(e.lines)
+    found = e.scan()
     metrics_before = src.metrics.count
     src.metrics.feed(e.lines, src.total_lines + 1, found)
     if src.metrics.count != metrics_before:

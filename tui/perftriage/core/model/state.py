@@ -65,7 +65,7 @@ class HostState:
     # per GPU index: utilisation and power history
     util_history: dict[int, deque[float]] = field(default_factory=dict)
     power_history: dict[int, deque[float]] = field(default_factory=dict)
-    # GPM bandwidth counters (issue 13): the latest interval, DRAM GB/s history per GPU
+    # GPM bandwidth counters: the latest interval, DRAM GB/s history per GPU
     counters: GpuCountersSample | None = None
     dram_history: dict[int, deque[float]] = field(default_factory=dict)
 
@@ -179,7 +179,7 @@ class SessionState:
     gap_samples: deque[GapSample] = field(default_factory=lambda: deque(maxlen=3600))
     server_events: list[ServerEvent] = field(default_factory=list)
     fleet: Any = None  # the latest FleetUpdated
-    # engine /metrics endpoints by source name (issue 16)
+    # engine /metrics endpoints by source name
     engines: dict[str, EngineState] = field(default_factory=dict)
     # profiler captures in order (summaries, not traces)
     profiles: list[ProfileCaptured] = field(default_factory=list)

@@ -221,23 +221,8 @@ def finish(lines: list[str], tri: Triage) -> Scan:
     return Scan(tri, items, errors)
 
 
-_scan_memo: tuple[list[str], int, Scan] | None = None
-
-
-def remember(lines: list[str], found: Scan) -> None:
-    """Make ``found`` the memoised scan of ``lines`` (it must be
-    ``finish(lines, triage(lines))``, e.g. from a helper's triage)."""
-    global _scan_memo
-    _scan_memo = (lines, len(lines), found)
-
-
 def scan(lines: list[str]) -> Scan:
     """Metrics, milestones, fatal and error lines of a batch: :func:`triage`
-    then :func:`finish`. The last result is memoised on the list itself
-    (identity and length). Pure: the same lines always give the same Scan."""
-    memo = _scan_memo
-    if memo is not None and memo[0] is lines and memo[1] == len(lines):
-        return memo[2]
-    found = finish(lines, triage(lines))
-    remember(lines, found)
-    return found
+    then :func:`finish`. Pure: the same lines always give the same Scan.
+    (Live, a batch's scan travels on its event: ``LogLines.scan``.)"""
+    return finish(lines, triage(lines))

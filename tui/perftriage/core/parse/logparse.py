@@ -361,7 +361,7 @@ def _milestone(line: str) -> tuple[Engine, str] | None:
 # tells apart (engine_index), so those lines are not on the fast path (nor
 # are spec, MFU, hybrid-pool or disaggregation lines). Any other shape
 # falls through to the tolerant general parser below, which gives the same
-# record for these shapes (tests/test_logparse.py checks). SGLang 0.5.23's
+# record for these shapes (tests/core/test_logparse.py checks). SGLang 0.5.23's
 # prefill line has no "#token:" part; older ones had.
 _DECODE_FAST = re.compile(
     r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)(?: (?:TP|PP|EP|CP)\d+)*\] Decode batch[.,] "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perftriage.core.replay.at import state_at
+from perftriage.core.replay.state_at import state_at
 from perftriage.core.report import markdown
 from perftriage.core.report.log_scan import session_start
 from perftriage.core.store import stream, transcript

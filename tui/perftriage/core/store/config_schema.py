@@ -33,7 +33,7 @@ class HostConfig(Strict):
     max_channels: int = 8
     connect_timeout: float = 10.0
     keepalive_interval: float = 15.0
-    metrics_url: str | None = None  # engine /metrics, fetched through this host (issue 16)
+    metrics_url: str | None = None  # engine /metrics, fetched through this host
 
 
 class ProbeTemplate(Strict):
@@ -51,7 +51,7 @@ class ServerProfile(Strict):
     log: str | None = None
     ready_pattern: str | None = None
     health_url: str | None = None
-    metrics_url: str | None = None  # engine /metrics on the profile's host (issue 16)
+    metrics_url: str | None = None  # engine /metrics on the profile's host
     args: dict[str, str] = {}
     workdir: str | None = None
 

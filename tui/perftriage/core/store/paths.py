@@ -36,12 +36,10 @@ def user_themes_dir() -> Path:
 
 
 def package_data_dir(kind: str) -> Path:
-    """Bundled ``themes`` or ``sessions``: inside the installed package
-    (``perftriage/data/<kind>``, copied there when the wheel is built: see
-    setup.py), else ``<kind>/`` at the repository root (editable install)."""
-    package = Path(__file__).resolve().parents[2]  # .../perftriage
-    packaged = package / "data" / kind
-    return packaged if packaged.is_dir() else package.parents[1] / kind
+    """Bundled ``themes`` or ``sessions``: ``perftriage/data/<kind>``. In a
+    checkout these are links to the top-level ``themes/`` and ``sessions/``;
+    the wheel holds copies of them there (pyproject.toml's force-include)."""
+    return Path(__file__).resolve().parents[2] / "data" / kind
 
 
 def bundled_themes_dir() -> Path:

@@ -13,7 +13,7 @@ A theme file looks like::
 
 Every problem is a :class:`ThemeFileError` naming the file (and the line
 when known) and the reason. Turning a :class:`ThemeSpec` into a
-``textual.theme.Theme`` happens in the UI layer (``perftriage.theming``), which
+``textual.theme.Theme`` happens in the UI layer (``perftriage.ui.theming``), which
 also checks the colours with Textual's own parser.
 """
 
@@ -30,7 +30,7 @@ import msgspec
 Source = Literal["bundled", "user"]
 
 #: perftriage's own theme variables, with what each one colours. Widgets use
-#: them through ``perftriage.widgets.status_style``; every bundled theme defines all
+#: them through ``perftriage.ui.widgets.status_style``; every bundled theme defines all
 #: of them, a user theme may leave some out (the app derives a fallback from
 #: the theme's base colours, as it does for Textual's builtin themes).
 THEME_VARIABLES: dict[str, str] = {
@@ -64,7 +64,7 @@ COLOUR_FIELDS = (
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _VAR_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
-# Loose syntax check; Textual's Color.parse has the final word in perftriage.theming.
+# Loose syntax check; Textual's Color.parse has the final word in perftriage.ui.theming.
 _COLOUR = re.compile(
     r"^(#[0-9a-fA-F]{3,4}|#[0-9a-fA-F]{6}|#[0-9a-fA-F]{8}"
     r"|(rgb|rgba|hsl|hsla)\([^()]*\)|[a-z][a-z0-9_]*)$"

@@ -1,0 +1,48 @@
+"""`perftriage metrics`: the public record shape."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from click.testing import CliRunner
+
+from tests.support.helpers import FIXTURES
+from perftriage.cli import cli
+
+SG = str(FIXTURES / "logs" / "sglang-0.5.23-tp8.log")
+VL = str(FIXTURES / "logs" / "vllm-0.33.0.log")
+KEYS = ["source", "line", "ts", "engine", "kind", "gen_tps", "input_tps", "running", "queued",
+        "token_usage", "spec_accept_len", "cache_hit_rate", "preemptions", "engine_index",
+        "engine_read_gbs", "new_tokens", "cached_tokens"]
+
+
+def test_json_lines_exact_fields() -> None:
+    res = CliRunner().invoke(cli, ["metrics", SG, VL, "--json"])
+    assert res.exit_code == 0, res.output
+    recs = [json.loads(line) for line in res.output.splitlines()]
+    assert len(recs) == 8 + 3
+    assert all(list(r) == KEYS for r in recs)
+    assert recs[2] == {"source": SG, "line": 19, "ts": "2026-11-28 09:16:06", "engine": "sglang",
+                       "kind": "decode", "gen_tps": 10.31, "input_tps": None, "running": 1,
+                       "queued": 0, "token_usage": 0.0, "spec_accept_len": None,
+                       "cache_hit_rate": None, "preemptions": None, "engine_index": None,
+                       "engine_read_gbs": None, "new_tokens": None, "cached_tokens": None}
+    assert recs[8] == {"source": VL, "line": 7, "ts": "11-28 09:23:12", "engine": "vllm",
+                       "kind": "stats", "gen_tps": 50.3, "input_tps": 1503.9, "running": 1,
+                       "queued": 0, "token_usage": 0.001, "spec_accept_len": None,
+                       "cache_hit_rate": 0.0, "preemptions": None, "engine_index": 0,
+                       "engine_read_gbs": None, "new_tokens": None, "cached_tokens": None}
+    assert [r["line"] for r in recs[:8]] == sorted(r["line"] for r in recs[:8])
+
+
+def test_csv_and_table() -> None:
+    res = CliRunner().invoke(cli, ["metrics", VL, "--csv"])
+    assert res.exit_code == 0
+    rows = list(csv.DictReader(io.StringIO(res.output)))
+    assert list(rows[0]) == KEYS and len(rows) == 3 and rows[1]["gen_tps"] == "61.8"
+    res = CliRunner().invoke(cli, ["metrics", SG])
+    assert res.exit_code == 0 and "405.66" in res.output and "2.47" in res.output
+    res = CliRunner().invoke(cli, ["metrics", SG, "--json", "--csv"])
+    assert res.exit_code == 2

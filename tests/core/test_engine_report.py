@@ -1,0 +1,71 @@
+"""The report shows what the engine's /metrics said over the session."""
+
+from __future__ import annotations
+
+from perftriage.core.model import events as ev
+from perftriage.core.model.reducer import replay
+from perftriage.core.parse.engine_metrics import parse_exposition
+from perftriage.core.report.markdown import render
+from tests.support.helpers import FIXTURES
+
+
+def page(name: str):
+    return parse_exposition((FIXTURES / "metrics" / f"{name}.prom").read_text())
+
+
+def engine_events(base: str, pages: list[str]) -> list[ev.Event]:
+    out: list[ev.Event] = [ev.EngineStatus(source="engine:n1", host="n1", state="connecting",
+                                           url="http://127.0.0.1:30000/metrics", t=0.0)]
+    out += [ev.EngineSample(source="engine:n1", host="n1", snapshot=page(f"{base}-{p}"),
+                            t=10.0 * i) for i, p in enumerate(pages)]
+    return out
+
+
+def test_report_has_the_session_figures():
+    text = render(replay(engine_events("sglang-0.5", ["a", "b"])))
+    assert "## Engine metrics" in text
+    assert "`engine:n1` (sglang, `http://127.0.0.1:30000/metrics` read on n1): 2 scrapes " \
+           "over 10 s, endpoint up" in text
+    assert "session mean: generation 500.0 tok/s, prompt 2000.0 tok/s" in text
+    assert ("inter-token latency: p50 10.0 / p90 15.0 / p99 58.0 ms, mean 14.3 ms over 100 "
+            "observations") in text
+    assert "last: running 32, queued 5, KV usage 50%, prefix-cache hit 25%, " \
+           "spec accept length 3.10" in text
+
+
+def test_report_sums_across_a_restart():
+    text = render(replay(engine_events("vllm-0.11", ["a", "b", "c"])))
+    # 3000 tokens before the restart, 100 after it, over 20 s; 100 + 10 ITL observations
+    assert "generation 155.0 tok/s" in text
+    assert "over 110 observations" in text
+
+
+def test_no_engine_no_section():
+    assert "Engine metrics" not in render(replay([]))
+
+
+def test_report_of_a_transcript_file(tmp_path):
+    from perftriage.core.report.from_file import render_file
+    from perftriage.core.store import transcript
+
+    path = tmp_path / "s.jsonl"
+    writer = transcript.TranscriptWriter(path, transcript.make_header("2026-12-01T00:00:00+00:00",
+                                                                      ["n1"], name="s"))
+    for event in engine_events("sglang-0.5", ["a", "b"]):
+        writer.write(event)
+    writer.close()
+    text = render_file(path)
+    assert "inter-token latency: p50 10.0 / p90 15.0 / p99 58.0 ms" in text
+
+
+def test_roofline_panel_takes_measured_ms_from_the_itl():
+    from perftriage.ui.screens.roofline import prefill
+
+    line = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, "
+            "token usage: 0.00, cuda graph: True, gen throughput (token/s): 10.00, #queue-req: 0")
+    log = [ev.LogSourceOpened(source_id="l1", host="n1", path="/x"),
+           ev.LogLines(source_id="l1", lines=[line])]
+    assert prefill(replay(log))["measured_ms"] == "100.0"  # the log's 10 tok/s
+    # with the endpoint: mean ITL over the window, (50 x 9 + 40 x 12 + 10 x 50) / 100 ms
+    both = replay(log + engine_events("sglang-0.5", ["a", "b"]))
+    assert prefill(both)["measured_ms"] == "14.3"

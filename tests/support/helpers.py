@@ -1,0 +1,57 @@
+"""Shared helpers for tests (no fixtures here: see conftest.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+TESTS = REPO / "tests"
+FIXTURES = TESTS / "fixtures"  # real captures and logs the tests read
+GOLDEN = TESTS / "golden"
+SUPPORT = TESTS / "support"
+FAKE_NVIDIA_SMI_DIR = SUPPORT / "fake_nvidia_smi"  # put first on a host's PATH
+EXAMPLE_SESSION = REPO / "sessions" / "example-moe-gap.jsonl"
+
+
+def replay_app(path: Path = EXAMPLE_SESSION):
+    """The cockpit app showing a saved session (deterministic: for snapshots)."""
+    from perftriage.ui.app import PerftriageApp
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.services.hosts import HostRegistry
+    from perftriage.services.session import Session
+
+    session, _ = Session.from_transcript(path)
+    return PerftriageApp(Cockpit(registry=HostRegistry(), session=session))
+
+
+async def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02):
+    """Poll ``predicate`` until true (instead of sleeping a fixed time)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s: {predicate}")
+        await asyncio.sleep(interval)
+
+
+def capture_notifications(app) -> list[tuple[str, str]]:
+    """Record (message, severity) of every ``app.notify`` call."""
+    seen: list[tuple[str, str]] = []
+    original = app.notify
+
+    def notify(message, *args, **kwargs):
+        seen.append((str(message), kwargs.get("severity", "information")))
+        return original(message, *args, **kwargs)
+
+    app.notify = notify
+    return seen
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie (a zombie is dead for us)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):  # gone, maybe between open and read
+        return False

@@ -1,0 +1,167 @@
+"""Captures in the investigation: the profile.captured event through the
+reducer and a replayed transcript, trace files kept next to the transcript,
+evidence, the report section, comparing two captures, and the Profile view
+(P, palette, capture against the simulator, SVG snapshot)."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+from textual.widgets import DataTable
+
+from perftriage.ui.app import PerftriageApp
+from perftriage.core.model import events as ev
+from perftriage.core.profile.compare import compare
+from perftriage.core.profile.summarize import summarize_files
+from perftriage.core.report.markdown import render
+from perftriage.core.view.evidence import candidates
+from perftriage.core.view.profile_view import bar_segments
+from perftriage.ui.screens.profile import ProfileScreen, parse_capture_args
+from perftriage.services.cockpit import Cockpit
+from perftriage.services.hosts import HostRegistry, local_host
+from perftriage.services.session import Session
+from tests.support.helpers import FIXTURES
+from tests.support.helpers import wait_for
+from tests.support.sglang_profile_simulator import ProfilingServerSimulator
+
+PROF = FIXTURES / "profile"
+EAGER = [PROF / "eager-TP-0.trace.json.gz", PROF / "eager-TP-1.trace.json.gz"]
+GRAPH = PROF / "graph-TP-0.trace.json.gz"
+
+
+def _captured(cid: str, files: list[Path], engine: str = "sglang") -> ev.ProfileCaptured:
+    return ev.ProfileCaptured(capture_id=cid, host="gpu-a", url="http://127.0.0.1:30000",
+                              engine=engine, steps=5, summary=summarize_files(files))
+
+
+async def test_capture_is_an_event_kept_next_to_the_transcript_and_replayed(tmp_path: Path):
+    cockpit = Cockpit(registry=HostRegistry(), sessions_dir=tmp_path)
+    cap = await cockpit.profiles.import_files(EAGER)
+    assert cap.capture_id == "prof1" and cockpit.session.state.profiles == [cap]
+    transcript = cockpit.session.path
+    assert transcript is not None
+    for f in cap.files:
+        p = Path(f)
+        assert p.parent.parent == transcript.with_name(transcript.name + ".profiles")
+        assert stat.S_IMODE(p.stat().st_mode) == 0o600
+    cockpit.session.close()
+    raw = transcript.read_text()
+    assert "profile.captured" in raw and "traceEvents" not in raw  # the summary, not the trace
+    replayed, _ = Session.from_transcript(transcript)
+    assert replayed.state.profiles == [cap]
+
+
+def test_evidence_report_and_comparison() -> None:
+    session = Session(name="t")
+    session.emit(_captured("prof1", EAGER))
+    session.emit(_captured("prof2", [GRAPH]))
+    lines = [c for c in candidates(session.state).items if c.ref_kind == "profile"]
+    assert [c.ref_id for c in lines][:4] == ["prof2", "prof2:k1", "prof2:k2", "prof2:k3"]
+    assert lines[1].summary == ("prof2: other runs `at::native::(anonymous namespace)::"
+                                "indexSelectSmallIndex<…>`, 65 % of kernel time")
+    assert "GPU idle 4 %" in lines[0].summary
+    session.emit(ev.HypothesisAdded(hyp_id="h1", title="launch gaps dominate eager decode"))
+    session.emit(ev.EvidenceLinked(hyp_id="h1", ref_kind="profile", ref_id="prof1",
+                                   summary=next(c.summary for c in candidates(session.state).items
+                                                if c.ref_id == "prof1")))
+    md = render(session.state)
+    assert "## Profiles" in md and "### prof2" in md and "`nvjet_sm90_tst_256x8_64x6_2x1_v_bz_NNT`" in md
+    assert "GPU idle 84.9 %" in md and "GPU idle 3.7 %" in md
+    assert "- appeared: `memcpy32_post`" in md and "vanished: `Memcpy DtoD (Device -> Device)`" in md
+    assert "prof1 (gpu-a): other 69 %" in md  # the evidence line under the hypothesis
+    c = compare(session.state.profiles[0].summary, session.state.profiles[1].summary)
+    assert [x.name for x in c.appeared] == ["memcpy32_post"]
+    assert [x.name for x in c.vanished] == ["Memcpy DtoD (Device -> Device)"]
+    assert c.idle_before is not None and c.idle_after is not None and c.idle_after < c.idle_before
+
+
+def test_bar_cells_add_up_and_capture_args() -> None:
+    s = summarize_files([GRAPH])
+    segs = bar_segments(s, 80)
+    assert sum(x.cells for x in segs) == 80 and segs[0].bucket == "other" and segs[0].cells == 55
+    assert parse_capture_args("http://127.0.0.1:30000 5") == ("http://127.0.0.1:30000", 5)
+    assert parse_capture_args("http://h:1 0") == ("http://h:1", None)
+    for bad in ("", "ftp://x", "http://h:1 five", "a b c"):
+        try:
+            parse_capture_args(bad)
+        except ValueError:
+            continue
+        raise AssertionError(bad)
+
+
+async def test_p_opens_the_view_and_c_captures_from_the_server(tmp_path: Path) -> None:
+    registry = HostRegistry()
+    registry.add(local_host())
+    cockpit = Cockpit(registry=registry, sessions_dir=tmp_path)
+    cockpit.config.profile.timeout = 20
+    app = PerftriageApp(cockpit)
+    with ProfilingServerSimulator(tp_size=2) as sim:
+        async with app.run_test(size=(160, 45)) as pilot:
+            await pilot.press("P")
+            await wait_for(lambda: isinstance(app.screen, ProfileScreen))
+            assert "No capture yet" in str(app.screen.query_one("#profile-head").render())
+            await pilot.press("c")
+            await wait_for(lambda: app.screen.__class__.__name__ == "PromptScreen")
+            inp = app.screen.query_one("Input")
+            inp.value = f"{sim.url} 3"  # type: ignore[attr-defined]
+            await pilot.press("enter")
+            await wait_for(lambda: len(cockpit.session.state.profiles) == 1, timeout=30)
+            screen = app.screen
+            assert isinstance(screen, ProfileScreen)
+            await wait_for(lambda: screen.query_one("#profile-kernels", DataTable).row_count > 5)
+            assert "prof1" in screen.progress
+            head = str(screen.query_one("#profile-head").render())
+            assert "2 rank(s)" in head and "3 steps" in head
+            await pilot.press("escape")
+            await wait_for(lambda: not isinstance(app.screen, ProfileScreen))
+    start = next(b for _, p, b in sim.requests if p == "/start_profile")
+    assert start is not None and start["num_steps"] == 3
+
+
+def _snapshot_app():
+    cockpit = Cockpit(registry=HostRegistry())
+    cockpit.session.emit(_captured("prof1", EAGER))
+    cockpit.session.emit(_captured("prof2", [GRAPH]))
+
+    class ProfileApp(PerftriageApp):
+        def on_mount(self) -> None:
+            super().on_mount()
+            self.call_later(lambda: self.push_screen(ProfileScreen()))
+
+    return ProfileApp(cockpit)
+
+
+def test_profile_view_snapshot(snap_compare):
+    assert snap_compare(_snapshot_app(), terminal_size=(160, 45), press=["d"])
+
+
+async def test_the_view_shows_a_replayed_capture_and_refuses_to_capture(tmp_path: Path):
+    live = Cockpit(registry=HostRegistry(), sessions_dir=tmp_path)
+    await live.profiles.import_files([GRAPH])
+    live.session.close()
+    assert live.session.path is not None
+    session, _ = Session.from_transcript(live.session.path)
+    app = PerftriageApp(Cockpit(registry=HostRegistry(), session=session))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("P")
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen))
+        screen = app.screen
+        await wait_for(lambda: "prof1" in str(screen.query_one("#profile-head").render()))
+        assert screen.query_one("#profile-kernels", DataTable).row_count == 19
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, ProfileScreen)  # no capture form in a replay
+
+
+def test_the_capture_form_offers_the_engine_url_the_engine_view_reads() -> None:
+    from perftriage.core.store.config import Config, HostConfig, ServerProfile
+
+    config = Config(hosts=[HostConfig(name="localhost", metrics_url="http://127.0.0.1:31000/metrics")],
+                    servers=[ServerProfile(name="s", command="x", host="other",
+                                           metrics_url="http://127.0.0.1:8000/metrics")])
+    registry = HostRegistry()
+    registry.add(local_host(config.hosts[0]))
+    cockpit = Cockpit(config, registry=registry)
+    assert cockpit.profiles.default_url("localhost") == "http://127.0.0.1:31000"
+    assert cockpit.profiles.default_url("nowhere") == "http://127.0.0.1:30000"

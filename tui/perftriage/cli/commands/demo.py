@@ -1,0 +1,92 @@
+"""`perftriage demo`: the cockpit on a SIMULATED SGLang server, on localhost.
+
+No GPU, no config: a bundled simulator (``perftriage.simulator.sglang_sim``) writes
+SGLang 0.5.23 startup lines, then decode / prefill lines (and now and then an
+error); the launcher starts it from a server profile, so the Logs pane
+follows it, plots its throughput and shows time-to-ready, and a few example
+probes are queued. Transcripts go to a temporary directory unless
+``--sessions-dir`` was given.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+DEMO_SERVER = "sglang-sim"
+
+
+def free_loopback_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def demo_config(log: Path, rate: float, metrics_port: int | None = None):
+    from perftriage.core.store.config import Config, ServerProfile
+
+    port = metrics_port or free_loopback_port()
+    profile = ServerProfile(
+        name=DEMO_SERVER,
+        command="{python} -m perftriage.simulator.sglang_sim --rate {rate} --startup-s {startup}"
+                " --metrics-port {metrics_port}",
+        host="localhost",
+        log=str(log),
+        args={"python": sys.executable, "rate": f"{rate:g}", "startup": "1.5",
+              "metrics_port": str(port)},
+        metrics_url=f"http://127.0.0.1:{port}/metrics",  # read by the engine source
+    )
+    return Config(servers=[profile])
+
+
+EXAMPLE_PROBES = (("import", ["json"]), ("which", ["python3"]), ("shell", ["uname -a"]))
+
+
+async def start_demo(cockpit) -> None:
+    """Start the simulated server and queue the example probes."""
+    cockpit.servers.start(DEMO_SERVER)
+    for kind, args in EXAMPLE_PROBES:
+        try:
+            cockpit.probes.enqueue("localhost", kind, args)
+        except (ValueError, KeyError) as exc:  # a probe kind this build lacks
+            click.echo(f"demo: probe {kind} skipped: {exc}", err=True)
+
+
+def build(sessions_dir: Path, rate: float, workdir: Path):
+    from perftriage.services.cockpit import Cockpit
+
+    config = demo_config(workdir / "sglang-sim.log", rate)
+    return Cockpit(config, sessions_dir=sessions_dir, name="demo")
+
+
+@click.command("demo")
+@click.option("--rate", type=click.FloatRange(min=0.1), default=8.0, show_default=True,
+              help="Simulated decode/prefill log lines per second.")
+@click.pass_obj
+def command(g, rate: float) -> None:
+    """Open the cockpit on a SIMULATED SGLang server (no GPU, no config).
+
+    The simulator's log is followed and its throughput plotted; press S to
+    restart it with other arguments (e.g. `sglang-sim rate=200`), K to stop it.
+    """
+    from perftriage.ui.app import PerftriageApp
+    from perftriage.cli.launch import sessions_dir_failure
+
+    workdir = Path(tempfile.mkdtemp(prefix="perftriage-demo-"))
+    sessions_dir = g.sessions_dir if g.sessions_dir is not None else workdir / "sessions"
+    with sessions_dir_failure():
+        cockpit = build(sessions_dir, rate, workdir)
+
+    class DemoApp(PerftriageApp):
+        def on_mount(self) -> None:
+            self.run_worker(start_demo(self.cockpit), exit_on_error=False, group="demo")
+
+    app = DemoApp(cockpit)
+    app.run()
+    if cockpit.session.path:
+        click.echo(f"transcript: {cockpit.session.path}", err=True)
+    click.echo(f"simulated server log: {workdir / 'sglang-sim.log'}", err=True)

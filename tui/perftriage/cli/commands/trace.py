@@ -1,0 +1,56 @@
+"""``perftriage trace FILE... [--json] [--top N]``: which kernels eat the step,
+from torch.profiler / Kineto traces (one file per rank) or an nsys
+``cuda_gpu_kern_sum`` CSV (headless, no Textual)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import msgspec
+
+from perftriage.cli.globals import Globals, UsageFailure
+from perftriage.core.profile.buckets import RuleError
+from perftriage.core.profile.model import ProfileSummary, TraceError
+
+
+def user_rules(g: Globals | None) -> list[tuple[str, str]]:
+    """The config's ``[[profile.rules]]`` as (bucket, pattern) pairs."""
+    if g is None:
+        return []
+    return [(r.bucket, r.pattern) for r in g.load_config().profile.rules]
+
+
+def emit(summary: ProfileSummary, as_json: bool, top: int | None) -> None:
+    from perftriage.core.profile.table import render
+
+    if as_json:
+        sys.stdout.write(msgspec.json.encode(summary.top(top)).decode() + "\n")
+    else:
+        sys.stdout.write(render(summary, top if top is not None else 20) + "\n")
+
+
+@click.command(name="trace")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Only the N biggest kernels (default: all with --json, 20 in the table).")
+@click.pass_context
+def command(ctx: click.Context, files: tuple[str, ...], as_json: bool, top: int | None) -> None:
+    """Summarise profiler traces: each kernel's total ms, calls, mean µs, share
+    of all kernel time and spread over ranks; kernels in buckets
+    (communication, moe, attention, gemm, memcpy/memset, elementwise/norm,
+    other; extend with [[profile.rules]] in the config); GPU idle share of
+    the capture window and exposed communication.
+
+    FILE is a torch.profiler / Kineto Chrome trace (.json or .json.gz, one
+    per rank) or an nsys `cuda_gpu_kern_sum` CSV. A file that cannot be read
+    (missing, truncated, not a trace) exits 2 naming it.
+    """
+    from perftriage.core.profile.summarize import summarize_files
+
+    try:
+        summary = summarize_files(list(files), user_rules(ctx.find_object(Globals)))
+    except (TraceError, RuleError) as exc:
+        raise UsageFailure(str(exc)) from None
+    emit(summary, as_json, top)

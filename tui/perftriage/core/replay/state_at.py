@@ -1,0 +1,235 @@
+"""State at a moment, headless: ``perftriage replay SESSION --at T --json``.
+
+:func:`state_at` streams the transcript through the reducer and stops at
+the first event after ``T`` (it never indexes or keeps events);
+:func:`state_json` is the documented JSON shape of a state.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from perftriage.core.model import events as ev
+from perftriage.core.model import reducer
+from perftriage.core.model.check_state import overall
+from perftriage.core.model.state import SessionState
+from perftriage.core.replay.timeline import REPLAY_LOG_RING, new_state
+from perftriage.core.store import stream, transcript
+
+_CLOCK = re.compile(r"^(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
+
+
+class TimeOutOfRange(ValueError):
+    """T is before the start or after the end of the session."""
+
+
+def parse_time(text: str) -> float | None:
+    """Seconds from ``"12.5"``, ``"MM:SS"``, ``"HH:MM:SS"``; None for ``"end"``.
+    Raises ValueError with a one-line reason otherwise."""
+    text = text.strip()
+    if text.lower() == "end":
+        return None
+    m = _CLOCK.match(text)
+    if m:
+        hours, minutes, seconds = m.groups()
+        if float(seconds) >= 60 or (hours is not None and int(minutes) >= 60):
+            raise ValueError(f"{text!r}: minutes and seconds must be below 60")
+        return int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds)
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{text!r}: expected seconds (12.5), MM:SS, HH:MM:SS or 'end'") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text!r}: not a time")
+    return value
+
+
+LOG_LINES_PREFIX = b'{"type":"log.lines"'
+HOST_SAMPLE_PREFIX = b'{"type":"host.sample","host":"'
+
+
+def raw_t(line: bytes) -> float:
+    """An event's ``t`` read from its encoded line without decoding it. Only
+    for log.lines and host.sample lines: their ``t`` is the last ``"t":`` key
+    (strings are JSON-escaped, and no nested object of theirs has a ``t``);
+    absent means 0 (omitted default)."""
+    i = line.rfind(b'"t":')
+    if i < 0:
+        return 0.0
+    j = line.find(b",", i)
+    return float(line[i + 4:j if j > 0 else line.rfind(b"}")])
+
+
+def _raw_host(line: bytes) -> str | None:
+    start = len(HOST_SAMPLE_PREFIX)
+    end = line.find(b'"', start)
+    name = line[start:end]
+    return None if end < 0 or b"\\" in name else name.decode("utf-8", "replace")
+
+
+def _skip_rest(fh, size: int) -> bytes:
+    """Read past the rest of a line too long to hold (``size`` bytes read so far)."""
+    while True:
+        piece = fh.readline(stream.SKIP_PIECE)
+        size += len(piece)
+        if not piece or piece.endswith(b"\n"):
+            return stream.TooLong(size - (1 if piece.endswith(b"\n") else 0))
+
+
+def state_at(path: Path | str, t: float | None,
+             problems: list[stream.LineProblem] | None = None,
+             log_lines: Callable[[float, str, list[str]], None] | None = None,
+             ) -> tuple[SessionState, float]:
+    """The state with every event of time <= ``t`` applied (``None``: all),
+    as far as :func:`state_json` shows it, and the session's duration as far
+    as it was read. Raises :class:`TimeOutOfRange` when ``t`` is outside
+    ``[0, duration]``.
+
+    Streams, and skips what the JSON does not show: log lines are not decoded
+    at all, and of a host's samples only the latest is decoded (plus the
+    first one after a host.status, which may bring the host up), so the
+    reducer sees every event that changes hosts, probes, hypotheses, gaps
+    and notes, in order. ``log_lines``, when given, is called with each
+    batch of log lines (time, source id, lines) instead (the report's scan).
+    ``event_count`` and ``last_t`` count every event, skipped or not."""
+    path = Path(path)
+    first, offset = stream.header_and_offset(path)
+    if not first.strip():
+        raise transcript.TranscriptError(f"{path}: empty file, not a perftriage session")
+    header = transcript._parse_header(path, first)
+    state = new_state(header, str(header.get("name") or path.stem), REPLAY_LOG_RING)
+    if t is not None and t < 0:
+        raise TimeOutOfRange(f"T={t:g}s is before the session started (T >= 0)")
+    apply, decode = reducer.apply, ev._decoder.decode
+    pending: dict[str, tuple[int, bytes]] = {}  # host -> (line number, latest sample line)
+
+    def decoded(lineno: int, line: bytes, terminated: bool = True) -> ev.Event | None:
+        try:
+            return decode(line)
+        except stream.DECODE_ERRORS as exc:
+            if problems is not None:
+                problems.append(stream.line_problem(lineno, line, exc, terminated))
+            return None
+
+    def flush(host: str) -> None:
+        lineno, line = pending.pop(host)
+        event = decoded(lineno, line)
+        if event is not None:
+            apply(state, event)
+
+    limit = float("inf") if t is None else t
+    last_t = 0.0
+    count = 0
+    past_t = False
+    lineno = 1
+    hosts, skip_logs = state.hosts, log_lines is None
+    max_line = stream.MAX_LINE_BYTES
+    with stream.open_regular(path) as fh:
+        fh.seek(offset)
+        # readline with a limit, called from C: no generator per line, no line held whole
+        for line in iter(functools.partial(fh.readline, max_line + 1), b""):
+            lineno += 1
+            terminated = line[-1:] == b"\n"
+            if len(line) > max_line and not terminated:  # too long to hold: read past it
+                size, line = len(line), b""
+                line, terminated = _skip_rest(fh, size), True
+            # judged by its time alone, not decoded: a host sample (superseded
+            # unless it is the host's last) and, without a scan, log lines
+            host = _raw_host(line) if terminated and line.startswith(HOST_SAMPLE_PREFIX) else None
+            if host is not None or (skip_logs and terminated and line.startswith(LOG_LINES_PREFIX)):
+                lt = raw_t(line)
+                if lt > limit:
+                    past_t, last_t = True, lt
+                    break
+                if lt > last_t:
+                    last_t = lt
+                if host is None:
+                    count += 1
+                    continue
+                hs = hosts.get(host)
+                if hs is not None and hs.conn_state not in ("connecting", "retrying"):
+                    count += 1
+                    pending[host] = (lineno, line)
+                    continue
+                pending.pop(host, None)
+            elif line.isspace() or line.startswith(stream.SUMMARY_PREFIX):
+                continue
+            event = decoded(lineno, line, terminated)
+            if event is None:
+                continue
+            if event.t > limit:
+                past_t, last_t = True, event.t
+                break
+            count += 1
+            if event.t > last_t:
+                last_t = event.t
+            if log_lines is not None and type(event) is ev.LogLines:
+                log_lines(event.t, event.source_id, event.lines)
+                if event.source_id in state.logs:
+                    continue
+                event = ev.LogLines(source_id=event.source_id, t=event.t, wall=event.wall)
+            if isinstance(event, ev.HostStatus) and event.host in pending:
+                flush(event.host)
+            apply(state, event)
+    for host in list(pending):
+        flush(host)
+    state.event_count, state.last_t = count, last_t
+    if t is not None and not past_t and t > last_t:
+        raise TimeOutOfRange(f"T={t:g}s is after the end of the session ({last_t:.3f}s)")
+    return state, last_t
+
+
+def _builtins(obj: Any) -> Any:
+    return msgspec.to_builtins(obj)
+
+
+def _check_json(h: Any) -> dict[str, Any]:
+    """A hypothesis's check as recorded: its verdict over all scopes, each
+    scope's verdict with the values and reason, every change so far."""
+    return {
+        "text": h.check, "for_s": h.for_s, "scope": h.scope, "verdict": overall(h.verdicts),
+        "scopes": [{"scope": s, "verdict": v.verdict, "since": v.since_t, "values": v.values,
+                    "reason": v.reason} for s, v in h.verdicts.items()],
+        "changes": [{"t": c.t, "scope": c.scope, "verdict": c.verdict, "values": c.values,
+                     "reason": c.reason} for c in h.verdict_log],
+    }
+
+
+def state_json(state: SessionState, t: float) -> dict[str, Any]:
+    """``{t, hosts, probes, hypotheses, gaps, notes}`` as documented in docs/replay.md."""
+    hosts = {
+        name: {
+            "state": hs.conn_state,
+            "reason": hs.reason,
+            "sample_t": hs.sample_t,
+            "gpus": [_builtins(g) for g in hs.gpus],
+        }
+        for name, hs in state.hosts.items()
+    }
+    probes = [
+        {"id": p.probe_id, "host": p.host, "kind": p.kind, "args": list(p.args),
+         "status": p.status, "summary": p.summary}
+        for p in state.probes.values()
+    ]
+    hypotheses = [
+        {"id": h.hyp_id, "title": h.title, "status": h.status, "note": h.note,
+         "evidence": [{"kind": e.ref_kind, "ref": e.ref_id, "stance": e.stance,
+                       "summary": e.summary, "t": e.t} for e in h.evidence],
+         **({"check": _check_json(h)} if h.check else {})}
+        for h in state.hypotheses
+    ]
+    gaps = []
+    for g in state.gaps:
+        d = _builtins(g)
+        d.pop("type", None)
+        gaps.append(d)
+    notes = [{"t": n.t, "text": n.text, "host": n.host} for n in state.notes]
+    return {"t": t, "hosts": hosts, "probes": probes, "hypotheses": hypotheses,
+            "gaps": gaps, "notes": notes}

@@ -1,0 +1,93 @@
+"""What panes and screens need from the app, as a typed protocol.
+
+Widgets reach the app through ``self.app``, which Textual types as a plain
+``App``; :func:`app_context` gives them the cockpit's own side of it
+(implemented by :class:`perftriage.ui.app.PerftriageApp`) without importing the
+app module, so the import graph stays one way: app → screens → widgets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, cast
+
+if TYPE_CHECKING:  # pragma: no cover
+    from textual.app import App
+    from textual.dom import DOMNode
+    from textual.message import Message
+    from textual.widget import Widget
+
+    from perftriage.ui.refresh import Refresher
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.services.session import Session
+    from perftriage.ui.theming import Catalog
+    from perftriage.ui.probe_target import ProbeTarget
+
+
+@dataclass
+class ViewPrefs:
+    """How views are shown, per pane, while the app runs (not saved): the
+    Logs pane's wrap toggle (``W``) survives tab switches and the screen
+    being rebuilt, and each pane keeps its own choice."""
+
+    wrap: dict[str, bool] = field(default_factory=dict)  # pane name -> long lines wrap
+
+
+class ThemeChooser(Protocol):
+    """The app's theme controller, as the theme palette uses it."""
+
+    @property
+    def catalog(self) -> Catalog: ...
+
+    def choose(self, name: str) -> None: ...
+
+
+class AppContext(Protocol):
+    @property
+    def cockpit(self) -> Cockpit: ...
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def refresher(self) -> Refresher: ...
+
+    @property
+    def probe_target(self) -> ProbeTarget: ...
+
+    @property
+    def themes(self) -> ThemeChooser: ...
+
+    @property
+    def view_prefs(self) -> ViewPrefs: ...
+
+    def expect_screen(self) -> None:
+        """Call right before posting a message that asks for a dialog: keys
+        typed until it is on screen go to it, not to the pane."""
+
+
+def app_context(node: DOMNode) -> AppContext:
+    """The running PerftriageApp of ``node``, typed by what it offers."""
+    return cast("AppContext", node.app)
+
+
+def ask_for_screen(widget: Widget, message: Message) -> None:
+    """Post ``message``, which asks the main screen for a dialog (a widget
+    cannot push one): keys typed until it is on screen go to it, not to the
+    widget's own bindings."""
+    app_context(widget).expect_screen()
+    widget.post_message(message)
+
+
+REPLAY_REFUSAL = "replay: keys that touch a host (probes, servers, log follows) are off"
+
+
+def refuse_in_replay(node: Widget | App, *, annotation: bool = False) -> bool:
+    """True (and a one-line notice) when the session is a replay. Notes and
+    hypotheses (``annotation``) are refused only where the replay cannot take
+    them (a player takes them into a derived session: services/replay.py)."""
+    cockpit = app_context(node).cockpit
+    if not cockpit.replay or (annotation and cockpit.session.accepts_annotations):
+        return False
+    node.notify(getattr(cockpit.session, "refusal", REPLAY_REFUSAL), severity="warning")
+    return True

@@ -1,0 +1,119 @@
+"""The hypothesis actions that need a modal: add (``H``), edit, delete
+(confirmed), pick evidence, details, and the roofline panel (``G``).
+
+The Hypotheses pane asks for the per-hypothesis ones with a message (a
+widget does not push screens); the main screen and the app call these.
+Every change is an event through ``Session.emit``; the refresh path shows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.app import App
+
+from perftriage.ui.app_context import refuse_in_replay
+from perftriage.core.analysis import roofline
+from perftriage.core.model import events as ev
+from perftriage.ui.screens.hypothesis_detail import HypothesisDetailScreen
+from perftriage.ui.screens.hypothesis_evidence import Candidate, EvidencePickerScreen
+from perftriage.ui.screens.hypothesis_form import ConfirmScreen, HypothesisForm, HypothesisFormScreen
+from perftriage.ui.screens.roofline import RooflineScreen
+from perftriage.services.cockpit import Cockpit
+from perftriage.ui.widgets.hypotheses import Dialog, HypothesesPane
+
+
+class HypothesisFlows:
+    def __init__(self, app: App, cockpit: Cockpit,
+                 pane: Callable[[], HypothesesPane | None]) -> None:
+        self.app = app
+        self.cockpit = cockpit
+        self.session = cockpit.session
+        self._pane = pane
+
+
+    def _new_hyp_id(self) -> str:
+        while True:
+            hyp_id = self.session.new_id("h")
+            if self.session.state.hypothesis(hyp_id) is None:
+                return hyp_id
+
+    def add(self) -> None:
+        if refuse_in_replay(self.app, annotation=True):
+            return
+
+        def added(value: HypothesisForm | None) -> None:
+            if value is None:
+                return
+            hyp_id = self._new_hyp_id()
+            self.session.emit(ev.HypothesisAdded(hyp_id=hyp_id, title=value.title, note=value.note,
+                                                 check=value.check, for_s=value.for_s))
+            if (pane := self._pane()) is not None:
+                pane.select(hyp_id)
+                pane.table.focus()
+
+        self.app.push_screen(HypothesisFormScreen("new hypothesis"), added)
+
+    def open(self, dialog: Dialog, hyp_id: str) -> None:
+        """What the pane asked for (its ``Requested`` message)."""
+        h = self.session.state.hypothesis(hyp_id)
+        if h is None:
+            return
+        if dialog == "details":
+            self.app.push_screen(HypothesisDetailScreen(hyp_id))
+        elif dialog == "edit":
+            self.app.push_screen(
+                HypothesisFormScreen(f"edit hypothesis {hyp_id}", h.title, h.note, h.check,
+                                     h.for_s, h.scope),
+                lambda value: self._edited(hyp_id, value),
+            )
+        elif dialog == "delete":
+            self.app.push_screen(ConfirmScreen(f"Delete hypothesis “{h.title}”?"),
+                                 lambda yes: self._deleted(hyp_id, yes))
+        elif dialog == "evidence":
+            self.app.push_screen(EvidencePickerScreen(self.session.state, h.title),
+                                 lambda value: self._picked(hyp_id, value))
+
+    def _edited(self, hyp_id: str, value: HypothesisForm | None) -> None:
+        h = self.session.state.hypothesis(hyp_id)
+        if value is None or h is None or value == (h.title, h.note, h.check, h.for_s):
+            return
+        title, note, check, for_s = value
+        self.session.emit(ev.HypothesisUpdated(
+            hyp_id=hyp_id,
+            title=title if title != h.title else None,
+            note=note if note != h.note else None,
+            check=check if check != h.check else None,
+            for_s=for_s if for_s != h.for_s else None,
+        ))
+        if (pane := self._pane()) is not None:
+            pane.select(hyp_id)
+
+    def _deleted(self, hyp_id: str, yes: bool | None) -> None:
+        h = self.session.state.hypothesis(hyp_id)
+        if yes and h is not None:
+            self.session.emit(ev.HypothesisDeleted(hyp_id=hyp_id))
+            self.app.notify(f"deleted: {h.title}")
+
+    def _picked(self, hyp_id: str, value: tuple[Candidate, ev.Stance] | None) -> None:
+        h = self.session.state.hypothesis(hyp_id)
+        pane = self._pane()
+        if value is None or h is None or pane is None:
+            return
+        c, stance = value
+        pane.link_evidence(h, c.ref_kind, c.ref_id, stance, c.summary)
+
+    def roofline(self) -> None:
+        def computed(value: tuple[roofline.RooflineResult, dict] | None) -> None:
+            if value is None:
+                return
+            r, inputs = value
+            self.session.emit(ev.GapComputed(
+                floor_ms=r.floor_ms, ceiling_tps=r.ceiling_tps,
+                bandwidth_gbs_total=r.bandwidth_gbs_total, measured_ms=r.measured_ms,
+                gap=r.gap, efficiency_pct=r.efficiency_pct, inputs=inputs,
+            ))
+            self.app.notify(f"gap recorded: {roofline.summary_line(r)}")
+
+        read_only = self.cockpit.replay and not self.session.accepts_annotations
+        self.app.push_screen(RooflineScreen(self.session.state, read_only=read_only), computed)

@@ -1,0 +1,109 @@
+"""Launching probes (the global keys ``i g n v w h !`` and the palette):
+a small form, then the probe is queued on the target host(s).
+
+The target is the host chosen in the form (remembered for the next probe)
+or, with ``a`` toggled on, every host at once (fan-out). ``n`` (nvsmi) and
+templates take no form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.app import App
+
+from perftriage.core import probes
+from perftriage.ui.screens.prompt import PromptScreen
+from perftriage.services.cockpit import Cockpit
+from perftriage.ui.probe_target import ALL_HOSTS, ProbeTarget
+from perftriage.ui.widgets.probes import ProbesPane
+
+# kind -> (key, footer label)
+PROBE_KEYS = {
+    "import": ("i", "Import"),
+    "grep": ("g", "Grep"),
+    "nvsmi": ("n", "nvsmi"),
+    "version": ("v", "Version"),
+    "which": ("w", "Which"),
+    "http": ("h", "HTTP"),
+    "shell": ("exclamation_mark", "Shell"),
+}
+
+
+class ProbeLauncher:
+    def __init__(self, app: App, cockpit: Cockpit, target: ProbeTarget,
+                 pane: Callable[[], ProbesPane | None]) -> None:
+        self.app = app
+        self.cockpit = cockpit
+        self.target = target
+        self._pane = pane
+
+    @property
+    def hosts(self) -> list[str]:
+        return self.cockpit.registry.names or list(self.cockpit.session.state.hosts)
+
+    def _show_target(self) -> None:
+        if (pane := self._pane()) is not None:
+            pane.show_target()
+
+    def select_host(self, host: str) -> None:
+        self.target.choose(host)
+        self._show_target()
+
+    def toggle_all_hosts(self) -> None:
+        self.target.all_hosts = not self.target.all_hosts
+        self._show_target()
+        self.app.notify(f"probes run {self.target.label(self.cockpit.registry.names, False)}")
+
+    def _launch(self, kind: str, args: list[str], target: str) -> None:
+        runner = self.cockpit.probes
+        try:
+            if target == ALL_HOSTS:
+                runner.enqueue_all(kind, args)
+            else:
+                runner.enqueue(target, kind, args)
+        except (probes.ProbeUsageError, KeyError) as exc:
+            self.app.notify(str(exc), title="probe not queued", severity="error")
+
+    def template(self, name: str) -> None:
+        self._launch(name, [], self.target.target(self.hosts))
+
+    def ask(self, kind: str) -> None:
+        """The form for ``kind`` (none when it takes no arguments), then queue it."""
+        spec = probes.get(kind)
+        if spec.max_args == 0:
+            self._launch(kind, [], self.target.target(self.hosts))
+            return
+
+        def validate(value: str) -> str | None:
+            try:
+                spec.validate(spec.parse_line(value))
+            except ValueError as exc:
+                return str(exc)
+            return None
+
+        hosts = self.cockpit.registry.names
+        choices = [(h, h) for h in hosts]
+        if len(hosts) > 1:
+            choices.append((f"all hosts ({len(hosts)})", ALL_HOSTS))
+        current = self.target.target(self.hosts)
+        screen = PromptScreen(
+            f"probe: {kind}" + ("  — runs AS SHELL" if kind == "shell" else ""),
+            f"probe.{kind}",
+            placeholder=spec.usage,
+            help=spec.help,
+            validate=validate,
+            choices=choices if len(choices) > 1 else None,
+            choice=current if len(choices) > 1 else None,
+            choice_label="host",
+        )
+
+        def launched(value: str | None) -> None:
+            if value is None:
+                return
+            target = screen.choice or self.target.target(self.hosts)
+            self.target.choose(target)
+            self._show_target()
+            self._launch(kind, spec.parse_line(value), target)
+
+        self.app.push_screen(screen, launched)

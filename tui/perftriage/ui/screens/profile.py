@@ -1,0 +1,277 @@
+"""The Profile view: which kernels eat the step.
+
+Top: the capture's headline (host, engine, ranks, kernel time, GPU idle
+share of the window, exposed communication) and the buckets as one bar.
+Left: the biggest kernels (total ms, calls, mean µs, share, spread over
+ranks). Right: the buckets, the ranks (window, idle, exposed communication),
+and with ``d`` the comparison with the capture before it (kernels that
+appeared, vanished, changed share).
+
+``c`` captures from a running server (SGLang/vLLM, through the host's SSH
+connection; the parse runs in a child process, a progress line says what
+it is waiting for); ``[`` / ``]`` step through the captures. Works in a
+replay too (capturing is refused there).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from perftriage.ui.app_context import app_context, refuse_in_replay
+from perftriage.core.model.events import ProfileCaptured
+from perftriage.core.model.state import Section, SessionState
+from perftriage.core.profile.compare import compare
+from perftriage.core.profile.table import short_name
+from perftriage.core.sanitize import visible
+from perftriage.core.view.profile_view import bar_segments, headline
+from perftriage.ui.screens.prompt import PromptScreen
+from perftriage.services.profile_capture import CaptureFailed
+from perftriage.transport.base import TransportError
+from perftriage.transport.http_get import BadUrl, parse_http_url
+
+BUCKET_STYLE = {
+    "communication": "on #b5651d", "moe": "on #7b3fa0", "attention": "on #2a7ab0",
+    "gemm": "on #2e8b57", "memcpy/memset": "on #8a8a2a", "elementwise/norm": "on #5f6b7a",
+    "other": "on #444444",
+}
+KERNEL_ROWS = 40
+BAR_WIDTH = 80
+
+
+def parse_capture_args(text: str) -> tuple[str, int | None]:
+    """``URL [STEPS]`` from the capture form; ValueError with the reason."""
+    parts = text.split()
+    if not parts or len(parts) > 2:
+        raise ValueError("expected: URL [STEPS], e.g. http://127.0.0.1:30000 5")
+    try:
+        parse_http_url(parts[0])
+    except BadUrl as exc:
+        raise ValueError(str(exc)) from None
+    if len(parts) == 1:
+        return parts[0], None
+    if not parts[1].isdigit():
+        raise ValueError(f"steps must be a whole number, not {parts[1]!r}")
+    return parts[0], int(parts[1]) or None
+
+
+def bar_text(cap: ProfileCaptured, width: int = BAR_WIDTH) -> Text:
+    text = Text()
+    for seg in bar_segments(cap.summary, width):
+        label = f" {seg.bucket} {seg.pct:.0f}%"
+        cell = label[: seg.cells].ljust(seg.cells)
+        text.append(cell, style=f"bold white {BUCKET_STYLE.get(seg.bucket, 'on #444444')}")
+    return text
+
+
+class ProfileScreen(Screen[None]):
+    SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.PROFILES})
+
+    BINDINGS = [
+        Binding("escape", "close", "back", id="profile.close"),
+        Binding("c", "capture", "capture", id="profile.capture",
+                tooltip="profile N steps of a running SGLang/vLLM server"),
+        Binding("left_square_bracket", "step(-1)", "previous", id="profile.previous"),
+        Binding("right_square_bracket", "step(1)", "next", id="profile.next"),
+        Binding("d", "toggle_compare", "compare", id="profile.compare",
+                tooltip="kernels that appeared, vanished or changed share since the capture before"),
+    ]
+    DEFAULT_CSS = """
+    ProfileScreen { layout: vertical; }
+    ProfileScreen #profile-head { height: auto; padding: 0 1; text-style: bold; }
+    ProfileScreen #profile-progress { height: 1; padding: 0 1; color: $text-muted; }
+    ProfileScreen #profile-bar { height: 1; padding: 0 1; }
+    ProfileScreen #profile-body { height: 1fr; }
+    ProfileScreen #profile-kernels-box { width: 3fr; border: round $pane-border; }
+    ProfileScreen #profile-side { width: 2fr; }
+    ProfileScreen #profile-buckets-box, ProfileScreen #profile-ranks-box {
+        height: auto; max-height: 12; border: round $pane-border;
+    }
+    ProfileScreen #profile-compare { height: 1fr; border: round $pane-border; padding: 0 1; }
+    ProfileScreen DataTable { height: auto; max-height: 100%; }
+    ProfileScreen #profile-kernels { height: 1fr; }
+    """
+
+    def __init__(self, capture_on_open: bool = False) -> None:
+        super().__init__()
+        self.index: int | None = None  # None: the newest capture
+        self.comparing = False
+        self.capture_on_open = capture_on_open
+        self.progress = ""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="profile-head")
+        yield Static(id="profile-progress")
+        yield Static(id="profile-bar")
+        with Horizontal(id="profile-body"):
+            with Vertical(id="profile-kernels-box") as box:
+                box.border_title = "Kernels (by total time, summed over ranks)"
+                yield DataTable(id="profile-kernels", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="profile-side"):
+                with Vertical(id="profile-buckets-box") as b:
+                    b.border_title = "Buckets"
+                    yield DataTable(id="profile-buckets", cursor_type="none")
+                with Vertical(id="profile-ranks-box") as r:
+                    r.border_title = "Ranks"
+                    yield DataTable(id="profile-ranks", cursor_type="none")
+                yield Static(id="profile-compare")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#profile-buckets", DataTable).add_columns("bucket", "ms", "share")
+        self.query_one("#profile-ranks", DataTable).add_columns(
+            "rank", "window ms", "kernel ms", "idle", "exposed comm")
+        app = app_context(self)
+        app.refresher.watch(self)
+        self.show_state(app.session.state)
+        if self.capture_on_open:
+            self.call_later(self.action_capture)
+
+    # --- rendering -----------------------------------------------------------------
+
+    def current(self, state: SessionState) -> ProfileCaptured | None:
+        if not state.profiles:
+            return None
+        i = len(state.profiles) - 1 if self.index is None else self.index
+        return state.profiles[max(0, min(i, len(state.profiles) - 1))]
+
+    def show_state(self, state: SessionState) -> None:
+        cap = self.current(state)
+        head = self.query_one("#profile-head", Static)
+        self.query_one("#profile-progress", Static).update(Text(self.progress))
+        kernels = self.query_one("#profile-kernels", DataTable)
+        buckets = self.query_one("#profile-buckets", DataTable)
+        ranks = self.query_one("#profile-ranks", DataTable)
+        kernels.clear(columns=True)
+        buckets.clear()
+        ranks.clear()
+        if cap is None:
+            head.update(Text("No capture yet: c captures N steps from a running server "
+                             "(or `perftriage trace FILE...` reads trace files headless)."))
+            self.query_one("#profile-bar", Static).update("")
+            self.query_one("#profile-compare", Static).update("")
+            return
+        pos = state.profiles.index(cap) + 1
+        head.update(Text(f"[{pos}/{len(state.profiles)}] " + visible(headline(cap))))
+        self.query_one("#profile-bar", Static).update(bar_text(cap))
+        s = cap.summary
+        # figures first, the (long) name last: as Nsight's kernel summary
+        cols = ["#", "total ms", "share", "calls", "avg µs"]
+        if s.ranks > 1:
+            cols.append("spread")
+        kernels.add_columns(*cols, "bucket", "kernel")
+        for i, k in enumerate(s.kernels[:KERNEL_ROWS], 1):
+            row: list[str | Text] = [str(i), f"{k.total_ms:.3f}", f"{k.pct:.1f}%", str(k.calls),
+                                     f"{k.avg_us:.1f}"]
+            if s.ranks > 1:
+                row.append(f"{k.spread_pct:.0f}%")
+            row += [Text(visible(k.bucket), style=BUCKET_STYLE.get(k.bucket, "")),
+                    Text(short_name(k.name, 60))]
+            kernels.add_row(*row)
+        for b in s.buckets:
+            buckets.add_row(Text(visible(b.bucket), style=BUCKET_STYLE.get(b.bucket, "")),
+                            f"{b.total_ms:.3f}", f"{b.pct:.1f}%")
+        for r in s.per_rank:
+            ranks.add_row(visible(r.rank), _num(r.window_ms, ".2f"), f"{r.kernel_ms:.2f}",
+                          _num(r.idle_pct, ".1f", "%"), _num(r.exposed_comm_ms, ".3f"))
+        self.query_one("#profile-compare", Static).update(self._compare_text(state, cap))
+
+    def _compare_text(self, state: SessionState, cap: ProfileCaptured) -> Text:
+        i = state.profiles.index(cap)
+        if not self.comparing:
+            return Text("d: compare with the capture before", style="dim")
+        if i == 0:
+            return Text("nothing to compare with: this is the first capture", style="dim")
+        prev = state.profiles[i - 1]
+        c = compare(prev.summary, cap.summary)
+        out = Text.assemble((f"{visible(cap.capture_id)} against {visible(prev.capture_id)}\n",
+                             "bold"))
+        if c.idle_before is not None and c.idle_after is not None:
+            out.append(f"GPU idle {c.idle_before:.1f}% → {c.idle_after:.1f}%\n")
+        for label, items, style in (("appeared", c.appeared, "green"),
+                                    ("vanished", c.vanished, "red"),
+                                    ("changed", c.changed, "yellow")):
+            out.append(f"{label} ({len(items)})\n", style=f"bold {style}")
+            for x in items[:6]:
+                out.append(f"  {x.before_pct:5.1f}% → {x.after_pct:5.1f}%  "
+                           f"{short_name(x.name, 48)}\n")
+        return out
+
+    def _redraw(self) -> None:
+        self.show_state(app_context(self).session.state)
+
+    # --- actions -------------------------------------------------------------------
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_step(self, delta: int) -> None:
+        profiles = app_context(self).session.state.profiles
+        if not profiles:
+            return
+        i = len(profiles) - 1 if self.index is None else self.index
+        self.index = max(0, min(len(profiles) - 1, i + delta))
+        self._redraw()
+
+    def action_toggle_compare(self) -> None:
+        self.comparing = not self.comparing
+        self._redraw()
+
+    def action_capture(self) -> None:
+        if refuse_in_replay(self):
+            return
+        cockpit = app_context(self).cockpit
+        hosts = cockpit.registry.names
+        if not hosts:
+            self.notify("profile: no host to capture through", severity="warning")
+            return
+        host = hosts[0]
+        steps = cockpit.config.profile.steps
+
+        def validate(text: str) -> str | None:
+            try:
+                parse_capture_args(text)
+            except ValueError as exc:
+                return str(exc)
+            return None
+
+        prompt = PromptScreen(
+            "capture a profile", "profile",
+            value=f"{cockpit.profiles.default_url(host)} {steps}",
+            help="URL [STEPS]: the server as the host sees it; STEPS 0 profiles 5 s then stops",
+            validate=validate, choices=[(h, h) for h in hosts], choice=host, choice_label="host")
+
+        def done(text: str | None) -> None:
+            if text:
+                url, n = parse_capture_args(text)
+                self.run_worker(self._capture(prompt.choice or host, url, n),
+                                exit_on_error=False, group="profile")
+
+        self.app.push_screen(prompt, done)
+
+    async def _capture(self, host: str, url: str, steps: int | None) -> None:
+        def progress(msg: str) -> None:
+            self.progress = f"{host}: {visible(msg)}"
+            self.query_one("#profile-progress", Static).update(Text(self.progress))
+
+        progress(f"capturing from {url}")
+        try:
+            cap = await app_context(self).cockpit.profiles.capture(host, url, steps, progress)
+        except (CaptureFailed, TransportError) as exc:
+            progress(f"failed: {exc}")
+            self.notify(f"profile: {visible(str(exc))}", severity="error", timeout=12)
+            return
+        self.index = None
+        progress(f"{cap.capture_id}: {len(cap.files)} trace file(s) kept next to the transcript")
+        if cap.missing:
+            self.notify(f"profile: no trace from {', '.join(cap.missing)}", severity="warning")
+
+
+def _num(v: float | None, fmt: str, unit: str = "") -> str:
+    return "n/a" if v is None else f"{v:{fmt}}{unit}"

@@ -1,0 +1,199 @@
+"""The roofline / gap panel: the decode floor from model size and memory
+bandwidth, compared with the measured ms/token. Prefilled from what the
+session knows (GPU count and bandwidth of a connected host, the mean
+inter-token latency from the engine's /metrics or else batch-1 throughput
+from the server log, the previous computation's inputs);
+recomputed as you type; Enter records a ``GapComputed`` event."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Vertical
+from textual.css.query import NoMatches
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, Static
+
+from perftriage.core.analysis import roofline
+from perftriage.core.model import host_info
+from perftriage.core.model.engine_state import ms_per_token_for
+from perftriage.core.report.markdown import batch1_ms_per_token
+from perftriage.core.model.state import SessionState
+from perftriage.ui.widgets.gap_view import GapView
+from perftriage.ui.widgets.status_style import styled
+
+# (input id, label, compute() keyword, help)
+FIELDS: tuple[tuple[str, str, str, str], ...] = (
+    ("weights_gb", "weights GB / step", "weights_gb", "bytes read per token step, GB"),
+    ("active_params_b", "or active params B", "active_params_b", "MoE: active experts only"),
+    ("bits", "bits / weight", "bits", "with active params: 8 FP8, 4 FP4"),
+    ("kv_gb", "KV GB / step", "kv_gb", "optional"),
+    ("gpus", "GPUs", "gpus", "weights spread over"),
+    ("bandwidth_gbs", "GB/s per GPU", "bandwidth_gbs", "or give a GPU name"),
+    ("gpu", "GPU name", "gpu", "known: " + ", ".join(roofline.KNOWN_GPUS)),
+    ("measured_ms", "measured ms/token", "measured_ms", "batch 1"),
+)
+FLOAT_FIELDS = {"weights_gb", "active_params_b", "bits", "kv_gb", "bandwidth_gbs", "measured_ms"}
+
+
+def prefill(state: SessionState) -> dict[str, str]:
+    """Initial form values from the session: last inputs, hosts, logs."""
+    values: dict[str, str] = {}
+    if state.gaps:
+        for k, v in state.gaps[-1].inputs.items():
+            if v is not None:
+                values[k] = f"{v:g}" if isinstance(v, float) else str(v)
+    best = max(state.hosts.values(), key=lambda h: len(h.gpus), default=None)
+    if best is not None and best.gpus and "gpus" not in values:
+        gpu = best.gpus[0]
+        values["gpus"] = str(len(best.gpus))
+        bw = gpu.bandwidth_gbs or host_info.gpu_bandwidth(best.info, gpu.index) or roofline.bandwidth_from_nvml(
+            gpu.bus_width_bits, gpu.mem_clock_max_mhz)
+        if bw:
+            values["bandwidth_gbs"] = f"{float(bw):.0f}"
+            values.pop("gpu", None)
+        elif gpu.name:
+            try:
+                values["gpu"] = roofline.lookup_gpu(gpu.name)[0]
+            except roofline.RooflineError:
+                pass  # an unknown card: the user types the bandwidth
+    measured = None
+    for src in state.logs.values():
+        last = src.metrics.last_decode  # the log parser's newest decode metric
+        if last is not None and last.running == 1 and last.gen_tps:
+            measured = 1000.0 / last.gen_tps
+        else:
+            measured = batch1_ms_per_token(src.lines) or measured
+    # the engine's own inter-token latency, when a /metrics endpoint reports it, is
+    # more exact than the log's tokens/s (mean over the last 10 s, any batch: a step)
+    measured = ms_per_token_for(state.engines) or measured
+    if measured is not None:
+        values["measured_ms"] = f"{measured:.1f}"
+    return values
+
+
+def parse(values: dict[str, str]) -> dict[str, Any]:
+    """Form strings -> compute() keywords; RooflineError names the field."""
+    kwargs: dict[str, Any] = {}
+    for key, label, kw, _ in FIELDS:
+        raw = values.get(key, "").strip()
+        if not raw:
+            continue
+        if key == "gpu":
+            kwargs[kw] = raw
+        elif key == "gpus":
+            try:
+                kwargs[kw] = int(raw)
+            except ValueError:
+                raise roofline.RooflineError(f"{label}: not a whole number: {raw!r}") from None
+        else:
+            try:
+                kwargs[kw] = float(raw)
+            except ValueError:
+                raise roofline.RooflineError(f"{label}: not a number: {raw!r}") from None
+    kwargs.setdefault("gpus", 1)
+    return kwargs
+
+
+class RooflineScreen(ModalScreen[tuple[roofline.RooflineResult, dict[str, Any]] | None]):
+    DEFAULT_CSS = """
+    RooflineScreen { align: center middle; }
+    RooflineScreen > Vertical {
+        width: 96; height: auto; padding: 1 2;
+        border: thick $accent; background: $surface;
+    }
+    RooflineScreen Grid {
+        grid-size: 3; grid-columns: 20 22 1fr; grid-rows: 1; grid-gutter: 0 1;
+        height: auto; margin: 1 0 0 0;
+    }
+    RooflineScreen Grid Label { text-wrap: nowrap; text-overflow: ellipsis; }
+    RooflineScreen .help { color: $text-muted; }
+    RooflineScreen #roofline-result { height: auto; padding: 1 0 0 0; }
+    """
+    BINDINGS = [
+        Binding("escape", "cancel", "Close", id="roofline.close"),
+        Binding("ctrl+s", "record", "Record", id="roofline.record"),
+    ]
+
+    def __init__(self, state: SessionState, read_only: bool = False) -> None:
+        super().__init__()
+        self.initial = prefill(state)
+        self.session_state = state
+        self.read_only = read_only
+        self.result: roofline.RooflineResult | None = None
+        self.kwargs: dict[str, Any] = {}
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("[b]roofline: decode floor and gap[/b]")
+            yield Label("floor = bytes read per token step / (GPUs × GB/s per GPU)", classes="help")
+            with Grid():
+                for key, label, _, help_text in FIELDS:
+                    yield Label(label)
+                    yield Input(value=self.initial.get(key, ""), id=f"rl-{key}", compact=True)
+                    yield Label(help_text, classes="help")
+            yield Static("", id="roofline-result")
+            yield GapView(self.session_state, id="gap-live")
+            action = "Esc close" if self.read_only else "Enter record in the session · Esc close"
+            yield Label(f"Tab next field · {action}", classes="help")
+
+    def on_mount(self) -> None:
+        self.recompute()
+        self.query_one("#rl-weights_gb", Input).focus()
+
+    def values(self) -> dict[str, str]:
+        return {key: self.query_one(f"#rl-{key}", Input).value for key, *_ in FIELDS}
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.recompute()
+
+    def recompute(self) -> None:
+        out = self.query_one("#roofline-result", Static)
+        try:
+            self.kwargs = parse(self.values())
+            self._follow_form(self.kwargs)
+            self.result = roofline.compute(**self.kwargs)
+        except roofline.RooflineError as exc:
+            self.result = None
+            out.update(styled("failed", str(exc)))
+            return
+        r = self.result
+        lines = [
+            f"floor        [b]{r.floor_ms:.3f} ms/token[/b]   ({r.bytes_gb:g} GB over "
+            f"{r.bandwidth_gbs_total:g} GB/s)",
+            f"ceiling      {r.ceiling_tps:.1f} tokens/s",
+        ]
+        if r.measured_ms is not None:
+            lines.append(f"measured     {r.measured_ms:g} ms/token")
+            lines.append("gap          " + styled("refuted" if (r.gap or 0) > 2 else "supported",
+                                                   roofline.fmt_gap(r.gap)))
+            lines.append(f"efficiency   {r.efficiency_pct:.1f}% of memory bandwidth")
+        out.update("\n".join(lines))
+
+    def _follow_form(self, kwargs: dict[str, Any]) -> None:
+        """The live Gap view uses the form's bytes per step as they are typed
+        (its peak comes from the counters, so no bandwidth field is needed)."""
+        with contextlib.suppress(NoMatches):
+            view = self.query_one("#gap-live", GapView)
+            view.inputs = dict(kwargs)
+            view.refresh_gap()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_record()
+
+    def action_record(self) -> None:
+        if self.read_only:
+            self.notify("this is a replay: read-only", severity="warning")
+            return
+        if self.result is None:
+            self.notify("fix the inputs first", severity="warning")
+            return
+        inputs = {k: v for k, v in self.kwargs.items()}
+        self.dismiss((self.result, inputs))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

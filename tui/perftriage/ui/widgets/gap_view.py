@@ -1,0 +1,87 @@
+"""The Gap view inside the G panel: the live gap of one host, updated each
+second from the session state with :func:`perftriage.core.analysis.gap_live.live_gap`
+(the same arithmetic as the recorded ``gap.sample`` events and ``perftriage gap``).
+
+Shows floor, measured and gap; three witnesses of the traffic (achieved
+DRAM, useful, the engine's own estimate) and the achieved/useful ratio; DRAM idle share; NVLink against its capacity; one bar per GPU with the
+slowest marked; and the verdict in words.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.widgets import Static
+
+from perftriage.core.analysis.gap import GapResult
+from perftriage.core.analysis.gap_live import counters_host, live_gap
+from perftriage.ui.app_context import app_context
+from perftriage.core.model.state import Section, SessionState
+from perftriage.ui.widgets.format import bar, safe
+from perftriage.ui.widgets.status_style import styled, threshold
+
+VERDICT_STATUS = {"near-floor": "supported", "wasted-traffic": "refuted", "communication": "testing",
+                  "idle": "testing", "access": "testing", "stuck": "failed"}
+
+
+def _v(x: float | None, spec: str, unit: str = "") -> str:
+    return "n/a" if x is None else f"{format(x, spec)}{unit}"
+
+
+def gap_lines(r: GapResult | None, host: str | None, per_gpu_peak: dict[int, float] | None = None,
+              ) -> list[str]:
+    if r is None or host is None:
+        return ["[b]live gap[/b]  [$text-muted]no bandwidth counters yet (NVML GPM locally, "
+                "nvidia-smi dmon on remote hosts)[/]"]
+    head = f"[b]live gap[/b] · {safe(host)} · {r.source}  [$text-muted]updates each second[/]"
+    lines = [head]
+    if r.error and r.dram_busy_pct is None:
+        lines.append(f"counters n/a: {safe(r.error)}")
+    gap = _v(r.gap, ".2f", "×")
+    if r.gap is not None:
+        gap = styled("supported" if r.gap <= 1.15 else "refuted" if r.gap > 2 else "testing", gap)
+    lines.append(f"floor {_v(r.floor_ms, '.3f', ' ms')}   measured {_v(r.measured_ms, '.3f', ' ' + r.ms_label)}"
+                 f"   gap [b]{gap}[/b]")
+    peak = f" of {r.peak_gbs:.0f}" if r.peak_gbs else ""
+    lines.append(f"DRAM achieved {_v(r.dram_bw_gbs, '.0f', ' GB/s')} ({_v(r.dram_busy_pct, '.0f', ' %')}{peak})"
+                 f"   useful {_v(r.useful_bw_gbs, '.0f', ' GB/s')}"
+                 f"   traffic [b]{_v(r.traffic_ratio, '.2f', '×')}[/b]")
+    link = "n/a" if r.nvlink_pct is None else f"{r.nvlink_pct:.0f} % of capacity"
+    # the third witness: the engine's own estimate of what it reads per GPU
+    lines.append(f"DRAM idle {_v(r.idle_pct, '.0f', ' %')}   NVLink {link}"
+                 + (f"   batch {r.batch}" if r.batch else "")
+                 + f"   engine est. {_v(r.engine_read_gbs, '.0f', ' GB/s')}")
+    for g in r.gpus:
+        col = threshold(g.dram_busy_pct, 60, 85)
+        mark = "  ◀ slowest" if r.slowest_gpu == g.index else ""
+        lines.append(f" GPU{g.index} DRAM [{col}]{bar(g.dram_busy_pct, 12)}[/] {_v(g.dram_busy_pct, '3.0f', '%')}"
+                     f"  {_v(g.dram_bw_gbs, '5.0f', ' GB/s')}  SM {_v(g.sm_active_pct, '3.0f', '%')}{mark}")
+    lines.append("verdict: " + styled(VERDICT_STATUS.get(r.verdict_kind, "open"), safe(r.verdict)))
+    return lines
+
+
+class GapView(Static):
+    """Re-renders from the live session state when what the live gap reads
+    changes (counters, logs, engines, gaps: the app's refresh path), and on demand."""
+
+    SECTIONS: ClassVar[frozenset[Section]] = frozenset(
+        {Section.HOSTS, Section.GAPS, Section.LOGS, Section.ENGINES})
+
+    DEFAULT_CSS = "GapView { height: auto; padding: 1 0 0 0; }"
+
+    def __init__(self, state: SessionState, host: str | None = None, **kwargs) -> None:
+        super().__init__("", **kwargs)
+        self.session_state = state
+        self.host = host
+        self.inputs: dict | None = None  # the form's inputs while they are valid
+
+    def on_mount(self) -> None:
+        app_context(self).refresher.watch(self)
+
+    def show_state(self, state: SessionState) -> None:
+        self.refresh_gap()
+
+    def refresh_gap(self) -> None:
+        host = counters_host(self.session_state, self.host)
+        r = live_gap(self.session_state, host, self.inputs) if host else None
+        self.update("\n".join(gap_lines(r, host)))

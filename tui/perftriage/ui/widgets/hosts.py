@@ -1,0 +1,299 @@
+"""Hosts pane: per host its state, CPU / RAM / load, and one row per GPU.
+
+Each GPU row: utilisation bar, memory used/total, power/limit, temperature,
+SM clock and a sparkline of recent utilisation — and, toggled with ``p``,
+of power (utilisation reads 100% even when a GPU is starved; power tells
+more). Colours come from theme variables through ``status_style``; data
+older than ``stale_after`` is greyed with its age.
+"""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Static
+
+from perftriage.ui.app_context import ask_for_screen
+from perftriage.core.model.events import GpuSample
+from perftriage.core.model.state import HostState, Section, SessionState
+from perftriage.ui.widgets.format import bar, gib, num, sparkline, safe
+from perftriage.ui.widgets.pane import Pane
+from perftriage.ui.widgets.status_style import STATUS_VAR, styled, threshold
+
+STALE_AFTER_S = 5.0
+SPARK_W = 16
+MUTED = STATUS_VAR["stale"]
+
+
+def _age(age: float) -> str:
+    return f"{age:.0f}s" if age < 120 else f"{age / 60:.0f}m"
+
+
+def _mem(used_mib: float | None, total_mib: float | None) -> str:
+    """GPU memory, in GiB once it is large (keeps the row short on narrow panes)."""
+    if total_mib is not None and total_mib >= 10 * 1024:
+        used = "n/a" if used_mib is None else f"{used_mib / 1024:.1f}"
+        return f"{used}/{total_mib / 1024:.0f}G"
+    return f"{num(used_mib, '{:.0f}')}/{num(total_mib, '{:.0f}')}MiB"
+
+
+def _cells(markup: str) -> int:
+    return Content.from_markup(markup).cell_length
+
+
+def dram_cell(hs: HostState, index: int, room: int = 200) -> str:
+    """Achieved DRAM bandwidth of one GPU and its share of the peak (GPM), or
+    ``n/a``; empty when the host has no counter source at all. The widest
+    form that fits ``room`` cells (a GPU row never wraps)."""
+    c = hs.counters
+    if c is None:
+        return ""
+    got = next((x for x in c.gpus if x.index == index), None)
+    if got is None or got.dram_busy_pct is None:
+        return "  DRAM n/a"
+    if got.stuck:
+        return f"  [{STATUS_VAR['failed']}]DRAM 0? stuck[/]"
+    pct = f"{got.dram_busy_pct:.0f}%"
+    if got.dram_bw_gbs is None:
+        return f"  DRAM {pct}"
+    forms = (f"  DRAM {got.dram_bw_gbs:.0f}GB/s {pct}", f" DRAM {got.dram_bw_gbs:.0f}GB/s {pct}",
+             f" DRAM {got.dram_bw_gbs / 1000:.2f}T {pct}")
+    return next((f for f in forms if len(f) <= room), forms[-1])
+
+
+def gpu_row(g: GpuSample, hs: HostState, show_power: bool, stale: bool, width: int = 200) -> str:
+    """One GPU on one line; the sparklines shrink to fit ``width`` rather than wrap."""
+    if stale:
+        col = temp_col = MUTED
+    else:
+        col = threshold(g.util_pct, 50, 90)
+        temp_col = threshold(g.temp_c, 75, 85)
+    power_pct = (100.0 * g.power_w / g.power_limit_w
+                 if g.power_w is not None and g.power_limit_w else None)
+    pwr_col = MUTED if stale else threshold(power_pct, 80, 95)
+    parts = [
+        f" GPU{g.index} [{col}]{bar(g.util_pct, 8)}[/] {num(g.util_pct, '{:3.0f}')}%",
+        f"  mem {_mem(g.mem_used_mib, g.mem_total_mib)}",
+        f"  [{pwr_col}]{num(g.power_w)}/{num(g.power_limit_w)}W[/]",
+        f"  [{temp_col}]{num(g.temp_c)}°C[/]",
+        f"  {num(g.sm_clock_mhz)}MHz",
+    ]
+    # one line per GPU, always: on a narrow pane the clock, then the
+    # temperature, then the power go (host detail, D, has them all)
+    while len(parts) > 2 and _cells("".join(parts)) > width:
+        parts.pop()
+    row = "".join(parts)
+    row += dram_cell(hs, g.index, width - _cells(row) - 2)
+    room = width - _cells(row) - 2
+    spark_w = min(SPARK_W, room // 2 - 1 if show_power else room)
+    if spark_w >= 4:
+        util_hist = sparkline(hs.util_history.get(g.index, ()), spark_w, hi=100)
+        row += f"  [{col}]{util_hist}[/]"
+        if show_power:
+            hi = g.power_limit_w or None
+            power_hist = sparkline(hs.power_history.get(g.index, ()), spark_w, hi=hi)
+            row += f" [{pwr_col}]P{power_hist}[/]"
+    return f"[{MUTED}]{row}[/]" if stale else row
+
+
+def per_core_line(per_cpu: list[float], width: int) -> str | None:
+    """One spark character per core, when the pane is wide enough for all of them."""
+    if not per_cpu or width < 40:
+        return None
+    room = width - 9
+    if len(per_cpu) > room:
+        return None
+    cells = "".join(
+        f"[{threshold(v, 70, 90)}]{sparkline([v], 1, hi=100)}[/]" for v in per_cpu
+    )
+    return f" cores  {cells}"
+
+
+def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: int = 80,
+               stale_after: float = STALE_AFTER_S, max_gpus: int | None = None,
+               selected: bool = False) -> str:
+    """``max_gpus``: GPU rows shown, the rest told as ``+N more`` (a pane
+    shorter than the host). ``selected``: the host probes run on."""
+    s = hs.sample
+    state = hs.conn_state
+    age = (now_t - hs.sample_t) if hs.sample_t is not None else None
+    host_stale = age is not None and age > stale_after
+    if age is not None and host_stale:  # age tested again: mypy does not narrow through a bool
+        if state == "up":
+            state_txt = styled("stale", f"stale {_age(age)}")
+        else:
+            state_txt = styled(state) + f" [{MUTED}]data {_age(age)} old[/]"
+    else:
+        state_txt = styled(state)
+    head = ("[reverse]▶[/reverse] " if selected else "") + f"[b]{safe(hs.name)}[/b] {state_txt}"
+    if hs.reason:
+        head += f" [$text-muted]{safe(hs.reason)}[/]"
+    bw = hs.info.get("bandwidth_gbs_total")
+    if bw:
+        head += f" [$text-muted]· {bw / 1000:.2f} TB/s peak[/]"
+    lines = [head]
+    if s is not None:
+        mem_pct = (
+            100.0 * s.mem_used_bytes / s.mem_total_bytes
+            if s.mem_used_bytes is not None and s.mem_total_bytes
+            else None
+        )
+        cpu_col = MUTED if host_stale else threshold(s.cpu_pct, 70, 90)
+        cpu = (
+            f" CPU [{cpu_col}]{bar(s.cpu_pct, 8)}[/] {num(s.cpu_pct, '{:5.1f}')}%"
+            f"  RAM {gib(s.mem_used_bytes)}/{gib(s.mem_total_bytes)} ({num(mem_pct)}%)"
+            f"  load {num(s.load1, '{:.2f}')} {sparkline(hs.cpu_history, SPARK_W, hi=100)}"
+        )
+        lines.append(f"[{MUTED}]{cpu}[/]" if host_stale else cpu)
+        if not host_stale and (cores := per_core_line(s.per_cpu_pct, width)):
+            lines.append(cores)
+        gpu_stale = host_stale or s.gpu_age_s is not None
+        if s.gpu_error:
+            msg = s.gpu_error
+            if s.gpu_age_s is not None and s.gpus:
+                msg = f"GPU readings stale {_age(s.gpu_age_s)}: {s.gpu_error}"
+            lines.append(f" [$text-muted]{safe(msg)}[/]")
+        if hs.counters is not None and hs.counters.error:
+            lines.append(f" [$text-muted]bandwidth counters: {safe(hs.counters.error)}[/]")
+        shown = s.gpus if max_gpus is None or len(s.gpus) <= max_gpus \
+            else s.gpus[:max(1, max_gpus - 1)]
+        for g in shown:
+            lines.append(gpu_row(g, hs, show_power, gpu_stale, width))
+        if len(shown) < len(s.gpus):
+            lines.append(f" [$text-muted]+{len(s.gpus) - len(shown)} more "
+                         f"(z zooms, D details)[/]")
+    elif state == "up":
+        lines.append(" [$text-muted]waiting for the first sample…[/]")
+    return "\n".join(lines)
+
+
+class HostsBody(VerticalScroll):
+    """The pane's scroll area; ↑/↓ select a host (the pane fits its hosts,
+    telling hidden GPUs as "+N more", so they need not scroll)."""
+
+    BINDINGS = [
+        Binding("up", "select(-1)", "Prev host", show=False, id="hosts.select_prev",
+                tooltip="select the previous host: probes run on the selected host"),
+        Binding("down", "select(1)", "Next host", show=False, id="hosts.select_next",
+                tooltip="select the next host: probes run on the selected host"),
+    ]
+
+    def action_select(self, step: int) -> None:
+        pane = self.parent
+        if isinstance(pane, HostsPane):
+            pane.action_select(step)
+
+
+class HostsPane(Pane):
+    SECTIONS = frozenset({Section.HOSTS, Section.CLOCK})  # ages of stale data tick
+    BINDINGS = [
+        Binding("enter", "detail", "Detail", id="hosts.detail_enter",
+                tooltip="Open the detail view of the hosts (←/→ switch host there)"),
+        Binding("D", "detail", "Host detail", id="hosts.detail",
+                tooltip="Processes per GPU, clocks, throttle reasons and nvidia-smi topo -m"),
+        Binding("p", "power", "Power", id="hosts.power",
+                tooltip="Show the power sparkline beside utilisation in the Hosts pane"),
+    ]
+
+    class DetailRequested(Message):
+        """Open the detail view of ``host`` (handled by the main screen)."""
+
+        def __init__(self, host: str) -> None:
+            super().__init__()
+            self.host = host
+
+    def __init__(self, title: str, **kwargs) -> None:
+        super().__init__(title, **kwargs)
+        self.show_power = False
+        self.selected_host: str | None = None  # None: the first host
+        self._text: str | None = None  # what the body shows now
+
+    def compose(self):
+        with HostsBody():
+            yield Static(id="hosts-body")
+
+    def on_mount(self) -> None:
+        # [ui] show_power_history: power sparklines from the start
+        self.show_power = self.ctx.cockpit.config.ui.show_power_history
+
+    def now_t(self, state: SessionState) -> float:
+        """Session time now: the clock when live, the last event in a replay."""
+        cockpit = self.ctx.cockpit
+        if not cockpit.replay:
+            return max(cockpit.session.elapsed, state.last_t)
+        return state.last_t
+
+    def stale_after(self) -> float:
+        interval = self.ctx.cockpit.sample_interval or 1.0
+        return max(STALE_AFTER_S, 3 * interval)
+
+    def show_state(self, state: SessionState) -> None:
+        now = self.now_t(state)
+        width = max(self.size.width - 2, 40)
+        stale_after = self.stale_after()
+        selected = self.selected_host if self.selected_host in state.hosts else None
+
+        def blocks_with(max_gpus: int | None) -> list[str]:
+            return [host_block(hs, now, show_power=self.show_power, width=width,
+                               stale_after=stale_after, max_gpus=max_gpus,
+                               selected=hs.name == selected)
+                    for hs in state.hosts.values()]
+
+        def height(blocks: list[str]) -> int:  # screen rows, wrapped lines counted
+            return sum(-(-max(1, _cells(line)) // width) for b in blocks
+                       for line in b.split("\n")) + len(blocks) - 1
+
+        blocks = blocks_with(None)
+        rows = self.size.height - 2  # inside the border
+        if rows > 0 and height(blocks) > rows:
+            # too tall: fewer GPU rows per host, the rest told as "+N more"
+            most = max((len(hs.gpus) for hs in state.hosts.values()), default=0)
+            for cap in range(most - 1, 0, -1):
+                blocks = blocks_with(cap)
+                if height(blocks) <= rows:
+                    break
+        text = "\n\n".join(blocks) or "no hosts"
+        if text == self._text:
+            return
+        # Same number of lines (rows never wrap): no re-layout of the screen,
+        # which would otherwise stall a log flood once a second.
+        same_height = self._text is not None and text.count("\n") == self._text.count("\n")
+        self._text = text
+        self.query_one("#hosts-body", Static).update(text, layout=not same_height)
+
+    def on_resize(self, event) -> None:
+        self._text = None  # how many GPU rows fit changed
+        self.show_state(self.ctx.session.state)
+
+    def action_power(self) -> None:
+        self.show_power = not self.show_power
+        self.show_state(self.ctx.session.state)
+        self.notify(f"power sparkline {'on' if self.show_power else 'off'}")
+
+    def action_select(self, step: int) -> None:
+        """Move the selection: the selected host is where probes run."""
+        names = list(self.ctx.session.state.hosts)
+        if not names:
+            return
+        cur = names.index(self.selected_host) if self.selected_host in names else -1
+        self.selected_host = names[(cur + step) % len(names)]
+        self.ctx.probe_target.choose(self.selected_host)
+        self.post_message(self.HostSelected(self.selected_host))
+        self._text = None
+        self.show_state(self.ctx.session.state)
+
+    class HostSelected(Message):
+        """The selection moved (the Probes pane shows where probes run)."""
+
+        def __init__(self, host: str) -> None:
+            super().__init__()
+            self.host = host
+
+    def action_detail(self) -> None:
+        names = list(self.ctx.session.state.hosts)
+        if not names:
+            self.notify("no hosts", severity="warning")
+            return
+        ask_for_screen(self, self.DetailRequested(self.selected_host or names[0]))
