@@ -57,7 +57,8 @@ class HypothesisFormScreen(FormScreen[tuple[str, str] | None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         if event.input.id == "hyp-title" and event.value.strip():
-            self.query_one("#hyp-note", Input).focus()
+            # now, not deferred: the keys typed behind this Enter are the note's
+            self.set_focus(self.query_one("#hyp-note", Input))
             return
         self.action_save()
 
@@ -66,7 +67,7 @@ class HypothesisFormScreen(FormScreen[tuple[str, str] | None]):
         note = self.query_one("#hyp-note", Input).value.strip()
         if not title:
             self.query_one("#hyp-form-error", Label).update("a hypothesis needs a title")
-            self.query_one("#hyp-title", Input).focus()
+            self.set_focus(self.query_one("#hyp-title", Input))
             return
         self.dismiss((title, note))
 
