@@ -39,6 +39,7 @@ from perftriage.screens.main import MainScreen
 from perftriage.screens.ordered_keys import OrderedKeysApp
 from perftriage.screens.probe_launch import PROBE_KEYS, ProbeLauncher
 from perftriage.screens.prompt import PromptScreen
+from perftriage.screens.quit_guard import QuitConfirmScreen, quit_question, unfinished_work
 from perftriage.screens.server_flows import ServerFlows
 from perftriage.services.cockpit import Cockpit
 from perftriage.core.sanitize import visible
@@ -168,6 +169,17 @@ class PerftriageApp(OrderedKeysApp[int]):
     # --- session ---------------------------------------------------------------
 
     async def action_quit(self) -> None:
+        """Quits, after asking once when probes are running or a form has
+        text (``q`` again or ``y`` then quits)."""
+        if not self.cockpit.replay and not isinstance(self.screen, QuitConfirmScreen):
+            reason = unfinished_work(self, self.session.state)
+            if reason is not None:
+                self.push_screen(quit_question(reason),
+                                 lambda yes: self.call_later(self._stop_and_exit) if yes else None)
+                return
+        await self._stop_and_exit()
+
+    async def _stop_and_exit(self) -> None:
         await self.cockpit.stop("quit")
         self.exit(0)
 

@@ -125,21 +125,26 @@ class FormScreen(ModalScreen[T], Generic[T]):
             while self._pending and not self._closed:
                 # keys typed before the form opened came by two paths: typed order
                 self._pending.sort(key=lambda e: e.time)
-                event = self._pending.pop(0)
                 if not self._on_top():  # closed, or another screen above: not ours now
-                    self._pending.insert(0, event)
-                    self._closed = True
                     break
+                event = self._pending.pop(0)
                 await self._deliver(event)
                 if not event.is_printable:
                     await self._settle()  # Enter posts Submitted: let the form act on it
-                if not self._on_top():  # the form closed: the rest is not ours
-                    self._closed = True
-            if self._closed and self._pending:
+            if self._pending and not self._on_top():
+                # dismissed (the rest is the App's), or covered by a dialog it
+                # opened (ctrl+q's question): the rest is for that one
+                self._closed = self._gone()
                 rest, self._pending = self._pending, []
                 _spill(self.app, rest)
         finally:
             self._delivering = False
+
+    def _gone(self) -> bool:
+        try:
+            return self not in self.app.screen_stack
+        except Exception:  # noqa: BLE001 - the app is shutting down
+            return True
 
     def _on_top(self) -> bool:
         try:

@@ -27,6 +27,7 @@ from perftriage.core.report.markdown import HYPOTHESIS_ICON, clock, probe_summar
 from perftriage.core.sanitize import visible
 from perftriage.widgets.format import safe_text
 from perftriage.widgets.pane import Pane
+from perftriage.widgets.row_table import RowTable
 from perftriage.widgets.probes import ProbesPane
 from perftriage.widgets.status_style import rich_colour, status_text
 
@@ -87,7 +88,7 @@ class HypothesesPane(Pane):
         self._select_when_shown: str | None = None  # a row not rendered yet
 
     def compose(self):
-        table = DataTable(id="hyp-table", cursor_type="row", zebra_stripes=True)
+        table = RowTable(id="hyp-table", cursor_type="row", zebra_stripes=True)
         table.add_columns("#", "status", "evidence", "hypothesis")
         yield table
         yield Static("", id="hyp-gap")

@@ -24,6 +24,7 @@ from perftriage.core.sanitize import visible
 from perftriage.core.model.state import ProbeState, Section, SessionState
 from perftriage.widgets.format import duration, safe_text
 from perftriage.widgets.pane import Pane
+from perftriage.widgets.row_table import RowTable
 from perftriage.widgets.status_style import PROBE_ICON, status_text
 
 DIFF_MARK = "≠ "
@@ -123,7 +124,7 @@ class ProbesPane(Pane):
     """
 
     def compose(self):
-        table = DataTable(id="probes-table", cursor_type="row", zebra_stripes=True)
+        table = RowTable(id="probes-table", cursor_type="row", zebra_stripes=True)
         for name in ("id", "host", "status", "probe", "time", "result"):
             table.add_column(name, key=name)
         yield table
