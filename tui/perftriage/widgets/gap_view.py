@@ -4,7 +4,7 @@ second from the session state with :func:`perftriage.core.analysis.gap_live.live
 
 Shows floor, measured and gap; achieved vs useful DRAM bandwidth and their
 ratio; DRAM idle share; NVLink against its capacity; one bar per GPU with the
-slowest marked; and the verdict in words.
+GPU that deviates from the others marked; and the verdict in words.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def gap_lines(r: GapResult | None, host: str | None, per_gpu_peak: dict[int, flo
                  + (f"   batch {r.batch}" if r.batch else ""))
     for g in r.gpus:
         col = threshold(g.dram_busy_pct, 60, 85)
-        mark = "  ◀ slowest" if r.slowest_gpu == g.index else ""
+        mark = f"  ◀ outlier ({r.outlier_side})" if r.slowest_gpu == g.index else ""
         lines.append(f" GPU{g.index} DRAM [{col}]{bar(g.dram_busy_pct, 12)}[/] {_v(g.dram_busy_pct, '3.0f', '%')}"
                      f"  {_v(g.dram_bw_gbs, '5.0f', ' GB/s')}  SM {_v(g.sm_active_pct, '3.0f', '%')}{mark}")
     lines.append("verdict: " + styled(VERDICT_STATUS.get(r.verdict_kind, "open"), safe(r.verdict)))
