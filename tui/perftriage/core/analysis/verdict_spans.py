@@ -103,3 +103,21 @@ def current_span(samples: Iterable[Any], host: str, at: float | None = None,
     rows = [s for s in samples if s.host == host and (at is None or s.t <= at)]
     spans = _spans(host, rows, hold_s) if rows else []
     return spans[-1] if spans else None
+
+
+GAP_KEYS = ("floor_ms", "measured_ms", "gap", "peak_gbs", "dram_bw_gbs", "dram_busy_pct",
+            "useful_bw_gbs", "traffic_ratio", "idle_pct", "tokens_per_s", "nvlink_pct",
+            "batch", "slowest_gpu", "outlier_side", "verdict", "verdict_kind", "source")
+
+
+def live_gaps_json(samples: Iterable[Any], at: float) -> dict[str, dict[str, Any]]:
+    """Per host, the live gap at ``at``: its latest ``gap.sample`` up to then
+    (``sample_t``, ``age_s``), and the debounced verdict span it is in."""
+    rows = [s for s in samples if s.t <= at]
+    out: dict[str, dict[str, Any]] = {}
+    for host, spans in spans_by_host(rows).items():
+        last = spans[-1].samples[-1]
+        out[host] = {"sample_t": last.t, "age_s": round(at - last.t, 3),
+                     **{k: getattr(last, k, None) for k in GAP_KEYS},
+                     "span": spans[-1].public()}
+    return out
