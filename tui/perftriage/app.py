@@ -105,7 +105,9 @@ class PerftriageApp(OrderedKeysApp[int]):
         self.cockpit = cockpit
         self.session = cockpit.session
         self.title = f"perftriage {__version__}"
-        self.probe_target = ProbeTarget(state=self.session.state)
+        self.probe_target = ProbeTarget(
+            state=self.session.state,
+            hosts=lambda: cockpit.registry.names or list(self.session.state.hosts))
         self.hyp_undo = HypothesisUndo()  # u in the Hypotheses pane
         self.view_prefs = ViewPrefs()  # per pane, while the app runs: log wrap
         self.session.subscribe(self.hyp_undo.observe)

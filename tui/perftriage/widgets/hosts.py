@@ -207,8 +207,17 @@ class HostsPane(Pane):
     def __init__(self, title: str, **kwargs) -> None:
         super().__init__(title, **kwargs)
         self.show_power = False
-        self.selected_host: str | None = None  # None: the first host
         self._text: str | None = None  # what the body shows now
+
+    @property
+    def selected_host(self) -> str | None:
+        """The host marked ▶: where the next probe runs — the one probe
+        target the Probes pane's border and the probe forms show too (None
+        while probes go to every host)."""
+        target = self.ctx.probe_target
+        if target.all_hosts:
+            return None
+        return target.selected_host(target.names())
 
     def compose(self):
         with HostsBody():
@@ -274,13 +283,14 @@ class HostsPane(Pane):
 
     def action_select(self, step: int) -> None:
         """Move the selection: the selected host is where probes run."""
-        names = list(self.ctx.session.state.hosts)
+        names = self.ctx.probe_target.names()
         if not names:
             return
         cur = names.index(self.selected_host) if self.selected_host in names else -1
-        self.selected_host = names[(cur + step) % len(names)]
-        self.ctx.probe_target.choose(self.selected_host)
-        self.post_message(self.HostSelected(self.selected_host))
+        host = names[(cur + step) % len(names)]
+        self.ctx.probe_target.choose(host)
+        self.post_message(self.HostSelected(host))
+        self.notify(f"probes now run on {host}", timeout=2)
         self._text = None
         self.show_state(self.ctx.session.state)
 

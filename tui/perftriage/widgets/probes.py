@@ -183,7 +183,7 @@ class ProbesPane(Pane):
     def show_target(self) -> None:
         """Where the next probe runs, under the title."""
         ctx = self.ctx
-        self.border_subtitle = ctx.probe_target.label(ctx.cockpit.registry.names,
+        self.border_subtitle = ctx.probe_target.label(ctx.probe_target.names(),
                                                       ctx.cockpit.replay)
 
     @property
@@ -266,6 +266,8 @@ class ProbesPane(Pane):
         self._rows.clear()
 
     def show_state(self, state: SessionState) -> None:
+        # the default target follows the hosts (the first with GPUs once sampled)
+        self.show_target()
         table = self.table
         at_bottom = table.cursor_row >= table.row_count - 1
         now_t = self._now(state)
