@@ -75,11 +75,14 @@ class PerftriageApp(OrderedKeysApp[int]):
     TITLE = "perftriage"
     BINDINGS = [
         *(Binding(key, f"probe('{kind}')", label, id=f"probe.{kind}",
-                  tooltip=probes.get(kind).help)
+                  tooltip=probes.get(kind).help + (
+                      "; runs at once on the probe target (no form)"
+                      if probes.get(kind).max_args == 0 else ""))
           for kind, (key, label) in PROBE_KEYS.items()),
         Binding("a", "probe_all_hosts", "All hosts", id="probe.all_hosts",
                 tooltip="toggle: run probes on every host at once"),
-        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("q", "quit", "Quit", id="app.quit",
+                tooltip="quit; asks once while probes run or a form has text (q or y quits)"),
         Binding("N", "note", "Note", id="session.note"),
         Binding("question_mark", "toggle_help", "Keys", id="app.help",
                 tooltip="Show or hide every key of the focused pane and the app"),
