@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-HOLD_S = 5.0  # a new verdict counts once it has held this long
+from perftriage.core.model.verdict_hold import HOLD_S
+
 MEDIAN_KEYS = ("floor_ms", "measured_ms", "gap", "dram_bw_gbs", "useful_bw_gbs",
                "traffic_ratio", "idle_pct", "dram_busy_pct")
 
