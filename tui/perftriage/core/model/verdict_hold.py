@@ -21,7 +21,7 @@ def confirmed_change(samples: Sequence[Any], latest: Any, hold_s: float = HOLD_S
     Called for every sample while a replay is indexed: it walks back only
     over the last ``hold_s`` seconds, unless the run just reached the hold."""
     mine = (s for s in reversed(samples) if s.host == latest.host)
-    if next(mine, None) is not latest:
+    if id(next(mine, None)) != id(latest):  # not the host's newest sample
         return None
     kind, start, prev_t = latest.verdict_kind, latest, None
     rest: list[Any] = []
