@@ -139,8 +139,16 @@ def test_keys_that_move_focus_land_where_they_were_typed_for(tmp_path):
             app.keys("Tab", "r")
             queued = app.wait_event("probe.queued", 3)
             assert queued[-1]["args"] == ["nvidia-smi"]
+
+            # hypotheses in bursts, no pause after H: Enter moves title -> note each time
+            for i in range(3):
+                app.keys("H", f"burst {i} title", "Enter", f"burst {i} note", "Enter")
+            added = app.wait_event("hypothesis.added", 4)
+            assert [(e["title"], e.get("note")) for e in added[1:]] == [
+                (f"burst {i} title", f"burst {i} note") for i in range(3)]
         finally:
             app.quit()
     events = app.events()
-    assert [e["title"] for e in events if e["type"] == "hypothesis.added"] == ["alpha title"]
+    assert [e["title"] for e in events if e["type"] == "hypothesis.added"] == [
+        "alpha title", "burst 0 title", "burst 1 title", "burst 2 title"]
     assert not [e for e in events if e["type"] == "hypothesis.deleted"]
