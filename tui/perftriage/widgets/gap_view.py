@@ -15,6 +15,9 @@ from textual.widgets import Static
 
 from perftriage.core.analysis.gap import GapResult
 from perftriage.core.analysis.gap_live import counters_host, live_gap
+from perftriage.core.analysis.verdict_spans import current_span
+from perftriage.core.model.verdict_hold import HOLD_S
+from perftriage.core.report.markdown import clock
 from perftriage.cockpit_app import cockpit_app
 from perftriage.core.model.state import Section, SessionState
 from perftriage.widgets.format import bar, safe
@@ -82,4 +85,10 @@ class GapView(Static):
     def refresh_gap(self) -> None:
         host = counters_host(self.session_state, self.host)
         r = live_gap(self.session_state, host, self.inputs) if host else None
-        self.update("\n".join(gap_lines(r, host)))
+        lines = gap_lines(r, host)
+        span = current_span(self.session_state.gap_samples, host) if host else None
+        if span is not None:
+            # the recorded verdict, debounced: it changes once a new one held a few seconds
+            lines.append(f"[$text-muted]held: {safe(span.verdict_kind)} since "
+                         f"{clock(span.start_t)} (a verdict changes after {HOLD_S:g} s)[/]")
+        self.update("\n".join(lines))
