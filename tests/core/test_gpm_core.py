@@ -179,13 +179,13 @@ def test_communication_bound_from_nvlink_capture():
     assert r.floor_ms is None and r.measured_ms is None and r.gap is None
 
 
-def test_idle_memory_and_links_and_slowest_gpu():
+def test_idle_memory_and_links_and_the_gpu_that_deviates():
     counters = [cnt.make_counters(i, peak_gbs=1000, dram_busy_pct=p) for i, p in
                 enumerate([50, 55, 20, 52])]
     r = gap.compute(bytes_gb=1.0, counters=counters, peak_gbs=1000, tokens_per_s=1600)
-    assert r.slowest_gpu == 1
+    assert (r.slowest_gpu, r.outlier_side) == (2, "low")
     assert r.verdict.startswith("memory and links idle 56 % of the time: look at launch overhead")
-    assert "GPU 1 is the slowest" in r.verdict
+    assert "GPU 2 deviates: DRAM 20 % busy, 31 points below the median 51 %" in r.verdict
 
 
 def test_batch_aware_measured_ms_and_useful_bandwidth():

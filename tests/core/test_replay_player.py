@@ -104,7 +104,7 @@ def test_cli_at_json_and_exit_2_outside(session_file, tmp_path):
                             "--at", "00:05", "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
-    assert set(doc) == {"t", "hosts", "probes", "hypotheses", "gaps", "notes"}
+    assert set(doc) == {"t", "hosts", "probes", "hypotheses", "gaps", "notes", "live_gaps"}
     assert doc["t"] == 5.0
     assert doc["probes"] == [{"id": "p1", "host": "gpu-a", "kind": "import",
                               "args": ["flashinfer.cute"], "status": "failed",
@@ -156,9 +156,11 @@ def test_seek_to_markers(session_file):
         assert player.position == m.index + 1
         if m.kind == "probe":
             assert player.state.probes["p1"].status == "failed"
-        if m.kind == "hypothesis":
+        if m.kind == "hypothesis" and "→" in m.label:  # a status change
             assert player.state.hypotheses[0].status == "testing"
-    assert kinds == ["probe", "error", "hypothesis", "note", "server", "gap"]
+        elif m.kind == "hypothesis":  # added: a beat of the story too
+            assert " + " in m.label and player.state.hypotheses
+    assert kinds == ["hypothesis", "probe", "error", "hypothesis", "note", "server", "gap"]
     back = player.prev_marker()
     assert back.kind == "server" and player.state.servers["sglang"].state == "starting"
     assert not player.state.gaps

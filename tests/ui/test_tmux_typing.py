@@ -77,8 +77,15 @@ def test_the_seed_investigation_typed_at_full_speed(tmp_path):
                      60, "the note on screen")
         finally:
             tmux(sock, "send-keys", "-t", "t", "q")
-            wait_for(lambda: tmux(sock, "has-session", "-t", "t").returncode != 0, 30,
-                     "the cockpit to quit")
+
+            def gone_or_asked() -> bool:
+                if tmux(sock, "has-session", "-t", "t").returncode != 0:
+                    return True
+                if "Quit anyway" in tmux(sock, "capture-pane", "-p", "-t", "t").stdout:
+                    tmux(sock, "send-keys", "-t", "t", "y")  # a probe still running: yes
+                return False
+
+            wait_for(gone_or_asked, 30, "the cockpit to quit")
     finally:
         tmux(sock, "kill-server")
         # the server is gone; its socket file is not (one per run: the name has the pid)

@@ -30,6 +30,7 @@ from perftriage.core.probe_kinds.kind import (  # noqa: F401 - the probe API, re
     ProbeKind,
     ProbeUsageError,
     Verdict,
+    shown_stdout,
     without_result,
 )
 

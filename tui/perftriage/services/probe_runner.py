@@ -191,8 +191,7 @@ class ProbeRunner:
                     ))
                     return
             detail: dict[str, Any] = {}
-            shown = (probes.without_result(result.stdout) if probes.get(kind).result_line
-                     else result.stdout)
+            shown = probes.shown_stdout(probes.get(kind), args, result.stdout)
             outputs: tuple[tuple[ev.ProbeStream, str], ...] = (
                 ("stdout", shown), ("stderr", result.stderr))
             for stream, text in outputs:

@@ -40,6 +40,7 @@ from perftriage.ui.main_screen import MainScreen
 from perftriage.ui.key_order_workaround import OrderedKeysApp
 from perftriage.ui.flows.probes import PROBE_KEYS, ProbeLauncher
 from perftriage.ui.screens.prompt import PromptScreen
+from perftriage.ui.screens.quit_guard import QuitConfirmScreen, quit_question, unfinished_work
 from perftriage.ui.flows.servers import ServerFlows
 from perftriage.services.cockpit import Cockpit
 from perftriage.core.sanitize import visible
@@ -74,11 +75,14 @@ class PerftriageApp(OrderedKeysApp[int]):
     TITLE = "perftriage"
     BINDINGS = [
         *(Binding(key, f"probe('{kind}')", label, id=f"probe.{kind}",
-                  tooltip=probes.get(kind).help)
+                  tooltip=probes.get(kind).help + (
+                      "; runs at once on the probe target (no form)"
+                      if probes.get(kind).max_args == 0 else ""))
           for kind, (key, label) in PROBE_KEYS.items()),
         Binding("a", "probe_all_hosts", "All hosts", id="probe.all_hosts",
                 tooltip="toggle: run probes on every host at once"),
-        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("q", "quit", "Quit", id="app.quit",
+                tooltip="quit; asks once while probes run or a form has text (q or y quits)"),
         Binding("N", "note", "Note", id="session.note"),
         Binding("question_mark", "toggle_help", "Keys", id="app.help",
                 tooltip="Show or hide every key of the focused pane and the app"),
@@ -108,7 +112,9 @@ class PerftriageApp(OrderedKeysApp[int]):
         self.cockpit = cockpit
         self.session = cockpit.session
         self.title = f"perftriage {__version__}"
-        self.probe_target = ProbeTarget(state=self.session.state)
+        self.probe_target = ProbeTarget(
+            state=self.session.state,
+            hosts=lambda: cockpit.registry.names or list(self.session.state.hosts))
         self.hyp_undo = HypothesisUndo()  # u in the Hypotheses pane
         self.view_prefs = ViewPrefs()  # per pane, while the app runs: log wrap
         self.session.subscribe(self.hyp_undo.observe)
@@ -177,6 +183,17 @@ class PerftriageApp(OrderedKeysApp[int]):
     # --- session ---------------------------------------------------------------
 
     async def action_quit(self) -> None:
+        """Quits, after asking once when probes are running or a form has
+        text (``q`` again or ``y`` then quits)."""
+        if not self.cockpit.replay and not isinstance(self.screen, QuitConfirmScreen):
+            reason = unfinished_work(self, self.session.state)
+            if reason is not None:
+                self.push_screen(quit_question(reason),
+                                 lambda yes: self.call_later(self._stop_and_exit) if yes else None)
+                return
+        await self._stop_and_exit()
+
+    async def _stop_and_exit(self) -> None:
         await self.cockpit.stop("quit")
         self.exit(0)
 

@@ -82,6 +82,14 @@ def ask_for_screen(widget: Widget, message: Message) -> None:
 REPLAY_REFUSAL = "replay: keys that touch a host (probes, servers, log follows) are off"
 
 
+def off_in_replay(binding_id: str | None) -> bool:
+    """A key that touches a host (a probe, a server, a log follow): refused
+    in a replay, so not offered in its footer (pressed, it says why)."""
+    if not binding_id or binding_id == "probe.output":  # reading a probe's output is fine
+        return False
+    return binding_id.startswith(("probe.", "server.")) or binding_id == "logs.open"
+
+
 def refuse_in_replay(node: Widget | App, *, annotation: bool = False) -> bool:
     """True (and a one-line notice) when the session is a replay. Notes and
     hypotheses (``annotation``) are refused only where the replay cannot take

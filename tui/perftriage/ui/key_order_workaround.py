@@ -34,6 +34,7 @@ from textual import events
 from textual.app import App, ReturnType
 from textual.message import Message
 from textual.screen import ModalScreen
+from textual.widgets import Input, TextArea
 
 T = TypeVar("T")
 
@@ -91,21 +92,26 @@ class FormScreen(ModalScreen[T], Generic[T]):
             while self._pending and not self._closed:
                 # keys typed before the form opened came by two paths: typed order
                 self._pending.sort(key=lambda e: e.time)
-                event = self._pending.pop(0)
                 if not self._on_top():  # closed, or another screen above: not ours now
-                    self._pending.insert(0, event)
-                    self._closed = True
                     break
+                event = self._pending.pop(0)
                 await self._deliver(event)
                 if not event.is_printable:
                     await self._settle()  # Enter posts Submitted: let the form act on it
-                if not self._on_top():  # the form closed: the rest is not ours
-                    self._closed = True
-            if self._closed and self._pending:
+            if self._pending and not self._on_top():
+                # dismissed (the rest is the App's), or covered by a dialog it
+                # opened (ctrl+q's question): the rest is for that one
+                self._closed = self._gone()
                 rest, self._pending = self._pending, []
                 _spill(self.app, rest)
         finally:
             self._delivering = False
+
+    def _gone(self) -> bool:
+        try:
+            return self not in self.app.screen_stack
+        except Exception:  # noqa: BLE001 - the app is shutting down
+            return True
 
     def _on_top(self) -> bool:
         try:
@@ -129,9 +135,8 @@ class FormScreen(ModalScreen[T], Generic[T]):
             message.done.set_result(None)
 
     async def _deliver(self, event: events.Key) -> None:
-        """One key, to completion: priority bindings, the focused widget,
-        then the bindings of the focus chain (what bubbling to the App
-        would do later), never overtaken by the next key."""
+        """One key, to completion (see :func:`run_key`); focus moving
+        (Tab) is waited for first, so the key finds the field it was typed for."""
         app = self.app
         if await app._check_bindings(event.key, priority=True):
             return
@@ -139,16 +144,25 @@ class FormScreen(ModalScreen[T], Generic[T]):
             if app.focused is not None or not self.FIRST_FOCUS:
                 break
             await asyncio.sleep(0.01)
-        target = app.focused
-        if target is not None:
-            # handled here, not by a later hop through the queues. Textual types
-            # bubble a ClassVar, but Key events have a __dict__ and MessagePump
-            # reads message.bubble per instance: this event only stops bubbling.
-            event.bubble = False  # type: ignore[misc]
-            await target._dispatch_message(event)
-            if event._stop_propagation or event._no_default_action:
-                return
-        await app._check_bindings(event.key)
+        await run_key(app, event, priority_checked=True)
+
+
+async def run_key(app: App, event: events.Key, *, priority_checked: bool = False) -> None:
+    """One key, to completion, in the caller's task: priority bindings, the
+    focused widget, then the bindings of the focus chain (what bubbling to
+    the App would do later), never overtaken by the next key."""
+    if not priority_checked and await app._check_bindings(event.key, priority=True):
+        return
+    target = app.focused
+    if target is not None:
+        # handled here, not by a later hop through the queues. Textual types
+        # bubble a ClassVar, but Key events have a __dict__ and MessagePump
+        # reads message.bubble per instance: this event only stops bubbling.
+        event.bubble = False  # type: ignore[misc]
+        await target._dispatch_message(event)
+        if event._stop_propagation or event._no_default_action:
+            return
+    await app._check_bindings(event.key)
 
 
 class KeySettled(Message, bubble=True):
@@ -258,7 +272,28 @@ class OrderedKeysApp(App[ReturnType]):
             if self._holding():  # a requested screen is on its way: the key is its
                 self._held_keys.append(event)
                 return
+            if self._runs_here(event):
+                await run_key(self, event)
+                return
         await super().on_event(event)
+
+    def _runs_here(self, event: events.Key) -> bool:
+        """Textual hands a key to the focused widget's queue; what that
+        widget does not handle bubbles back to the App's queue — behind the
+        keys typed after it, which meanwhile went to the widget. So a key
+        that moves focus (``1``–``4``, ``tab``) or asks a pane for a dialog
+        (``e``) was overtaken: ``2 d`` deleted a hypothesis, ``4 e`` lost the
+        ``e``. Every key therefore runs to completion here, before the next
+        is read — except while a text field has focus (it handles its own
+        keys, and there a digit is text) and Esc on a maximized pane
+        (Textual restores the pane itself)."""
+        if isinstance(self.focused, (Input, TextArea)):
+            return False
+        try:
+            screen = self.screen
+        except Exception:  # noqa: BLE001 - no screen yet (starting up)
+            return False
+        return not (event.key == "escape" and screen.maximized is not None)
 
     def _focus_is_stale(self) -> bool:
         """Focus still on a screen that was just closed (Textual restores

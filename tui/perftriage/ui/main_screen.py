@@ -83,7 +83,9 @@ class MainScreen(Screen):
         # the pane's body (its table, log or host list), not a tab strip
         body = [w for w in focusable if type(w).__name__ in ("DataTable", "LogView", "HostsBody")]
         if body or focusable:
-            (body or focusable)[0].focus()
+            # now, not deferred (Widget.focus waits for the App's queue): the
+            # key typed right behind 1-4 is for the pane it names
+            self.set_focus((body or focusable)[0])
 
     def action_zoom(self) -> None:
         if self.maximized is not None:

@@ -4,6 +4,7 @@ or every host at once (fan-out). Shown under the Probes pane's title."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from perftriage.core.model.state import SessionState
@@ -18,6 +19,14 @@ class ProbeTarget:
     all_hosts: bool = False
     # the session, for "first host with GPUs" (set by the app)
     state: SessionState | None = field(default=None, repr=False)
+    # the hosts probes can go to, in the Hosts pane's order (set by the app):
+    # the border, the Hosts pane's ▶ and the forms all ask this one list
+    hosts: Callable[[], list[str]] | None = field(default=None, repr=False)
+
+    def names(self) -> list[str]:
+        if self.hosts is not None:
+            return self.hosts()
+        return list(self.state.hosts) if self.state is not None else []
 
     def selected_host(self, names: list[str]) -> str:
         if self.host is not None and self.host in names:

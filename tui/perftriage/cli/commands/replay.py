@@ -50,7 +50,11 @@ def _print_state_at(path: Path, at: str | None) -> None:
         raise UsageFailure(str(exc)) from None
     for problem in problems:
         click.echo(f"warning: {path}: {problem}", err=True)
+    from perftriage.core.analysis.verdict_spans import live_gaps_json
+
     out = state_json(state, last_t if t is None else t)
+    # the live gap per host at T (``gaps`` is the recorded roofline, the same at every T)
+    out["live_gaps"] = live_gaps_json(state.gap_samples, out["t"])
     sys.stdout.write(json.dumps(out, indent=2) + "\n")
 
 

@@ -62,6 +62,7 @@ def command(g, as_json: bool) -> None:
         return
     if not infos:
         click.echo(f"no sessions in {directory}")
+        _mention_examples()
         return
     rows = [_row(i) for i in infos]
     if not sys.stdout.isatty():
@@ -81,3 +82,13 @@ def command(g, as_json: bool) -> None:
     for r in rows:
         table.add_row(*(Text(v) for v in r))  # no markup from file contents
     Console().print(table)
+    _mention_examples()
+
+
+def _mention_examples() -> None:
+    """The bundled example sessions, replayable by name from anywhere (not
+    in a pipe that lists sessions: its rows stay rows)."""
+    names = sorted(p.stem for p in session_files.bundled_sessions_dir().glob("*.jsonl"))
+    if names:
+        click.echo(f"bundled example{'s' if len(names) > 1 else ''}: "
+                   + ", ".join(f"perftriage replay {n}" for n in names))

@@ -6,7 +6,7 @@ per-GPU GPM counters (DRAM bandwidth utilisation, NVLink rx/tx). Out comes
 one :class:`GapResult`: the floor, the measured per-request ms/token, the gap,
 achieved vs useful bandwidth per GPU (their ratio says how much of the DRAM
 traffic a token did not need), the DRAM idle share, NVLink against its
-capacity, the slowest GPU, and a verdict in words.
+capacity, the GPU that deviates from the others, and a verdict in words.
 
 Useful bandwidth per GPU = bytes per step x steps/s / GPUs, where a step
 produces one token for each running request (steps/s = tokens/s / batch),
@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from statistics import mean
 from typing import Any
 
+from perftriage.core.analysis.gpu_outlier import deviating_gpu
 from perftriage.core.analysis.witnesses import disagreement
 
 NEAR_FLOOR = 1.15  # gap at or under this: "within 15 % of the floor"
@@ -67,7 +68,8 @@ class GapResult:
     tokens_per_s: float | None = None
     nvlink_pct: float | None = None
     batch: int | None = None
-    slowest_gpu: int | None = None
+    slowest_gpu: int | None = None  # the GPU whose DRAM busy deviates (by MAD)
+    outlier_side: str = ""  # "low" / "high": which way slowest_gpu deviates
     ms_label: str = "ms/tok@bs1"
     error: str | None = None
     accept_len: float | None = None  # tokens per decode step (speculative decoding)
@@ -137,7 +139,7 @@ def compute(
     nvlink_pct = (max(links) / nvlink_capacity_gbs * 100.0
                   if links and nvlink_capacity_gbs else None)
     measured = [c for c in counters if c.dram_busy_pct is not None]
-    slowest = max(measured, key=lambda c: c.dram_busy_pct).index if len(measured) > 1 else None
+    odd = deviating_gpu({c.index: c.dram_busy_pct for c in measured}, SPREAD_PCT)
     unit = "ms/step" if per_step != 1.0 else "ms/tok"
     label = f"{unit}@bs1" if bs == 1 else f"{unit}/req@bs{bs}"
     result = GapResult(
@@ -146,7 +148,8 @@ def compute(
         useful_bw_gbs=_r(useful, 1), traffic_ratio=_r(ratio, 2), idle_pct=_r(idle, 1),
         gpus=per_gpu, source=source, tokens_per_s=_r(tokens_per_s, 2),
         nvlink_pct=_r(nvlink_pct, 1), batch=bs if tokens_per_s else batch,
-        slowest_gpu=slowest, ms_label=label, error=error,
+        slowest_gpu=odd.index if odd else None, outlier_side=odd.side if odd else "",
+        ms_label=label, error=error,
         engine_read_gbs=_r(engine_read_gbs, 1), accept_len=_r(accept_len, 2),
     )
     result.verdict_kind, result.verdict = verdict(result, counters)
@@ -176,12 +179,23 @@ def verdict(r: GapResult, counters: Sequence[Any] = ()) -> tuple[str, str]:
         return "near-floor", (f"within {max(0.0, (r.gap - 1) * 100):.0f} % of the floor "
                               "(15 % counts as there)")
     kind, words = _main_cause(r)
-    if r.slowest_gpu is not None and r.gpus:
-        spread = [g.dram_busy_pct for g in r.gpus if g.dram_busy_pct is not None]
-        if max(spread) - min(spread) >= SPREAD_PCT:
-            words += (f"; GPU {r.slowest_gpu} is the slowest (DRAM {max(spread):.0f} % busy, "
-                      f"{min(spread):.0f} % on the least busy)")
-    return kind, words
+    return kind, words + _spread_words(r)
+
+
+def _spread_words(r: GapResult) -> str:
+    """The GPU that deviates, and which way; or, with no single one, that
+    the GPUs disagree (two GPUs apart, or a spread without one odd GPU)."""
+    busy = {g.index: g.dram_busy_pct for g in r.gpus if g.dram_busy_pct is not None}
+    if len(busy) < 2 or max(busy.values()) - min(busy.values()) < SPREAD_PCT:
+        return ""
+    odd = deviating_gpu(busy, SPREAD_PCT)
+    if odd is not None:
+        way = "below" if odd.side == "low" else "above"
+        return (f"; GPU {odd.index} deviates: DRAM {odd.value:.0f} % busy, "
+                f"{odd.points:.0f} points {way} the median {odd.median:.0f} % of {len(busy)} GPUs")
+    lo, hi = min(busy, key=busy.__getitem__), max(busy, key=busy.__getitem__)
+    return (f"; the GPUs disagree: DRAM {busy[hi]:.0f} % busy on GPU {hi}, "
+            f"{busy[lo]:.0f} % on GPU {lo}")
 
 
 def _main_cause(r: GapResult) -> tuple[str, str]:

@@ -147,8 +147,8 @@ def _probe_finished(state: SessionState, e: ev.ProbeFinished) -> Section | None:
     p.summary = e.summary
     p.detail = dict(e.detail)
     spec = probes.KINDS.get(p.kind)
-    if spec is None or spec.result_line:  # older transcripts kept the marked result line
-        p.stdout = probes.without_result(p.stdout)
+    # older transcripts kept the marked result line / a kind's answer protocol
+    p.stdout = probes.shown_stdout(spec, list(p.args), p.stdout)
     return Section.PROBES
 
 

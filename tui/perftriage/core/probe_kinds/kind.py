@@ -69,6 +69,9 @@ class ProbeKind:
     compare: Callable[[str, str, dict[str, Any]], Any] | None = None
     # prints a marked result line (SCRIPT_PRELUDE): framing, cut from the shown output
     result_line: bool = True
+    # (args, stdout) -> stdout without the kind's own answer protocol (which:
+    # a count and one +DIR/- line per name), for what users see and reports print
+    framing: Callable[[list[str], str], str] | None = None
 
     def validate(self, args: list[str]) -> None:
         if len(args) < self.min_args:
@@ -130,6 +133,14 @@ def without_result(out: str) -> str:
     end = out.find("\n", at + 1)
     rest = out[end + 1:] if end >= 0 else ""
     return out[:max(at, 0)] + ("\n" if at > 0 and rest else "") + rest
+
+
+def shown_stdout(kind: ProbeKind | None, args: list[str], out: str) -> str:
+    """What of a probe's stdout a person sees: without the marked result
+    line, or the kind's own answer protocol (``framing``)."""
+    if kind is None or kind.result_line:
+        return without_result(out)
+    return kind.framing(args, out) if kind.framing is not None else out
 
 
 def no_result(status: int | None, err: str) -> Verdict:

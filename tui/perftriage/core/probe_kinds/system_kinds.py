@@ -59,6 +59,19 @@ def _which_verdict(args: list[str], status: int | None, out: str, err: str) -> V
     return lookup_verdict(data, "paths", "{name}: {value}", "{name}: NOT FOUND")
 
 
+def _which_framing(args: list[str], out: str) -> str:
+    """stdout without the answer lines (the count and one ``+DIR``/``-`` per
+    name): only what a preamble printed is left. Cut only when the tail is
+    exactly that protocol, so cutting twice cuts nothing more."""
+    lines = out.splitlines(keepends=True)
+    n = len(args) + 1
+    tail = [line.rstrip("\n") for line in lines[-n:]]
+    if (len(tail) == n and tail[0] == str(len(args))
+            and all(a == "-" or a.startswith("+") for a in tail[1:])):
+        return "".join(lines[:-n])
+    return out
+
+
 WHICH_KIND = ProbeKind(
     name="which",
     usage="which NAME...",
@@ -69,6 +82,7 @@ WHICH_KIND = ProbeKind(
     interpret=_which_verdict,
     compare=lambda s, summ, d: d.get("paths"),
     result_line=False,
+    framing=_which_framing,
 )
 
 # --- nvsmi ----------------------------------------------------------------------

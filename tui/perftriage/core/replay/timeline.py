@@ -30,6 +30,7 @@ from typing import Any
 from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
 from perftriage.core.model.state import SessionState
+from perftriage.core.model.verdict_hold import confirmed_change
 from perftriage.core.replay.snapshot import structural_copy
 from perftriage.core.model.segments import segment_label
 from perftriage.core.store import stream, transcript
@@ -45,7 +46,7 @@ class Marker:
 
     index: int
     t: float
-    kind: str  # probe, hypothesis, note, gap, error, server
+    kind: str  # probe, hypothesis, verdict, note, gap, error, server
     label: str
 
 
@@ -80,8 +81,13 @@ def marker_for(state: SessionState, event: ev.Event, index: int, before: Any) ->
         return Marker(index, t, "probe", label)
     if isinstance(event, ev.HypothesisUpdated) and event.status is not None and before != event.status:
         return Marker(index, t, "hypothesis", f"{event.hyp_id} → {event.status}")
-    if isinstance(event, ev.HypothesisAdded) and event.status != "open":
-        return Marker(index, t, "hypothesis", f"{event.hyp_id} → {event.status}")
+    if isinstance(event, ev.HypothesisAdded):  # a beat of the story, whatever its status
+        title = event.title.splitlines()[0][:50] if event.title else ""
+        return Marker(index, t, "hypothesis", f"{event.hyp_id} + {title}".rstrip())
+    if isinstance(event, ev.GapSample):
+        kind = confirmed_change(state.gap_samples, event)
+        if kind is not None:
+            return Marker(index, t, "verdict", f"{event.host}: {kind}")
     if isinstance(event, ev.NoteAdded):
         return Marker(index, t, "note", event.text.splitlines()[0][:60] if event.text else "note")
     if isinstance(event, ev.GapComputed):

@@ -1,16 +1,18 @@
 """The report's bandwidth section: the recorded ``gap.sample`` events (the
-live gap, once a second) as a summary, the moments the verdict changed, and
-a small time plot; or, without gap samples, the latest per-GPU counters."""
+live gap, once a second) per host, as debounced verdict spans with their
+median figures and a small time plot; and the latest per-GPU counters."""
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
 
+from perftriage.core.analysis.verdict_spans import HOLD_S, VerdictSpan, spans_by_host
 from perftriage.core.model.state import SessionState
 
 SPARKS = "▁▂▃▄▅▆▇█"
 PLOT_WIDTH = 60
+MAX_SPANS = 20  # per host: the latest ones
 
 
 def spark_row(values: list[float | None], width: int = PLOT_WIDTH, hi: float | None = None) -> str:
@@ -31,13 +33,39 @@ def spark_row(values: list[float | None], width: int = PLOT_WIDTH, hi: float | N
     return "".join(out)
 
 
-def _med(samples, key: str) -> float | None:
-    vals = [getattr(s, key) for s in samples if getattr(s, key) is not None]
-    return statistics.median(vals) if vals else None
-
-
 def _f(v: float | None, spec: str) -> str:
     return "n/a" if v is None else format(v, spec)
+
+
+def _host_gap_lines(host: str, spans: list[VerdictSpan],
+                    clock: Callable[[float | None], str]) -> list[str]:
+    """One host's live gap: its verdict spans (a verdict counts once it has
+    held a few seconds) with the median figures of each, and a time plot."""
+    rows = [s for span in spans for s in span.samples]
+    last = spans[-1]
+    out = [f"### {host}: **{last.verdict}**", "",
+           f"{len(rows)} samples, counters: {rows[-1].source}; "
+           f"{len(spans)} verdict span{'s' if len(spans) > 1 else ''} "
+           f"(a verdict changes once it has held {HOLD_S:g} s).", "",
+           "| from | to | verdict | samples | floor ms | measured ms | gap | DRAM GB/s | "
+           "useful GB/s | traffic × | DRAM idle % |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for span in spans[-MAX_SPANS:]:
+        m = span.medians()
+        out.append(f"| {clock(span.start_t)} | {clock(span.end_t)} | {span.verdict_kind} | "
+                   f"{len(span.samples)} | {_f(m['floor_ms'], '.3f')} | "
+                   f"{_f(m['measured_ms'], '.3f')} | {_f(m['gap'], '.2f')} | "
+                   f"{_f(m['dram_bw_gbs'], '.0f')} | {_f(m['useful_bw_gbs'], '.0f')} | "
+                   f"{_f(m['traffic_ratio'], '.2f')} | {_f(m['idle_pct'], '.0f')} |")
+    if len(spans) > MAX_SPANS:
+        out.append(f"| … | | {len(spans) - MAX_SPANS} earlier spans left out | | | | | | | | |")
+    out += ["", *[f"- {clock(span.start_t)}–{clock(span.end_t)}: {span.verdict}"
+                  for span in spans[-MAX_SPANS:]], ""]
+    out += [f"Over time ({clock(rows[0].t)} to {clock(rows[-1].t)}):", "", "```",
+            f"DRAM busy %  {spark_row([s.dram_busy_pct for s in rows], hi=100)}",
+            f"traffic ×    {spark_row([s.traffic_ratio for s in rows])}",
+            f"gap ×        {spark_row([s.gap for s in rows])}", "```", ""]
+    return out
 
 
 def bandwidth_section(state: SessionState, clock: Callable[[float | None], str]) -> list[str]:
@@ -46,27 +74,8 @@ def bandwidth_section(state: SessionState, clock: Callable[[float | None], str])
     if not samples and not with_counters:
         return []
     out = ["## Memory bandwidth and the live gap", ""]
-    if samples:
-        last = samples[-1]
-        out += [f"**{last.verdict}** (latest of {len(samples)} samples, host {last.host}, "
-                f"counters: {last.source})", "",
-                "| median | floor ms | measured ms | gap | DRAM GB/s | useful GB/s | traffic × | "
-                "DRAM idle % |", "|---|---|---|---|---|---|---|---|",
-                f"| {len(samples)} samples | {_f(_med(samples, 'floor_ms'), '.3f')} | "
-                f"{_f(_med(samples, 'measured_ms'), '.3f')} | {_f(_med(samples, 'gap'), '.2f')} | "
-                f"{_f(_med(samples, 'dram_bw_gbs'), '.0f')} | {_f(_med(samples, 'useful_bw_gbs'), '.0f')} | "
-                f"{_f(_med(samples, 'traffic_ratio'), '.2f')} | {_f(_med(samples, 'idle_pct'), '.0f')} |",
-                ""]
-        changes = [s for i, s in enumerate(samples)
-                   if i == 0 or s.verdict_kind != samples[i - 1].verdict_kind]
-        if len(changes) > 1:
-            out += ["Verdict changes:", ""]
-            out += [f"- {clock(s.t)} {s.verdict}" for s in changes[:20]]
-            out.append("")
-        out += [f"Over time ({clock(samples[0].t)} to {clock(last.t)}):", "", "```",
-                f"DRAM busy %  {spark_row([s.dram_busy_pct for s in samples], hi=100)}",
-                f"traffic ×    {spark_row([s.traffic_ratio for s in samples])}",
-                f"gap ×        {spark_row([s.gap for s in samples])}", "```", ""]
+    for host, spans in spans_by_host(samples).items():
+        out += _host_gap_lines(host, spans, clock)
     for name, c in with_counters.items():
         if c.error and not c.gpus:
             out += [f"{name}: bandwidth counters n/a ({c.error}).", ""]

@@ -44,6 +44,7 @@ HYPOTHESIS_ICON = {"open": "○", "testing": "◐", "supported": "✔", "refuted
 STANCE_ICON = {"for": "▲", "against": "▼"}
 FAILED = ("failed", "error", "timeout")
 OUTPUT_LINES = 8  # first lines of output shown for a failed probe
+GREP_MATCHES = 5  # first matches shown for a successful grep
 MAX_NOTABLE = 40
 
 # --- log lines: perftriage.core.report.log_scan (re-exported for the UI) ---------
@@ -222,14 +223,29 @@ def _hypotheses_section(state: SessionState) -> list[str]:
 
 def _probe_output(p: ProbeState) -> list[str]:
     kind = probes.KINDS.get(p.kind)
-    out = probes.without_result(p.stdout) if kind is None or kind.result_line else p.stdout
-    text = (p.stderr.strip() + "\n" + out.strip()).strip()
-    lines = text.splitlines()
-    if not lines:
+    out = probes.shown_stdout(kind, list(p.args), p.stdout)
+    lines = [*_first_and_last(p.stderr.strip().splitlines()),
+             *_first_and_last(out.strip().splitlines())]
+    return fenced(lines) if lines else []
+
+
+def _first_and_last(lines: list[str], limit: int = OUTPUT_LINES) -> list[str]:
+    """The first lines and, when cut, the last one: a traceback's last line
+    is the exception itself."""
+    if len(lines) <= limit:
+        return lines
+    return [*lines[:limit - 2], f"… ({len(lines) - limit + 1} more lines)", lines[-1]]
+
+
+def _matches(p: ProbeState) -> list[str]:
+    """A successful grep's first matches (``path:line: text``), fenced."""
+    found = p.detail.get("matches") if p.kind == "grep" and p.status == "ok" else None
+    if not isinstance(found, list) or not found:
         return []
-    shown = lines[:OUTPUT_LINES]
-    if len(lines) > OUTPUT_LINES:
-        shown.append(f"… ({len(lines) - OUTPUT_LINES} more lines)")
+    shown = [str(m) for m in found[:GREP_MATCHES]]
+    total = p.detail.get("count")
+    if isinstance(total, int) and total > len(shown):
+        shown.append(f"… ({total - len(shown)} more matches)")
     return fenced(shown)
 
 
@@ -252,6 +268,10 @@ def _probes_section(state: SessionState) -> list[str]:
         body = _probe_output(p)
         if body:
             out += ["", *body]
+    for p in state.probes.values():
+        if body := _matches(p):
+            out += ["", f"**{p.probe_id}** {code(p.label)} on {inline(p.host)} — matches:", "",
+                    *body]
     return [*out, ""]
 
 

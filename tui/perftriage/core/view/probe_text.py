@@ -70,7 +70,7 @@ def command_lines(command: str, expanded: bool) -> list[str]:
 def probe_text(p: ProbeState, *, expanded: bool = False) -> str:
     """Plain text of the probe, result first (what ``c`` copies too)."""
     kind = probes.KINDS.get(p.kind)
-    stdout = probes.without_result(p.stdout) if kind is None or kind.result_line else p.stdout
+    stdout = probes.shown_stdout(kind, list(p.args), p.stdout)
     status = p.status + (f", exit {p.exit_status}" if p.exit_status is not None else "") + (
         f", {_duration(p.duration_s)}" if p.duration_s is not None else "")
     out = [f"{p.kind} {' '.join(p.args)}  on {p.host}  ({status})", "",

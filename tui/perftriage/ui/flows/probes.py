@@ -40,7 +40,7 @@ class ProbeLauncher:
 
     @property
     def hosts(self) -> list[str]:
-        return self.cockpit.registry.names or list(self.cockpit.session.state.hosts)
+        return self.target.names()
 
     def _show_target(self) -> None:
         if (pane := self._pane()) is not None:
@@ -53,7 +53,7 @@ class ProbeLauncher:
     def toggle_all_hosts(self) -> None:
         self.target.all_hosts = not self.target.all_hosts
         self._show_target()
-        self.app.notify(f"probes run {self.target.label(self.cockpit.registry.names, False)}")
+        self.app.notify(f"probes run {self.target.label(self.hosts, False)}")
 
     def _launch(self, kind: str, args: list[str], target: str) -> None:
         runner = self.cockpit.probes

@@ -81,13 +81,14 @@ class HypothesisFormScreen(FormScreen[HypothesisForm | None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         if event.input.id == "hyp-title" and event.value.strip():
-            self.query_one("#hyp-note", Input).focus()
+            # now, not deferred: the keys typed behind this Enter are the note's
+            self.set_focus(self.query_one("#hyp-note", Input))
             return
         self.action_save()
 
     def _refuse(self, field: str, message: str) -> None:
         self.query_one("#hyp-form-error", Label).update(message)
-        self.query_one(f"#{field}", Input).focus()
+        self.set_focus(self.query_one(f"#{field}", Input))  # now, before the next key
 
     def action_save(self) -> None:
         title = self.query_one("#hyp-title", Input).value.strip()

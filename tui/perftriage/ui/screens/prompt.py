@@ -33,7 +33,7 @@ class PromptScreen(FormScreen[str | None]):
         border: thick $accent; background: $surface;
     }
     PromptScreen #prompt-error { color: $error; height: auto; }
-    PromptScreen #prompt-help { color: $text-muted; }
+    PromptScreen #prompt-help, PromptScreen .prompt-keys { color: $text-muted; }
     PromptScreen #prompt-choice { width: 1fr; margin-bottom: 1; }
     """
     BINDINGS = [
@@ -78,8 +78,9 @@ class PromptScreen(FormScreen[str | None]):
             yield EditableInput(value=self.initial, placeholder=self.placeholder,
                                 id="prompt-input")
             yield Label("", id="prompt-error")
-            yield Label(self.help_text + "  (Enter run · Esc cancel · ↑↓ history · ctrl+z undo)",
-                        id="prompt-help")
+            # the keys on a line of their own: appended to a long help they were cut
+            yield Label(self.help_text, id="prompt-help")
+            yield Label("Enter run · Esc cancel · ↑↓ history · ctrl+z undo", classes="prompt-keys")
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.value is not Select.BLANK:

@@ -20,7 +20,7 @@ from textual.widgets import Input, Label, Static
 from perftriage.core.analysis import roofline
 from perftriage.core.model import host_info
 from perftriage.core.model.engine_state import ms_per_token_for
-from perftriage.core.report.markdown import batch1_ms_per_token
+from perftriage.core.report.markdown import batch1_ms_per_token, clock
 from perftriage.core.model.state import SessionState
 from perftriage.ui.widgets.gap_view import GapView
 from perftriage.ui.widgets.status_style import styled
@@ -130,13 +130,14 @@ class RooflineScreen(ModalScreen[tuple[roofline.RooflineResult, dict[str, Any]] 
         with Vertical():
             yield Label("[b]roofline: decode floor and gap[/b]")
             yield Label("floor = bytes read per token step / (GPUs × GB/s per GPU)", classes="help")
+            # the live gap leads; the form's figures below say when they were recorded
+            yield GapView(self.session_state, id="gap-live")
             with Grid():
                 for key, label, _, help_text in FIELDS:
                     yield Label(label)
                     yield Input(value=self.initial.get(key, ""), id=f"rl-{key}", compact=True)
                     yield Label(help_text, classes="help")
             yield Static("", id="roofline-result")
-            yield GapView(self.session_state, id="gap-live")
             action = "Esc close" if self.read_only else "Enter record in the session · Esc close"
             yield Label(f"Tab next field · {action}", classes="help")
 
@@ -162,6 +163,7 @@ class RooflineScreen(ModalScreen[tuple[roofline.RooflineResult, dict[str, Any]] 
             return
         r = self.result
         lines = [
+            self._provenance(),
             f"floor        [b]{r.floor_ms:.3f} ms/token[/b]   ({r.bytes_gb:g} GB over "
             f"{r.bandwidth_gbs_total:g} GB/s)",
             f"ceiling      {r.ceiling_tps:.1f} tokens/s",
@@ -172,6 +174,15 @@ class RooflineScreen(ModalScreen[tuple[roofline.RooflineResult, dict[str, Any]] 
                                                    roofline.fmt_gap(r.gap)))
             lines.append(f"efficiency   {r.efficiency_pct:.1f}% of memory bandwidth")
         out.update("\n".join(lines))
+
+    def _provenance(self) -> str:
+        """Whether the figures below are the recorded ones (and when) or the
+        form's own, typed now: a recorded ms/token can be minutes old."""
+        gaps = self.session_state.gaps
+        if gaps and self.kwargs == gaps[-1].inputs:
+            return (f"[$text-muted]recorded at {clock(gaps[-1].t)} "
+                    "(the live gap above is now):[/]")
+        return "[$text-muted]from the form, not recorded yet (Enter records):[/]"
 
     def _follow_form(self, kwargs: dict[str, Any]) -> None:
         """The live Gap view uses the form's bytes per step as they are typed

@@ -3,8 +3,9 @@ second from the session state with :func:`perftriage.core.analysis.gap_live.live
 (the same arithmetic as the recorded ``gap.sample`` events and ``perftriage gap``).
 
 Shows floor, measured and gap; three witnesses of the traffic (achieved
-DRAM, useful, the engine's own estimate) and the achieved/useful ratio; DRAM idle share; NVLink against its capacity; one bar per GPU with the
-slowest marked; and the verdict in words.
+DRAM, useful, the engine's own estimate) and the achieved/useful ratio; DRAM
+idle share; NVLink against its capacity; one bar per GPU with the GPU that
+deviates from the others marked; and the verdict in words.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from textual.widgets import Static
 
 from perftriage.core.analysis.gap import GapResult
 from perftriage.core.analysis.gap_live import counters_host, live_gap
+from perftriage.core.analysis.verdict_spans import current_span
+from perftriage.core.model.verdict_hold import HOLD_S
+from perftriage.core.report.markdown import clock
 from perftriage.ui.app_context import app_context
 from perftriage.core.model.state import Section, SessionState
 from perftriage.ui.widgets.format import bar, safe
@@ -53,7 +57,7 @@ def gap_lines(r: GapResult | None, host: str | None, per_gpu_peak: dict[int, flo
                  + f"   engine est. {_v(r.engine_read_gbs, '.0f', ' GB/s')}")
     for g in r.gpus:
         col = threshold(g.dram_busy_pct, 60, 85)
-        mark = "  ◀ slowest" if r.slowest_gpu == g.index else ""
+        mark = f"  ◀ outlier ({r.outlier_side})" if r.slowest_gpu == g.index else ""
         lines.append(f" GPU{g.index} DRAM [{col}]{bar(g.dram_busy_pct, 12)}[/] {_v(g.dram_busy_pct, '3.0f', '%')}"
                      f"  {_v(g.dram_bw_gbs, '5.0f', ' GB/s')}  SM {_v(g.sm_active_pct, '3.0f', '%')}{mark}")
     lines.append("verdict: " + styled(VERDICT_STATUS.get(r.verdict_kind, "open"), safe(r.verdict)))
@@ -84,4 +88,10 @@ class GapView(Static):
     def refresh_gap(self) -> None:
         host = counters_host(self.session_state, self.host)
         r = live_gap(self.session_state, host, self.inputs) if host else None
-        self.update("\n".join(gap_lines(r, host)))
+        lines = gap_lines(r, host)
+        span = current_span(self.session_state.gap_samples, host) if host else None
+        if span is not None:
+            # the recorded verdict, debounced: it changes once a new one held a few seconds
+            lines.append(f"[$text-muted]held: {safe(span.verdict_kind)} since "
+                         f"{clock(span.start_t)} (a verdict changes after {HOLD_S:g} s)[/]")
+        self.update("\n".join(lines))

@@ -111,12 +111,9 @@ def per_core_line(per_cpu: list[float], width: int) -> str | None:
     return f" cores  {cells}"
 
 
-def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: int = 80,
-               stale_after: float = STALE_AFTER_S, max_gpus: int | None = None,
-               selected: bool = False) -> str:
-    """``max_gpus``: GPU rows shown, the rest told as ``+N more`` (a pane
-    shorter than the host). ``selected``: the host probes run on."""
-    s = hs.sample
+def _head(hs: HostState, now_t: float, stale_after: float, selected: bool) -> tuple[str, bool]:
+    """The host's first line (▶ when probes go there, name, state, reason)
+    and whether its data is stale."""
     state = hs.conn_state
     age = (now_t - hs.sample_t) if hs.sample_t is not None else None
     host_stale = age is not None and age > stale_after
@@ -130,6 +127,71 @@ def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: 
     head = ("[reverse]▶[/reverse] " if selected else "") + f"[b]{safe(hs.name)}[/b] {state_txt}"
     if hs.reason:
         head += f" [$text-muted]{safe(hs.reason)}[/]"
+    return head, host_stale
+
+
+def _model(gpus: list[GpuSample]) -> str:
+    """``8× RTX PRO 6000 Blackwell``: the GPU model, once per host."""
+    names = {(g.name or "GPU").removeprefix("NVIDIA ") for g in gpus}
+    return f"{len(gpus)}× {names.pop()}" if len(names) == 1 else f"{len(gpus)} GPUs"
+
+
+def compact_gpu_row(g: GpuSample, stale: bool) -> str:
+    """``GPU0 ████░ 96%  83/96G 170W 44°`` (no clock, no sparkline)."""
+    col = MUTED if stale else threshold(g.util_pct, 50, 90)
+    row = (f" GPU{g.index} [{col}]{bar(g.util_pct, 5)}[/] {num(g.util_pct, '{:3.0f}')}%"
+           f" {_mem(g.mem_used_mib, g.mem_total_mib)} {num(g.power_w)}W {num(g.temp_c)}°")
+    return f"[{MUTED}]{row}[/]" if stale else row
+
+
+def compact_block(hs: HostState, head: str, host_stale: bool, *, show_power: bool,
+                  width: int, max_gpus: int | None) -> str:
+    """The short form, like nvitop's compact mode: a host without GPUs on
+    one line (CPU, RAM, load after its name), a GPU host's model once in its
+    header, one short line per GPU."""
+    s = hs.sample
+    if s is None:
+        return head + " [$text-muted]waiting for the first sample…[/]"
+    cpu_col = MUTED if host_stale else threshold(s.cpu_pct, 70, 90)
+    cpu = (f"CPU [{cpu_col}]{num(s.cpu_pct, '{:.0f}')}%[/] RAM {gib(s.mem_used_bytes)}/"
+           f"{gib(s.mem_total_bytes)} load {num(s.load1, '{:.2f}')}")
+    if not s.gpus:
+        line = f"{head} · {cpu}"
+        return line + (" · [$text-muted]no GPU[/]" if _cells(line) + 9 <= width else "")
+    model, room = _model(s.gpus), width - _cells(head) - 3
+    if len(model) > room:  # the header never wraps: the model's tail goes
+        model = model[:max(room - 1, 0)] + "…"
+    lines = [f"{head} · {safe(model)}" if room > 4 else head, f" {cpu}"]
+    if s.gpu_error:
+        lines.append(f" [$text-muted]{safe(s.gpu_error)}[/]")
+    gpu_stale = host_stale or s.gpu_age_s is not None
+    room = width - 30  # a compact row is ~30 cells: the rest for the DRAM cell and a sparkline
+    shown = s.gpus if max_gpus is None or len(s.gpus) <= max_gpus \
+        else s.gpus[:max(1, max_gpus - 1)]
+    for g in shown:
+        row = compact_gpu_row(g, gpu_stale) + dram_cell(hs, g.index, room)
+        spark_w = min(SPARK_W, width - _cells(row) - 2)
+        if spark_w >= 4 and not gpu_stale:
+            hist = hs.power_history if show_power else hs.util_history
+            row += " " + sparkline(hist.get(g.index, ()), spark_w, hi=None if show_power else 100)
+        lines.append(row)
+    if len(shown) < len(s.gpus):
+        lines.append(f" [$text-muted]+{len(s.gpus) - len(shown)} more (z zooms, D details)[/]")
+    return "\n".join(lines)
+
+
+def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: int = 80,
+               stale_after: float = STALE_AFTER_S, max_gpus: int | None = None,
+               selected: bool = False, compact: bool = False) -> str:
+    """``max_gpus``: GPU rows shown, the rest told as ``+N more`` (a pane
+    shorter than the host). ``selected``: the host probes run on.
+    ``compact``: the short form for small terminals (:func:`compact_block`)."""
+    s = hs.sample
+    state = hs.conn_state
+    head, host_stale = _head(hs, now_t, stale_after, selected)
+    if compact:
+        return compact_block(hs, head, host_stale, show_power=show_power, width=width,
+                             max_gpus=max_gpus)
     bw = hs.info.get("bandwidth_gbs_total")
     if bw:
         head += f" [$text-muted]· {bw / 1000:.2f} TB/s peak[/]"
@@ -144,8 +206,10 @@ def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: 
         cpu = (
             f" CPU [{cpu_col}]{bar(s.cpu_pct, 8)}[/] {num(s.cpu_pct, '{:5.1f}')}%"
             f"  RAM {gib(s.mem_used_bytes)}/{gib(s.mem_total_bytes)} ({num(mem_pct)}%)"
-            f"  load {num(s.load1, '{:.2f}')} {sparkline(hs.cpu_history, SPARK_W, hi=100)}"
+            f"  load {num(s.load1, '{:.2f}')}"
         )
+        if _cells(cpu) + SPARK_W + 1 <= width:  # the sparkline only where the line stays one
+            cpu += f" {sparkline(hs.cpu_history, SPARK_W, hi=100)}"
         lines.append(f"[{MUTED}]{cpu}[/]" if host_stale else cpu)
         if not host_stale and (cores := per_core_line(s.per_cpu_pct, width)):
             lines.append(cores)
@@ -207,8 +271,17 @@ class HostsPane(Pane):
     def __init__(self, title: str, **kwargs) -> None:
         super().__init__(title, **kwargs)
         self.show_power = False
-        self.selected_host: str | None = None  # None: the first host
         self._text: str | None = None  # what the body shows now
+
+    @property
+    def selected_host(self) -> str | None:
+        """The host marked ▶: where the next probe runs — the one probe
+        target the Probes pane's border and the probe forms show too (None
+        while probes go to every host)."""
+        target = self.ctx.probe_target
+        if target.all_hosts:
+            return None
+        return target.selected_host(target.names())
 
     def compose(self):
         with HostsBody():
@@ -235,26 +308,31 @@ class HostsPane(Pane):
         stale_after = self.stale_after()
         selected = self.selected_host if self.selected_host in state.hosts else None
 
+        compact = False
+
         def blocks_with(max_gpus: int | None) -> list[str]:
             return [host_block(hs, now, show_power=self.show_power, width=width,
                                stale_after=stale_after, max_gpus=max_gpus,
-                               selected=hs.name == selected)
+                               selected=hs.name == selected, compact=compact)
                     for hs in state.hosts.values()]
 
         def height(blocks: list[str]) -> int:  # screen rows, wrapped lines counted
             return sum(-(-max(1, _cells(line)) // width) for b in blocks
-                       for line in b.split("\n")) + len(blocks) - 1
+                       for line in b.split("\n")) + (0 if compact else len(blocks) - 1)
 
         blocks = blocks_with(None)
-        rows = self.size.height - 2  # inside the border
+        rows = self.size.height  # the content area: inside the border already
         if rows > 0 and height(blocks) > rows:
-            # too tall: fewer GPU rows per host, the rest told as "+N more"
+            # too tall: the compact form (one short line per GPU), then fewer
+            # GPU rows per host, the rest told as "+N more"
+            compact = True
+            blocks = blocks_with(None)
             most = max((len(hs.gpus) for hs in state.hosts.values()), default=0)
             for cap in range(most - 1, 0, -1):
-                blocks = blocks_with(cap)
                 if height(blocks) <= rows:
                     break
-        text = "\n\n".join(blocks) or "no hosts"
+                blocks = blocks_with(cap)
+        text = ("\n" if compact else "\n\n").join(blocks) or "no hosts"
         if text == self._text:
             return
         # Same number of lines (rows never wrap): no re-layout of the screen,
@@ -274,13 +352,14 @@ class HostsPane(Pane):
 
     def action_select(self, step: int) -> None:
         """Move the selection: the selected host is where probes run."""
-        names = list(self.ctx.session.state.hosts)
+        names = self.ctx.probe_target.names()
         if not names:
             return
         cur = names.index(self.selected_host) if self.selected_host in names else -1
-        self.selected_host = names[(cur + step) % len(names)]
-        self.ctx.probe_target.choose(self.selected_host)
-        self.post_message(self.HostSelected(self.selected_host))
+        host = names[(cur + step) % len(names)]
+        self.ctx.probe_target.choose(host)
+        self.post_message(self.HostSelected(host))
+        self.notify(f"probes now run on {host}", timeout=2)
         self._text = None
         self.show_state(self.ctx.session.state)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Literal
 
 from rich.style import Style
+from rich.markup import escape
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
@@ -21,6 +22,7 @@ from textual.widgets import DataTable, Static
 
 from perftriage.ui.app_context import ask_for_screen
 from perftriage.core.analysis import roofline
+from perftriage.core.analysis.verdict_spans import current_span
 from perftriage.core.model import events as ev
 from perftriage.core.model.check_state import verdict_cell
 from perftriage.core.model.state import Hypothesis, ProbeState, Section, SessionState
@@ -28,6 +30,7 @@ from perftriage.core.report.markdown import HYPOTHESIS_ICON, clock, probe_summar
 from perftriage.core.sanitize import visible
 from perftriage.ui.widgets.format import safe_text
 from perftriage.ui.widgets.pane import Pane
+from perftriage.ui.widgets.row_table import RowTable
 from perftriage.ui.widgets.probes import ProbesPane
 from perftriage.ui.widgets.status_style import rich_colour, status_text
 
@@ -88,7 +91,7 @@ class HypothesesPane(Pane):
         self._select_when_shown: str | None = None  # a row not rendered yet
 
     def compose(self):
-        table = DataTable(id="hyp-table", cursor_type="row", zebra_stripes=True)
+        table = RowTable(id="hyp-table", cursor_type="row", zebra_stripes=True)
         table.add_columns("#", "status", "evidence", "hypothesis")
         yield table
         yield Static("", id="hyp-gap")
@@ -227,9 +230,12 @@ class HypothesesPane(Pane):
         self._render_notes(state)
 
     def _render_gap(self, state: SessionState) -> None:
+        """The live gap leads (debounced verdict per host); the recorded
+        roofline follows, with the time it was recorded."""
         gap = self.query_one("#hyp-gap", Static)
+        live = live_gap_line(state)
         if not state.gaps:
-            gap.update("[$text-muted]gap: none computed (G)[/]")
+            gap.update(live or "[$text-muted]gap: none computed (G)[/]")
             return
         g = state.gaps[-1]
         status = "refuted" if g.gap is not None and g.gap > 2 else "supported"
@@ -241,7 +247,9 @@ class HypothesesPane(Pane):
         else:
             parts.append(f"ceiling {g.ceiling_tps:.4g} tok/s")
         line = " · ".join(parts)
-        gap.update(Text.assemble("gap: ", status_text(self.app.theme_variables, status, line)))
+        recorded = Text.assemble(f"recorded {clock(g.t)}: ",
+                                 status_text(self.app.theme_variables, status, line))
+        gap.update(Text.assemble(Text.from_markup(live), "\n", recorded) if live else recorded)
 
     def _render_notes(self, state: SessionState) -> None:
         notes = self.query_one("#hyp-notes", Static)
@@ -255,3 +263,20 @@ class HypothesesPane(Pane):
         if more:
             lines[0] = f"(+{more} earlier) " + lines[0]
         notes.update(Text("\n".join(lines), no_wrap=True, overflow="ellipsis"))
+
+
+def live_gap_line(state: SessionState) -> str:
+    """``live gap 5.78× on h200 · wasted-traffic since 00:31`` per host with
+    gap samples (markup; host names escaped); '' without any."""
+    samples = state.gap_samples
+    hosts = list(dict.fromkeys(s.host for s in samples))
+    parts = []
+    for host in hosts:
+        span = current_span(samples, host)
+        last = next(s for s in reversed(samples) if s.host == host)
+        if span is None:
+            continue
+        gap = "n/a" if last.gap is None else f"{last.gap:.2f}×"
+        parts.append(f"[b]{gap}[/b] on {escape(visible(host))} · {span.verdict_kind} "
+                     f"since {clock(span.start_t)}")
+    return ("live gap " + "; ".join(parts)) if parts else ""

@@ -246,7 +246,7 @@ class LogView(ScrollView, can_focus=True):
             coloured = sgr_text(text)
             text = coloured.plain
         # the source label in the merged view is part of the row's width
-        wide = len(text) + (len(self._label(key)) + 1 if self.index.source == ALL else 0)
+        wide = len(text) + (len(self._label(key)) + 1 if self._labelled() else 0)
         if wide > self._max_width:
             self._max_width = min(wide, 4000)
         if coloured is None and not cursor and self.index.search is None:
@@ -255,7 +255,7 @@ class LogView(ScrollView, can_focus=True):
             # through the console (~4x the cost)
             st = self.row_styles
             pieces: list[tuple[str, Style]] = []
-            if self.index.source == ALL:
+            if self._labelled():
                 pieces.append((f"{self._label(key)} ", st.source))
             if FATAL_RE.search(text):
                 pieces.append((text, st.fatal))
@@ -270,7 +270,7 @@ class LogView(ScrollView, can_focus=True):
             return _window(pieces, scroll_x, width, st.base)
         st = self.row_styles
         line = Text(no_wrap=True, style=st.base)
-        if self.index.source == ALL:
+        if self._labelled():
             line.append(f"{self._label(key)} ", st.source)
         start = len(line)
         if coloured is not None:
@@ -316,7 +316,7 @@ class LogView(ScrollView, can_focus=True):
         else:
             shown = shown_line(text)
             n = len(shown) if shown.isascii() else cell_len(shown)
-        if self.index.source != ALL:
+        if not self._labelled():
             return n
         sid = key[0] if isinstance(key, tuple) else self.index.source
         label = self._label_cells.get(sid)
@@ -341,6 +341,15 @@ class LogView(ScrollView, can_focus=True):
 
     def _row_y(self, row: int) -> int:
         return self._wrap.y_of(self.index, row) if self.wrap else row
+
+    def _labelled(self) -> bool:
+        """Rows carry their ``host:file`` label in the merged view, and only
+        while more than one source has lines (else the label only eats the
+        width the tok/s needs)."""
+        if self.index.source != ALL:
+            return False
+        logs = self.index.state.logs
+        return len(logs) > 1 and sum(1 for src in logs.values() if src.total_lines) > 1
 
     def _label(self, key) -> str:
         """A line's source in the merged view: the name its tab has."""

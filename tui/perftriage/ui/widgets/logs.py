@@ -152,7 +152,9 @@ class LogsPane(Pane):
         if key == self._metrics_shown:
             return
         self._metrics_shown = key
-        label = "" if self.selected != ALL else f"[dim]{safe(source_label(src))}[/dim] "
+        # which source the figures are from, only where several could be
+        several = self.selected == ALL and len(state.logs) > 1
+        label = f"[dim]{safe(source_label(src))}[/dim] " if several else ""
         if stale:
             label += f"[yellow]{safe(stale)}[/yellow] "
         # fixed one-row widgets: no layout for new text (a layout costs ~50 ms)

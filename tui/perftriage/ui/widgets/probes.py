@@ -24,6 +24,7 @@ from perftriage.core.sanitize import visible
 from perftriage.core.model.state import ProbeState, Section, SessionState
 from perftriage.ui.widgets.format import duration, safe_text
 from perftriage.ui.widgets.pane import Pane
+from perftriage.ui.widgets.row_table import RowTable
 from perftriage.ui.widgets.status_style import PROBE_ICON, status_text
 
 DIFF_MARK = "≠ "
@@ -31,11 +32,14 @@ LABEL_MAX = 30  # long module paths keep their end: that is the part that differ
 
 
 def short_label(label: str, limit: int = LABEL_MAX) -> str:
+    """``import flashinfer.jit.cutedsl`` in ``limit`` cells: the kind, the
+    argument's start and its end (the part that differs), the middle elided."""
     if len(label) <= limit:
         return label
     kind, _, rest = label.partition(" ")
-    keep = max(limit - len(kind) - 2, 8)
-    return f"{kind} …{rest[-keep:]}"
+    room = max(limit - len(kind) - 2, 6)  # the space and the ellipsis
+    head = room // 3
+    return f"{kind} {rest[:head]}…{rest[-(room - head):]}"
 
 
 def differing_probes(state: SessionState) -> set[str]:
@@ -55,13 +59,17 @@ def differing_probes(state: SessionState) -> set[str]:
     return out
 
 
+def probe_label(p: ProbeState, limit: int = LABEL_MAX) -> str:
+    return ("⇉ " if p.group else "") + short_label(p.label, limit - (2 if p.group else 0))
+
+
 def probe_row(p: ProbeState, now_t: float, variables: dict[str, str],
-              differs: bool = False) -> tuple:
+              differs: bool = False, label_width: int = LABEL_MAX) -> tuple:
     if p.status == "running" and p.started_t is not None:
         dur = duration(max(0.0, now_t - p.started_t)) + "…"
     else:
         dur = duration(p.duration_s)
-    label = ("⇉ " if p.group else "") + short_label(p.label)
+    label = probe_label(p, label_width)
     if differs:
         result = status_text(variables, "timeout", DIFF_MARK + p.summary)
     else:
@@ -113,6 +121,7 @@ class ProbesPane(Pane):
     def __init__(self, title: str, **kwargs) -> None:
         super().__init__(title, **kwargs)
         self._rows: dict[str, tuple] = {}  # what each row shows now (skip unchanged)
+        self._label_width = LABEL_MAX  # the probe column's width: labels elide to it
 
     DEFAULT_CSS = """
     ProbesPane #probes-table { height: 1fr; }
@@ -123,7 +132,7 @@ class ProbesPane(Pane):
     """
 
     def compose(self):
-        table = DataTable(id="probes-table", cursor_type="row", zebra_stripes=True)
+        table = RowTable(id="probes-table", cursor_type="row", zebra_stripes=True)
         for name in ("id", "host", "status", "probe", "time", "result"):
             table.add_column(name, key=name)
         yield table
@@ -142,11 +151,14 @@ class ProbesPane(Pane):
         caps = {"id": 4, "host": 12, "status": 11, "probe": 24, "time": 7}
         if width < 90:  # narrow: the status icon says it, probes keep their end
             caps.update(host=8, status=2, probe=16, time=6)
+        if width < 60:  # a 100-column terminal: the result and the probe get the room;
+            # the host only when probes went to several, the time not at all
+            one_host = len({p.host for p in state.probes.values()}) <= 1
+            caps.update(id=3, host=0 if one_host else 6, probe=18, time=0)
         longest = {
             "id": max((len(p.probe_id) for p in state.probes.values()), default=2),
             "host": max((len(p.host) for p in state.probes.values()), default=4),
-            "probe": max((len(short_label(p.label)) + 2 for p in state.probes.values()),
-                         default=5),
+            "probe": max((len(probe_label(p)) for p in state.probes.values()), default=5),
             "status": 11, "time": 6,
         }
         used = 0
@@ -155,13 +167,23 @@ class ProbesPane(Pane):
             if col is None:
                 continue
             col.auto_width = False
-            col.width = max(2, min(cap, longest[key]))
+            col.width = 0 if cap == 0 else max(2, min(cap, longest[key]))
+            if key == "probe" and col.width != self._label_width:
+                self._relabel(col.width)
             used += col.width + 2 * table.cell_padding
         result = table.columns.get(ColumnKey("result"))
         if result is not None:
             result.auto_width = False
             result.width = max(10, width - used - 2 * table.cell_padding - 1)
         table.refresh()
+
+    def _relabel(self, width: int) -> None:
+        """Labels elided to the probe column's width (not cropped at its edge)."""
+        self._label_width = width
+        table = self.table
+        for pid, p in self.ctx.session.state.probes.items():
+            if pid in table.rows:
+                table.update_cell(pid, "probe", safe_text(probe_label(p, width), no_wrap=True))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_selected(self.ctx.session.state)
@@ -182,7 +204,7 @@ class ProbesPane(Pane):
     def show_target(self) -> None:
         """Where the next probe runs, under the title."""
         ctx = self.ctx
-        self.border_subtitle = ctx.probe_target.label(ctx.cockpit.registry.names,
+        self.border_subtitle = ctx.probe_target.label(ctx.probe_target.names(),
                                                       ctx.cockpit.replay)
 
     @property
@@ -265,6 +287,8 @@ class ProbesPane(Pane):
         self._rows.clear()
 
     def show_state(self, state: SessionState) -> None:
+        # the default target follows the hosts (the first with GPUs once sampled)
+        self.show_target()
         table = self.table
         at_bottom = table.cursor_row >= table.row_count - 1
         now_t = self._now(state)
@@ -278,7 +302,7 @@ class ProbesPane(Pane):
             if self._rows.get(p.probe_id) == key:
                 continue
             self._rows[p.probe_id] = key
-            row = probe_row(p, now_t, variables, diff)
+            row = probe_row(p, now_t, variables, diff, self._label_width)
             if p.probe_id in table.rows:
                 # id, host and probe never change: only status, time, result
                 for col, value in zip(table.columns, row, strict=False):

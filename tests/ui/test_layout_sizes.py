@@ -1,0 +1,43 @@
+"""The cockpit at 100x30, 140x40 and 200x50 (the bundled example session,
+8 GPUs on one host): what must show at each size, and SVG snapshots.
+
+Update the snapshots after an intended UI change with ``--snapshot-update``
+and look at the SVGs before committing them.
+"""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Static
+
+from perftriage.ui.widgets.hosts import HostsPane
+from perftriage.ui.widgets.probes import ProbesPane
+
+from tests.support.helpers import replay_app
+
+SIZES = [(100, 30), (140, 40), (200, 50)]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_cockpit_snapshot(snap_compare, size):
+    assert snap_compare(replay_app(), terminal_size=size)
+
+
+async def test_at_100x30_every_gpu_has_its_row_and_results_have_room():
+    app = replay_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(1.0)
+        hosts = str(app.screen.query_one(HostsPane).query_one("#hosts-body", Static).render())
+        lines = hosts.splitlines()
+        assert [line.split()[0] for line in lines if line.lstrip().startswith("GPU")] == [
+            f"GPU{i}" for i in range(8)]
+        assert "more" not in hosts
+        local = next(line for line in lines if line.startswith("localhost"))
+        assert "CPU" in local and "RAM" in local  # a host without GPUs: one line
+        assert sum("RTX PRO 6000" in line for line in lines) == 1  # the model once
+        table = app.screen.query_one(ProbesPane).table
+        result = next(c for c in table.columns.values() if c.key.value == "result")
+        assert result.width >= 10
+        assert sum(c.width + 2 * table.cell_padding for c in table.columns.values()) \
+            <= table.size.width + 2
+        await pilot.press("q")

@@ -1,0 +1,50 @@
+"""The replay's markers are the story's beats (every hypothesis added, each
+debounced verdict change per host), and its footer offers no key that is
+off in a replay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from perftriage.core.replay.timeline import Timeline
+from perftriage.ui.widgets.footer import footer_groups
+
+from tests.support.helpers import EXAMPLE_SESSION, replay_app
+
+RUN2 = Path(__file__).parents[1] / "fixtures" / "gpm" / "h200-run2" / "transcript.jsonl"
+
+
+def _markers(path, kind):
+    tl = Timeline.open(path)
+    tl.scan()
+    return [m for m in tl.markers if m.kind == kind]
+
+
+def test_every_hypothesis_added_is_a_marker():
+    added = [m for m in _markers(EXAMPLE_SESSION, "hypothesis") if " + " in m.label]
+    assert len(added) == 11
+    assert added[0].label.startswith("h1 + MoE experts run on flashinfer_cutlass")
+
+
+def test_verdict_changes_are_markers_once_they_hold():
+    got = [(m.label, round(m.t)) for m in _markers(RUN2, "verdict")]
+    # 14 raw alternations over three hosts; two phases each, marked when they held 5 s
+    assert [label for label, _ in got] == [
+        "localhost: wasted-traffic", "viapynvml: wasted-traffic", "viadmon: wasted-traffic",
+        "localhost: near-floor", "viapynvml: near-floor", "viadmon: near-floor"]
+    assert all(10 <= t <= 15 for _, t in got[:3]) and all(35 <= t <= 40 for _, t in got[3:])
+
+
+async def test_the_replay_footer_offers_no_key_that_is_off():
+    app = replay_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause(0.5)
+        for key in ("1", "2"):
+            await pilot.press(key)
+            await pilot.pause(0.2)
+            _, local, everywhere = footer_groups(app.screen)
+            ids = {b.id for b, _, _ in local + everywhere}
+            assert not {i for i in ids if i and i.startswith(("probe.", "server."))} - {
+                "probe.output"}
+            assert "logs.open" not in ids and "app.quit" in ids
+        await pilot.press("q")
