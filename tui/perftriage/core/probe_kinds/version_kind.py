@@ -15,17 +15,21 @@ The Python lookup also answers for an import name that is not a
 distribution's name (the box that has ``import flashinfer`` working while
 ``pip show flashinfer`` finds nothing: the distribution is
 ``flashinfer-python``): ``importlib.metadata.packages_distributions()`` maps
-it to the distributions that provide it, and both names are shown. Asked
-by import name, the module is imported and a ``__version__`` that differs
-from the distribution's version is reported
-(a stale copy on ``sys.path`` shadowing the installed wheel, or a wheel
-whose metadata was not bumped). ``nvidia`` (the namespace of the
-``nvidia-*`` CUDA wheels) lists every distribution under it.
+it to the distributions that provide it, and both names are shown.
+``nvidia`` (the namespace of the ``nvidia-*`` CUDA wheels) lists every
+distribution under it.
+
+Either way each distribution comes with its top-level import names and,
+for each, the ``__version__`` its source assigns, read as text and never
+imported (a stale copy, or a wheel whose metadata was not bumped, shows as
+"``flashinfer.__version__ is 0.5.2, not 0.5.3``"); the rule, and when a
+module is imported after all, is in :mod:`.version_lookup`.
 
 The shell's answer is the marked result line the Python lookup prints
-too (so it never shows in the output), holding only the versions in the
-order the names were given: ``{"sh_versions": ["1.2.3", ...]}`` (nothing of
-a name is printed back).
+too (so it never shows in the output), holding the versions, the
+distributions' names and their import rows in the order the names were
+given (``sh_versions``, ``sh_dists``); the verdict's ``dists`` has the
+Python lookup's shape whichever answered.
 """
 
 from __future__ import annotations
@@ -122,7 +126,9 @@ VERSION_KIND = ProbeKind(
     name="version",
     usage="version PKG...",
     help="installed distribution versions (a venv's dist-info read by the shell, "
-         "else importlib.metadata); missing ones reported",
+         "else importlib.metadata) with their import names; a module __version__ that "
+         "differs is read from its source, not imported (an import name whose source "
+         "computes it is imported); missing ones reported",
     min_args=1,
     max_args=None,
     build=_build,

@@ -21,6 +21,14 @@ source assigns. One rule, written twice (awk and Python), decides all three:
   Importing costs seconds for torch-sized modules and runs their code, so
   the module is imported only when the name asked for is an import name
   (not a distribution) and its source holds no literal.
+
+Which file is "the module's": the Python lookup asks
+``importlib.util.find_spec`` (the file ``import`` would load; none of the
+module's code runs), so a stale copy earlier on ``sys.path`` is the one
+read. The shell reads the copy in the venv's site-packages — what a venv
+without ``PYTHONPATH`` imports, short of a same-named directory in the
+working directory (``python -c`` puts it first) or a ``.pth`` hook; asking
+by import name goes through Python.
 """
 
 from __future__ import annotations
