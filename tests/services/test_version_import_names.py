@@ -74,6 +74,12 @@ def venv_python(tmp_path_factory) -> str:
              {"heavy/__init__.py": f"open({str(root / 'heavy-imported')!r}, 'w').close()\n"
                                    "__version__ = _compute_version()\n",
               "heavy_extras.py": "X = 1\n"}, None)
+    # hostile text in a dist-info and a module's source: names that are no
+    # identifiers (a command substitution, a path out of site-packages) and
+    # an escape sequence in __version__
+    _install(site, "odd-names", "1.0",
+             {"ok_mod/__init__.py": '__version__ = "9\x1b[2J"\n'},
+             ["$(touch {})".format(root / "touched"), "../../etc", "ok_mod", "_private"])
     return str(root / "bin" / "python")
 
 
@@ -159,3 +165,21 @@ async def test_import_name_of_a_computed_version_is_imported(transport, request,
     assert row["imports"][0]["import_error"] == "NameError"
     assert (Path(venv_python).parent.parent / "heavy-imported").exists()
     (Path(venv_python).parent.parent / "heavy-imported").unlink()
+
+
+@pytest.mark.parametrize("path", ["shell", "python"])
+async def test_hostile_names_and_versions_stay_data(transport, request, venv_python, tmp_path,
+                                                    path):
+    """Import names are identifiers or nothing (so no file outside
+    site-packages is read and nothing runs); a __version__ with an escape
+    sequence reaches the summary without it."""
+    preamble = None if path == "shell" else f"export PYTHONPATH={tmp_path}"
+    host = make_host(transport, request, python=venv_python, preamble=preamble)
+    p = await run_probe(host, "version", ["odd-names"])
+    assert p.status == "ok", (p.summary, p.stderr)
+    assert ("via" in p.detail) == (path == "shell")
+    row = p.detail["dists"]["odd-names"][0]
+    assert [m["module"] for m in row["imports"]] == ["ok_mod"]
+    assert p.summary.startswith("odd-names 1.0 (import ok_mod); ok_mod.__version__ is 9")
+    assert "\x1b" not in p.summary and "not 1.0" in p.summary
+    assert not (Path(venv_python).parent.parent / "touched").exists()
