@@ -55,7 +55,8 @@ def venv_python(tmp_path_factory) -> str:
     # __version__ as the real packages set it: flashinfer's __init__ imports
     # it from .version, sgl_kernel's from sgl_kernel.version, a literal here
     _install(site, "flashinfer-python", "0.5.3",
-             {"flashinfer/__init__.py": "import os\nfrom .version import __version__ as __version__\n",
+             {"flashinfer/__init__.py":
+                  "import os\nfrom .version import __version__ as __version__\n",
               "flashinfer/version.py": '__version__ = "0.5.2"\n__git_version__ = "abc"\n'},
              ["flashinfer"])
     _install(site, "flashinfer-cubin", "0.5.3",

@@ -71,7 +71,8 @@ def _imports_of(dist):
         names = set()
         for f in d.files or ():
             parts = f.parts
-            if not parts or parts[0] in ("..", "__pycache__") or parts[0].endswith((".dist-info", ".data")):
+            if (not parts or parts[0] in ("..", "__pycache__")
+                    or parts[0].endswith((".dist-info", ".data"))):
                 continue
             if len(parts) > 1:
                 names.add(parts[0])
@@ -95,7 +96,8 @@ def _source_version(path, mod, hop):
         if _LITERAL.match(line):
             return re.search(r"[\"']([^\"']*)[\"']", line).group(1), True
         m = _HOP.match(line)
-        if hop and m and m.group(1) in (".version", "._version", mod + ".version", mod + "._version"):
+        if hop and m and m.group(1) in (".version", "._version",
+                                        mod + ".version", mod + "._version"):
             base = m.group(1).rsplit(".", 1)[1]
             v, _ = _source_version(os.path.join(os.path.dirname(path), base + ".py"), mod, False)
             if v is not None:
@@ -112,7 +114,8 @@ def _module_version(mod, load):
     origin = getattr(spec, "origin", None)
     mentioned = False
     if isinstance(origin, str) and origin.endswith(".py"):
-        row["module_version"], mentioned = _source_version(origin, mod, origin.endswith("__init__.py"))
+        hop = origin.endswith("__init__.py")
+        row["module_version"], mentioned = _source_version(origin, mod, hop)
         if row["module_version"] is not None:
             return row
     if load:
