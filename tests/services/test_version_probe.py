@@ -13,6 +13,11 @@ from perftriage.core.probes import RESULT_MARK
 
 from tests.support.probe_support import TRANSPORTS, make_host, run_probe
 from tests.support.probe_support import close_probe_hosts  # noqa: F401  (autouse)
+from tests.support.probe_support import no_pythonpath  # noqa: F401  (used by name)
+
+# the suite's own PYTHONPATH must not reach the probe's shell (it turns the
+# fast path off, rightly); the cases that want one set it in the preamble
+pytestmark = pytest.mark.usefixtures("no_pythonpath")
 
 
 def fake_venv(tmp_path, system_site: bool = False):
@@ -50,7 +55,8 @@ async def test_version_reads_the_venvs_metadata_without_python(transport, reques
     assert p.status == "ok", (p.summary, p.stderr)
     assert p.detail["versions"] == {"Alpha-Pkg": "1.2.3", "beta_pkg": "0.4rc1"}
     assert p.detail["via"].startswith("dist-info METADATA")
-    assert p.summary == "Alpha-Pkg 1.2.3, beta_pkg 0.4rc1"
+    # each distribution by its METADATA Name, as the Python lookup shows it
+    assert p.summary == "alpha_pkg 1.2.3, Beta.Pkg 0.4rc1"
     assert not trace.exists()  # no Python was started
     assert RESULT_MARK not in p.stdout and "0.4rc1" not in p.stdout  # the answer is framing
     p = await run_probe(host, "version", ["odd"])  # host text reaches the verdict intact, as data

@@ -55,6 +55,15 @@ async def close_probe_hosts(request):
         await host.transport.close()
 
 
+@pytest.fixture
+def no_pythonpath(monkeypatch):
+    """The local transport's commands without the suite's PYTHONPATH (which
+    points at the checkout under test): a host's login shell has none, and
+    one set makes ``version`` leave its venv fast path to Python, as it
+    must (the path changes what Python sees)."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+
+
 def runner_for(*hosts: Host, **kw) -> ProbeRunner:
     reg = HostRegistry()
     for h in hosts:
