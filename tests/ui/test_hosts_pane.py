@@ -102,6 +102,30 @@ def test_no_gpu_message_and_na_fields():
     assert "n/a/n/aMiB" in text and "n/a/n/aW" in text
 
 
+def test_a_host_without_gpus_is_one_line_in_every_layout_and_the_detail_says_why():
+    from perftriage.ui.screens.host_detail import host_detail_text
+    from perftriage.ui.widgets.hosts import host_block
+
+    state = SessionState()
+    apply(state, ev.HostSample(host="localhost", cpu_pct=5.0, per_cpu_pct=[4.0, 6.0],
+                               mem_used_bytes=3 * 2**30, mem_total_bytes=24 * 2**30, load1=0.5,
+                               gpu_error="no NVIDIA GPU (NVML: NVML Shared Library Not Found)"))
+    apply(state, ev.GpuCountersSample(host="localhost", source="unavailable",
+                                      error="NVML GPM: no GPU"))
+    hs = state.hosts["localhost"]
+    for width in (48, 80, 100, 140, 200):
+        for compact in (False, True):
+            text = host_block(hs, 0.0, width=width, compact=compact)
+            assert "\n" not in text, (width, compact, text)
+            assert "CPU" in text and "RAM" in text
+            assert "Shared Library" not in text and "bandwidth counters" not in text
+    assert "no NVIDIA GPU" in host_block(hs, 0.0, width=140)
+    assert "no GPU" in host_block(hs, 0.0, width=60)
+    detail = host_detail_text(hs)
+    assert "no NVIDIA GPU (NVML: NVML Shared Library Not Found)" in detail
+    assert "bandwidth counters: NVML GPM: no GPU" in detail
+
+
 async def test_config_can_show_power_history_from_the_start(tmp_path):
     from perftriage.ui.app import PerftriageApp
     from perftriage.core.store.config import parse

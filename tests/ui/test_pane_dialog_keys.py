@@ -62,3 +62,39 @@ async def test_a_request_that_shows_nothing_gives_the_keys_back(tmp_path):
         await asyncio.sleep(SCREEN_EXPECTED_S + 0.5)
         await pilot.pause()
         assert view.wrap != wrap  # then run as typed
+
+
+async def test_esc_then_a_letter_read_as_alt_letter_is_esc_then_the_letter(tmp_path):
+    """A terminal sends alt+s as ESC s: Esc then s typed fast (or read late
+    by a busy app) arrive as alt+s. Nothing binds alt+letter: it closes the
+    keys help, then s steps the hypothesis' status."""
+    from textual import events
+
+    from perftriage.ui.screens.keys_help import KeysScreen
+
+    app = make_app(tmp_path)
+    app.cockpit.session.emit(ev.HypothesisAdded(hyp_id="h1", title="moe kernel"))
+    async with app.run_test(size=(140, 50)) as pilot:
+        await pilot.pause()
+        app.screen.query_one(HypothesesPane).query_one("DataTable").focus()
+        await pilot.pause()
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, KeysScreen)
+        app.post_message(events.Key("alt+s", "s"))  # as the xterm parser reports ESC s
+        await pilot.pause(0.3)
+        assert not isinstance(app.screen, KeysScreen)
+        h = app.cockpit.session.state.hypothesis("h1")
+        assert h is not None and h.status != "open"
+
+
+async def test_a_burst_behind_g_fills_the_gap_form_field_by_field(tmp_path):
+    """Tab in the gap form bubbled to the App and ran after the digits typed
+    behind it: every figure ended up in the first field."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await pilot.pause()
+        await typed(app, "G16\t\t\t\t\t4800\r")
+        gaps = app.cockpit.session.state.gaps
+        assert gaps, "nothing recorded: the form is still open or the inputs were refused"
+        inputs = gaps[-1].inputs
+        assert (inputs["weights_gb"], inputs["gpus"], inputs["bandwidth_gbs"]) == (16.0, 1, 4800.0)

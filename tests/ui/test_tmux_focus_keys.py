@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ import pytest
 
 from tests.ui.test_tmux_typing import PERFTRIAGE, TMUX, tmux, wait_for
 
+SGLANG_LOG = Path(__file__).parents[1] / "fixtures" / "logs" / "sglang-0.5.23-tp8.log"
 BURN = "import time\nend = time.monotonic() + 300\nwhile time.monotonic() < end: pass\n"
 
 
@@ -38,12 +40,16 @@ def loaded_box():
 
 
 class TmuxCockpit:
-    def __init__(self, tmp_path: Path, width: int = 160, height: int = 45) -> None:
+    def __init__(self, tmp_path: Path, width: int = 160, height: int = 45,
+                 logs: tuple[Path, ...] = ()) -> None:
         cfg = tmp_path / "config.toml"
-        cfg.write_text(f'[[hosts]]\nname = "localhost"\npython = "{sys.executable}"\n')
+        followed = f"logs = {json.dumps([str(p) for p in logs])}\n" if logs else ""
+        cfg.write_text(f'[[hosts]]\nname = "localhost"\npython = "{sys.executable}"\n'
+                       + followed)
         self.sessions = tmp_path / "sessions"
         self.sock = f"perftriage-focus-{os.getpid()}-{tmp_path.name}"
-        cmd = f"{PERFTRIAGE} --config {cfg} --sessions-dir {self.sessions}"
+        # COLUMNS/LINES (set under pytest) would win over the terminal's own size
+        cmd = f"env -u COLUMNS -u LINES {PERFTRIAGE} --config {cfg} --sessions-dir {self.sessions}"
         tmux(self.sock, "new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), cmd)
         self.wait_screen("Hypotheses", 60)
 
@@ -51,7 +57,13 @@ class TmuxCockpit:
         return tmux(self.sock, "capture-pane", "-p", "-t", "t").stdout
 
     def wait_screen(self, text: str, timeout: float = 30) -> None:
-        wait_for(lambda: text in self.screen(), timeout, repr(text))
+        self.wait_screen_shows(lambda screen: text in screen, repr(text), timeout)
+
+    def wait_screen_shows(self, check, what: str, timeout: float = 30) -> None:
+        try:
+            wait_for(lambda: check(self.screen()), timeout, what)
+        except AssertionError as exc:  # say what was on screen instead
+            raise AssertionError(f"{exc}; the screen:\n{self.screen()}") from None
 
     def keys(self, *keys: str) -> None:
         """One burst: a single send-keys call."""
@@ -152,3 +164,66 @@ def test_keys_that_move_focus_land_where_they_were_typed_for(tmp_path):
     assert [e["title"] for e in events if e["type"] == "hypothesis.added"] == [
         "alpha title", "burst 0 title", "burst 1 title", "burst 2 title"]
     assert not [e for e in events if e["type"] == "hypothesis.deleted"]
+
+
+@needs_tmux
+def test_keys_that_open_a_dialog_or_zoom_hand_the_keys_behind_them_over(tmp_path):
+    """``/``, ``E``, ``N``, ``G`` open a dialog: what is typed right behind
+    them is the dialog's. ``z`` and ``?`` then Esc leave the pane focused:
+    the next key is the pane's."""
+    log = tmp_path / "server.log"
+    shutil.copy(SGLANG_LOG, log)
+    with loaded_box():
+        app = TmuxCockpit(tmp_path, logs=(log,))
+        try:
+            app.keys("H", "gamma title", "Enter", "gamma note", "Enter")
+            app.wait_event("hypothesis.added")
+            app.keys("w", "nsys", "Enter")
+            app.wait_event("probe.finished")
+
+            # 3 then /: the text is the search's, not the Logs pane's keys
+            app.keys("1")
+            app.keys("3", "/decode", "Enter")
+            app.wait_screen("search /decode/")
+
+            # E in Hypotheses opens the evidence picker: its search, the
+            # return to the list and + (for) all land in the picker
+            app.keys("1")
+            app.keys("4", "E", "/nsys", "Enter", "+")
+            (linked,) = app.wait_event("evidence.linked")
+            assert (linked["hyp_id"], linked["ref_id"], linked["stance"]) == ("h1", "p1", "for")
+
+            # z maximizes the Hypotheses pane; s right behind steps the status there
+            app.keys("1")
+            app.keys("4", "z", "s")
+            (stepped,) = app.wait_event("hypothesis.updated")
+            assert stepped.get("status") not in (None, "open")
+            app.wait_screen_shows(lambda s: "Hypotheses" in s
+                                  and "Probes" not in s and "Hosts" not in s, "only Hypotheses")
+            app.keys("z")
+            app.wait_screen("Probes")
+
+            # ? opens the keys help, ? closes it, s is the Hypotheses pane's again
+            app.keys("?", "?", "s")
+            app.wait_event("hypothesis.updated", 2)
+            assert "(Esc closes)" not in app.screen()
+            # the same with Esc. Esc ends its burst: ESC then s in one write is
+            # what a terminal sends for alt+s, so Textual reads it as that
+            app.keys("?", "Escape")
+            app.keys("s")
+            app.wait_event("hypothesis.updated", 3)
+            assert "(Esc closes)" not in app.screen()
+
+            # N then the note, at once: all of it in the note form
+            app.keys("N", "some note", "Enter")
+            (note,) = app.wait_event("note")
+            assert note["text"] == "some note"
+
+            # G opens the gap form: figures typed right behind land in its fields
+            # (ms/token is prefilled from the log: ctrl+u clears it)
+            app.keys("G", "16", *["Tab"] * 5, "4800", "Tab", "Tab", "C-u", "5", "Enter")
+            (gap,) = app.wait_event("gap.computed")
+            assert gap["inputs"] == {"weights_gb": 16.0, "gpus": 1, "bandwidth_gbs": 4800.0,
+                                     "measured_ms": 5.0}
+        finally:
+            app.quit()

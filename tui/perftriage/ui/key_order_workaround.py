@@ -257,6 +257,11 @@ class OrderedKeysApp(App[ReturnType]):
         return stack[-1] if stack and isinstance(stack[-1], FormScreen) else None
 
     async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded \
+                and (split := self._escape_then_key(event)):
+            for key in split:
+                await self.on_event(key)
+            return
         if isinstance(event, events.Key) and not event.is_forwarded:
             if self._spilled_keys or self._focus_is_stale():
                 # earlier keys still to dispatch, or focus not back yet: after them
@@ -276,6 +281,23 @@ class OrderedKeysApp(App[ReturnType]):
                 await run_key(self, event)
                 return
         await super().on_event(event)
+
+    def _escape_then_key(self, event: events.Key) -> list[events.Key] | None:
+        """Esc then a letter, read in one go (typed fast, or a busy app
+        reading late), is what a terminal sends for alt+letter: Textual
+        reports ``alt+s`` and the Esc is lost (``?``, Esc, ``s`` left the
+        keys help open). Nothing here binds alt+letter, so outside text
+        fields (where alt+letter may be meant as typed) it is Esc, then the
+        letter."""
+        if not event.key.startswith("alt+") or event.character is None \
+                or len(event.character) != 1 or not event.character.isalnum():
+            return None
+        if self._form_on_top() is not None or isinstance(self.focused, (Input, TextArea)):
+            return None
+        keys = [events.Key("escape", "\x1b"), events.Key(event.character, event.character)]
+        for key in keys:
+            key.time = event.time
+        return keys
 
     def _runs_here(self, event: events.Key) -> bool:
         """Textual hands a key to the focused widget's queue; what that

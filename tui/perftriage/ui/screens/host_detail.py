@@ -73,6 +73,8 @@ def host_detail_text(hs: HostState) -> str:
         )
         if s.gpu_error:
             lines.append(f" [$text-muted]{safe(s.gpu_error)}[/]")
+        if hs.counters is not None and hs.counters.error:  # the Hosts pane has no room for it
+            lines.append(f" [$text-muted]bandwidth counters: {safe(hs.counters.error)}[/]")
         for g in s.gpus:
             lines.append("")
             lines.append(f" [b]GPU{g.index}[/b] {safe(g.name)} [$text-muted]{safe(g.uuid)}[/]")

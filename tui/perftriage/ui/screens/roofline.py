@@ -14,7 +14,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Vertical
 from textual.css.query import NoMatches
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from perftriage.core.analysis import roofline
@@ -22,6 +21,7 @@ from perftriage.core.model import host_info
 from perftriage.core.model.engine_state import ms_per_token_for
 from perftriage.core.report.markdown import batch1_ms_per_token, clock
 from perftriage.core.model.state import SessionState
+from perftriage.ui.key_order_workaround import FormScreen
 from perftriage.ui.widgets.gap_view import GapView
 from perftriage.ui.widgets.status_style import styled
 
@@ -98,7 +98,13 @@ def parse(values: dict[str, str]) -> dict[str, Any]:
     return kwargs
 
 
-class RooflineScreen(ModalScreen[tuple[roofline.RooflineResult, dict[str, Any]] | None]):
+class RooflineScreen(FormScreen[tuple[roofline.RooflineResult, dict[str, Any]] | None]):
+    """A typed-order form (:class:`~perftriage.ui.key_order_workaround.FormScreen`):
+    ``G 16 Tab …`` typed at once puts each figure in the field it was typed
+    for (Tab bubbled to the App and ran after the digits behind it)."""
+
+    FIRST_FOCUS = "#rl-weights_gb"
+
     DEFAULT_CSS = """
     RooflineScreen { align: center middle; }
     RooflineScreen > Vertical {
@@ -142,8 +148,7 @@ class RooflineScreen(ModalScreen[tuple[roofline.RooflineResult, dict[str, Any]] 
             yield Label(f"Tab next field · {action}", classes="help")
 
     def on_mount(self) -> None:
-        self.recompute()
-        self.query_one("#rl-weights_gb", Input).focus()
+        self.recompute()  # FormScreen's own on_mount then focuses the first field
 
     def values(self) -> dict[str, str]:
         return {key: self.query_one(f"#rl-{key}", Input).value for key, *_ in FIELDS}

@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from perftriage.ui.app_context import ask_for_screen
-from perftriage.core.model.events import GpuSample
+from perftriage.core.model.events import GpuSample, HostSample
 from perftriage.core.model.state import HostState, Section, SessionState
 from perftriage.ui.widgets.format import bar, gib, num, sparkline, safe
 from perftriage.ui.widgets.pane import Pane
@@ -144,6 +144,25 @@ def compact_gpu_row(g: GpuSample, stale: bool) -> str:
     return f"[{MUTED}]{row}[/]" if stale else row
 
 
+def _short_cpu(s: HostSample, host_stale: bool) -> str:
+    """``CPU 12% RAM 3.1/24G load 0.52``."""
+    cpu_col = MUTED if host_stale else threshold(s.cpu_pct, 70, 90)
+    return (f"CPU [{cpu_col}]{num(s.cpu_pct, '{:.0f}')}%[/] RAM {gib(s.mem_used_bytes)}/"
+            f"{gib(s.mem_total_bytes)} load {num(s.load1, '{:.2f}')}")
+
+
+def gpuless_line(s: HostSample, head: str, host_stale: bool, width: int) -> str:
+    """A host without GPUs, in every layout: one line (CPU, RAM, load after
+    its name, then ``no NVIDIA GPU`` or ``no GPU`` where that fits). Why
+    there is no GPU (the NVML or nvidia-smi reason) and the bandwidth
+    counters' state are in the host detail view (D)."""
+    line = f"{head} · {_short_cpu(s, host_stale)}"
+    for tail in ("no NVIDIA GPU", "no GPU"):
+        if _cells(line) + len(tail) + 3 <= width:
+            return f"{line} · [$text-muted]{tail}[/]"
+    return line
+
+
 def compact_block(hs: HostState, head: str, host_stale: bool, *, show_power: bool,
                   width: int, max_gpus: int | None) -> str:
     """The short form, like nvitop's compact mode: a host without GPUs on
@@ -152,12 +171,9 @@ def compact_block(hs: HostState, head: str, host_stale: bool, *, show_power: boo
     s = hs.sample
     if s is None:
         return head + " [$text-muted]waiting for the first sample…[/]"
-    cpu_col = MUTED if host_stale else threshold(s.cpu_pct, 70, 90)
-    cpu = (f"CPU [{cpu_col}]{num(s.cpu_pct, '{:.0f}')}%[/] RAM {gib(s.mem_used_bytes)}/"
-           f"{gib(s.mem_total_bytes)} load {num(s.load1, '{:.2f}')}")
     if not s.gpus:
-        line = f"{head} · {cpu}"
-        return line + (" · [$text-muted]no GPU[/]" if _cells(line) + 9 <= width else "")
+        return gpuless_line(s, head, host_stale, width)
+    cpu = _short_cpu(s, host_stale)
     model, room = _model(s.gpus), width - _cells(head) - 3
     if len(model) > room:  # the header never wraps: the model's tail goes
         model = model[:max(room - 1, 0)] + "…"
@@ -195,6 +211,8 @@ def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: 
     bw = hs.info.get("bandwidth_gbs_total")
     if bw:
         head += f" [$text-muted]· {bw / 1000:.2f} TB/s peak[/]"
+    if s is not None and not s.gpus:
+        return gpuless_line(s, head, host_stale, width)
     lines = [head]
     if s is not None:
         mem_pct = (
