@@ -13,7 +13,9 @@ import asyncio
 import base64
 import itertools
 import json
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -48,12 +50,15 @@ def ocr(png: bytes) -> str:
 class Browser:
     def __init__(self, width: int = 1400, height: int = 900) -> None:
         self.port = free_port()
-        self.profile = tempfile.TemporaryDirectory(prefix="chromium-profile-")
+        # chromium's helper processes may still write into the profile as the
+        # browser exits: their group is killed below, and a late file is no error
+        self.profile = tempfile.TemporaryDirectory(prefix="chromium-profile-",
+                                                   ignore_cleanup_errors=True)
         self.proc = subprocess.Popen(
             [CHROMIUM or "chromium", *FLAGS, f"--user-data-dir={self.profile.name}",
              f"--remote-debugging-port={self.port}", "--remote-debugging-address=127.0.0.1",
              f"--window-size={width},{height}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         self._ids = itertools.count(1)
         self._session: aiohttp.ClientSession | None = None
         self._ws: aiohttp.ClientWebSocketResponse | None = None
@@ -82,13 +87,20 @@ class Browser:
             await self._ws.close()
         if self._session is not None:
             await self._session.close()
-        self.proc.terminate()
+        self._signal_group(signal.SIGTERM)
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self._signal_group(signal.SIGKILL)  # renderers and helpers left behind
         self.profile.cleanup()
+
+    def _signal_group(self, sig: int) -> None:
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            pass
 
     async def call(self, method: str, **params) -> dict:
         assert self._ws is not None
