@@ -10,14 +10,19 @@ or hostile endpoint can neither hang a capture nor fill memory.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 from urllib.parse import urlsplit, urlunsplit
 
 import h11
 
-from perftriage.core.http_limits import PROFILE_CONTROL, BodyCap, HttpLimitError, HttpLimits
+from perftriage.core.http_limits import (
+    PROFILE_CONTROL,
+    BodyCap,
+    HttpLimitError,
+    HttpLimits,
+    within_deadline,
+)
 from perftriage.transport.base import OTHER, TIMEOUT, TransportError
 from perftriage.transport.http_get import READ_CHUNK, HttpResponse, open_stream, parse_http_url
 
@@ -45,7 +50,7 @@ async def http_request(transport, url: str, *, method: str = "GET", json_body=No
     limits = HttpLimits(max_bytes=limits.max_bytes, deadline_s=timeout)
     cap = BodyCap(url, limits)
     try:
-        async with asyncio.timeout(limits.deadline_s):
+        async with within_deadline(url, limits):
             reader, writer = await open_stream(transport, target.host, target.port)
             conn = h11.Connection(h11.CLIENT)
             data = conn.send(h11.Request(method=method, target=target.target, headers=headers))
@@ -63,11 +68,9 @@ async def http_request(transport, url: str, *, method: str = "GET", json_body=No
                     cap.add(event.data)
                 elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
                     break
-    except TimeoutError:
-        raise TransportError(HttpLimitError(url, "deadline", limits).reason, TIMEOUT,
-                             name) from None
     except HttpLimitError as exc:
-        raise TransportError(exc.reason, OTHER, name) from None
+        raise TransportError(exc.reason, TIMEOUT if exc.which == "deadline" else OTHER,
+                             name) from None
     except h11.RemoteProtocolError as exc:
         raise TransportError(f"{url}: not an HTTP response ({exc})", OTHER, name) from None
     except (ConnectionError, OSError) as exc:

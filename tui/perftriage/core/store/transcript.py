@@ -66,6 +66,13 @@ def make_header(started_at: str, hosts: list[str], **extra: Any) -> dict[str, An
     return header
 
 
+def _write_header(fh, header: dict[str, Any]) -> None:
+    """The header line, on disk before any event."""
+    fh.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
+    fh.flush()
+    os.fsync(fh.fileno())
+
+
 class TranscriptWriter:
     """Append-only writer; one instance per live session.
 
@@ -89,10 +96,7 @@ class TranscriptWriter:
         else:  # a named investigation's file, opened (and locked) by the caller
             self._fh = os.fdopen(fd, "wb")  # noqa: SIM115 - lives as long as the session
             if continues is None:  # a new investigation: its header first
-                header = self.redactor.value(header)
-                self._fh.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
-                self._fh.flush()
-                os.fsync(self._fh.fileno())
+                _write_header(self._fh, self.redactor.value(header))
         self._last_sync = time.monotonic()
         self._dirty = False
         self._io = threading.Lock()  # the file: writer thread vs sync/close
@@ -137,9 +141,7 @@ class TranscriptWriter:
             raise TranscriptCreateError(directory, exc.strerror or str(exc)) from None
         fh = os.fdopen(fd, "wb")
         try:
-            fh.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+            _write_header(fh, header)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 fh.close()
