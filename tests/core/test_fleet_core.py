@@ -11,7 +11,7 @@ from hypothesis import given, strategies as st
 
 from perftriage.core.fleet import nodeset, promql
 from perftriage.core.fleet.model import FleetSample, FleetSnapshot
-from perftriage.core.fleet.outliers import outlier_indexes, robust_stats
+from perftriage.core.analysis.outliers import outlier_indexes, robust_stats
 
 
 def test_median_and_mad_and_distance():

@@ -26,7 +26,7 @@ import httpx
 
 from perftriage.core.fleet import promql
 from perftriage.core.fleet.model import FleetSnapshot, FleetSummary
-from perftriage.core.fleet.outliers import DEFAULT_THRESHOLD
+from perftriage.core.analysis.outliers import DEFAULT_THRESHOLD
 from perftriage.core.http_limits import PROMETHEUS, HttpLimitError, HttpLimits, read_capped, \
     within_deadline
 from perftriage.core.model import events as ev

@@ -3,7 +3,7 @@
 Reads the fleet from Prometheus (dcgm-exporter's GPU fields and the
 engines' gauges; see services/prometheus.py), and prints the host and GPU
 counts, each metric's fleet median and the outliers ranked by robust
-distance |value - median| / MAD (core/fleet/outliers.py), largest first.
+distance |value - median| / MAD (core/analysis/outliers.py), largest first.
 
 ``--json`` prints exactly ``{hosts, gpus, medians: {METRIC: value},
 outliers: [{host, gpu, metric, value, fleet_median}]}``; ``gpu`` is null for

@@ -1,6 +1,6 @@
 """Which GPU deviates from the others, and which way.
 
-The robust distance the Fleet view uses (``core/fleet/outliers.py``, a layer
+The robust distance the Fleet view uses (``core/analysis/outliers.py``, a layer
 above this one): ``|x - median| / MAD``, the MAD falling back to the mean
 absolute deviation from the median when more than half the GPUs read the
 very same value. A GPU is named when it is past :data:`DISTANCE` typical
@@ -12,12 +12,12 @@ distance wins, and equal distances name nobody.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-DISTANCE = 5.0  # the Fleet view's DEFAULT_THRESHOLD
-MIN_GPUS = 3
+from perftriage.core.analysis.outliers import DEFAULT_THRESHOLD as DISTANCE
+from perftriage.core.analysis.outliers import MIN_VALUES as MIN_GPUS
+from perftriage.core.analysis.outliers import outlier_indexes, robust_stats
 
 
 @dataclass(frozen=True)
@@ -34,18 +34,16 @@ class GpuOutlier:
 
 def deviating_gpu(values: Mapping[int, float], min_points: float) -> GpuOutlier | None:
     """The GPU (index -> value) that deviates from the others; None if none does."""
-    if len(values) < MIN_GPUS:
+    indexes = list(values)
+    xs = [values[i] for i in indexes]
+    stats = robust_stats(xs)
+    if stats is None:
         return None
-    med = statistics.median(values.values())
-    deviations = {i: abs(v - med) for i, v in values.items()}
-    mad = statistics.median(deviations.values())
-    scale = mad if mad > 0 else sum(deviations.values()) / len(deviations)
-    if scale <= 0:
-        return None
-    far = sorted(((d / scale, i) for i, d in deviations.items()
-                  if d / scale > DISTANCE and d >= min_points), reverse=True)
+    far = [(d, i) for i, d in outlier_indexes(xs, stats, DISTANCE)
+           if abs(xs[i] - stats.median) >= min_points]  # largest distance first
     if not far or (len(far) > 1 and far[0][0] == far[1][0]):
         return None
-    index = far[0][1]
+    index = indexes[far[0][1]]
+    med = stats.median
     value = values[index]
     return GpuOutlier(index=index, value=value, median=med, side="low" if value < med else "high")

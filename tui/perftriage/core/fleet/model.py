@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from perftriage.core.fleet.outliers import DEFAULT_THRESHOLD, RobustStats, outlier_indexes, robust_stats
+from perftriage.core.analysis.outliers import DEFAULT_THRESHOLD, RobustStats, outlier_indexes, robust_stats
 
 # dcgm-exporter's series the fleet view reads, with a short label and a unit.
 GPU_METRICS: dict[str, tuple[str, str]] = {

@@ -334,7 +334,7 @@ class FleetOutlier(msgspec.Struct, kw_only=True, omit_defaults=True):
     metric: str
     value: float
     fleet_median: float
-    distance: float  # |value - median| / MAD (see core/fleet/outliers.py)
+    distance: float  # |value - median| / MAD (see core/analysis/outliers.py)
 
 
 class FleetUpdated(Event, tag="fleet.updated"):

@@ -3,7 +3,7 @@ of one metric sorted by what deviates, the medians strip, the ranked
 outliers, and host lists folded into node sets.
 
 A grid cell's distance is its robust distance from the fleet median of that
-metric (core/fleet/outliers.py); a host's row is sorted by its worst cell,
+metric (core/analysis/outliers.py); a host's row is sorted by its worst cell,
 so the odd hosts come first and the 500 normal ones fold into one line
 (``node[001-116,118-512]``).
 """
