@@ -120,7 +120,7 @@ class HttpGetter:
                 reused = self._writer is not None
                 try:
                     return await self._exchange()
-                except (h11.RemoteProtocolError, ConnectionError, _ClosedEarly):
+                except (h11.RemoteProtocolError, ConnectionError, ClosedEarly):
                     await self.close()
                     if not reused:
                         raise
@@ -132,7 +132,7 @@ class HttpGetter:
         except HttpLimitError as exc:
             await self.close()
             raise TransportError(exc.reason, OTHER, self.name) from None
-        except _ClosedEarly:
+        except ClosedEarly:
             await self.close()
             raise TransportError(f"{self.target.url}: connection closed before a response",
                                  OTHER, self.name) from None
@@ -167,30 +167,39 @@ class HttpGetter:
             ("Accept", "text/plain"), ("Connection", "keep-alive")])
         writer.write(conn.send(request) + conn.send(h11.EndOfMessage()))
         await writer.drain()
-        response: h11.Response | None = None
-        body = BodyCap(self.target.url, self.limits)
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                data = await reader.read(READ_CHUNK)
-                if not data and response is None:
-                    raise _ClosedEarly
-                conn.receive_data(data)
-            elif isinstance(event, h11.Response):
-                response = event
-            elif isinstance(event, h11.Data):
-                body.add(event.data)  # HttpLimitError past the cap
-            elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
-                break
-        assert response is not None
+        response, body = await read_response(conn, reader, BodyCap(self.target.url, self.limits))
         if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
             conn.start_next_cycle()
         else:
             await self.close()
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers}
         return HttpResponse(response.status_code, response.reason.decode("latin-1"), headers,
-                            body.body())
+                            body)
 
 
-class _ClosedEarly(Exception):
+class ClosedEarly(Exception):
     """The server closed the connection before answering."""
+
+
+async def read_response(conn: h11.Connection, reader: StreamReader,
+                        body: BodyCap) -> tuple[h11.Response, bytes]:
+    """One response read off ``reader`` through ``conn``, its body under the
+    size cap (HttpLimitError past it); :class:`ClosedEarly` when the server
+    closes before a response."""
+    response: h11.Response | None = None
+    while True:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            data = await reader.read(READ_CHUNK)
+            if not data and response is None:
+                raise ClosedEarly
+            conn.receive_data(data)
+        elif isinstance(event, h11.Response):
+            response = event
+        elif isinstance(event, h11.Data):
+            body.add(event.data)
+        elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
+            break
+    if response is None:
+        raise ClosedEarly
+    return response, body.body()

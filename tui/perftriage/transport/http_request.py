@@ -24,7 +24,13 @@ from perftriage.core.http_limits import (
     within_deadline,
 )
 from perftriage.transport.base import OTHER, TIMEOUT, TransportError
-from perftriage.transport.http_get import READ_CHUNK, HttpResponse, open_stream, parse_http_url
+from perftriage.transport.http_get import (
+    ClosedEarly,
+    HttpResponse,
+    open_stream,
+    parse_http_url,
+    read_response,
+)
 
 
 def endpoint(base_url: str, path: str) -> str:
@@ -57,20 +63,12 @@ async def http_request(transport, url: str, *, method: str = "GET", json_body=No
             data += conn.send(h11.Data(data=body)) if body else b""
             writer.write(data + conn.send(h11.EndOfMessage()))
             await writer.drain()
-            response: h11.Response | None = None
-            while True:
-                event = conn.next_event()
-                if event is h11.NEED_DATA:
-                    conn.receive_data(await reader.read(READ_CHUNK))
-                elif isinstance(event, h11.Response):
-                    response = event
-                elif isinstance(event, h11.Data):
-                    cap.add(event.data)
-                elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
-                    break
+            response, got = await read_response(conn, reader, cap)
     except HttpLimitError as exc:
         raise TransportError(exc.reason, TIMEOUT if exc.which == "deadline" else OTHER,
                              name) from None
+    except ClosedEarly:
+        raise TransportError(f"{url}: connection closed before a response", OTHER, name) from None
     except h11.RemoteProtocolError as exc:
         raise TransportError(f"{url}: not an HTTP response ({exc})", OTHER, name) from None
     except (ConnectionError, OSError) as exc:
@@ -79,7 +77,5 @@ async def http_request(transport, url: str, *, method: str = "GET", json_body=No
         if writer is not None:
             with contextlib.suppress(Exception):
                 writer.close()
-    if response is None:
-        raise TransportError(f"{url}: connection closed before a response", OTHER, name)
     hdrs = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers}
-    return HttpResponse(response.status_code, response.reason.decode("latin-1"), hdrs, cap.body())
+    return HttpResponse(response.status_code, response.reason.decode("latin-1"), hdrs, got)
