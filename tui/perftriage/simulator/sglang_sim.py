@@ -173,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mfu-metrics", action="store_true",
                     help="write --enable-mfu-metrics' estimates (est. read BW ...)")
     ap.add_argument("--dp", type=int, default=1, help="data-parallel schedulers (DPk tags)")
+    ap.add_argument("--tp", type=int, default=8, help="tensor-parallel size in server_args")
     args = ap.parse_args(argv)
     metrics = None
     if args.metrics_port is not None:
@@ -182,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     out = open(args.log, "a", encoding="utf-8", buffering=1) if args.log else sys.stdout  # noqa: SIM115
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        for i, (delay, text) in enumerate(startup_lines()):
+        for i, (delay, text) in enumerate(startup_lines(tp=args.tp)):
             time.sleep(delay * args.startup_s)
             if args.fail and i == 2:
                 for ln in FAIL_LINES:
