@@ -22,7 +22,8 @@ from perftriage.core.model import events as ev
 from perftriage.core.store import investigations as inv
 from perftriage.core.store import session_files
 from perftriage.services.investigation import open_investigation
-from perftriage.services.watch import CHECK_INTERVAL_S, Watcher
+from perftriage.services.watch import Watcher
+from tests.ui.test_watch import Clock, _notes
 
 TUI = str(Path(__file__).resolve().parents[2] / "tui")
 NOT_UTF8 = b"run-\xff\xfe"
@@ -77,31 +78,20 @@ def test_not_found_names_the_reason_in_one_short_line(tmp_path):
         "no investigation 'nope' in ")
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def tick(self, watcher: Watcher) -> int:
-        self.now += CHECK_INTERVAL_S
-        return watcher.tick()
-
-
-def _notes(watcher: Watcher) -> list[str]:
-    return [n.text for n in watcher.session.state.notes]
-
-
-def test_watch_survives_a_transcript_truncated_to_zero_and_waits_for_a_header(tmp_path):
-    s = open_investigation("cut", tmp_path, [])
-    s.emit(ev.NoteAdded(text="before the cut"))
+def _watched(tmp_path: Path, name: str, note: str) -> tuple[Path, Clock, Watcher]:
+    s = open_investigation(name, tmp_path, [])
+    s.emit(ev.NoteAdded(text=note))
     s.close()
-    path = inv.path_for("cut", tmp_path)
+    path = inv.path_for(name, tmp_path)
     clock = Clock()
     w = Watcher(path, clock=clock)
     w.go_live()
-    assert _notes(w) == ["before the cut"]
+    assert _notes(w) == [note]
+    return path, clock, w
+
+
+def test_watch_survives_a_transcript_truncated_to_zero_and_waits_for_a_header(tmp_path):
+    path, clock, w = _watched(tmp_path, "cut", "before the cut")
 
     os.truncate(path, 0)  # was: TranscriptError traceback out of _reopen
     for _ in range(3):
@@ -125,13 +115,7 @@ def test_watch_survives_a_transcript_truncated_to_zero_and_waits_for_a_header(tm
 
 
 def test_watch_says_so_when_the_file_is_replaced_by_no_transcript(tmp_path):
-    s = open_investigation("gone", tmp_path, [])
-    s.emit(ev.NoteAdded(text="kept"))
-    s.close()
-    path = inv.path_for("gone", tmp_path)
-    clock = Clock()
-    w = Watcher(path, clock=clock)
-    w.go_live()
+    path, clock, w = _watched(tmp_path, "gone", "kept")
     path.unlink()
     clock.tick(w)
     assert w.waiting == "the transcript is gone: waiting for it to come back"
