@@ -35,7 +35,7 @@ from typing import Any
 
 import msgspec
 
-from perftriage.core.analysis import gpus
+from perftriage.core import gpus
 from perftriage.core.profile import ncu_csv as raw
 
 NEAR_ROOFLINE_PCT = 80.0
