@@ -19,12 +19,23 @@ import zlib
 import msgspec
 
 from perftriage.core.profile.buckets import COMMUNICATION, Classifier
+from perftriage.core.profile.idle import SINGLE_LAUNCHES, Kernel, Launch, breakdown
 from perftriage.core.profile.model import TraceError
 from perftriage.core.profile.rank import RankData
 from perftriage.core.profile.timeline import DeviceTimeline
 
 # Kineto's categories for device activity (older Kineto capitalised them)
 KERNEL_CATS = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"})
+# the CPU side of a launch: the CUDA runtime and driver calls
+LAUNCH_CATS = frozenset({"cuda_runtime", "cuda_driver", "Runtime", "Driver"})
+
+
+class Args(msgspec.Struct, gc=False):
+    """The two ``args`` a launch and its kernel are joined by (the idle
+    breakdown); every other key is skipped unread."""
+
+    stream: int | str | None = None
+    correlation: int | str | None = None
 
 
 class TraceEvent(msgspec.Struct, gc=False):
@@ -34,6 +45,7 @@ class TraceEvent(msgspec.Struct, gc=False):
     ts: float = 0.0
     dur: float = 0.0
     pid: int | str = 0  # the device, for kernel events
+    args: Args | None = None
 
 
 class ChromeTrace(msgspec.Struct, gc=False):
@@ -67,10 +79,21 @@ def read(path: str, data: bytes, label: str, classifier: Classifier) -> RankData
     kernels: dict[str, list[float]] = {}
     devices: dict[int | str, DeviceTimeline] = {}
     bucket = classifier.bucket
+    streams: dict[object, list[Kernel]] = {}
+    launches: dict[int, Launch] = {}
     for ev in events:
-        if ev.ph != "X" or ev.cat not in KERNEL_CATS:
+        if ev.ph != "X":
+            continue
+        if ev.cat not in KERNEL_CATS:
+            a = ev.args
+            if a is not None and type(a.correlation) is int and ev.cat in LAUNCH_CATS:
+                launches[a.correlation] = (ev.ts, ev.dur, ev.name in SINGLE_LAUNCHES)
             continue
         name, ts, dur = ev.name, ev.ts, ev.dur
+        a = ev.args
+        if a is not None and a.stream is not None:
+            corr = a.correlation if type(a.correlation) is int else -1
+            streams.setdefault((ev.pid, a.stream), []).append((ts, ts + dur, corr))
         row = kernels.get(name)
         if row is None:
             kernels[name] = [dur, 1]
@@ -81,4 +104,5 @@ def read(path: str, data: bytes, label: str, classifier: Classifier) -> RankData
         if tl is None:
             tl = devices[ev.pid] = DeviceTimeline()
         (tl.comm if bucket(name) == COMMUNICATION else tl.others).append((ts, ts + dur))
-    return RankData(file=path, label=label, kernels=kernels, devices=devices)
+    return RankData(file=path, label=label, kernels=kernels, devices=devices,
+                    idle=breakdown(streams, launches))
