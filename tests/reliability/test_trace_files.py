@@ -284,3 +284,33 @@ def test_the_real_h200_traces_read_the_same_through_the_reader() -> None:
     graph = summarize_files([PROFILE / "graph-TP-0.trace.json.gz"])
     assert nsys.kernel_ms == pytest.approx(graph.kernel_ms, rel=1e-3)
     assert {k.name: k.calls for k in nsys.kernels} == {k.name: k.calls for k in graph.kernels}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "over-cap"])
+def test_importing_trace_files_copies_only_regular_files_within_the_cap(tmp_path: Path,
+                                                                        kind: str) -> None:
+    import asyncio
+
+    from perftriage.core.store.config import parse
+    from perftriage.services.profile_service import ProfileCaptures
+    from perftriage.services.session import Session
+
+    odd = tmp_path / "odd-TP-0.trace.json.gz"
+    if kind == "fifo":
+        os.mkfifo(odd)
+    elif kind == "dev-zero":
+        odd.symlink_to("/dev/zero")  # before: copied without end
+    else:
+        gzip_of_repeated(odd, b" " * (1 << 20), 3)
+        with open(odd, "ab") as fh:
+            fh.truncate(2 << 20)
+    session = Session("x", sessions_dir=tmp_path / "s")
+    captures = ProfileCaptures(session, None, parse("[profile]\nmax_trace_mb = 1\n"))
+    try:
+        with pytest.raises(TraceError) as err:
+            asyncio.run(asyncio.wait_for(captures.import_files([odd]), 30))
+    finally:
+        session.close()
+    assert err.value.path == str(odd)
+    assert ("not a regular file" if kind != "over-cap" else "1 MiB limit") in str(err.value)
+    assert not any(p.is_file() for p in (tmp_path / "s").rglob("*.gz"))

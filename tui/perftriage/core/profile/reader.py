@@ -53,25 +53,34 @@ class TraceLimits:
         return self.max_mb << 20
 
 
-def read_trace_bytes(path: str, limits: TraceLimits = TraceLimits()) -> bytes | bytearray:
-    """The file's text (gzip inflated, found by its magic bytes), or :class:`TraceError`."""
-    cap = limits.max_bytes
+def open_trace(path: str, limits: TraceLimits = TraceLimits()):
+    """``path`` opened for binary reading: a regular file no larger than the
+    cap (checked before any byte is read), else :class:`TraceError`."""
     try:
         fh = open_regular(path)
     except NotRegularFile as exc:
         raise TraceError(path, str(exc).removeprefix(f"{path}: ")) from None
     except OSError as exc:
         raise TraceError(path, exc.strerror or str(exc)) from None
-    with fh:
+    if os.fstat(fh.fileno()).st_size > limits.max_bytes:
+        fh.close()
+        raise over_cap(path, limits)
+    return fh
+
+
+def over_cap(path: str, limits: TraceLimits, what: str = "the file is over") -> TraceError:
+    return TraceError(path, f"{what} the {limits.max_mb} MiB limit ({CAP_HINT})")
+
+
+def read_trace_bytes(path: str, limits: TraceLimits = TraceLimits()) -> bytes | bytearray:
+    """The file's text (gzip inflated, found by its magic bytes), or :class:`TraceError`."""
+    with open_trace(path, limits) as fh:
         try:
-            if os.fstat(fh.fileno()).st_size > cap:  # refused before any byte is read
-                raise TraceError(path, f"the file is over the {limits.max_mb} MiB limit "
-                                       f"({CAP_HINT})")
-            data = fh.read(cap + 1)  # +1: a file that grew since is caught below
+            data = fh.read(limits.max_bytes + 1)  # +1: a file that grew since is caught below
         except OSError as exc:
             raise TraceError(path, exc.strerror or str(exc)) from None
-    if len(data) > cap:
-        raise TraceError(path, f"the file is over the {limits.max_mb} MiB limit ({CAP_HINT})")
+    if len(data) > limits.max_bytes:
+        raise over_cap(path, limits)
     if data[:2] == _GZIP_MAGIC:
         return _gunzip(path, data, limits)
     return data
@@ -93,8 +102,7 @@ def _gunzip(path: str, data: bytes, limits: TraceLimits) -> bytearray:
                 while tail and not d.eof:
                     out += d.decompress(tail, _OUT_PIECE)
                     if len(out) > cap:
-                        raise TraceError(path, f"decompresses to more than the {limits.max_mb} "
-                                               f"MiB limit ({CAP_HINT})")
+                        raise over_cap(path, limits, "decompresses to more than")
                     tail = d.unconsumed_tail
             if not d.eof:
                 out += d.flush()  # what is left is less than zlib's window
