@@ -173,10 +173,14 @@ def test_gzip_members_and_damage(tmp_path: Path, cut: str) -> None:
 # --- what the decoder meets ------------------------------------------------------------------
 
 
-def test_args_nested_100k_deep_exit_2(tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["args", "event", "document"])
+def test_json_nested_100k_deep_exit_2(tmp_path: Path, where: str) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    ev = '{"ph":"X","cat":"kernel","name":"k","ts":0,"dur":1,%s}' % (
+        f'"args":{{"stream":7,"grid":{deep}}}' if where == "args" else f'"stack":{deep}')
+    doc = '{"traceEvents":[%s]%s}' % (ev, f',"meta":{deep}' if where == "document" else "")
     path = tmp_path / "deep-TP-0.trace.json"
-    path.write_text('{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":0,"dur":1,"args":'
-                    + "[" * 100_000 + "]" * 100_000 + "}]}")
+    path.write_text(doc)
     res = trace_cli(str(path))  # before: RecursionError traceback, exit 1
     assert_exit_2_naming(res, path, "nested too deeply")
 

@@ -88,7 +88,7 @@ def open_named(g: Globals, config, hosts: list[str]):
                                   log_ring=config.ui.log_ring_lines,
                                   redact=config.security.redact, defer_logs=True)
     except investigations.BadName as exc:
-        raise UsageFailure(f"--session: {exc}") from None
+        raise UsageFailure(f"--session {investigations.shown_name(g.session)}: {exc}") from None
     except (investigations.Busy, transcript.TranscriptError, OSError) as exc:
         raise UsageFailure(str(exc)) from None
 

@@ -26,7 +26,6 @@ from textual.widget import Widget
 
 from perftriage import __version__
 from perftriage.ui.app_context import ViewPrefs, refuse_in_replay
-from perftriage.core import probes
 from perftriage.core.model import events as ev
 from perftriage.core.model.hyp_undo import HypothesisUndo
 from perftriage.core.store.redact import Redactor
@@ -38,7 +37,7 @@ from perftriage.ui.screens.grow_flows import GROW_BINDINGS, GrowFlows
 from perftriage.ui.screens.keys_help import KeysScreen
 from perftriage.ui.main_screen import MainScreen
 from perftriage.ui.key_order_workaround import OrderedKeysApp
-from perftriage.ui.flows.probes import PROBE_KEYS, ProbeLauncher
+from perftriage.ui.flows.probes import ProbeLauncher, probe_bindings
 from perftriage.ui.screens.prompt import PromptScreen
 from perftriage.ui.screens.quit_guard import QuitConfirmScreen, quit_question, unfinished_work
 from perftriage.ui.flows.servers import ServerFlows
@@ -74,11 +73,7 @@ def relax_gc() -> None:
 class PerftriageApp(OrderedKeysApp[int]):
     TITLE = "perftriage"
     BINDINGS = [
-        *(Binding(key, f"probe('{kind}')", label, id=f"probe.{kind}",
-                  tooltip=probes.get(kind).help + (
-                      "; runs at once on the probe target (no form)"
-                      if probes.get(kind).max_args == 0 else ""))
-          for kind, (key, label) in PROBE_KEYS.items()),
+        *probe_bindings(),
         Binding("a", "probe_all_hosts", "All hosts", id="probe.all_hosts",
                 tooltip="toggle: run probes on every host at once"),
         Binding("q", "quit", "Quit", id="app.quit",

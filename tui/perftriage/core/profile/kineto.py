@@ -19,6 +19,7 @@ from __future__ import annotations
 import msgspec
 
 from perftriage.core.profile.buckets import COMMUNICATION, Classifier
+from perftriage.core.profile.idle import SINGLE_LAUNCHES, Kernel, Launch, breakdown
 from perftriage.core.profile.model import TraceError
 from perftriage.core.profile.reader import MAX_KERNEL_NAMES, MAX_US, cut_name, quoted, too_many_kernels
 from perftriage.core.profile.rank import RankData
@@ -26,6 +27,16 @@ from perftriage.core.profile.timeline import DeviceTimeline
 
 # Kineto's categories for device activity (older Kineto capitalised them)
 KERNEL_CATS = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"})
+# the CPU side of a launch: the CUDA runtime and driver calls
+LAUNCH_CATS = frozenset({"cuda_runtime", "cuda_driver", "Runtime", "Driver"})
+
+
+class Args(msgspec.Struct, gc=False):
+    """The two ``args`` a launch and its kernel are joined by (the idle
+    breakdown); every other key is skipped unread."""
+
+    stream: int | str | None = None
+    correlation: int | str | None = None
 
 
 class TraceEvent(msgspec.Struct, gc=False):
@@ -35,6 +46,7 @@ class TraceEvent(msgspec.Struct, gc=False):
     ts: float = 0.0
     dur: float = 0.0
     pid: int | str = 0  # the device, for kernel events
+    args: Args | None = None
 
 
 class ChromeTrace(msgspec.Struct, gc=False):
@@ -54,11 +66,11 @@ def decode_events(path: str, text: bytes | bytearray) -> list[TraceEvent]:
     return doc.traceEvents if isinstance(doc, ChromeTrace) else doc
 
 
-def bad_time(path: str, index: int, ev: TraceEvent) -> TraceError:
+def bad_time(path: str, index: int, ev: TraceEvent, kind: str = "kernel") -> TraceError:
     what = (f"a negative duration ({ev.dur:g} µs)" if ev.dur < 0 else
             f"a duration of {ev.dur:g} µs" if not ev.dur <= MAX_US else
             f"a start time of {ev.ts:g} µs")
-    return TraceError(path, f"event {index}: kernel {quoted(ev.name)} has {what}: "
+    return TraceError(path, f"event {index}: {kind} {quoted(ev.name)} has {what}: "
                             "not a time a profiler writes")
 
 
@@ -70,12 +82,25 @@ def read(path: str, text: bytes | bytearray, label: str, classifier: Classifier)
     rows: dict[str, list] = {}
     devices: dict[int | str, DeviceTimeline] = {}
     bucket = classifier.bucket
+    streams: dict[object, list[Kernel]] = {}
+    launches: dict[int, Launch] = {}
     for i, ev in enumerate(events):
-        if ev.ph != "X" or ev.cat not in KERNEL_CATS:
+        if ev.ph != "X":
             continue
         name, ts, dur = ev.name, ev.ts, ev.dur
+        if ev.cat not in KERNEL_CATS:
+            a = ev.args
+            if a is not None and type(a.correlation) is int and ev.cat in LAUNCH_CATS:
+                if not (0.0 <= dur <= MAX_US and -MAX_US <= ts <= MAX_US):
+                    raise bad_time(path, i, ev, "launch call")
+                launches[a.correlation] = (ts, dur, name in SINGLE_LAUNCHES)
+            continue
         if not (0.0 <= dur <= MAX_US and -MAX_US <= ts <= MAX_US):  # NaN fails too
             raise bad_time(path, i, ev)
+        a = ev.args
+        if a is not None and a.stream is not None:
+            corr = a.correlation if type(a.correlation) is int else -1
+            streams.setdefault((ev.pid, a.stream), []).append((ts, ts + dur, corr))
         row = rows.get(name)
         if row is None:
             if len(rows) >= MAX_KERNEL_NAMES:
@@ -92,4 +117,5 @@ def read(path: str, text: bytes | bytearray, label: str, classifier: Classifier)
         acc = kernels.setdefault(cut_name(name), [0.0, 0])
         acc[0] += total
         acc[1] += calls
-    return RankData(file=path, label=label, kernels=kernels, devices=devices)
+    return RankData(file=path, label=label, kernels=kernels, devices=devices,
+                    idle=breakdown(streams, launches))

@@ -15,9 +15,12 @@ from pathlib import Path
 
 from perftriage.core.profile import kineto, nsys
 from perftriage.core.profile.buckets import BUCKETS, Classifier
+from perftriage.core.profile.idle import IdleParts, percentile
 from perftriage.core.profile.model import (
     BucketShare,
+    IdleBreakdown,
     KernelRow,
+    LaunchStats,
     ProfileSummary,
     RankRow,
     TraceError,
@@ -56,6 +59,23 @@ def _first_byte(data: bytes | bytearray) -> bytes:
 
 def _pct(part: float, whole: float) -> float:
     return round(100.0 * part / whole, 3) if whole > 0 else 0.0
+
+
+def idle_of(ranks: list[RankData]) -> tuple[IdleBreakdown | None, LaunchStats | None]:
+    """The idle breakdown and launch statistics of all ranks together."""
+    parts = IdleParts()
+    for r in ranks:
+        if r.idle is not None:
+            parts.add(r.idle)
+    total = parts.total_us
+    idle = None if total <= 0 else IdleBreakdown(
+        host_wait_pct=_pct(parts.host_us, total), kernel_wait_pct=_pct(parts.kernel_us, total),
+        other_pct=_pct(parts.other_us, total), idle_ms=round(total / 1000.0, 4))
+    delays = sorted(parts.delays)
+    launch = None if not delays else LaunchStats(
+        delay_us_p50=round(percentile(delays, 50), 3), delay_us_p99=round(percentile(delays, 99), 3),
+        short_kernels=parts.short_kernels, launches=len(delays))
+    return idle, launch
 
 
 def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
@@ -105,6 +125,7 @@ def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
             spread_pct=round(100.0 * (max(spread) - min(spread)) / mean, 2) if mean > 0 else 0.0))
     kernels.sort(key=lambda k: (-k.total_ms, k.name))
     order = {b: i for i, b in enumerate(BUCKETS)}
+    idle, launch = idle_of(ranks)
     buckets = sorted(
         (BucketShare(bucket=b, total_ms=round(t / 1000.0, 6), pct=_pct(t, kernel_us))
          for b, t in by_bucket.items()),
@@ -116,7 +137,7 @@ def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
         idle_pct=_pct(idle_sum, win_sum) if timeline and ranks else None,
         exposed_comm_ms=round(exposed_sum / 1000.0, 4) if timeline and ranks else None,
         buckets=buckets, kernels=kernels, rank_labels=labels, per_rank=rows,
-        source="kineto" if timeline else "nsys")
+        source="kineto" if timeline else "nsys", idle_breakdown=idle, launch=launch)
 
 
 def summarize_files(paths: Sequence[str | Path],

@@ -44,7 +44,6 @@ HYPOTHESIS_ICON = {"open": "○", "testing": "◐", "supported": "✔", "refuted
 STANCE_ICON = {"for": "▲", "against": "▼"}
 FAILED = ("failed", "error", "timeout")
 OUTPUT_LINES = 8  # first lines of output shown for a failed probe
-GREP_MATCHES = 5  # first matches shown for a successful grep
 MAX_NOTABLE = 40
 
 # --- log lines: perftriage.core.report.log_scan (re-exported for the UI) ---------
@@ -237,18 +236,6 @@ def _first_and_last(lines: list[str], limit: int = OUTPUT_LINES) -> list[str]:
     return [*lines[:limit - 2], f"… ({len(lines) - limit + 1} more lines)", lines[-1]]
 
 
-def _matches(p: ProbeState) -> list[str]:
-    """A successful grep's first matches (``path:line: text``), fenced."""
-    found = p.detail.get("matches") if p.kind == "grep" and p.status == "ok" else None
-    if not isinstance(found, list) or not found:
-        return []
-    shown = [str(m) for m in found[:GREP_MATCHES]]
-    total = p.detail.get("count")
-    if isinstance(total, int) and total > len(shown):
-        shown.append(f"… ({total - len(shown)} more matches)")
-    return fenced(shown)
-
-
 def _probes_section(state: SessionState) -> list[str]:
     out = ["## Probe timeline", ""]
     if not state.probes:
@@ -269,9 +256,10 @@ def _probes_section(state: SessionState) -> list[str]:
         if body:
             out += ["", *body]
     for p in state.probes.values():
-        if body := _matches(p):
-            out += ["", f"**{p.probe_id}** {code(p.label)} on {inline(p.host)} — matches:", "",
-                    *body]
+        heading, lines = probes.report_lines(p)
+        if lines:
+            out += ["", f"**{p.probe_id}** {code(p.label)} on {inline(p.host)} — {heading}:", "",
+                    *fenced(lines)]
     return [*out, ""]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from perftriage.core.model.state import SessionState
 from perftriage.core.profile.compare import compare
-from perftriage.core.profile.table import short_name
+from perftriage.core.profile.table import idle_line, short_name
 from perftriage.core.report.md_text import cell, code, inline
 from perftriage.core.model.events import ProfileCaptured
 
@@ -37,6 +37,8 @@ def profile_section(state: SessionState) -> list[str]:
     for cap in state.profiles:
         s = cap.summary
         out += [f"### {inline(cap.capture_id)}", "", inline(headline(cap)), ""]
+        if (why := idle_line(s)) is not None:
+            out += [inline(why), ""]
         out.append("Buckets: " + ", ".join(f"{inline(b.bucket)} {b.pct:.1f} %" for b in s.buckets))
         out += ["", "| kernel | bucket | total ms | calls | avg µs | share |",
                 "|---|---|---:|---:|---:|---:|"]

@@ -32,7 +32,7 @@ class PlayerBar(Widget):
         tl, player = self.replayer.timeline, self.replayer.player
         key = (player.position, player.playing, player.speed, player.idle_limit, len(tl),
                tl.complete, self.message, self.size.width, self.app.theme,
-               getattr(self.replayer, "live", False))
+               getattr(self.replayer, "live", False), getattr(self.replayer, "waiting", None))
         if key != self._seen:
             self._seen = key
             self.refresh()
@@ -51,6 +51,8 @@ class PlayerBar(Widget):
             state = ("● LIVE" if self.replayer.live
                      else f"{state} (end: back to live)")
             parts = [f"WATCH {state}"]
+            if waiting := getattr(self.replayer, "waiting", None):
+                parts.append(visible(waiting))
         else:
             parts = [f"REPLAY {state} {player.speed:g}×"]
         if player.idle_limit is not None:
