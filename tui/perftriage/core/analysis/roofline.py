@@ -16,10 +16,10 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from perftriage.core.analysis import gpus
+from perftriage.core import gpus
 
 # Per-GPU peak memory bandwidth, GB/s, keyed by the name nvidia-smi prints
-# (vendor datasheets; see core/analysis/gpus.py for the sources and aliases).
+# (vendor datasheets; see core/gpus.py for the sources and aliases).
 KNOWN_GPUS: dict[str, float] = {g.name: g.peak_gbs for g in gpus.TABLE}
 
 
