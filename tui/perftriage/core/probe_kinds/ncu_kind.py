@@ -100,6 +100,10 @@ def split_args(args: list[str]) -> tuple[str | None, int | None, list[str]]:
     return kernel, launches, command
 
 
+def _check(args: list[str]) -> None:
+    split_args(args)  # raises ProbeUsageError naming what is wrong
+
+
 def ncu_flags(kernel: str | None, launches: int | None) -> list[str]:
     """ncu's own flags, as the issue spells them (plus --graph-profiling node:
     kernels in CUDA graphs are profiled one by one)."""
@@ -232,7 +236,7 @@ NCU_KIND = ProbeKind(
     max_args=None,
     build=_build,
     interpret=_interpret,
-    check=lambda args: None if split_args(args) else None,
+    check=_check,
     compare=lambda status, summary, d: [(k.get("name"), k.get("verdict"))
                                         for k in d.get("ncu", {}).get("kernels", [])],
     label="ncu",
