@@ -19,6 +19,8 @@ def short_name(name: str, width: int = 60) -> str:
     if text.startswith("void "):
         text = text[5:]
     cut = text.find("<")
+    while text.startswith("<unnamed>", cut):  # an anonymous namespace is part of the name
+        cut = text.find("<", cut + 1)
     if cut > 0 and len(text) > width:
         text = text[:cut] + "<…>"
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -4,6 +4,7 @@ pure, in :mod:`perftriage.core.report.markdown`)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from perftriage.core.replay.state_at import state_at
@@ -23,5 +24,7 @@ def render_file(path: Path | str, problems: list[stream.LineProblem] | None = No
     start = session_start(str(header.get("started_at", "")))
     scan = markdown.LogScan(start.year if start else None)
     state, _ = state_at(path, None, problems, log_lines=scan.feed)
-    return markdown.render(state, header=header, problems=problems, source=path.name,
+    # a file name need not be UTF-8 (its bytes arrive as lone surrogates): shown as \\xff
+    source = os.fsencode(path.name).decode("utf-8", "backslashreplace")
+    return markdown.render(state, header=header, problems=problems, source=source,
                            log_scan=scan, redactor=redactor)

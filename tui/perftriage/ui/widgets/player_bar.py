@@ -34,10 +34,16 @@ class PlayerBar(Widget):
         tl, player = self.replayer.timeline, self.replayer.player
         key = (player.position, player.playing, player.speed, player.idle_limit, len(tl),
                tl.complete, self.message, self.size.width, self.app.theme,
-               isinstance(self.replayer, Watcher) and self.replayer.live)
+               *self._following())
         if key != self._seen:
             self._seen = key
             self.refresh()
+
+    def _following(self) -> tuple[bool, str | None]:
+        """perftriage watch: whether it is live, and why not the file now."""
+        if isinstance(self.replayer, Watcher):
+            return self.replayer.live, self.replayer.waiting
+        return False, None
 
     def duration(self) -> float:
         tl = self.replayer.timeline
@@ -53,6 +59,8 @@ class PlayerBar(Widget):
             state = ("● LIVE" if self.replayer.live
                      else f"{state} (end: back to live)")
             parts = [f"WATCH {state}"]
+            if waiting := self.replayer.waiting:
+                parts.append(visible(waiting))
         else:
             parts = [f"REPLAY {state} {player.speed:g}×"]
         if player.idle_limit is not None:
