@@ -177,11 +177,11 @@ def _straddle_warnings(name: str, side: Side) -> list[str]:
     """A restart, a new run or a phase change inside the slice (say where)."""
     w, out = side.window, []
     for s in side.rec.servers:
-        if s.state == "starting" and w.start + 1.0 < s.t <= w.end:
+        if s.state == "starting" and w.start + 1.0 < s.t < w.end - 1.0:
             out.append(f"{name} straddles a restart: server {visible(s.server)} started at "
                        f"{clock(s.t)}")
     for n, t in side.rec.segments:
-        if w.start + 1.0 < t <= w.end:
+        if w.start + 1.0 < t < w.end - 1.0:
             out.append(f"{name} straddles run {n} (it started at {clock(t)})")
     for metric in PHASE_METRICS:
         m = METRICS[metric]

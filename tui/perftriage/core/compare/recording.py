@@ -146,7 +146,8 @@ class Recording:
     gpus: dict[str, list[tuple[float, tuple[str, ...]]]] = field(default_factory=dict)
     # log source id -> host
     log_hosts: dict[str, str] = field(default_factory=dict)
-    baselines: list[ev.Event] = field(default_factory=list)
+    # the latest baseline.marked (None once cleared)
+    baseline: ev.BaselineMarked | None = None
     _logs: dict[str, LogMetrics] = field(default_factory=dict, repr=False)
     _engines: dict[str, tuple[float, EngineSnapshot]] = field(default_factory=dict, repr=False)
     _probes: dict[str, _ProbeSeen] = field(default_factory=dict, repr=False)
@@ -325,8 +326,12 @@ def _check(r: Recording, e: ev.CheckVerdict) -> None:
     r.checks.setdefault(e.hyp_id, []).append((e.t, e.scope, e.verdict))
 
 
-def _baseline(r: Recording, e: ev.Event) -> None:
-    r.baselines.append(e)
+def _baseline(r: Recording, e: ev.BaselineMarked) -> None:
+    r.baseline = e
+
+
+def _baseline_cleared(r: Recording, e: ev.BaselineCleared) -> None:
+    r.baseline = None
 
 
 _FEEDERS: dict[type, Any] = {
@@ -345,6 +350,8 @@ _FEEDERS: dict[type, Any] = {
     ev.HypothesisUpdated: _hyp_updated,
     ev.HypothesisDeleted: _hyp_deleted,
     ev.CheckVerdict: _check,
+    ev.BaselineMarked: _baseline,
+    ev.BaselineCleared: _baseline_cleared,
 }
 
 
