@@ -265,6 +265,8 @@ class ProbesPane(Pane):
     def action_cancel(self) -> None:
         """The probe the user means: the selected one if it is queued or
         running, else the most recent running (then queued) one."""
+        if self.refuse_in_replay():
+            return
         state = self.ctx.session.state
         pid = cancel_target(state, self.selected_probe_id)
         if pid is None:
