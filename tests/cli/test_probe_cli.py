@@ -101,3 +101,24 @@ def test_over_ssh_with_the_hosts_ssh_config(tmp_path, sshd):
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
     assert data["host"] == sshd.alias and data["stdout"] == "over-ssh\n"
+
+
+def test_text_output_shows_the_answer_the_output_view_shows():
+    """One rendering of an answer: the CLI's lines under the result are the
+    output view's, indented; a failure's stderr adds only what they lack."""
+    from perftriage.cli.commands.probe import _body
+    from perftriage.core.model.state import ProbeState
+    from perftriage.core.probes import answer_lines
+
+    p = ProbeState(probe_id="p1", host="gpu-a", kind="import", args=["flashinfer"],
+                   status="failed", detail={"ok": False, "error": "ModuleNotFoundError",
+                                            "message": "No module named 'flashinfer'"},
+                   stderr="Traceback (most recent call last):\n  File \"<string>\", line 9\n"
+                          "  File \"/x/a.py\", line 3\n    import flashinfer\n"
+                          "ModuleNotFoundError: No module named 'flashinfer'\n")
+    body = _body(p)
+    assert body[:len(answer_lines(p))] == [f"    {x}" for x in answer_lines(p)]
+    assert body[0] == "    ModuleNotFoundError: No module named 'flashinfer'"
+    assert body[-2:] == ["    stderr: Traceback (most recent call last):",
+                         '    stderr:   File "<string>", line 9']
+    assert sum("No module named" in line for line in body) == 1

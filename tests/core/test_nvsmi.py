@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from perftriage.core.parse import nvsmi
+from perftriage.core.parse import dmon, nvsmi
 from perftriage.core.model.events import GpuSample
 from tests.support.helpers import FIXTURES
 
@@ -78,9 +78,10 @@ def test_query_csv_busy_sections():
         "430, python3, 31722 MiB", ("pid", "process_name", "used_gpu_memory")
     )
     assert procs[0][1].pid == 430 and procs[0][1].used_mib == 31722.0
-    dmon = nvsmi.parse_dmon(text)
-    assert [d["pwr"] for d in dmon] == [260.0, 692.0, 693.0]
-    assert all(d["sm"] == 100.0 and d["mclk"] == 3201.0 for d in dmon)
+    samples = dmon.parse(text)  # the dmon lines after the CSV sections
+    assert [[(r.index, r.power_w) for r in s] for s in samples] == [
+        [(0, 260.0)], [(0, 692.0)], [(0, 693.0)]]
+    assert all(s[0].util_pct == 100.0 and not s[0].has_gpm for s in samples)
 
 
 def test_lms_stream_groups_two_gpus_per_sample():

@@ -52,3 +52,20 @@ def test_registry_holds_every_declared_kind_once():
     assert len(names) == len(set(names)), names  # a repeated name would hide a kind
     assert list(probes.KINDS) == names
     assert {"import", "version", "grep", "which", "nvsmi", "shell", "http"} <= set(names)
+
+
+def test_a_kind_declares_its_key_label_and_answer():
+    """Everything a kind shows is on the kind: no table elsewhere names it."""
+    from perftriage.core import probes
+
+    keys = [k.key for k in probes.KINDS.values() if k.key]
+    assert len(keys) == len(set(keys)), keys
+    assert all(k.label for k in probes.KINDS.values() if k.key)
+    nvsmi = ProbeState(probe_id="p1", host="gpu-a", kind="nvsmi", args=[], status="ok",
+                       detail={"gpus": [{"index": 0, "name": "NVIDIA H200", "util_pct": 100.0,
+                                         "pstate": "P0", "uuid": "GPU-1"}]})
+    assert probes.answer_lines(nvsmi) == ["  index=0, name=NVIDIA H200, util_pct=100.0, pstate=P0"]
+    assert "  index=0, name=NVIDIA H200, util_pct=100.0, pstate=P0" in probe_text(nvsmi)
+    http = ProbeState(probe_id="p2", host="gpu-a", kind="http", args=["127.0.0.1:1/health"],
+                      status="failed", detail={"error": "URLError: refused"})
+    assert probes.answer_lines(http) == ["URLError: refused"]  # no answer of its own: the error

@@ -180,3 +180,23 @@ def test_events_reach_the_file_within_the_gather_window_in_few_writes(tmp_path, 
     # waking per event wrote ~one per event
     assert drains <= elapsed / transcript.GATHER_S + 3 and drains < len(events) / 4
     w.close()
+
+
+def test_a_log_batchs_parse_rides_on_its_event_but_never_into_the_transcript():
+    """``LogLines.parsed`` is typed and declared, and no field: not encoded,
+    not decoded, not compared."""
+    import msgspec
+
+    from perftriage.core.model import events as ev
+    from perftriage.core.parse import batch_scan
+
+    lines = ["Decode batch. #running-req: 1, #token: 10, gen throughput (token/s): 12.5"]
+    found = batch_scan.scan(lines)
+    event = ev.LogLines(source_id="l1", lines=lines).with_scan(found)
+    assert event.parsed is found and event.scan() is found
+    assert "parsed" not in msgspec.structs.asdict(event)
+    encoded = msgspec.json.encode(event)
+    assert b"parsed" not in encoded and b"Decode batch" in encoded
+    back = msgspec.json.decode(encoded, type=ev.LogLines)
+    assert back == event and back.parsed is None
+    assert back.scan() is back.parsed is not None  # parsed when first asked, once

@@ -14,7 +14,7 @@ import pytest
 from tests.support.fake_pynvml import FakeNvml
 from tests.support.helpers import FAKE_NVIDIA_SMI_DIR, SUPPORT, wait_for
 from tests.services.test_remote_sampler import Sink
-from perftriage.core.analysis.gpus import peak_bandwidth
+from perftriage.core.gpus import peak_bandwidth
 from perftriage.core.model import events as ev
 from perftriage.services.sources import gpm_remote as gr
 from perftriage.services.sources import gpm_local as gs

@@ -135,7 +135,7 @@ def test_names_never_share_a_file_and_bad_names_are_refused(tmp_path):
         with pytest.raises(inv.BadName):
             inv.path_for(bad, tmp_path)
     r = CliRunner().invoke(cli, ["--sessions-dir", str(tmp_path), "-s", "a\x07b"])
-    assert r.exit_code == 2 and "--session: an investigation name cannot hold control" in r.output
+    assert r.exit_code == 2 and "--session 'a␇b': an investigation name cannot hold control" in r.output
 
 
 def test_a_file_of_another_name_is_not_continued(tmp_path):

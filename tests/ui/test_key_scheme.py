@@ -99,3 +99,18 @@ async def test_fitting_the_footer_again_lays_nothing_out() -> None:
             Widget.refresh = original  # type: ignore[method-assign]
         assert asked == []
         assert [w for w in footer.children if not w.display] == hidden
+
+
+def test_every_probe_kind_with_a_key_has_its_binding() -> None:
+    """A kind's key and label are the kind's: the app's bindings come from them."""
+    from perftriage.core import probes
+    from perftriage.ui.app import PerftriageApp
+
+    bound = {b.id: b for b in PerftriageApp.BINDINGS}
+    for kind in probes.KINDS.values():
+        if kind.key:
+            b = bound[f"probe.{kind.name}"]
+            assert (b.key, b.description, b.action) == (kind.key, kind.label,
+                                                        f"probe({kind.name!r})")
+    keys = [b.key for b in PerftriageApp.BINDINGS]
+    assert len(keys) == len(set(keys)), keys

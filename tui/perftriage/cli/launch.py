@@ -10,10 +10,13 @@ import click
 from perftriage.cli.globals import Globals
 
 
-def build_cockpit(g: Globals, name: str = "session"):
+def build_cockpit(g: Globals, name: str = "session", *, config=None):
+    """The cockpit of the global options: ``-H`` hosts beside localhost,
+    ``--session NAME`` opened or continued, ``--hypotheses`` packs added.
+    ``config`` replaces the config file (the demo's simulated server)."""
     from perftriage.services.check_monitor import add_hypotheses
     from perftriage.services.cockpit import Cockpit
-    config = g.load_config()
+    config = g.load_config() if config is None else config
     hypotheses = starting_hypotheses(g, config)  # a bad pack stops here: nothing started
     if g.prometheus:
         config.fleet.prometheus = g.prometheus
@@ -88,7 +91,7 @@ def open_named(g: Globals, config, hosts: list[str]):
                                   log_ring=config.ui.log_ring_lines,
                                   redact=config.security.redact, defer_logs=True)
     except investigations.BadName as exc:
-        raise UsageFailure(f"--session: {exc}") from None
+        raise UsageFailure(f"--session {investigations.shown_name(g.session)}: {exc}") from None
     except (investigations.Busy, transcript.TranscriptError, OSError) as exc:
         raise UsageFailure(str(exc)) from None
 

@@ -34,9 +34,11 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("perftriage.cli.commands.demo", "Open the cockpit on a simulated SGLang server."),
     "fleet": ("perftriage.cli.commands.fleet", "Fleet medians and outliers from Prometheus."),
     "trace": ("perftriage.cli.commands.trace", "Which kernels eat the step: summarise profiler traces."),
+    "kernels": ("perftriage.cli.commands.kernels", "How far each kernel is from its roofline (ncu CSV)."),
     "profile": ("perftriage.cli.commands.profile", "Capture a profile from a running server and summarise it."),
     "check": ("perftriage.cli.commands.check", "Evaluate a hypothesis pack against a saved session."),
     "watch": ("perftriage.cli.commands.watch", "Follow an investigation being recorded, read-only."),
+    "compare": ("perftriage.cli.commands.compare", "Did the change help? Two slices, a verdict per metric."),
     "share": ("perftriage.cli.commands.share", "Serve `watch NAME` to a browser, behind a token."),
 }
 

@@ -28,6 +28,7 @@ from perftriage.core.probe_kinds.kind import (  # noqa: F401 - the probe API, re
     RESULT_MARK,
     HostContext,
     ProbeKind,
+    ProbeResult,
     ProbeUsageError,
     Verdict,
     shown_stdout,
@@ -51,6 +52,26 @@ def build_command(kind: str, args: list[str], ctx: HostContext | None = None) ->
     spec = get(kind)
     spec.validate(args)
     return spec.build(args, ctx or HostContext())
+
+
+def answer_lines(p: ProbeResult) -> list[str]:
+    """What backs a probe's verdict, under its summary: its kind's ``answer``,
+    else the detail's error (empty when the summary says it all). The one
+    rendering of an answer: the output view and ``perftriage probe`` print it."""
+    spec = KINDS.get(p.kind)
+    lines = spec.answer(p) if spec is not None and spec.answer is not None else []
+    if not lines and p.detail.get("error"):
+        return [str(p.detail["error"])]
+    return lines
+
+
+def report_lines(p: ProbeResult) -> tuple[str, list[str]]:
+    """What the Markdown report adds for a probe: (heading, lines), empty
+    lines when its kind adds nothing."""
+    spec = KINDS.get(p.kind)
+    if spec is None or spec.report is None:
+        return "", []
+    return spec.report_heading, spec.report(p)
 
 
 # --- templates -------------------------------------------------------------

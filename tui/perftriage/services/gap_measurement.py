@@ -15,7 +15,7 @@ import statistics
 from dataclasses import dataclass
 
 from perftriage.core.analysis import gap as gap_math
-from perftriage.core.analysis.gpus import peak_bandwidth
+from perftriage.core.gpus import peak_bandwidth
 from perftriage.core.model.events import GpuCounters, GpuCountersSample
 from perftriage.core.parse import logparse
 from perftriage.services.sources.gpm_snapshot import is_local

@@ -25,7 +25,10 @@ from pathlib import Path
 from perftriage.core.model import events as ev
 from perftriage.core.replay.player import Player
 from perftriage.core.replay.timeline import Timeline
+from perftriage.core.store import stream
+from perftriage.core.store.transcript import TranscriptError
 from perftriage.services.replay import Replayer, ReplaySession
+from perftriage.services.session import WATCH
 
 CHECK_INTERVAL_S = 0.2  # how often the file is looked at (an event shows within this)
 
@@ -33,18 +36,14 @@ CHECK_INTERVAL_S = 0.2  # how often the file is looked at (an event shows within
 class WatchSession(ReplaySession):
     """Nothing enters a watched session but what its transcript holds."""
 
-    accepts_annotations = False
-    read_only = True
-    mode_label = "WATCH (read-only)"
-    refusal = "watch: read-only (no probe, no host, no note: nothing is written)"
+    def __init__(self, watcher: Replayer) -> None:
+        super().__init__(watcher, mode=WATCH)
 
     def emit(self, event: ev.Event, record: ev.Event | None = None) -> ev.Event:
         return event
 
 
 class Watcher(Replayer):
-    follows = True
-
     def __init__(self, path: Path | str, *, clock: Callable[[], float] = time.monotonic,
                  on_reset: Callable[[], None] | None = None) -> None:
         super().__init__(path, clock=clock, on_reset=on_reset)
@@ -55,27 +54,46 @@ class Watcher(Replayer):
         self._identity = _identity(self.path)
         self._checked = 0.0
         self.reopened = 0  # times the file was replaced under its name
+        self.waiting: str | None = None  # why what is shown is not the file now
+        self._stale = False  # replaced or truncated, not read again yet
 
     # --- following the file ------------------------------------------------------------
 
     def check(self) -> bool:
         """Whether the file holds events not indexed yet (reopened first
-        when it was replaced or truncated, as ``tail -F`` does)."""
+        when it was replaced or truncated, as ``tail -F`` does). While the
+        new file has no whole header line (truncated to 0 bytes, being
+        written) or not a transcript's, the last state stays on screen and
+        :attr:`waiting` says why."""
         identity = _identity(self.path)
-        if identity is None:
-            return False  # gone for a moment (rotated away): wait for it, as tail -F does
+        if identity is None:  # gone for a moment (rotated away): wait for it, as tail -F does
+            self.waiting = "the transcript is gone: waiting for it to come back"
+            return False
         if identity != self._identity or _size(self.path) < self.timeline._resume:
-            self._reopen(identity)  # replaced or truncated: read again from its start
+            self._stale = True  # (it may have grown past the old end by the next look)
+        if self._stale:
+            # replaced or truncated: read again from its start, once it has a header
+            try:
+                timeline = Timeline.open(self.path) if _header_written(self.path) else None
+            except (TranscriptError, OSError) as exc:
+                self.waiting = f"the transcript was replaced by what is no transcript ({exc})"
+                return False
+            if timeline is None:
+                self.waiting = "the transcript was truncated: waiting for its header"
+                return False
+            self._reopen(identity, timeline)
             return True
+        self.waiting = None
         return self.timeline.grow()
 
-    def _reopen(self, identity: tuple[int, int]) -> None:
+    def _reopen(self, identity: tuple[int, int], timeline: Timeline) -> None:
         self._stop.set()
         if self._indexer is not None:
             self._indexer.join(timeout=5)
             self._indexer = None
         self._stop.clear()
-        self.timeline = Timeline.open(self.path)
+        self.waiting, self._stale = None, False
+        self.timeline = timeline
         self.timeline.follow = True
         on_reset = self.player.on_reset
         self.player = Player(self.timeline, self.session.state, on_reset=on_reset)
@@ -118,6 +136,13 @@ def _identity(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
+
+
+def _header_written(path: Path) -> bool:
+    """Whether the file's first line is whole (a writer may be mid-header),
+    or too long to be a header (then opening it says so)."""
+    first = stream.read_first_line(path)
+    return first.endswith(b"\n") or len(first) > stream.MAX_HEADER_BYTES
 
 
 def _size(path: Path) -> int:

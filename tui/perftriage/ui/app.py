@@ -26,7 +26,6 @@ from textual.widget import Widget
 
 from perftriage import __version__
 from perftriage.ui.app_context import ViewPrefs, refuse_in_replay
-from perftriage.core import probes
 from perftriage.core.model import events as ev
 from perftriage.core.model.hyp_undo import HypothesisUndo
 from perftriage.core.store.redact import Redactor
@@ -38,11 +37,12 @@ from perftriage.ui.screens.grow_flows import GROW_BINDINGS, GrowFlows
 from perftriage.ui.screens.keys_help import KeysScreen
 from perftriage.ui.main_screen import MainScreen
 from perftriage.ui.key_order_workaround import OrderedKeysApp
-from perftriage.ui.flows.probes import PROBE_KEYS, ProbeLauncher
+from perftriage.ui.flows.probes import ProbeLauncher, probe_bindings
 from perftriage.ui.screens.prompt import PromptScreen
 from perftriage.ui.screens.quit_guard import QuitConfirmScreen, quit_question, unfinished_work
 from perftriage.ui.flows.servers import ServerFlows
 from perftriage.services.cockpit import Cockpit
+from perftriage.services.replay import ReplaySession
 from perftriage.core.sanitize import visible
 from perftriage.services.report_file import ReportError, write_report
 from perftriage.ui.theme_control import ThemeCommands, ThemeController
@@ -74,11 +74,7 @@ def relax_gc() -> None:
 class PerftriageApp(OrderedKeysApp[int]):
     TITLE = "perftriage"
     BINDINGS = [
-        *(Binding(key, f"probe('{kind}')", label, id=f"probe.{kind}",
-                  tooltip=probes.get(kind).help + (
-                      "; runs at once on the probe target (no form)"
-                      if probes.get(kind).max_args == 0 else ""))
-          for kind, (key, label) in PROBE_KEYS.items()),
+        *probe_bindings(),
         Binding("a", "probe_all_hosts", "All hosts", id="probe.all_hosts",
                 tooltip="toggle: run probes on every host at once"),
         Binding("q", "quit", "Quit", id="app.quit",
@@ -121,7 +117,7 @@ class PerftriageApp(OrderedKeysApp[int]):
         self.refresher = Refresher(self, self.session)
         self.themes = ThemeController(self, theme, config_path)
         # perftriage watch: nothing is written, not even a theme choice
-        self.read_only = bool(getattr(self.session, "read_only", False))
+        self.read_only = not self.session.mode.writes
         self.themes.saves = not self.read_only
         self.launcher = ProbeLauncher(self, cockpit, self.probe_target,
                                       lambda: self._pane(ProbesPane))
@@ -143,17 +139,15 @@ class PerftriageApp(OrderedKeysApp[int]):
         # table cells hold colours baked from theme variables: redraw all
         self.theme_changed_signal.subscribe(self, lambda _theme: self.refresher.mark())
         self.refresher.start()
-        replayer = getattr(self.session, "replayer", None)  # perftriage replay: a player
-        if replayer is not None:
+        if isinstance(self.session, ReplaySession):  # perftriage replay, watch: a player
             from perftriage.ui.replay_screen import ReplayScreen
 
-            self.push_screen(ReplayScreen(replayer))
+            self.push_screen(ReplayScreen(self.session.replayer))
         else:
             self.push_screen(MainScreen())
-        mode = getattr(self.session, "mode_label", None) or (
-            "REPLAY" if self.cockpit.replay else "live")
         # Set once: the elapsed time lives in the header's ElapsedClock, which
         # redraws itself each second without re-laying out the screen.
+        mode = self.session.mode.label
         self.sub_title = f"{visible(self.session.state.name)} · {mode}"  # name: from a file
         self.run_worker(self.cockpit.start(), exit_on_error=False, group="cockpit")
 

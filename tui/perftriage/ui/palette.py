@@ -13,7 +13,6 @@ from textual.widget import Widget
 from perftriage.ui.app_context import app_context
 from perftriage.core import probes
 from perftriage.ui.screens.grow_flows import GROW_FLOWS
-from perftriage.ui.flows.probes import PROBE_KEYS
 from perftriage.ui.widgets.hypotheses import HypothesesPane
 from perftriage.ui.widgets.probes import ProbesPane
 
@@ -56,8 +55,8 @@ class ProbeCommands(EntryProvider):
     def entries(self) -> Iterator[Entry]:
         app = self.app
         cockpit = app_context(app).cockpit
-        for kind in PROBE_KEYS:
-            yield f"probe: {kind}", app_action(app, f"probe({kind!r})"), probes.get(kind).help
+        for kind, spec in probes.KINDS.items():
+            yield f"probe: {kind}", app_action(app, f"probe({kind!r})"), spec.help
         for t in cockpit.config.probes:
             yield (f"probe: {t.name}", app_action(app, f"probe_template({t.name!r})"),
                    t.description or f"template: {t.kind} {' '.join(t.args)}")

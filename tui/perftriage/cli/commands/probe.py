@@ -1,8 +1,11 @@
 """`perftriage probe [--host SPEC | --all] KIND ARG... [--json] [--timeout S]`.
 
 Runs one probe headless through the same runner as the cockpit and prints
-the result. KIND is a probe kind (import, grep, nvsmi, version, which,
-http, shell) or a template name from the config's ``[[probes]]``.
+the result. KIND is a probe kind (its usage line in ``--help`` comes from
+the kind itself, :mod:`perftriage.core.probe_kinds`) or a template name from
+the config's ``[[probes]]``. Under the result line come the lines that back
+the verdict, rendered by :func:`perftriage.core.probes.answer_lines` as in
+the cockpit's output view.
 
 Hosts: ``--host SPEC`` (a config name, an ssh alias or user@host[:port]);
 ``--all`` every host (localhost plus the configured ones, or the global
@@ -36,6 +39,7 @@ import sys
 
 import click
 
+from perftriage.core import probes
 from perftriage.core.sanitize import visible_lines
 from perftriage.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT, EXIT_UNREACHABLE, UsageFailure
 
@@ -93,22 +97,34 @@ def _grouped_text(group) -> str:
 
 
 def _body(p) -> list[str]:
-    lines: list[str] = []
-    if p.kind == "grep":
-        lines += [f"    {m}" for m in p.detail.get("matches", [])]
-        if p.detail.get("truncated"):
-            lines.append(f"    ... {p.detail['count'] - len(p.detail['matches'])} more")
-    elif p.kind == "nvsmi":
-        for gpu in p.detail.get("gpus", []):
-            lines.append("    " + ", ".join(f"{k}={v}" for k, v in gpu.items()
-                                          if k in ("index", "name", "util_pct", "mem_used_mib",
-                                                   "mem_total_mib", "power_w", "temp_c",
-                                                   "sm_clock_mhz", "pstate")))
-    elif p.kind == "shell" and p.stdout.strip():
-        lines += [f"    {x}" for x in p.stdout.rstrip("\n").splitlines()]
+    """What backs the verdict (the kind's answer, or stdout where that is the
+    answer), then a failure's stderr tail, less the lines the answer showed."""
+    spec = probes.KINDS.get(p.kind)
+    answer = probes.answer_lines(p)
+    if spec is not None and spec.stdout_answers and p.stdout.strip():
+        answer += p.stdout.rstrip("\n").splitlines()
+    lines = [f"    {x}" for x in answer]
     if p.status != "ok" and p.stderr.strip():
-        lines += [f"    stderr: {x}" for x in p.stderr.strip().splitlines()[-10:]]
+        shown = {x.strip() for x in answer}
+        lines += [f"    stderr: {x}" for x in p.stderr.strip().splitlines()[-10:]
+                  if x.strip() not in shown]
     return lines
+
+
+DEFAULT_TIMEOUT_S = 60.0
+
+
+def _kind_options(kind: str, kernel: str | None, launches: int | None,
+                  args: tuple[str, ...]) -> tuple[str, ...]:
+    """``--kernel``/``--launches`` are the ncu kind's: they go before its
+    COMMAND (after ``--``, so a COMMAND word is never read as one)."""
+    if kernel is None and launches is None:
+        return args
+    if kind != "ncu":
+        raise UsageFailure("--kernel and --launches are options of the ncu probe")
+    opts = (["--kernel", kernel] if kernel is not None else []) + \
+        (["--launches", str(launches)] if launches is not None else [])
+    return (*opts, "--", *args)
 
 
 async def _run(registry, names: list[str], kind: str, args: list[str], timeout: float,
@@ -131,7 +147,33 @@ async def _run(registry, names: list[str], kind: str, args: list[str], timeout: 
         await registry.close()
 
 
-@click.command("probe")
+HELP = """Run one probe (KIND ARG...) and print the result.
+
+\b
+Kinds: {kinds}
+Exit: 0 ok, 1 failed, 2 usage, 3 host unreachable, 4 timeout.
+Put `--` before arguments that start with a dash.
+
+A [[probes]] template of kind shell gets its extra arguments quoted
+(shlex.quote: data, never shell), where its command says {{args}} or at
+the end; write {{args_raw}} in the command to insert them unquoted, as shell.
+"""
+
+
+def _kinds_usage(width: int = 72) -> str:
+    """Every kind's usage, ``|``-separated, wrapped under ``Kinds:``."""
+    lines, line = [], ""
+    for usage in [*(k.usage for k in probes.KINDS.values()), "a [[probes]] template name"]:
+        word = usage if not line else f" | {usage}"
+        if line and len(line) + len(word) > width:
+            lines.append(line)
+            line = usage
+        else:
+            line += word
+    return "\n       ".join([*lines, line])
+
+
+@click.command("probe", help=HELP.format(kinds=_kinds_usage()))
 @click.option("--host", "host", metavar="SPEC",
               help="Run on this host: a config name, an ssh alias or user@host[:port].")
 @click.option("--all", "all_hosts", is_flag=True, help="Run on every host (JSON: a list).")
@@ -140,30 +182,26 @@ async def _run(registry, names: list[str], kind: str, args: list[str], timeout: 
 @click.option("--window", type=click.IntRange(min=1), default=64, show_default=True,
               help="Hosts connected to and probed at once.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@click.option("--timeout", type=click.FloatRange(min=0.01), default=60.0, show_default=True,
-              metavar="SECONDS", help="Limit for the probe on each host.")
+@click.option("--timeout", type=click.FloatRange(min=0.01), default=None,
+              metavar="SECONDS",
+              help="Limit for the probe on each host (default 60; ncu: 600).")
+@click.option("--kernel", metavar="REGEX", help="ncu: profile only kernels matching REGEX.")
+@click.option("--launches", type=click.IntRange(min=1), metavar="N",
+              help="ncu: profile at most N kernel launches.")
 @click.argument("kind")
 @click.argument("args", nargs=-1)
 @click.pass_obj
 def command(g, host: str | None, all_hosts: bool, grouped: bool, window: int, as_json: bool,
-            timeout: float, kind: str, args: tuple[str, ...]) -> None:
-    """Run one probe (KIND ARG...) and print the result.
-
-    \b
-    Kinds: import MODULE[:ATTR] | grep PATTERN PACKAGE | nvsmi | version PKG...
-           which NAME... | http URL | shell COMMAND | a [[probes]] template name
-    Exit: 0 ok, 1 failed, 2 usage, 3 host unreachable, 4 timeout.
-    Put `--` before arguments that start with a dash.
-
-    A [[probes]] template of kind shell gets its extra arguments quoted
-    (shlex.quote: data, never shell), where its command says {args} or at
-    the end; write {args_raw} in the command to insert them unquoted, as shell.
-    """
-    from perftriage.core import probes
+            timeout: float | None, kernel: str | None, launches: int | None, kind: str,
+            args: tuple[str, ...]) -> None:
     from perftriage.services.hosts import LOCALHOST, HostSpecError, resolve_hosts
 
     if host and all_hosts:
         raise UsageFailure("give --host SPEC or --all, not both")
+    args = _kind_options(kind, kernel, launches, args)
+    if timeout is None:
+        spec = probes.KINDS.get(kind)
+        timeout = (spec.timeout_s if spec is not None else None) or DEFAULT_TIMEOUT_S
     config = g.load_config()
     try:
         probes.resolve(kind, list(args), config.probes)

@@ -29,8 +29,7 @@ def _resolve(g, session: str | None, latest: bool) -> Path:
                            "or --latest)")
     found = session_files.resolve_session(session, directory)
     if found is None:
-        raise UsageFailure(f"no session {session!r}: not a file, not in {directory}, "
-                           "not a bundled example (see `perftriage sessions`)")
+        raise UsageFailure(session_files.not_found(session, directory))
     return found
 
 

@@ -27,8 +27,7 @@ def command(g, session: str, output: Path | None) -> None:
     directory = g.resolved_sessions_dir()
     found = session_files.resolve_session(session, directory)
     if found is None:
-        raise UsageFailure(f"no session {session!r}: not a file, not in {directory}, "
-                           "not a bundled example (see `perftriage sessions`)")
+        raise UsageFailure(session_files.not_found(session, directory))
     session_path = found
     redactor = Redactor(g.load_config().security.redact)
     problems: list = []

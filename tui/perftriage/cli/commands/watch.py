@@ -17,8 +17,7 @@ def resolve(g, name: str):
     directory = g.resolved_sessions_dir()
     found = session_files.resolve_session(name, directory)
     if found is None:
-        raise UsageFailure(f"no investigation {name!r} in {directory} "
-                           "(see `perftriage sessions`; `perftriage -s NAME` starts one)")
+        raise UsageFailure(session_files.not_found(name, directory, what="investigation"))
     return found
 
 

@@ -54,7 +54,11 @@ PROBE_FIELDS = frozenset({"ok", "verdict", "exit_status", "duration_s", "summary
                           "stderr"})
 PROFILE_BUCKET_FIELDS = frozenset({"pct", "ms", "count", "top_name"})
 PROFILE_TOP_FIELDS = frozenset({"name", "pct", "ms", "bucket"})
-PROFILE_FIELDS = frozenset({"total_ms", "kernels", "idle_pct"})
+# idle_host_pct/idle_kernel_pct/idle_other_pct: trace --json idle_breakdown's shares;
+# launch_delay_us_p50/p99 and short_kernels: its launch figures
+PROFILE_FIELDS = frozenset({"total_ms", "kernels", "idle_pct", "idle_host_pct", "idle_kernel_pct",
+                            "idle_other_pct", "launch_delay_us_p50", "launch_delay_us_p99",
+                            "short_kernels"})
 
 FAMILIES: dict[str, Family] = {
     "gpu": Family("gpu", GPU_FIELDS, stale_s=10.0, doc="per GPU: status --json gpus[]"),

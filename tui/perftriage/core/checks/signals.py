@@ -307,7 +307,9 @@ class SignalTable:
 
 def profile_signals(state: Any) -> dict[str, Any] | None:
     """The latest profile capture of the session as the mapping the
-    ``profile.*`` signals read: ``total_ms``, ``kernels``, ``idle_pct``,
+    ``profile.*`` signals read: ``total_ms``, ``kernels``, ``idle_pct``, the idle
+    breakdown's ``idle_host_pct``/``idle_kernel_pct``/``idle_other_pct``, the
+    launch figures ``launch_delay_us_p50``/``launch_delay_us_p99``/``short_kernels``,
     ``buckets: {NAME: {pct, ms, count, top_name}}`` and ``top`` (the biggest
     kernel). None before the first capture."""
     captures = getattr(state, "profiles", None) or []
@@ -323,10 +325,17 @@ def profile_signals(state: Any) -> dict[str, Any] | None:
         if row["top_name"] is None:
             row["top_name"] = k.name
     top = summary.kernels[0] if summary.kernels else None
+    idle, launch = summary.idle_breakdown, summary.launch
     return {
         "total_ms": summary.kernel_ms,
         "kernels": len(summary.kernels),
         "idle_pct": summary.idle_pct,
+        "idle_host_pct": idle.host_wait_pct if idle else None,
+        "idle_kernel_pct": idle.kernel_wait_pct if idle else None,
+        "idle_other_pct": idle.other_pct if idle else None,
+        "launch_delay_us_p50": launch.delay_us_p50 if launch else None,
+        "launch_delay_us_p99": launch.delay_us_p99 if launch else None,
+        "short_kernels": launch.short_kernels if launch else None,
         "buckets": buckets,
         "top": None if top is None else {"name": top.name, "pct": top.pct,
                                          "ms": top.total_ms, "bucket": top.bucket},

@@ -12,7 +12,7 @@ Adding an event: subclass :class:`Event` with a ``tag`` (above
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Generic, Literal, TypeVar, Union, overload
 
 import msgspec
 
@@ -25,6 +25,31 @@ from perftriage.core.parse.gpu_sample import GpuProcess, GpuSample  # noqa: F401
 # a time a reader can do arithmetic with (a datetime, a timedelta): a record
 # with ``t: 1e30`` or an infinity is a bad line, not a crash in every reader
 Seconds = Annotated[float, msgspec.Meta(ge=-1e10, le=1e10)]
+
+T = TypeVar("T")
+
+
+class Unrecorded(Generic[T]):
+    """A typed attribute an event carries that is never part of it as data:
+    declared without an annotation, so it is no msgspec field (never encoded
+    into a transcript, decoded, or compared), and kept in the event's own
+    ``__dict__`` (the event class needs ``dict=True``). None until set."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> Unrecorded[T]: ...
+    @overload
+    def __get__(self, obj: object, objtype: type | None = None) -> T | None: ...
+
+    def __get__(self, obj: object | None, objtype: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return obj.__dict__.get(self._name)
+
+    def __set__(self, obj: object, value: T | None) -> None:
+        obj.__dict__[self._name] = value
 
 
 class Event(msgspec.Struct, tag_field="type", kw_only=True, omit_defaults=True):
@@ -128,23 +153,26 @@ class LogLines(Event, tag="log.lines", dict=True):
 
     Live, the log follower parses each batch once (in the parse helper during
     a flood) and hands that parse along on the event (:meth:`with_scan`). It
-    is an attribute, not a field, so it never reaches the transcript; a batch
-    read back from a transcript is parsed when the reducer first asks."""
+    is ``parsed``, an :class:`Unrecorded` attribute, so it never reaches the
+    transcript; a batch read back from a transcript is parsed when the
+    reducer first asks."""
 
     source_id: str
     lines: list[str] = []
     dropped: int = 0  # lines not recorded because of the transcript cap
+    # the batch's parse, handed along live (no annotation: not a field)
+    parsed = Unrecorded[batch_scan.Scan]()
 
     def with_scan(self, found: batch_scan.Scan) -> LogLines:
         """This event carrying ``found``, which must be ``batch_scan.scan(self.lines)``."""
-        self.__dict__["_scan"] = found
+        self.parsed = found
         return self
 
     def scan(self) -> batch_scan.Scan:
         """The batch's parse: the one handed along, else parsed now (once)."""
-        found = self.__dict__.get("_scan")
+        found = self.parsed
         if found is None:
-            found = self.__dict__["_scan"] = batch_scan.scan(self.lines)
+            found = self.parsed = batch_scan.scan(self.lines)
         return found
 
 
@@ -404,6 +432,21 @@ class SegmentStarted(Event, tag="segment.started"):
     gap_s: float | None = None
     hosts: list[str] = []
     perftriage: str = ""
+
+
+class BaselineMarked(Event, tag="baseline.marked"):
+    """The before of a before/after (``b`` in the cockpit): session time
+    ``[start, end]`` the live state is compared with, in the Gap, Engine and
+    Profile views, the report's first table and ``perftriage compare``.
+    ``label`` says what it is (``"run 1"``, ``"0:10-0:40"``)."""
+
+    start: Seconds
+    end: Seconds
+    label: str = ""
+
+
+class BaselineCleared(Event, tag="baseline.cleared"):
+    """No baseline any more (``b`` again on a marked one)."""
 
 
 Growable = Literal["host", "engine", "prometheus", "pack"]

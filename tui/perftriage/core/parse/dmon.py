@@ -28,6 +28,7 @@ COLUMNS = {
     "nvlrx": "nvlink_rx_mibs",
     "nvltx": "nvlink_tx_mibs",
     "sm": "util_pct",  # classic utilization.gpu, for the stuck-at-zero check
+    "pwr": "power_w",
 }
 
 
@@ -51,6 +52,7 @@ class GpmReading:
     nvlink_rx_mibs: float | None = None  # MiB/s, as dmon prints
     nvlink_tx_mibs: float | None = None
     util_pct: float | None = None
+    power_w: float | None = None
 
     @property
     def has_gpm(self) -> bool:

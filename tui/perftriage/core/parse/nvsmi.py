@@ -9,8 +9,9 @@ Covered forms (each tested on real H200 captures in ``tests/fixtures/nvidia-smi`
 - ``--query-compute-apps``: :func:`parse_compute_apps`;
 - the default table view: :func:`parse_table`;
 - ``topo -m`` (its header wrapped in ANSI codes even in a pipe): :func:`parse_topo`;
-- ``-q -x`` XML: :func:`parse_xml`;
-- ``dmon`` lines: :func:`parse_dmon`.
+- ``-q -x`` XML: :func:`parse_xml`.
+
+``dmon`` has its own module, :mod:`perftriage.core.parse.dmon` (one parser).
 
 Unsupported fields print ``[N/A]`` (or ``N/A``, ``[Not Supported]``...):
 they become ``None`` and never raise. Memory is reported in MiB, power in
@@ -331,27 +332,3 @@ def throttle_names(mask: int | None) -> list[str]:
     if not mask:
         return []
     return [name for bit, name in THROTTLE_BITS.items() if mask & bit]
-
-
-# --- dmon --------------------------------------------------------------------------
-
-
-def parse_dmon(text: str) -> list[dict[str, float | None]]:
-    """``nvidia-smi dmon`` lines -> one dict per data line keyed by the
-    ``# gpu pwr ...`` header (values as floats, ``-`` -> None)."""
-    cols: list[str] | None = None
-    out = []
-    for line in text.splitlines():
-        s = line.strip()
-        if s.startswith("#"):
-            names = s.lstrip("#").split()
-            if names and names[0].lower() == "gpu":
-                cols = names
-            continue
-        if cols is None or not s:
-            continue
-        parts = s.split()
-        if len(parts) != len(cols) or not parts[0].isdigit():
-            continue
-        out.append({c: (None if v == "-" else to_float(v)) for c, v in zip(cols, parts, strict=True)})
-    return out

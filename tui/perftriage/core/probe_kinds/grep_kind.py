@@ -19,6 +19,7 @@ from typing import Final
 from perftriage.core.probe_kinds.kind import (
     SCRIPT_PRELUDE,
     ProbeKind,
+    ProbeResult,
     Verdict,
     no_result,
     python_command,
@@ -26,6 +27,8 @@ from perftriage.core.probe_kinds.kind import (
 )
 
 GREP_MAX_MATCHES = 200
+# matches the Markdown report shows of a successful grep
+REPORT_MATCHES = 5
 GREP_MAX_FILE_BYTES = 8 * 2**20
 # Verdict of a search that ran and found nothing: not an error, an answer.
 NO_MATCH: Final = "no-match"
@@ -173,6 +176,31 @@ def _grep_verdict(args: list[str], status: int | None, out: str, err: str) -> Ve
     return Verdict("ok", f"{n} matches in {files} files; {first}"[:240], data)
 
 
+def _answer(p: ProbeResult) -> list[str]:
+    """The count, then the matches the host sent (at most GREP_MAX_MATCHES)."""
+    d = p.detail
+    if not d.get("matches"):
+        return []
+    out = [f"{d.get('count')} matches in {d.get('files')} files "
+           f"({d.get('searched')} searched, {d.get('tool', 'python')}):"]
+    out += [f"  {m}" for m in d["matches"]]
+    if d.get("truncated"):
+        out.append(f"  … {d['count'] - len(d['matches'])} more")
+    return out
+
+
+def _report(p: ProbeResult) -> list[str]:
+    """A successful grep's first matches (``path:line: text``)."""
+    found = p.detail.get("matches") if p.status == "ok" else None
+    if not isinstance(found, list) or not found:
+        return []
+    shown = [str(m) for m in found[:REPORT_MATCHES]]
+    total = p.detail.get("count")
+    if isinstance(total, int) and total > len(shown):
+        shown.append(f"… ({total - len(shown)} more matches)")
+    return shown
+
+
 GREP_KIND = ProbeKind(
     name="grep",
     usage="grep PATTERN PACKAGE",
@@ -183,6 +211,10 @@ GREP_KIND = ProbeKind(
     build=lambda args, ctx: python_command(ctx, GREP_SCRIPT, args),
     interpret=_grep_verdict,
     compare=lambda s, summ, d: [d.get("found"), d.get("count")],
+    key="g",
+    label="Grep",
+    answer=_answer,
+    report=_report,
+    report_heading="matches",
 )
 
-KINDS = (GREP_KIND,)

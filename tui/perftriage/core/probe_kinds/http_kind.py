@@ -166,6 +166,7 @@ HTTP_KIND = ProbeKind(
     interpret=_http_verdict,
     check=_check_url,
     compare=lambda s, summ, d: [d.get("status"), d.get("error")],
+    key="h",
+    label="HTTP",
 )
 
-KINDS = (HTTP_KIND,)

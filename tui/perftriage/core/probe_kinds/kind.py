@@ -1,9 +1,13 @@
 """What a probe kind is, and the helpers the kinds share.
 
-A :class:`ProbeKind` builds a remote command from its arguments and turns
-the result into a :class:`Verdict`. The kinds (the sibling modules) import
-only this module; :mod:`perftriage.core.probes` collects them (one way:
-nothing here knows the registry).
+A :class:`ProbeKind` is everything about a kind in one value: how it builds
+a remote command from its arguments and turns the result into a
+:class:`Verdict`, its cockpit key and label, its usage and help (the form,
+the palette, ``perftriage probe --help``), and how its answer reads
+(``answer``: the lines under the summary in the output view and the CLI;
+``report``: what the Markdown report adds). The kinds (the sibling modules)
+import only this module; :mod:`perftriage.core.probes` collects them (one
+way: nothing here knows the registry).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import json
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 # Marks the one result line a probe script prints (after anything the
 # imported code itself printed on stdout).
@@ -39,9 +43,34 @@ class HostContext:
     """What a probe needs to know about the host it runs on."""
 
     python: str = "python3"
+    # the probe's limit, seconds (None: none given): a kind that runs long on
+    # the host (ncu) holds its own deadline there, so nothing outlives it
+    deadline_s: float | None = None
 
 
 Interpret = Callable[[list[str], int | None, str, str], Verdict]
+
+
+class ProbeResult(Protocol):
+    """What a kind's renderers read of a probe (the session state's
+    ``ProbeState`` has it; the kinds sit below the model and never import it)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def args(self) -> list[str]: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def detail(self) -> dict[str, Any]: ...
+    @property
+    def stdout(self) -> str: ...
+    @property
+    def stderr(self) -> str: ...
+
+
+# a probe -> lines of text (no trailing newlines)
+Render = Callable[[ProbeResult], list[str]]
 
 
 def _split(value: str) -> list[str]:
@@ -72,6 +101,27 @@ class ProbeKind:
     # (args, stdout) -> stdout without the kind's own answer protocol (which:
     # a count and one +DIR/- line per name), for what users see and reports print
     framing: Callable[[list[str], str], str] | None = None
+    # the cockpit's key for it (a Textual key name; None: palette only) and its
+    # footer label; the binding's id is ``probe.<name>``
+    key: str | None = None
+    label: str = ""
+    # said in the form's title after ``probe: <name>`` (shell: runs AS SHELL)
+    form_note: str = ""
+    # what backs the verdict, under the summary: the output view and the CLI
+    # (empty when the summary says it all)
+    answer: Render | None = None
+    # stdout itself is the answer (shell): the CLI prints it under the result
+    # line (the output view shows every stdout anyway)
+    stdout_answers: bool = False
+    # what the Markdown report adds for a probe (fenced, headed
+    # "**id** label on host — <report_heading>:"); empty adds nothing
+    report: Render | None = None
+    report_heading: str = "answer"
+    # the run slows the host's work down (ncu replays every kernel): the
+    # Probes pane marks its rows, the form and the palette say so
+    heavy: bool = False
+    # its limit when the caller gives none (seconds; None: the runner's default)
+    timeout_s: float | None = None
 
     def validate(self, args: list[str]) -> None:
         if len(args) < self.min_args:

@@ -10,6 +10,7 @@ from typing import Any
 from perftriage.core.probe_kinds.kind import (
     SCRIPT_PRELUDE,
     ProbeKind,
+    ProbeResult,
     ProbeUsageError,
     Verdict,
     no_result,
@@ -96,6 +97,16 @@ def _import_compare(status: str, summary: str, d: dict[str, Any]) -> Any:
     return [d.get("error"), d.get("message")]
 
 
+def _import_answer(p: ProbeResult) -> list[str]:
+    """A failed import: the exception, and the traceback lines above it."""
+    d = p.detail
+    if d.get("ok") is not False:
+        return []
+    tail = [x for x in p.stderr.strip().splitlines() if x.strip()][-3:]
+    return [f"{d.get('error')}: {d.get('message')}",
+            *(f"  {x}" for x in tail if f"{d.get('error')}:" not in x)]
+
+
 IMPORT_KIND = ProbeKind(
     name="import",
     usage="import MODULE[:ATTR]",
@@ -106,6 +117,8 @@ IMPORT_KIND = ProbeKind(
     interpret=_import_verdict,
     check=_check_import,
     compare=_import_compare,
+    key="i",
+    label="Import",
+    answer=_import_answer,
 )
 
-KINDS = (IMPORT_KIND,)

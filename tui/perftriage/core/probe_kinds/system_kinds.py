@@ -7,6 +7,7 @@ from typing import Any
 
 from perftriage.core.probe_kinds.kind import (
     ProbeKind,
+    ProbeResult,
     Verdict,
     exit_verdict,
     lookup_verdict,
@@ -83,6 +84,8 @@ WHICH_KIND = ProbeKind(
     compare=lambda s, summ, d: d.get("paths"),
     result_line=False,
     framing=_which_framing,
+    key="w",
+    label="Which",
 )
 
 # --- nvsmi ----------------------------------------------------------------------
@@ -119,6 +122,17 @@ def _nvsmi_verdict(args: list[str], status: int | None, out: str, err: str) -> V
     return Verdict("ok", summary, {"gpus": gpus})
 
 
+# what a GPU's row shows, in this order
+NVSMI_SHOWN = ("index", "name", "util_pct", "mem_used_mib", "mem_total_mib", "power_w",
+               "temp_c", "sm_clock_mhz", "pstate")
+
+
+def _nvsmi_answer(p: ProbeResult) -> list[str]:
+    """One line per GPU."""
+    return ["  " + ", ".join(f"{k}={g[k]}" for k in NVSMI_SHOWN if k in g)
+            for g in p.detail.get("gpus", [])]
+
+
 NVSMI_KIND = ProbeKind(
     name="nvsmi",
     usage="nvsmi",
@@ -130,6 +144,9 @@ NVSMI_KIND = ProbeKind(
     compare=lambda s, summ, d: [(g.get("name"), g.get("mem_total_mib"))
                                 for g in d.get("gpus", [])],
     result_line=False,
+    key="n",
+    label="nvsmi",
+    answer=_nvsmi_answer,
 )
 
 # --- shell COMMAND ---------------------------------------------------------------
@@ -150,6 +167,9 @@ SHELL_KIND = ProbeKind(
     parse_line=lambda line: [line] if line.strip() else [],
     compare=_shell_compare,
     result_line=False,
+    key="exclamation_mark",
+    label="Shell",
+    form_note="runs AS SHELL",
+    stdout_answers=True,
 )
 
-KINDS = (WHICH_KIND, NVSMI_KIND, SHELL_KIND)

@@ -134,6 +134,7 @@ VERSION_KIND = ProbeKind(
     build=_build,
     interpret=_interpret,
     compare=lambda s, summ, d: d.get(KEY),
+    key="v",
+    label="Version",
 )
 
-KINDS = (VERSION_KIND,)

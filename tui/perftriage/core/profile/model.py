@@ -41,6 +41,26 @@ class RankRow(msgspec.Struct, frozen=True):
     exposed_comm_ms: float | None
 
 
+class IdleBreakdown(msgspec.Struct, frozen=True):
+    """Why the GPU idled (``core/profile/idle.py``): shares of the idle time
+    between kernels on each stream, summed over streams and ranks."""
+
+    host_wait_pct: float
+    kernel_wait_pct: float
+    other_pct: float
+    idle_ms: float = 0.0  # the stream gaps the shares are of
+
+
+class LaunchStats(msgspec.Struct, frozen=True):
+    """Launch calls that start one kernel: kernel start minus the call's end
+    (µs, clipped at 0), and the kernels that ran shorter than their call."""
+
+    delay_us_p50: float
+    delay_us_p99: float
+    short_kernels: int
+    launches: int = 0
+
+
 class ProfileSummary(msgspec.Struct, frozen=True):
     files: list[str]
     ranks: int
@@ -53,6 +73,8 @@ class ProfileSummary(msgspec.Struct, frozen=True):
     rank_labels: list[str] = []
     per_rank: list[RankRow] = []
     source: str = "kineto"  # kineto | nsys
+    idle_breakdown: IdleBreakdown | None = None  # None: no stream gaps (nsys, one kernel)
+    launch: LaunchStats | None = None  # None: no one-kernel launch call in the trace
 
     def top(self, n: int | None) -> "ProfileSummary":
         """The same summary with only the ``n`` biggest kernels (None: all)."""

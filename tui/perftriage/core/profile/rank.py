@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
+from perftriage.core.profile.idle import IdleParts
 from perftriage.core.profile.timeline import DeviceTimeline
 
 # SGLang's rank part of a trace file name: TP-0, TP-3-DP-1-EP-3, ...
@@ -28,3 +29,5 @@ class RankData:
     kernels: dict[str, list[float]] = field(default_factory=dict)
     # device -> its timeline; None for sources without one (nsys summaries)
     devices: dict[int | str, DeviceTimeline] | None = field(default_factory=dict)
+    # idle gaps by cause and launch delays; None for sources without launches (nsys)
+    idle: IdleParts | None = None

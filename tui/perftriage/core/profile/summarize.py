@@ -9,38 +9,73 @@ summed idle over the summed window.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from perftriage.core.profile import kineto, nsys
 from perftriage.core.profile.buckets import BUCKETS, Classifier
+from perftriage.core.profile.idle import IdleParts, percentile
 from perftriage.core.profile.model import (
     BucketShare,
+    IdleBreakdown,
     KernelRow,
+    LaunchStats,
     ProfileSummary,
     RankRow,
     TraceError,
 )
 from perftriage.core.profile.rank import RankData, rank_label
+from perftriage.core.profile.reader import TraceLimits, read_trace_bytes
 
 
-def read_file(path: str | Path, index: int, classifier: Classifier) -> RankData:
-    """One file, Kineto JSON (plain or gzip) or nsys CSV by its content."""
+def read_file(path: str | Path, index: int, classifier: Classifier,
+              limits: TraceLimits = TraceLimits()) -> RankData:
+    """One file, Kineto JSON (plain or gzip) or nsys CSV by its content,
+    through the bounded reader."""
     p = str(path)
-    try:
-        data = Path(p).read_bytes()
-    except OSError as exc:
-        raise TraceError(p, exc.strerror or str(exc)) from None
     label = rank_label(p, index)
-    if not data.strip():
-        raise TraceError(p, "empty file")
-    if data[:2] != b"\x1f\x8b" and data.lstrip()[:1] not in (b"{", b"[") and nsys.looks_like(data):
-        return nsys.read(p, data, label)
-    return kineto.read(p, data, label, classifier)
+    try:
+        data = read_trace_bytes(p, limits)
+        if not data or data.isspace():
+            raise TraceError(p, "empty file")
+        if _first_byte(data) not in (b"{", b"[") and nsys.looks_like(data):
+            return nsys.read(p, data, label)
+        return kineto.read(p, data, label, classifier)
+    except MemoryError:
+        raise TraceError(p, "not enough memory to summarise it (lower [profile] "
+                            "max_trace_mb / --max-trace-mb)") from None
+
+
+_LEADING_SPACE = re.compile(rb"\s*")
+
+
+def _first_byte(data: bytes | bytearray) -> bytes:
+    """The first byte that is not white space (no copy of the text)."""
+    m = _LEADING_SPACE.match(data)
+    at = m.end() if m else 0
+    return bytes(data[at:at + 1])
 
 
 def _pct(part: float, whole: float) -> float:
     return round(100.0 * part / whole, 3) if whole > 0 else 0.0
+
+
+def idle_of(ranks: list[RankData]) -> tuple[IdleBreakdown | None, LaunchStats | None]:
+    """The idle breakdown and launch statistics of all ranks together."""
+    parts = IdleParts()
+    for r in ranks:
+        if r.idle is not None:
+            parts.add(r.idle)
+    total = parts.total_us
+    idle = None if total <= 0 else IdleBreakdown(
+        host_wait_pct=_pct(parts.host_us, total), kernel_wait_pct=_pct(parts.kernel_us, total),
+        other_pct=_pct(parts.other_us, total), idle_ms=round(total / 1000.0, 4))
+    delays = sorted(parts.delays)
+    launch = None if not delays else LaunchStats(
+        delay_us_p50=round(percentile(delays, 50), 3), delay_us_p99=round(percentile(delays, 99), 3),
+        short_kernels=parts.short_kernels, launches=len(delays))
+    return idle, launch
 
 
 def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
@@ -90,6 +125,7 @@ def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
             spread_pct=round(100.0 * (max(spread) - min(spread)) / mean, 2) if mean > 0 else 0.0))
     kernels.sort(key=lambda k: (-k.total_ms, k.name))
     order = {b: i for i, b in enumerate(BUCKETS)}
+    idle, launch = idle_of(ranks)
     buckets = sorted(
         (BucketShare(bucket=b, total_ms=round(t / 1000.0, 6), pct=_pct(t, kernel_us))
          for b, t in by_bucket.items()),
@@ -101,12 +137,14 @@ def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
         idle_pct=_pct(idle_sum, win_sum) if timeline and ranks else None,
         exposed_comm_ms=round(exposed_sum / 1000.0, 4) if timeline and ranks else None,
         buckets=buckets, kernels=kernels, rank_labels=labels, per_rank=rows,
-        source="kineto" if timeline else "nsys")
+        source="kineto" if timeline else "nsys", idle_breakdown=idle, launch=launch)
 
 
 def summarize_files(paths: Sequence[str | Path],
-                    user_rules: list[tuple[str, str]] | None = None) -> ProfileSummary:
+                    user_rules: list[tuple[str, str]] | None = None,
+                    limits: TraceLimits = TraceLimits()) -> ProfileSummary:
     """Read and summarise trace files (one per rank); :class:`TraceError` names
     the first file that cannot be read."""
     classifier = Classifier(user_rules)
-    return summarize([read_file(p, i, classifier) for i, p in enumerate(paths)], classifier)
+    return summarize([read_file(p, i, classifier, limits) for i, p in enumerate(paths)],
+                     classifier)

@@ -19,9 +19,28 @@ def short_name(name: str, width: int = 60) -> str:
     if text.startswith("void "):
         text = text[5:]
     cut = text.find("<")
+    while text.startswith("<unnamed>", cut):  # an anonymous namespace is part of the name
+        cut = text.find("<", cut + 1)
     if cut > 0 and len(text) > width:
         text = text[:cut] + "<…>"
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def idle_line(s: ProfileSummary) -> str | None:
+    """Why the GPU idled, in one line: ``idle between kernels 16.634 ms: host
+    wait 99.6 %, kernel wait 0.4 %, other 0.0 % · launch delay p50 1.5 µs,
+    p99 78.8 µs, 181 of 225 kernels shorter than their launch``; None
+    without either figure."""
+    parts = []
+    b = s.idle_breakdown
+    if b is not None:
+        parts.append(f"idle between kernels {b.idle_ms:.3f} ms: host wait {b.host_wait_pct:.1f} %, "
+                     f"kernel wait {b.kernel_wait_pct:.1f} %, other {b.other_pct:.1f} %")
+    n = s.launch
+    if n is not None:
+        parts.append(f"launch delay p50 {n.delay_us_p50:.1f} µs, p99 {n.delay_us_p99:.1f} µs, "
+                     f"{n.short_kernels} of {n.launches} kernels shorter than their launch")
+    return " · ".join(parts) or None
 
 
 def render(s: ProfileSummary, top: int | None = 20) -> str:
@@ -30,6 +49,7 @@ def render(s: ProfileSummary, top: int | None = 20) -> str:
         f"kernel {s.kernel_ms:.3f} ms in a window of {_opt(s.window_ms, '.3f')} ms, "
         f"GPU idle {_opt(s.idle_pct, '.1f')} %, exposed communication "
         f"{_opt(s.exposed_comm_ms, '.3f')} ms",
+        *([line] if (line := idle_line(s)) else []),
         "",
         "buckets: " + "  ".join(f"{b.bucket} {b.pct:.1f}%" for b in s.buckets),
         "",

@@ -4,8 +4,10 @@ pure, in :mod:`perftriage.core.report.markdown`)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from perftriage.core.compare.load import load
 from perftriage.core.replay.state_at import state_at
 from perftriage.core.report import markdown
 from perftriage.core.report.log_scan import session_start
@@ -23,5 +25,8 @@ def render_file(path: Path | str, problems: list[stream.LineProblem] | None = No
     start = session_start(str(header.get("started_at", "")))
     scan = markdown.LogScan(start.year if start else None)
     state, _ = state_at(path, None, problems, log_lines=scan.feed)
-    return markdown.render(state, header=header, problems=problems, source=path.name,
-                           log_scan=scan, redactor=redactor)
+    # a file name need not be UTF-8 (its bytes arrive as lone surrogates): shown as \\xff
+    source = os.fsencode(path.name).decode("utf-8", "backslashreplace")
+    recording = load(path)  # a second pass: every sample, for the before/after and phases
+    return markdown.render(state, header=header, problems=problems, source=source,
+                           log_scan=scan, redactor=redactor, recording=recording)

@@ -16,6 +16,8 @@ from typing import Any
 
 from perftriage.core.model.segments import segments_section
 from perftriage.core import probes
+from perftriage.core.compare.recording import Recording
+from perftriage.core.report.compare_section import before_after_section, phases_section
 from perftriage.core.report.engine_section import engine_section
 from perftriage.core.report.md_text import cell, code, inline  # noqa: F401  (re-exported)
 from perftriage.core.report.profile_section import profile_section
@@ -44,7 +46,6 @@ HYPOTHESIS_ICON = {"open": "○", "testing": "◐", "supported": "✔", "refuted
 STANCE_ICON = {"for": "▲", "against": "▼"}
 FAILED = ("failed", "error", "timeout")
 OUTPUT_LINES = 8  # first lines of output shown for a failed probe
-GREP_MATCHES = 5  # first matches shown for a successful grep
 MAX_NOTABLE = 40
 
 # --- log lines: perftriage.core.report.log_scan (re-exported for the UI) ---------
@@ -237,18 +238,6 @@ def _first_and_last(lines: list[str], limit: int = OUTPUT_LINES) -> list[str]:
     return [*lines[:limit - 2], f"… ({len(lines) - limit + 1} more lines)", lines[-1]]
 
 
-def _matches(p: ProbeState) -> list[str]:
-    """A successful grep's first matches (``path:line: text``), fenced."""
-    found = p.detail.get("matches") if p.kind == "grep" and p.status == "ok" else None
-    if not isinstance(found, list) or not found:
-        return []
-    shown = [str(m) for m in found[:GREP_MATCHES]]
-    total = p.detail.get("count")
-    if isinstance(total, int) and total > len(shown):
-        shown.append(f"… ({total - len(shown)} more matches)")
-    return fenced(shown)
-
-
 def _probes_section(state: SessionState) -> list[str]:
     out = ["## Probe timeline", ""]
     if not state.probes:
@@ -269,9 +258,10 @@ def _probes_section(state: SessionState) -> list[str]:
         if body:
             out += ["", *body]
     for p in state.probes.values():
-        if body := _matches(p):
-            out += ["", f"**{p.probe_id}** {code(p.label)} on {inline(p.host)} — matches:", "",
-                    *body]
+        heading, lines = probes.report_lines(p)
+        if lines:
+            out += ["", f"**{p.probe_id}** {code(p.label)} on {inline(p.host)} — {heading}:", "",
+                    *fenced(lines)]
     return [*out, ""]
 
 
@@ -360,13 +350,20 @@ def render(
     source: str | None = None,
     log_scan: LogScan | None = None,
     redactor: Redactor | None = None,
+    recording: Recording | None = None,
 ) -> str:
     """The Markdown report (secrets redacted: it is meant to be shared). ``events`` (the transcript's) give log lines their
     times; without them the state's log rings are used; ``log_scan``, when
-    given, has already seen every log line (a streamed transcript)."""
+    given, has already seen every log line (a streamed transcript);
+    ``recording`` (else one made from ``events``) gives the before/after table
+    and the phases."""
     header = header or {}
     if events is not None:
         events = list(events)
+        if recording is None:
+            recording = Recording(name=state.name)
+            for e in events:
+                recording.feed(e)
     name = str(header.get("name") or state.name)
     started = str(header.get("started_at") or state.started_at or "unknown")
     hosts = [str(h) for h in header.get("hosts", [])]
@@ -379,6 +376,8 @@ def render(
     if source:
         meta.append(f"- Transcript: {source} ({state.event_count} events)")
     lines += [*meta, ""]
+    lines += before_after_section(recording)
+    lines += phases_section(recording)
     lines += segments_section(state, clock)
     lines += _hosts_section(state, hosts)
     for p in problems:

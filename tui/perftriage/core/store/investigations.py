@@ -34,6 +34,7 @@ from urllib.parse import quote
 from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
 from perftriage.core.model.state import HISTORY_POINTS, Section, SessionState
+from perftriage.core.sanitize import visible
 from perftriage.core.store import stream, transcript
 
 MAX_NAME_CHARS = 200
@@ -54,10 +55,36 @@ def check_name(name: str) -> str:
     if not name.strip():
         raise BadName("an investigation name cannot be empty")
     if len(name) > MAX_NAME_CHARS:
-        raise BadName(f"an investigation name has at most {MAX_NAME_CHARS} characters")
+        raise BadName(f"an investigation name has at most {MAX_NAME_CHARS} characters "
+                      f"(this one has {len(name):,})")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError as exc:  # argv bytes that are not UTF-8 arrive as lone surrogates
+        raise BadName(f"an investigation name must be UTF-8 text ({_bad_byte(name, exc.start)} "
+                      f"at character {exc.start + 1} is not)") from None
     if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in name):
         raise BadName("an investigation name cannot hold control characters")
     return name
+
+
+def _bad_byte(name: str, at: int) -> str:
+    code = ord(name[at])
+    if 0xDC80 <= code <= 0xDCFF:  # os.fsdecode's stand-in for an undecodable byte
+        return f"byte 0x{code - 0xDC00:02x}"
+    return f"U+{code:04X}"
+
+
+def shown_name(name: str, limit: int = 60) -> str:
+    """``name`` quoted for an error message: controls and undecodable bytes
+    visible, at most ``limit`` characters of it (a 10,000-character argument
+    is not echoed whole)."""
+    # undecodable bytes as \\xff (os.fsdecode made them lone surrogates)
+    try:
+        raw = name[:limit].encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no byte stands for
+        raw = name[:limit].encode("utf-8", "backslashreplace").decode("utf-8")
+    shown = f"'{visible(raw)}'"
+    return shown if len(name) <= limit else f"{shown}… ({len(name):,} characters)"
 
 
 def file_stem(name: str) -> str:

@@ -114,20 +114,43 @@ def resolve_session(name: str, sessions_dir: Path) -> Path | None:
     """A session given as a file path, else a name in ``sessions_dir`` (as
     ``perftriage sessions`` prints it, ``.jsonl`` optional), else a bundled
     example; None when none of them exists. A named investigation's name
-    comes first (``perftriage replay "my run"``)."""
+    comes first (``perftriage replay "my run"``). A name no file can have
+    (too long for the file system, not UTF-8) is simply not found."""
     try:
         named = investigations.path_for(name, sessions_dir)
     except investigations.BadName:
         named = None
-    if named is not None and named.is_file():
+    if named is not None and _is_file(named):
         return named
     as_path = Path(name).expanduser()
-    if as_path.is_file():
+    if _is_file(as_path):
         return as_path
     if "/" in name or name in ("", ".", ".."):
         return None
     for directory in (Path(sessions_dir), bundled_sessions_dir()):
         for candidate in (directory / name, directory / f"{name}{transcript.SUFFIX}"):
-            if candidate.is_file():
+            if _is_file(candidate):
                 return candidate
     return None
+
+
+def not_found(name: str, sessions_dir: Path, *, what: str = "session") -> str:
+    """Why ``name`` names no session, in one line: the name shown short and
+    visible, and what it cannot be (too long, not UTF-8, ...)."""
+    shown = investigations.shown_name(name)
+    try:
+        investigations.check_name(name)
+    except investigations.BadName as exc:
+        return f"no {what} {shown}: {exc}, and no file has that name"
+    if what == "investigation":
+        return (f"no investigation {shown} in {sessions_dir} "
+                "(see `perftriage sessions`; `perftriage -s NAME` starts one)")
+    return (f"no session {shown}: not a file, not in {sessions_dir}, "
+            "not a bundled example (see `perftriage sessions`)")
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except (OSError, ValueError):  # File name too long, an embedded NUL
+        return False

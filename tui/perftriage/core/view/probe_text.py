@@ -17,37 +17,12 @@ from perftriage.core import probes
 from perftriage.core.model.state import ProbeState
 
 RULE = "-" * 40
-MAX_MATCHES_SHOWN = 200
 
 
 def _duration(s: float | None) -> str:
     if s is None:
         return ""
     return f"{s * 1000:.0f} ms" if s < 1 else f"{s:.2f} s"
-
-
-def answer_lines(p: ProbeState) -> list[str]:
-    """What backs the verdict, per kind (empty when the summary says it all)."""
-    d = p.detail
-    out: list[str] = []
-    if p.kind == "grep" and d.get("matches"):
-        out += [f"{d.get('count')} matches in {d.get('files')} files "
-                f"({d.get('searched')} searched, {d.get('tool', 'python')}):"]
-        out += [f"  {m}" for m in d["matches"][:MAX_MATCHES_SHOWN]]
-        if d.get("truncated"):
-            out.append(f"  … {d['count'] - len(d['matches'])} more")
-    elif p.kind == "import" and d.get("ok") is False:
-        out.append(f"{d.get('error')}: {d.get('message')}")
-        tail = [x for x in p.stderr.strip().splitlines() if x.strip()][-3:]
-        out += [f"  {x}" for x in tail if f"{d.get('error')}:" not in x]
-    elif p.kind == "nvsmi":
-        for g in d.get("gpus", []):
-            out.append("  " + ", ".join(f"{k}={g[k]}" for k in
-                                        ("index", "name", "util_pct", "mem_used_mib",
-                                         "mem_total_mib", "power_w", "temp_c") if k in g))
-    elif d.get("error"):
-        out.append(str(d["error"]))
-    return out
 
 
 def command_lines(command: str, expanded: bool) -> list[str]:
@@ -75,7 +50,7 @@ def probe_text(p: ProbeState, *, expanded: bool = False) -> str:
         f", {_duration(p.duration_s)}" if p.duration_s is not None else "")
     out = [f"{p.kind} {' '.join(p.args)}  on {p.host}  ({status})", "",
            p.summary or "(no result yet)"]
-    answer = answer_lines(p)
+    answer = probes.answer_lines(p)
     if answer:
         out += ["", *answer]
     out += ["", f"--- stdout {RULE}", stdout.rstrip("\n") or "(empty)",

@@ -3,7 +3,7 @@ command (the host's pynvml, else nvidia-smi dmon)."""
 
 from __future__ import annotations
 
-from perftriage.core.analysis.gpus import peak_bandwidth
+from perftriage.core.gpus import peak_bandwidth
 from perftriage.services.sources.gpm_snapshot import is_local
 from perftriage.services.sources.gpm_remote import RemoteGpmSource
 from perftriage.services.sources.gpm_local import LocalGpmSource

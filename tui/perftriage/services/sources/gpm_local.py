@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from perftriage.core.analysis import counters as cnt
-from perftriage.core.analysis.gpus import Peak, peak_bandwidth
+from perftriage.core.gpus import Peak, peak_bandwidth
 from perftriage.core.model.events import GpuCounters, GpuCountersSample
 from perftriage.services.sources.base import BaseSource
 

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 
 from perftriage.core.analysis import counters as cnt
-from perftriage.core.analysis.gpus import Peak, peak_bandwidth
+from perftriage.core.gpus import Peak, peak_bandwidth
 from perftriage.core.model.events import GpuCountersSample
 from perftriage.core.parse import dmon
 from perftriage.core.sanitize import visible

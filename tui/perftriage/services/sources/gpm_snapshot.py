@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 from perftriage.core.analysis import counters as cnt
-from perftriage.core.analysis.gpus import peak_bandwidth
+from perftriage.core.gpus import peak_bandwidth
 from perftriage.core.model.events import GpuCounters
 from perftriage.core.parse import dmon
 from perftriage.core.sanitize import visible

@@ -1,9 +1,10 @@
-"""Launching probes (the global keys ``i g n v w h !`` and the palette):
+"""Launching probes (each kind's key, ``i g n v w h !``, and the palette):
 a small form, then the probe is queued on the target host(s).
 
 The target is the host chosen in the form (remembered for the next probe)
 or, with ``a`` toggled on, every host at once (fan-out). ``n`` (nvsmi) and
-templates take no form.
+templates take no form. The keys, labels and forms come from the kinds
+themselves (:mod:`perftriage.core.probe_kinds`): nothing here names one.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from textual.app import App
+from textual.binding import Binding
 
 from perftriage.core import probes
 from perftriage.ui.screens.prompt import PromptScreen
@@ -18,16 +20,14 @@ from perftriage.services.cockpit import Cockpit
 from perftriage.ui.probe_target import ALL_HOSTS, ProbeTarget
 from perftriage.ui.widgets.probes import ProbesPane
 
-# kind -> (key, footer label)
-PROBE_KEYS = {
-    "import": ("i", "Import"),
-    "grep": ("g", "Grep"),
-    "nvsmi": ("n", "nvsmi"),
-    "version": ("v", "Version"),
-    "which": ("w", "Which"),
-    "http": ("h", "HTTP"),
-    "shell": ("exclamation_mark", "Shell"),
-}
+def probe_bindings() -> list[Binding]:
+    """One binding per kind that declares a key (id ``probe.<kind>``), in the
+    kinds' order; its tooltip is the kind's help."""
+    return [Binding(spec.key, f"probe({spec.name!r})", spec.label or spec.name,
+                    id=f"probe.{spec.name}",
+                    tooltip=spec.help + ("; runs at once on the probe target (no form)"
+                                         if spec.max_args == 0 else ""))
+            for spec in probes.KINDS.values() if spec.key]
 
 
 class ProbeLauncher:
@@ -88,7 +88,7 @@ class ProbeLauncher:
             choices.append((f"all hosts ({len(hosts)})", ALL_HOSTS))
         current = self.target.target(self.hosts)
         screen = PromptScreen(
-            f"probe: {kind}" + ("  — runs AS SHELL" if kind == "shell" else ""),
+            f"probe: {kind}" + (f"  — {spec.form_note}" if spec.form_note else ""),
             f"probe.{kind}",
             placeholder=spec.usage,
             help=spec.help,

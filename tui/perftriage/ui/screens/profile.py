@@ -1,7 +1,8 @@
 """The Profile view: which kernels eat the step.
 
 Top: the capture's headline (host, engine, ranks, kernel time, GPU idle
-share of the window, exposed communication) and the buckets as one bar.
+share of the window, exposed communication), why the GPU idled (host wait,
+kernel wait, other; launch delays) and the buckets as one bar.
 Left: the biggest kernels (total ms, calls, mean µs, share, spread over
 ranks). Right: the buckets, the ranks (window, idle, exposed communication),
 and with ``d`` the comparison with the capture before it (kernels that
@@ -28,7 +29,7 @@ from perftriage.ui.app_context import app_context, refuse_in_replay
 from perftriage.core.model.events import ProfileCaptured
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.profile.compare import compare
-from perftriage.core.profile.table import short_name
+from perftriage.core.profile.table import idle_line, short_name
 from perftriage.core.sanitize import visible
 from perftriage.core.view.profile_view import bar_segments, headline
 from perftriage.ui.screens.prompt import PromptScreen
@@ -158,7 +159,9 @@ class ProfileScreen(Screen[None]):
             self.query_one("#profile-compare", Static).update("")
             return
         pos = state.profiles.index(cap) + 1
-        head.update(Text(f"[{pos}/{len(state.profiles)}] " + visible(headline(cap))))
+        why = idle_line(cap.summary)
+        head.update(Text(f"[{pos}/{len(state.profiles)}] " + visible(headline(cap))
+                         + (f"\n{visible(why)}" if why else "")))
         self.query_one("#profile-bar", Static).update(bar_text(cap))
         s = cap.summary
         # figures first, the (long) name last: as Nsight's kernel summary

@@ -1,0 +1,121 @@
+"""Why the GPU idles, from the trace: each gap between two kernels on a CUDA
+stream is *host wait*, *kernel wait* or *other*, and the launch calls' delays.
+
+The definitions are those of Holistic Trace Analysis (HTA, the anchor;
+facebookresearch/HolisticTraceAnalysis at f4d0062):
+
+- per stream, kernels sorted by start; a gap is a kernel's start minus the
+  previous kernel's end (``hta/analyzers/breakdown_analysis.py`` lines
+  765-773, ``_analyze_idle_time_for_stream``); the first kernel has no gap;
+- *host wait*: the kernel's launch call (the CPU event with the same
+  ``correlation``: ``cudaLaunchKernel``, ``cuLaunchKernelEx``,
+  ``cudaGraphLaunch``, ``cudaMemcpyAsync``, ...) started after the previous
+  kernel ended: the CPU was late (lines 778-786);
+- *kernel wait*: not host wait and the gap is shorter than
+  ``consecutive_kernel_delay`` (HTA's default 30, ``hta/trace_analysis.py``
+  line 586; its docstring says nanoseconds but the gaps it is compared with
+  are the trace's microseconds): the cost of back-to-back launches (lines 788-800);
+- *other*: the rest: the kernel was queued already and still waited (behind
+  a sync, an event from another stream, ...) (line 776, the default);
+- a kernel whose launch call is not in the trace is never host wait (HTA's
+  join leaves its launch time empty, lines 858-867).
+
+Launch statistics follow HTA's ``get_cuda_kernel_launch_stats``
+(``hta/analyzers/cuda_kernel_analysis.py`` lines 536-620): the delay of a
+launch is the kernel's start minus the end of its launch call, clipped at 0;
+only one-kernel launches count (a graph launch's many kernels do not).
+
+Where this differs from HTA (``docs/profile.md`` says the same):
+
+- HTA rounds every event to whole microseconds first (start up, end down;
+  ``hta/common/trace_parser.py`` lines 371-388); the times here stay as the
+  trace has them, so a share can differ by a fraction of a point;
+- a gap of zero or less (kernels that touch or overlap on one stream after
+  that rounding) is no idle time here; HTA sums it into kernel wait;
+- the driver's ``cuLaunchKernel``/``cuLaunchKernelEx`` (Triton, CUTLASS)
+  count as launch calls for the launch statistics; HTA's list has only the
+  runtime's ``cudaLaunchKernel``/``cudaLaunchKernelExC`` and the async
+  memcpy/memset (the idle breakdown matches any CPU event, as HTA does);
+- a short kernel is one that ran for less time than its launch call took,
+  without HTA's extra 50 µs cap on the call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# HTA's TraceAnalysis.get_idle_time_breakdown(consecutive_kernel_delay=30)
+KERNEL_WAIT_US = 30.0
+
+# launch calls that start exactly one kernel, memcpy or memset
+SINGLE_LAUNCHES = frozenset({
+    "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync",
+    "cuLaunchKernel", "cuLaunchKernelEx",
+})
+
+
+@dataclass
+class IdleParts:
+    """Idle time of one capture, in µs, by cause; launch delays (µs) and the
+    count of kernels shorter than their launch call."""
+
+    host_us: float = 0.0
+    kernel_us: float = 0.0
+    other_us: float = 0.0
+    delays: list[float] = field(default_factory=list)
+    short_kernels: int = 0
+
+    @property
+    def total_us(self) -> float:
+        return self.host_us + self.kernel_us + self.other_us
+
+    def add(self, other: "IdleParts") -> None:
+        self.host_us += other.host_us
+        self.kernel_us += other.kernel_us
+        self.other_us += other.other_us
+        self.delays.extend(other.delays)
+        self.short_kernels += other.short_kernels
+
+
+# a kernel on a stream: (start µs, end µs, correlation id or -1)
+Kernel = tuple[float, float, int]
+# a launch call: (start µs, duration µs, starts exactly one kernel)
+Launch = tuple[float, float, bool]
+
+
+def breakdown(streams: dict[object, list[Kernel]], launches: dict[int, Launch],
+              kernel_wait_us: float = KERNEL_WAIT_US) -> IdleParts:
+    """The idle parts of one rank: ``streams`` maps (device, stream) to its
+    kernels, ``launches`` a correlation id to its launch call."""
+    parts = IdleParts()
+    seen_single: set[int] = set()
+    for kernels in streams.values():
+        kernels.sort()
+        prev_end: float | None = None
+        for start, end, corr in kernels:
+            launch = launches.get(corr) if corr >= 0 else None
+            if prev_end is not None and start > prev_end:
+                gap = start - prev_end
+                if launch is not None and launch[0] > prev_end:
+                    parts.host_us += gap
+                elif gap < kernel_wait_us:
+                    parts.kernel_us += gap
+                else:
+                    parts.other_us += gap
+            if launch is not None and launch[2] and corr not in seen_single:
+                seen_single.add(corr)
+                call_start, call_dur, _ = launch
+                parts.delays.append(max(0.0, start - call_start - call_dur))
+                if end - start < call_dur:
+                    parts.short_kernels += 1
+            if prev_end is None or end > prev_end:
+                prev_end = end
+    return parts
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank percentile (``q`` in 0..100) of sorted values."""
+    if not sorted_values:
+        return 0.0
+    rank = max(1, -(-len(sorted_values) * q // 100))  # ceil(n * q / 100)
+    return sorted_values[int(rank) - 1]

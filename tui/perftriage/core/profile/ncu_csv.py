@@ -1,0 +1,218 @@
+"""Nsight Compute's CSV (``ncu --csv``, default page) folded into per-kernel
+totals, one streaming pass, memory bounded by the number of kernel names.
+
+The page is one row per (kernel launch, metric)::
+
+    "ID","Process ID",…,"Kernel Name",…,"Metric Name","Metric Unit","Metric Value"
+    "0","552",…,"fused_moe_kernel",…,"dram__bytes_read.sum","byte","100,741,376"
+
+Values carry thousands separators; units are ``byte``/``ns``/``%`` or, with
+``--print-units auto``, scaled (``Kbyte``/``Mbyte``/``Gbyte``, ``us``/``ms``;
+older releases ``usecond``/``msecond``). ncu's byte prefixes are decimal.
+A value ncu could not collect is ``n/a``: the launch is counted, its totals
+are left out, and the count is reported — never guessed. Lines before the
+header (``==PROF==`` notes, the profiled program's own stdout) are skipped;
+``==ERROR==``/``==WARNING==`` lines are kept (a few) as notes.
+
+Stdlib only, no package imports, on purpose: the ``ncu`` probe ships this
+file's source to the host (``python3 -c``) and folds the CSV there, so only
+the per-kernel totals cross the network, never a 100 MB CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+
+BYTES_READ = "dram__bytes_read.sum"
+BYTES_WRITE = "dram__bytes_write.sum"
+DURATION = "gpu__time_duration.sum"
+DRAM_PCT = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
+SM_PCT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+GPU_NAME = "device__attribute_display_name"  # optional: the GPU's name, when collected
+# the metrics a kernel summary needs (in the order of a launch's slots)
+METRICS = (BYTES_READ, BYTES_WRITE, DURATION, DRAM_PCT, SM_PCT)
+REQUIRED = (BYTES_READ, BYTES_WRITE, DURATION)
+COLUMNS = ("ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value")
+
+# unit -> factor to bytes, nanoseconds or percent
+SCALE = {
+    "byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
+    "Kibyte": 1024.0, "Mibyte": 1024.0 ** 2, "Gibyte": 1024.0 ** 3,
+    "ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9,
+    "nsecond": 1.0, "usecond": 1e3, "msecond": 1e6, "second": 1e9,
+    "%": 1.0,
+}
+MAX_NOTES = 20
+
+# one kernel name's totals (a list, indexed by these)
+LAUNCHES, COMPLETE, TIME_NS, READ_B, WRITE_B, DRAM_W, DRAM_T, SM_W, SM_T, NA = range(10)
+
+
+class NcuCsvError(ValueError):
+    """Input that is not (usable) ncu CSV; the message says what and where,
+    ``notes`` holds ncu's ==ERROR==/==WARNING== lines read before it."""
+
+    def __init__(self, message, notes=()):
+        super().__init__(message)
+        self.notes = list(notes)
+
+
+def _header(line: str):
+    if not line.startswith('"ID"'):
+        return None
+    return next(csv.reader([line]))
+
+
+def fold(lines):
+    """Per-kernel totals from an iterable of text lines (a file opened with
+    ``newline=""``). Returns a dict: ``kernels`` (name -> totals list),
+    ``gpu``, ``seen`` (metric -> whether any row had it), ``na`` (metric ->
+    n/a count), ``notes`` and ``lines`` (read). Raises :class:`NcuCsvError`."""
+    it = iter(lines)
+    lineno = 0
+    notes = []
+    header = None
+    for line in it:
+        lineno += 1
+        if line.startswith("==") and ("==ERROR==" in line[:12] or "==WARNING==" in line[:12]):
+            if len(notes) < MAX_NOTES:
+                notes.append(line.strip()[:300])
+            continue
+        header = _header(line)
+        if header is not None:
+            break
+    if header is None:
+        raise NcuCsvError(
+            "no ncu CSV header (\"ID\",…,\"Kernel Name\",…,\"Metric Name\",\"Metric Unit\","
+            "\"Metric Value\") in %d line(s)%s" % (
+                lineno, ": " + notes[-1] if notes else ""), notes)
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        raise NcuCsvError("line %d: the ncu CSV header lacks column(s) %s (is it `ncu --csv` "
+                          "with the default page, not --page raw?)" % (lineno, ", ".join(missing)))
+    i_id, i_name, i_metric, i_unit, i_value = (header.index(c) for c in COLUMNS)
+    i_device = header.index("Device") if "Device" in header else None
+    device = None
+    width = len(header)
+    slots = {m: i for i, m in enumerate(METRICS)}
+    present = [False] * len(METRICS)
+    na = dict.fromkeys(METRICS, 0)
+    kernels = {}
+    gpu = None
+    gpu_rows = 0
+    scale = SCALE
+    base = lineno
+    reader = csv.reader(it)
+    cur_id = cur_name = None
+    vals = [None] * 5
+
+    def flush(name, vals):
+        acc = kernels.get(name)
+        if acc is None:
+            acc = kernels[name] = [0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0]
+        acc[LAUNCHES] += 1
+        r, w, t, dp, sp = vals
+        if r is None or w is None or t is None:
+            acc[NA] += 1
+        else:
+            acc[COMPLETE] += 1
+            acc[TIME_NS] += t
+            acc[READ_B] += r
+            acc[WRITE_B] += w
+            if dp is not None:
+                acc[DRAM_W] += dp * t
+                acc[DRAM_T] += t
+            if sp is not None:
+                acc[SM_W] += sp * t
+                acc[SM_T] += t
+        if not all(present):
+            for i, v in enumerate(vals):
+                if v is not None:
+                    present[i] = True
+
+    # the hot loop: one csv row per (launch, metric); kept to a few lookups
+    try:
+        for row in reader:
+            if len(row) != width:
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue
+                if row[0].startswith("=="):
+                    if len(notes) < MAX_NOTES:
+                        notes.append(",".join(row).strip()[:300])
+                    continue
+                raise NcuCsvError("line %d: %d field(s), the header has %d (truncated?)"
+                                  % (base + reader.line_num, len(row), width))
+            rid = row[i_id]
+            if rid != cur_id:
+                if cur_id is not None:
+                    flush(cur_name, vals)
+                    vals = [None] * 5
+                cur_id, cur_name = rid, row[i_name]
+                if device is None and i_device is not None:
+                    device = row[i_device]
+            metric = row[i_metric]
+            slot = slots.get(metric)
+            if slot is None:
+                if metric == GPU_NAME:
+                    gpu_rows += 1
+                    gpu = row[i_value]
+                continue
+            text = row[i_value]
+            try:
+                vals[slot] = float(text.replace(",", "")) * scale[row[i_unit]]
+            except ValueError:
+                if text.strip().lower() in ("n/a", ""):
+                    na[metric] += 1
+                    continue
+                raise NcuCsvError("line %d: %s value %r is not a number"
+                                  % (base + reader.line_num, metric, text[:40])) from None
+            except KeyError:
+                raise NcuCsvError("line %d: %s has unit %r (known: %s)"
+                                  % (base + reader.line_num, metric, row[i_unit][:20],
+                                     ", ".join(scale))) from None
+    except csv.Error as exc:
+        raise NcuCsvError("line %d: %s" % (base + reader.line_num, exc)) from None
+    if cur_id is not None:
+        flush(cur_name, vals)
+    seen = {m: present[i] or na[m] > 0 for i, m in enumerate(METRICS)}
+    seen[GPU_NAME] = gpu_rows > 0
+    return {"kernels": kernels, "gpu": gpu, "device": device, "seen": seen, "na": na,
+            "notes": notes, "lines": base + reader.line_num}
+
+
+def fold_file(path):
+    """:func:`fold` over a file, read as a stream."""
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        return fold(f)
+
+
+def gpu_by_index(folded, listing):
+    """The profiled GPU's name from ``nvidia-smi --query-gpu=index,name
+    --format=csv,noheader`` lines: by the CSV's device index, else the only
+    name the host has."""
+    names = {}
+    for line in listing.splitlines():
+        index, _, name = line.partition(",")
+        if name.strip():
+            names[index.strip()] = name.strip()
+    if folded.get("device") in names:
+        return names[folded["device"]]
+    return next(iter(names.values())) if len(set(names.values())) == 1 else None
+
+
+if __name__ == "__main__" and len(sys.argv) > 3 and sys.argv[1] == "--fold-json":
+    # how the ncu probe runs this file on the host: fold the CSV at argv[2],
+    # name the GPU from the nvidia-smi listing in argv[4], print one JSON
+    # line after the marker in argv[3]; bad input travels in the JSON
+    import json
+
+    try:
+        result = fold_file(sys.argv[2])
+        if not result["gpu"] and len(sys.argv) > 4:
+            result["gpu"] = gpu_by_index(result, sys.argv[4])
+    except OSError as exc:
+        result = {"error": str(exc), "notes": []}
+    except NcuCsvError as exc:
+        result = {"error": str(exc), "notes": exc.notes}
+    sys.stdout.write("\n" + sys.argv[3] + json.dumps(result) + "\n")

@@ -1,0 +1,59 @@
+"""Plain-text rendering of an :class:`NcuSummary` (``perftriage kernels``
+and the ``ncu`` probe's text). Kernel names are remote text: shortened by
+:func:`short_name`, which sanitises them."""
+
+from __future__ import annotations
+
+from perftriage.core.profile.ncu import VERDICT_TEXT, NcuKernel, NcuSummary
+from perftriage.core.profile.table import short_name
+from perftriage.core.sanitize import visible
+
+
+def _opt(v: float | None, fmt: str) -> str:
+    return "-" if v is None else format(v, fmt)
+
+
+def read_ratio_text(k: NcuKernel) -> str:
+    """"1.0× the bytes it must" / "2.0× — it reads its weights twice"."""
+    if k.read_ratio is None:
+        return ""
+    if k.read_ratio >= 1.5:
+        return f"{k.read_ratio:.1f}× the bytes it must — it reads its weights {k.read_ratio:.0f} times" \
+            if k.read_ratio >= 2.5 else f"{k.read_ratio:.1f}× — it reads its weights twice"
+    return f"{k.read_ratio:.1f}× the bytes it must"
+
+
+def headline(s: NcuSummary) -> str:
+    peak = f"peak {s.peak_gbs:g} GB/s ({visible(s.peak_source)})" if s.peak_gbs \
+        else f"peak unknown ({visible(s.peak_source)})"
+    gpu = visible(s.gpu) if s.gpu else "GPU ?"
+    return f"{gpu}, {peak}: {len(s.kernels)} kernels, {s.launches} launches"
+
+
+def kernel_line(k: NcuKernel) -> str:
+    return (f"{k.launches:>8} {k.time_us:>11.1f} {k.time_pct:>6.1f} {k.bytes / 1e6:>10.2f} "
+            f"{_opt(k.gbs, '.0f'):>7} {_opt(k.pct_of_peak, '.1f'):>6} {_opt(k.dram_pct, '.1f'):>6} "
+            f"{_opt(k.sm_pct, '.1f'):>6}  {VERDICT_TEXT.get(k.verdict, visible(k.verdict)):<28} "
+            f"{short_name(k.name)}")
+
+
+def render(s: NcuSummary, top: int | None = 20) -> str:
+    lines = [headline(s), ""]
+    lines.append(f"{'launches':>8} {'total us':>11} {'time%':>6} {'MB':>10} {'GB/s':>7} "
+                 f"{'%peak':>6} {'dram%':>6} {'sm%':>6}  {'verdict':<28} kernel")
+    shown = s.kernels if top is None else s.kernels[:top]
+    lines += [kernel_line(k) for k in shown]
+    if len(shown) < len(s.kernels):
+        lines.append(f"… {len(s.kernels) - len(shown)} more (--top N)")
+    reads = [k for k in s.kernels if k.read_ratio is not None]
+    if reads:
+        lines += ["", "bytes it must read:"]
+        lines += [f"  {short_name(k.name)}: {read_ratio_text(k)} "
+                  f"({k.bytes_read / max(k.launches - k.na_launches, 1) / 1e6:.2f} MB read per launch, "
+                  f"{(k.must_read or 0) / 1e6:.2f} MB needed)" for k in reads]
+    if s.na:
+        lines += ["", "n/a values (launches left out of the totals): "
+                  + ", ".join(f"{visible(m)} {n}" for m, n in s.na.items())]
+    if s.notes:
+        lines += ["", *(f"ncu: {visible(n)}" for n in s.notes)]
+    return "\n".join(lines)
