@@ -49,7 +49,7 @@ def test_json_shape_is_exactly_the_documented_one(tmp_path):
     assert list(out) == ["hypotheses"]
     (h,) = out["hypotheses"]
     assert list(h) == ["title", "check", "verdict", "scopes", "spans"]
-    assert all(list(s) == ["scope", "verdict", "value"] for s in h["scopes"])
+    assert all(list(s) == ["scope", "verdict", "value", "reason"] for s in h["scopes"])
     assert all(list(s) == ["from", "to", "verdict"] for s in h["spans"])
     assert h["title"] == "wasted traffic" and h["check"] == "gap.traffic_ratio >= 1.5"
 
@@ -100,7 +100,7 @@ def test_h200_idle_run_flips_the_idle_hypothesis_and_not_the_traffic_one():
     assert _verdicts_between(idle["spans"], idling[0] + 6, idling[1]) == {"supported"}
     assert idle["verdict"] == "supported"
     assert idle["scopes"] == [{"scope": "localhost", "verdict": "supported",
-                               "value": idle["scopes"][0]["value"]}]
+                               "value": idle["scopes"][0]["value"], "reason": ""}]
     assert idle["scopes"][0]["value"]["gap.idle_pct"] > 80
     assert dram["scopes"][0]["scope"] == "localhost GPU 0"
     assert _verdicts_between(dram["spans"], busy[0] + 10, busy[1]) == {"refuted"}
@@ -144,6 +144,15 @@ def test_bundled_seed_pack_by_name():
     assert no_check["verdict"] is None and no_check["scopes"] == [] and no_check["check"] == ""
     moe = by_title["MoE experts run on flashinfer_cutlass, not the cutedsl kernels"]
     assert moe["verdict"] == "no data"  # no profile in this session
+    assert moe["scopes"][0]["reason"] == 'profile.bucket["moe"].top_name: no profile captured yet'
+
+
+def test_text_says_what_is_missing_never_null():
+    r = run("example-moe-gap", "--pack", "seed")
+    assert r.exit_code == 0, r.output
+    assert "null" not in r.output
+    assert "localhost: no data  gap.traffic_ratio missing (no gap sample from localhost)" in r.output
+    assert "gpu.util_pct = 96.0, gpu.sm_clock_mhz = 2617.0" in r.output  # several values, named
 
 
 def test_bad_pack_exits_2_with_file_line_and_position(tmp_path):

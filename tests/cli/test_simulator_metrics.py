@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from perftriage.cli import cli
 from perftriage.cli.commands.demo import DEMO_SERVER, build, start_demo
+from perftriage.cli.globals import Globals
 from perftriage.core.parse.engine_metrics import HISTOGRAMS, parse_exposition
 from tests.support.helpers import wait_for
 from tests.support.sshd import free_port
@@ -79,7 +80,7 @@ def test_the_page_uses_sglang_names(simulator):
 
 
 async def test_demo_cockpit_reads_the_simulated_metrics(tmp_path):
-    cockpit = build(tmp_path / "sessions", 40.0, tmp_path)
+    cockpit = build(Globals(sessions_dir=tmp_path / "sessions"), 40.0, tmp_path)
     cockpit.config.servers[0].args["startup"] = "0.05"
     await cockpit.start()
     try:

@@ -69,6 +69,23 @@ def test_repeated_lines_are_grouped_with_first_and_last_time():
     assert "Before the log was followed" not in text  # all of it live
 
 
+def test_kv_retractions_are_one_warning_folded_not_a_fatal():
+    """SGLang's "KV cache pool is full. Retract requests." (0.5.23
+    managers/scheduler.py:4526, logger.warning) with new figures each time:
+    one warning line xN in the report, a count in the Logs header, no fatal."""
+    kv = [f"[2026-11-28 09:21:{10 + k:02d} TP0] KV cache pool is full. Retract requests. "
+          f"#retracted_reqs: {k + 1}, #new_tokens_gained: {900 + 7 * k}, "
+          f"#new_token_ratio: 0.{k}000 -> 0.8000" for k in range(5)]
+    state, events = _state_and_events([
+        (30.0, ["[2026-11-28 09:20:29] The server is fired up and ready to roll!"]),
+        (70.0, kv[:2]), (75.0, kv[2:])])
+    text = markdown.render(state, events=events)
+    found = [x for x in text.splitlines() if "KV cache pool is full" in x]
+    assert len(found) == 1 and found[0].startswith("- 01:10 warning in gpu-a:/var/log/sglang.log (×5")
+    metrics = state.logs["l1"].metrics
+    assert (metrics.errors, metrics.retractions) == (0, 5)
+
+
 DECODE = ("[2026-11-28 09:{mm:02d}:{ss:02d} TP0] Decode batch, #running-req: {run}, #token: 885, "
           "token usage: 0.01, cuda graph: True, gen throughput (token/s): {tps}, #queue-req: 0")
 

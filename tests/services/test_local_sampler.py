@@ -72,3 +72,30 @@ def test_no_driver_keeps_cpu(monkeypatch):
     monkeypatch.setattr(local_sampler.shutil, "which", lambda name: None)
     s = local_sampler.LocalSampler("localhost").sample()
     assert s.gpus == [] and s.gpu_error.startswith("no NVIDIA GPU") and s.cpu_pct is not None
+
+
+def test_two_samplers_keep_their_own_cpu_window() -> None:
+    """`status` reads GPM counters beside its sample: a second reader in the
+    same process must not leave the first a window of ~0 s (read as 0.0 %)."""
+    import time
+
+    from perftriage.services.local_sampler import LocalSampler
+
+    first, second = LocalSampler(), LocalSampler()
+    end = time.process_time() + 0.3
+    while time.process_time() < end:  # this process keeps one CPU busy
+        pass
+    second.sample()
+    assert (first.sample().cpu_pct or 0) > 0
+
+
+def test_busy_pct_as_psutil_counts_it() -> None:
+    from collections import namedtuple
+
+    from perftriage.services.local_sampler import busy_pct
+
+    T = namedtuple("T", "user nice system idle iowait irq softirq steal guest guest_nice")
+    a = T(10, 0, 5, 100, 5, 0, 0, 0, 2, 0)
+    b = T(16, 0, 7, 101, 6, 0, 0, 0, 4, 0)  # 8 busy, 2 idle/iowait; guest is inside user
+    assert busy_pct(a, b) == 80.0
+    assert busy_pct(a, a) == 0.0

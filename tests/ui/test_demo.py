@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from tests.support.helpers import wait_for
+from perftriage.cli.globals import Globals, UsageFailure
+from perftriage.core.store import investigations as inv
 from perftriage.ui.app import PerftriageApp
 from perftriage.cli.commands.demo import DEMO_SERVER, build, start_demo
 from perftriage.ui.widgets.logs import LogsPane
@@ -17,7 +21,7 @@ def sims(marker: str) -> list[str]:
 
 
 async def test_demo_every_pane_alive(tmp_path) -> None:
-    cockpit = build(tmp_path / "sessions", 40.0, tmp_path)
+    cockpit = build(Globals(sessions_dir=tmp_path / "sessions"), 40.0, tmp_path)
     cockpit.config.servers[0].args["startup"] = "0.05"
     app = PerftriageApp(cockpit)
     async with app.run_test(size=(160, 50)) as pilot:
@@ -35,3 +39,27 @@ async def test_demo_every_pane_alive(tmp_path) -> None:
         await pilot.press("q")
     await wait_for(lambda: not sims(str(tmp_path)), timeout=5)
     assert (tmp_path / "sglang-sim.log").read_text().count("Decode batch") >= 3
+
+
+async def test_demo_is_a_named_investigation_with_its_packs(tmp_path) -> None:
+    """`demo -s NAME --hypotheses seed`: recorded as the investigation NAME in
+    the sessions directory, the pack's hypotheses in it; a second run
+    continues it (a new segment, no duplicate hypotheses)."""
+    sessions = tmp_path / "sessions"
+    g = Globals(sessions_dir=sessions, session="moe demo", hypotheses=["seed"])
+    first = build(g, 8.0, tmp_path)
+    titles = [h.title for h in first.session.state.hypotheses]
+    assert first.session.state.name == "moe demo" and len(titles) >= 5
+    assert first.session.path == inv.path_for("moe demo", sessions)
+    with pytest.raises(UsageFailure, match="moe demo"):  # one cockpit per name
+        build(g, 8.0, tmp_path)
+    first.session.close("quit")
+    again = build(g, 8.0, tmp_path)
+    assert [h.title for h in again.session.state.hypotheses] == titles
+    again.session.close("quit")
+
+
+def test_demo_without_a_name_records_in_the_sessions_dir(tmp_path) -> None:
+    cockpit = build(Globals(sessions_dir=tmp_path / "sessions"), 8.0, tmp_path)
+    assert cockpit.session.path.parent == tmp_path / "sessions"
+    cockpit.session.close("quit")

@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -131,15 +132,44 @@ def test_panel_prefill_from_hosts_and_log():
     state = replay([ev.HostSample(host="g", gpus=gpus),
                     ev.LogSourceOpened(source_id="l1", host="g", path="/x"),
                     ev.LogLines(source_id="l1", lines=[line])])
-    values = prefill(state)
+    filled = prefill(state)
+    values = filled.values
     assert values["gpus"] == "8" and values["bandwidth_gbs"] == "4917"
     assert values["measured_ms"] == "100.0"
+    assert filled.notes["measured_ms"] == "from the log, @bs1"
     # NVML names map to the table when no bandwidth is known
     gpus = [ev.GpuSample(index=0, name="NVIDIA H200")]
-    assert prefill(replay([ev.HostSample(host="g", gpus=gpus)]))["gpu"] == "NVIDIA H200"
+    assert prefill(replay([ev.HostSample(host="g", gpus=gpus)])).values["gpu"] == "NVIDIA H200"
     # a filled-in form computes
     kwargs = parse({"weights_gb": "46.08", "gpus": "8", "bandwidth_gbs": "1800",
                     "measured_ms": "97"})
     assert roofline.compute(**kwargs).floor_ms == 3.2
     with pytest.raises(roofline.RooflineError, match="GPUs: not a whole number"):
         parse({"gpus": "eight"})
+
+
+def test_panel_prefill_from_a_server_profile_when_no_host_has_gpus():
+    """The demo: no GPU on any host, the simulated server's profile says tp
+    and card; the form computes with only the weights typed."""
+    from perftriage.cli.commands.demo import demo_config
+    from perftriage.core.model.reducer import replay
+    from perftriage.ui.screens.roofline import parse, prefill
+
+    servers = demo_config(Path("/tmp/x.log"), 8.0, metrics_port=1).servers
+    filled = prefill(replay([]), servers)
+    assert filled.values == {"gpus": "8", "gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition"}
+    assert filled.notes["gpus"] == "server sglang-sim: tp 8"
+    r = roofline.compute(**parse({**filled.values, "weights_gb": "46.08", "measured_ms": "97"}))
+    assert round(r.floor_ms, 2) == 3.21 and round(r.gap or 0) == 30
+
+
+def test_form_errors_name_the_form_fields_never_cli_flags():
+    from perftriage.ui.screens.roofline import LABELS, parse
+
+    with pytest.raises(roofline.RooflineError) as got:
+        roofline.compute(**parse({"weights_gb": "46.08"}))
+    assert got.value.worded(LABELS) == "give 'GB/s per GPU' or 'GPU name'"
+    assert str(got.value) == "give --bandwidth-gbs or --gpu NAME"  # the CLI keeps its flags
+    with pytest.raises(roofline.RooflineError) as got:
+        roofline.compute(**parse({"weights_gb": "1", "gpu": "Q{9000}"}))
+    assert "--" not in got.value.worded(LABELS) and "Q{9000}" in got.value.worded(LABELS)

@@ -10,10 +10,13 @@ import click
 from perftriage.cli.globals import Globals
 
 
-def build_cockpit(g: Globals, name: str = "session"):
+def build_cockpit(g: Globals, name: str = "session", *, config=None):
+    """The cockpit of the global options: ``-H`` hosts beside localhost,
+    ``--session NAME`` opened or continued, ``--hypotheses`` packs added.
+    ``config`` replaces the config file (the demo's simulated server)."""
     from perftriage.services.check_monitor import add_hypotheses
     from perftriage.services.cockpit import Cockpit
-    config = g.load_config()
+    config = g.load_config() if config is None else config
     hypotheses = starting_hypotheses(g, config)  # a bad pack stops here: nothing started
     if g.prometheus:
         config.fleet.prometheus = g.prometheus

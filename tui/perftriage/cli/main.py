@@ -38,6 +38,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "profile": ("perftriage.cli.commands.profile", "Capture a profile from a running server and summarise it."),
     "check": ("perftriage.cli.commands.check", "Evaluate a hypothesis pack against a saved session."),
     "watch": ("perftriage.cli.commands.watch", "Follow an investigation being recorded, read-only."),
+    "compare": ("perftriage.cli.commands.compare", "Did the change help? Two slices, a verdict per metric."),
     "share": ("perftriage.cli.commands.share", "Serve `watch NAME` to a browser, behind a token."),
 }
 

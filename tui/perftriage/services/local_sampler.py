@@ -167,6 +167,23 @@ def _nvml_reason(exc: Exception) -> str:
     return f"NVML: {text}"
 
 
+def busy_pct(before, after) -> float:
+    """Per-CPU busy share between two ``psutil.cpu_times`` readings, as
+    psutil computes it (busy = all but idle and iowait; guest time is already
+    in user); 0.0 when no time passed."""
+    def total(t) -> float:
+        return sum(t) - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0)
+
+    def idle(t) -> float:
+        return t.idle + getattr(t, "iowait", 0.0)
+
+    elapsed = total(after) - total(before)
+    if elapsed <= 0:
+        return 0.0
+    busy = elapsed - (idle(after) - idle(before))
+    return round(min(100.0, max(0.0, busy / elapsed * 100.0)), 1)
+
+
 class LocalSampler:
     def __init__(self, host: str = "localhost") -> None:
         self.host = host
@@ -174,7 +191,10 @@ class LocalSampler:
         self.smi: SmiReader | None = None
         if not self.nvml.available and (path := shutil.which("nvidia-smi")):
             self.smi = SmiReader(path)
-        psutil.cpu_percent(percpu=True)  # prime: the first call always reads 0
+        # this sampler's own baseline: psutil.cpu_percent() keeps ONE baseline
+        # per process, so another reader in between (the GPM snapshot beside
+        # `status`) left a window of ~0 s and a 0.0 % reading
+        self._cpu_times = psutil.cpu_times(percpu=True)
 
     def info(self) -> dict:
         """Slow-changing facts for a HostInfo event (bandwidth for the roofline)."""
@@ -198,7 +218,9 @@ class LocalSampler:
         return [], self.nvml.error
 
     def sample(self) -> HostSample:
-        per_cpu = psutil.cpu_percent(percpu=True)
+        now = psutil.cpu_times(percpu=True)
+        per_cpu = [busy_pct(a, b) for a, b in zip(self._cpu_times, now, strict=False)]
+        self._cpu_times = now
         vm = psutil.virtual_memory()
         load1, load5, load15 = os.getloadavg()
         gpus, gpu_error = self.read_gpus()

@@ -6,16 +6,20 @@ and emit one ``profile.captured`` event with the summary (never the trace)."""
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
 from perftriage.core.model.events import ProfileCaptured
+from perftriage.core.profile.reader import TraceLimits, open_trace
 from perftriage.services.profile_worker import summarize_in_child
 from perftriage.services.profile_capture import CaptureRequest, Progress, capture
 from perftriage.transport.http_request import endpoint
 
 KEEP_KERNELS = 100  # kernels kept in the event: the rest is in the trace files
+
+
+def _private(path: str, flags: int) -> int:
+    return os.open(path, flags, 0o600)
 
 
 class ProfileCaptures:
@@ -76,14 +80,21 @@ class ProfileCaptures:
         capture_id = self.session.new_id("prof")
         dest = self.dest(capture_id)
         dest.mkdir(mode=0o700, exist_ok=True)
+        limits = TraceLimits(max_mb=self.config.profile.max_trace_mb)
         kept = []
         for p in paths:
             target = dest / Path(p).name
-            shutil.copyfile(p, target)
-            os.chmod(target, 0o600)
+            # a regular file within the cap only: a FIFO or a link to /dev/zero
+            # would never finish copying
+            with open_trace(str(p), limits) as src, \
+                    open(target, "wb", opener=_private) as out:
+                left = limits.max_bytes + 1  # a file that grows while copied stops here
+                while left > 0 and (piece := src.read(min(1 << 20, left))):
+                    out.write(piece)
+                    left -= len(piece)
             kept.append(target)
         rules = [(r.bucket, r.pattern) for r in self.config.profile.rules]
-        summary = await summarize_in_child(kept, rules)
+        summary = await summarize_in_child(kept, rules, limits.max_mb)
         event = ProfileCaptured(capture_id=capture_id, host=host, engine="file",
                                 files=[str(f) for f in kept], summary=summary.top(KEEP_KERNELS))
         self.session.emit(event)

@@ -19,14 +19,18 @@ from pathlib import Path
 import msgspec
 
 from perftriage.core.profile.model import ProfileSummary, TraceError
+from perftriage.core.profile.reader import DEFAULT_MAX_MB
 
 _SUMMARY = msgspec.json.Decoder(ProfileSummary)
 
 
 async def summarize_in_child(paths: Sequence[str | Path],
-                             rules: list[tuple[str, str]] | None = None) -> ProfileSummary:
-    """The summary of ``paths``; :class:`TraceError` when a file cannot be read."""
-    request = json.dumps({"paths": [str(p) for p in paths], "rules": rules or []}).encode()
+                             rules: list[tuple[str, str]] | None = None,
+                             max_trace_mb: int = DEFAULT_MAX_MB) -> ProfileSummary:
+    """The summary of ``paths``; :class:`TraceError` when a file cannot be read
+    (over ``max_trace_mb``, not a regular file, not a trace)."""
+    request = json.dumps({"paths": [str(p) for p in paths], "rules": rules or [],
+                          "max_trace_mb": max_trace_mb}).encode()
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "perftriage.services.profile_worker",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -47,11 +51,13 @@ async def summarize_in_child(paths: Sequence[str | Path],
 
 def main() -> int:
     from perftriage.core.profile.buckets import RuleError
+    from perftriage.core.profile.reader import TraceLimits
     from perftriage.core.profile.summarize import summarize_files
 
     req = json.loads(sys.stdin.buffer.read())
+    limits = TraceLimits(max_mb=int(req.get("max_trace_mb", DEFAULT_MAX_MB)))
     try:
-        summary = summarize_files(req["paths"], [tuple(r) for r in req["rules"]])
+        summary = summarize_files(req["paths"], [tuple(r) for r in req["rules"]], limits)
     except (TraceError, RuleError) as exc:
         print(str(exc), file=sys.stderr)
         return 2

@@ -5,8 +5,8 @@
 Writes SGLang's startup lines in its exact format (server_args, weight
 loading, KV cache, CUDA graph capture, uvicorn, "The server is fired up and
 ready to roll!"), then ``Decode batch`` / ``Prefill batch`` lines at
-``--rate`` lines per second with wandering throughput, and now and then an
-error line (``KV cache pool is full``, ``Decode out of memory``). Without
+``--rate`` lines per second with wandering throughput, and now and then a
+warning (``KV cache pool is full. Retract requests.``) or an error line. Without
 ``--log`` it writes to stdout. ``--fail`` makes the start fail with a CUDA
 OOM traceback (exit status 1); ``--lines N`` stops after N steady-state lines;
 ``--rate 0`` writes as fast as it can (benchmarks). With ``--metrics-port N``
@@ -108,8 +108,13 @@ class Steady:
         phase = math.sin(self.n / 50.0)
         running = max(1, int(32 + 31 * phase))
         if self.error_every and self.n % self.error_every == 0:
-            return (f"{stamp()} KV cache pool is full. Retract requests. #retracted_reqs: "
-                    f"{r.randint(1, 4)}, #new_token_ratio: 0.5000 -> 0.8000")
+            if self.n // self.error_every % 2:  # a warning (managers/scheduler.py:4526)
+                return (f"{stamp()} KV cache pool is full. Retract requests. #retracted_reqs: "
+                        f"{r.randint(1, 4)}, #new_tokens_gained: {r.randint(500, 4000)}, "
+                        "#new_token_ratio: 0.5000 -> 0.8000")
+            # an error the server survives (a made-up request failure)
+            return (f"{stamp()} ValueError: request {r.randrange(16**8):08x} failed: "
+                    "input length exceeds the maximum allowed length (simulated)")
         if self.n % 10 == 0:
             queued = r.randint(0, 48)
             new_tok = r.randint(200, 13000)
@@ -173,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mfu-metrics", action="store_true",
                     help="write --enable-mfu-metrics' estimates (est. read BW ...)")
     ap.add_argument("--dp", type=int, default=1, help="data-parallel schedulers (DPk tags)")
+    ap.add_argument("--tp", type=int, default=8, help="tensor-parallel size in server_args")
     args = ap.parse_args(argv)
     metrics = None
     if args.metrics_port is not None:
@@ -182,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     out = open(args.log, "a", encoding="utf-8", buffering=1) if args.log else sys.stdout  # noqa: SIM115
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        for i, (delay, text) in enumerate(startup_lines()):
+        for i, (delay, text) in enumerate(startup_lines(tp=args.tp)):
             time.sleep(delay * args.startup_s)
             if args.fail and i == 2:
                 for ln in FAIL_LINES:

@@ -4,7 +4,7 @@ pack's checks evaluated against a saved session, after the fact.
 The transcript is replayed through the reducer and, once a second of session
 time, the same evaluator the cockpit runs live sets each check's verdict per
 scope (GPU, host, engine). ``--json`` prints ``{hypotheses: [{title, check,
-verdict, scopes: [{scope, verdict, value}], spans: [{from, to, verdict}]}]}``:
+verdict, scopes: [{scope, verdict, value, reason}], spans: [{from, to, verdict}]}]}``:
 ``verdict`` at T (default: the end) over all scopes -- supported if any scope
 supports it, the per-scope verdicts in ``scopes`` --, ``spans`` the verdict's
 history in session seconds. Exit: 0; 2 on bad usage or a bad pack (file:line
@@ -38,11 +38,22 @@ def _text(result: dict) -> str:
         lines.append(f"  {'':<10} check: {visible(h['check'])}")
         for s in h["scopes"][:8]:
             lines.append(f"  {'':<10}   {visible(s['scope'])}: {s['verdict']}  "
-                         f"{visible(json.dumps(s['value']))}")
+                         f"{visible(_read(s))}")
         flips = " -> ".join(f"{sp['verdict']} @{sp['from']:.0f}s" for sp in h["spans"][-6:])
         if flips:
             lines.append(f"  {'':<10}   history: {flips}")
     return "\n".join(lines)
+
+
+def _read(scope: dict) -> str:
+    """What the check read in one scope, in words: the values, or for no
+    data what was missing (never a bare JSON null)."""
+    value, reason = scope["value"], scope.get("reason") or ""
+    if scope["verdict"] in ("no data", "error") or value is None:
+        return reason or "nothing read yet"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} = {json.dumps(v)}" for k, v in value.items())
+    return json.dumps(value)
 
 
 @click.command("check")

@@ -4,8 +4,9 @@ No GPU, no config: a bundled simulator (``perftriage.simulator.sglang_sim``) wri
 SGLang 0.5.23 startup lines, then decode / prefill lines (and now and then an
 error); the launcher starts it from a server profile, so the Logs pane
 follows it, plots its throughput and shows time-to-ready, and a few example
-probes are queued. Transcripts go to a temporary directory unless
-``--sessions-dir`` was given.
+probes are queued. The investigation is an ordinary one: recorded in the
+sessions directory (``perftriage sessions`` and ``replay --latest`` find it),
+named and continued with ``-s NAME``, started with ``--hypotheses`` packs.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pathlib import Path
 import click
 
 DEMO_SERVER = "sglang-sim"
+# the seed case's hardware (README): TP8 on RTX PRO 6000 Blackwell Server cards
+SIMULATED_GPUS = (8, "RTX PRO 6000 Blackwell Server Edition")
 
 
 def free_loopback_port() -> int:
@@ -33,11 +36,13 @@ def demo_config(log: Path, rate: float, metrics_port: int | None = None):
     profile = ServerProfile(
         name=DEMO_SERVER,
         command="{python} -m perftriage.simulator.sglang_sim --rate {rate} --startup-s {startup}"
-                " --metrics-port {metrics_port}",
+                " --metrics-port {metrics_port} --tp {tp}",
         host="localhost",
         log=str(log),
         args={"python": sys.executable, "rate": f"{rate:g}", "startup": "1.5",
-              "metrics_port": str(port)},
+              "metrics_port": str(port),
+              # the simulated GPUs: the gap form (G) reads a profile's tp and gpu
+              "tp": str(SIMULATED_GPUS[0]), "gpu": SIMULATED_GPUS[1]},
         metrics_url=f"http://127.0.0.1:{port}/metrics",  # read by the engine source
     )
     return Config(servers=[profile])
@@ -56,11 +61,13 @@ async def start_demo(cockpit) -> None:
             click.echo(f"demo: probe {kind} skipped: {exc}", err=True)
 
 
-def build(sessions_dir: Path, rate: float, workdir: Path):
-    from perftriage.services.cockpit import Cockpit
+def build(g, rate: float, workdir: Path):
+    """The demo's cockpit: the simulated server's config in place of the
+    config file, everything else as for the cockpit itself (``-s NAME``,
+    ``--hypotheses``, ``--sessions-dir``, ``-H``)."""
+    from perftriage.cli.launch import build_cockpit
 
-    config = demo_config(workdir / "sglang-sim.log", rate)
-    return Cockpit(config, sessions_dir=sessions_dir, name="demo")
+    return build_cockpit(g, name="demo", config=demo_config(workdir / "sglang-sim.log", rate))
 
 
 @click.command("demo")
@@ -74,18 +81,17 @@ def command(g, rate: float) -> None:
     restart it with other arguments (e.g. `sglang-sim rate=200`), K to stop it.
     """
     from perftriage.ui.app import PerftriageApp
-    from perftriage.cli.launch import sessions_dir_failure
+    from perftriage.cli.launch import app_options
 
+    options = app_options(g)  # a bad --theme starts nothing
     workdir = Path(tempfile.mkdtemp(prefix="perftriage-demo-"))
-    sessions_dir = g.sessions_dir if g.sessions_dir is not None else workdir / "sessions"
-    with sessions_dir_failure():
-        cockpit = build(sessions_dir, rate, workdir)
+    cockpit = build(g, rate, workdir)
 
     class DemoApp(PerftriageApp):
         def on_mount(self) -> None:
             self.run_worker(start_demo(self.cockpit), exit_on_error=False, group="demo")
 
-    app = DemoApp(cockpit)
+    app = DemoApp(cockpit, theme=options["theme"])  # not config_path: C saves no simulator
     app.run()
     if cockpit.session.path:
         click.echo(f"transcript: {cockpit.session.path}", err=True)

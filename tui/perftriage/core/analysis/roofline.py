@@ -23,8 +23,31 @@ from perftriage.core import gpus
 KNOWN_GPUS: dict[str, float] = {g.name: g.peak_gbs for g in gpus.TABLE}
 
 
+# How a message names each input: the CLI's flags (``str(error)``); the gap
+# form passes its own labels to :meth:`RooflineError.worded` instead.
+FLAGS: dict[str, str] = {
+    "weights_gb": "--weights-gb", "active_params_b": "--active-params-b", "bits": "--bits",
+    "kv_gb": "--kv-gb", "gpus": "--gpus", "bandwidth_gbs": "--bandwidth-gbs",
+    "gpu": "--gpu NAME", "measured_ms": "--measured-ms",
+}
+
+
 class RooflineError(ValueError):
-    """Bad input: the message says which value and why."""
+    """Bad input: the message says which value and why. ``template`` names
+    the inputs as ``{weights_gb}``…; ``str()`` words them as CLI flags."""
+
+    def __init__(self, template: str) -> None:
+        self.template = template
+        super().__init__(self.worded(FLAGS))
+
+    def worded(self, names: dict[str, str]) -> str:
+        """The message with each input called by ``names`` (a form's labels)."""
+        return self.template.format_map(names)
+
+
+def literal(text: str) -> str:
+    """``text`` (a user's value) safe inside a message template."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def lookup_gpu(name: str) -> tuple[str, float]:
@@ -33,7 +56,7 @@ def lookup_gpu(name: str) -> tuple[str, float]:
     if known is None:
         names = ", ".join(KNOWN_GPUS)
         raise RooflineError(
-            f"unknown GPU {name!r}; known: {names} (or give --bandwidth-gbs)"
+            literal(f"unknown GPU {name!r}; known: {names}") + " (or give {bandwidth_gbs})"
         )
     return known.name, known.peak_gbs
 
@@ -63,7 +86,8 @@ class RooflineResult:
         return d
 
 
-def _check(name: str, value: float | None, *, positive: bool = True) -> None:
+def _check(key: str, value: float | None, *, positive: bool = True) -> None:
+    name = "{" + key + "}"
     if value is None:
         return
     if not math.isfinite(value):
@@ -81,33 +105,33 @@ def bytes_per_step_gb(
     kv_gb: float | None = None,
 ) -> float:
     """GB read per decode step: weights (given, or active params x bits) + KV."""
-    _check("--weights-gb", weights_gb)
-    _check("--active-params-b", active_params_b)
-    _check("--bits", bits)
-    _check("--kv-gb", kv_gb, positive=False)
+    _check("weights_gb", weights_gb)
+    _check("active_params_b", active_params_b)
+    _check("bits", bits)
+    _check("kv_gb", kv_gb, positive=False)
     if weights_gb is not None and active_params_b is not None:
-        raise RooflineError("give either --weights-gb or --active-params-b, not both")
+        raise RooflineError("give either {weights_gb} or {active_params_b}, not both")
     if weights_gb is None:
         if active_params_b is None:
-            raise RooflineError("give --weights-gb, or --active-params-b with --bits")
+            raise RooflineError("give {weights_gb}, or {active_params_b} with {bits}")
         if bits is None:
-            raise RooflineError("--active-params-b needs --bits (e.g. 8 for FP8, 4 for FP4)")
+            raise RooflineError("{active_params_b} needs {bits} (e.g. 8 for FP8, 4 for FP4)")
         weights_gb = active_params_b * bits / 8  # 1e9 params x bits/8 bytes = GB
     elif bits is not None:
-        raise RooflineError("--bits only applies with --active-params-b")
+        raise RooflineError("{bits} only applies with {active_params_b}")
     return weights_gb + (kv_gb or 0.0)
 
 
 def resolve_bandwidth(bandwidth_gbs: float | None = None, gpu: str | None = None) -> float:
     """Per-GPU GB/s from --bandwidth-gbs or the known-GPU table."""
-    _check("--bandwidth-gbs", bandwidth_gbs)
+    _check("bandwidth_gbs", bandwidth_gbs)
     if bandwidth_gbs is not None and gpu:
-        raise RooflineError("give either --bandwidth-gbs or --gpu, not both")
+        raise RooflineError("give either {bandwidth_gbs} or {gpu}, not both")
     if bandwidth_gbs is not None:
         return bandwidth_gbs
     if gpu:
         return lookup_gpu(gpu)[1]
-    raise RooflineError("give --bandwidth-gbs or --gpu NAME")
+    raise RooflineError("give {bandwidth_gbs} or {gpu}")
 
 
 def _r(x: float) -> float:
@@ -128,10 +152,10 @@ def compute(
     """Floor, ceiling and (with ``measured_ms``) gap and efficiency.
     Raises :class:`RooflineError` on bad input."""
     if gpus is None or isinstance(gpus, bool) or int(gpus) != gpus or gpus < 1:
-        raise RooflineError(f"--gpus must be a whole number of at least 1, got {gpus}")
+        raise RooflineError(f"{{gpus}} must be a whole number of at least 1, got {gpus}")
     size_gb = bytes_per_step_gb(weights_gb, active_params_b, bits, kv_gb)
     per_gpu = resolve_bandwidth(bandwidth_gbs, gpu)
-    _check("--measured-ms", measured_ms)
+    _check("measured_ms", measured_ms)
     total = per_gpu * int(gpus)
     floor_ms = size_gb / total * 1000.0
     gap = eff = None

@@ -28,7 +28,7 @@ def _ids(pack: Sequence[PackHypothesis]) -> list[str]:
 
 def evaluate(events: Iterable[ev.Event], pack: Sequence[PackHypothesis],
              state: SessionState | None = None, at: float | None = None) -> dict[str, Any]:
-    """``{hypotheses: [{title, check, verdict, scopes: [{scope, verdict, value}],
+    """``{hypotheses: [{title, check, verdict, scopes: [{scope, verdict, value, reason}],
     spans: [{from, to, verdict}]}]}`` at session time ``at`` (None: the end).
     ``verdict`` is the verdict over all scopes (supported if any scope
     supports it; null for a hypothesis without a check); ``value`` the
@@ -94,7 +94,9 @@ def _entry(state: SessionState, evaluator: Evaluator, hyp_id: str, h: PackHypoth
         values = evaluator.values(hyp_id, h.check, scope)
         values = v.values if values is None else values
         value: Any = next(iter(values.values())) if len(values) == 1 else (values or None)
-        scopes.append({"scope": scope or "all", "verdict": v.verdict, "value": value})
+        scopes.append({"scope": scope or "all", "verdict": v.verdict, "value": value,
+                       # what was missing (the values at a change are stale by now)
+                       "reason": v.reason if v.verdict in ("no data", "error") else ""})
     return {
         "title": h.title,
         "check": h.check,

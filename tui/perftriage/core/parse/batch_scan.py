@@ -210,7 +210,7 @@ def finish(lines: list[str], tri: Triage) -> Scan:
         if (
             "rror" in line or "RROR" in line or "xception" in line or "Traceback" in line
             or "of memory" in line or "CRITICAL" in line or "FATAL" in line
-            or "atchdog" in line or "pool is full" in line or "NCCL" in line or "nccl" in line
+            or "atchdog" in line or "NCCL" in line or "nccl" in line
         ) and error_search(line) is not None:
             errors.append(i)
         if not _worth_a_look(line):

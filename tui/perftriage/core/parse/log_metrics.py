@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from perftriage.core.parse.batch_scan import Scan, Triage, scan
 from perftriage.core.parse.logparse import (
+    KV_RETRACT,
     SERIES_POINTS,
     Metric,
     Milestone,
@@ -36,6 +37,7 @@ class LogMetrics:
     count: int = 0
     milestones: list[Milestone] = field(default_factory=list)
     errors: int = 0  # fatal-pattern lines seen
+    retractions: int = 0  # SGLang's "KV cache pool is full. Retract requests." (a warning)
     # Data parallel: each engine's latest record by engine index. The series
     # above then hold totals (rates and request counts summed over engines,
     # KV usage the fullest engine's), never one engine's value after another's.
@@ -74,9 +76,10 @@ class LogMetrics:
     def feed(self, lines, first_line: int, found: Scan | None = None) -> bool:
         """Parse a batch; True when anything was recorded. ``found`` is
         ``scan(lines)`` when the caller has it."""
+        lines = lines if isinstance(lines, list) else list(lines)
         if found is None:
-            found = scan(lines if isinstance(lines, list) else list(lines))
-        if not any(rec is not None or fatal for _, rec, fatal in found.items):
+            found = scan(lines)
+        if not found.items:
             return self._feed_common(found.fast, first_line)  # a busy server's batch
         fast = found.fast
         at = 0  # fast decode lines before this index are in the series
@@ -92,6 +95,9 @@ class LogMetrics:
                 self.errors += 1
                 changed = True
             if rec is None:
+                if not fatal and KV_RETRACT in lines[i]:
+                    self.retractions += 1
+                    changed = True
                 continue
             changed = True
             if isinstance(rec, Milestone):

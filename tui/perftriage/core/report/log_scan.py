@@ -37,10 +37,13 @@ BACKLOG_SLACK_S = 60.0
 _VARIES = re.compile(r"(?:\d{4}-)?\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
                      r"|\b(?:TP|DP|EP|PP|CP)\d+\b|\bpid=\d+")
 _EMPTY_BRACKETS = re.compile(r"\[\s*\]|\(\s*\)")
+# a message whose figures change every time it repeats: folded on its words
+_FIGURES_AFTER = re.compile(re.escape(logparse.KV_RETRACT) + r".*")
 
 
 def repeat_key(line: str) -> str:
     """What a line says, without what changes when it repeats."""
+    line = _FIGURES_AFTER.sub(logparse.KV_RETRACT, line)
     return " ".join(_EMPTY_BRACKETS.sub("", _VARIES.sub("", line)).split())
 
 
@@ -53,7 +56,7 @@ NOTABLE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # "FlashInfer is not available for sm120"): a finding whatever its level
     ("fallback", re.compile(r"\bfall(?:ing|s)? ?back\b|\bfallback\b"
                             r"|not (?:available|supported) (?:for|on) sm_?\d+", re.I)),
-    ("warning", re.compile(r"\bWARN(?:ING)?\b")),
+    ("warning", re.compile(r"\bWARN(?:ING)?\b|" + re.escape(logparse.KV_RETRACT))),
 )
 # the kinds that are findings (what went wrong or degraded), most severe first
 FINDING_KINDS = ("oom", "nccl", "traceback", "error", "fallback", "warning")

@@ -8,6 +8,8 @@ recomputed as you type; Enter records a ``GapComputed`` event."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from textual.app import ComposeResult
@@ -18,9 +20,9 @@ from textual.widgets import Input, Label, Static
 
 from perftriage.core.analysis import roofline
 from perftriage.core.model import host_info
-from perftriage.core.model.engine_state import ms_per_token_for
 from perftriage.core.report.markdown import batch1_ms_per_token, clock
 from perftriage.core.model.state import SessionState
+from perftriage.core.store.config_schema import ServerProfile
 from perftriage.ui.key_order_workaround import FormScreen
 from perftriage.ui.widgets.gap_view import GapView
 from perftriage.ui.widgets.status_style import styled
@@ -34,14 +36,28 @@ FIELDS: tuple[tuple[str, str, str, str], ...] = (
     ("gpus", "GPUs", "gpus", "weights spread over"),
     ("bandwidth_gbs", "GB/s per GPU", "bandwidth_gbs", "or give a GPU name"),
     ("gpu", "GPU name", "gpu", "known: " + ", ".join(roofline.KNOWN_GPUS)),
-    ("measured_ms", "measured ms/token", "measured_ms", "batch 1"),
+    ("measured_ms", "measured ms/token", "measured_ms", "ms per decode step (a request's token)"),
 )
 FLOAT_FIELDS = {"weights_gb", "active_params_b", "bits", "kv_gb", "bandwidth_gbs", "measured_ms"}
+# how an error names a field here: its label, never a CLI flag
+LABELS = {kw: f"'{label.removeprefix('or ')}'" for _, label, kw, _ in FIELDS}
 
 
-def prefill(state: SessionState) -> dict[str, str]:
-    """Initial form values from the session: last inputs, hosts, logs."""
-    values: dict[str, str] = {}
+@dataclass
+class Prefill:
+    """The form's first values and, per field, where a value came from
+    (shown in place of the field's help)."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+
+
+def prefill(state: SessionState, servers: Iterable[ServerProfile] = ()) -> Prefill:
+    """Initial form values from the session: last inputs, hosts' GPUs, the
+    server profiles' ``tp`` / ``gpu`` args (the demo's simulated GPUs), the
+    engine's latency or the log."""
+    out = Prefill()
+    values = out.values
     if state.gaps:
         for k, v in state.gaps[-1].inputs.items():
             if v is not None:
@@ -50,29 +66,68 @@ def prefill(state: SessionState) -> dict[str, str]:
     if best is not None and best.gpus and "gpus" not in values:
         gpu = best.gpus[0]
         values["gpus"] = str(len(best.gpus))
+        out.notes["gpus"] = f"{best.name}'s GPUs"
         bw = gpu.bandwidth_gbs or host_info.gpu_bandwidth(best.info, gpu.index) or roofline.bandwidth_from_nvml(
             gpu.bus_width_bits, gpu.mem_clock_max_mhz)
         if bw:
             values["bandwidth_gbs"] = f"{float(bw):.0f}"
+            out.notes["bandwidth_gbs"] = f"{best.name}'s GPU {gpu.index}"
             values.pop("gpu", None)
         elif gpu.name:
             try:
                 values["gpu"] = roofline.lookup_gpu(gpu.name)[0]
+                out.notes["gpu"] = f"{best.name}'s GPU {gpu.index}"
             except roofline.RooflineError:
                 pass  # an unknown card: the user types the bandwidth
-    measured = None
+    if "gpus" not in values:
+        _from_server(out, state, servers)
+    _measured(out, state)
+    return out
+
+
+def _from_server(out: Prefill, state: SessionState, servers: Iterable[ServerProfile]) -> None:
+    """GPUs and the card from a server profile's ``tp`` and ``gpu`` args,
+    a running one first (no host reports GPUs: a simulator, or no NVML)."""
+    live = ("ready", "starting")
+    ranked = sorted(servers, key=lambda p: getattr(state.servers.get(p.name), "state", "") not in live)
+    for profile in ranked:
+        tp, card = profile.args.get("tp", "").strip(), profile.args.get("gpu", "").strip()
+        if tp.isdigit() and int(tp) >= 1:
+            out.values["gpus"] = tp
+            out.notes["gpus"] = f"server {profile.name}: tp {tp}"
+        if card and "bandwidth_gbs" not in out.values:
+            try:
+                out.values["gpu"] = roofline.lookup_gpu(card)[0]
+                out.notes["gpu"] = f"server {profile.name}'s GPU"
+            except roofline.RooflineError:
+                pass
+        if tp or card:
+            return
+
+
+def _measured(out: Prefill, state: SessionState) -> None:
+    """The measured ms per token and the batch it was measured at: the
+    engine's mean inter-token latency, else the log's batch-1 decode line."""
+    measured, note = None, None
     for src in state.logs.values():
         last = src.metrics.last_decode  # the log parser's newest decode metric
         if last is not None and last.running == 1 and last.gen_tps:
-            measured = 1000.0 / last.gen_tps
+            measured, note = 1000.0 / last.gen_tps, "the log, @bs1"
         else:
-            measured = batch1_ms_per_token(src.lines) or measured
+            got = batch1_ms_per_token(src.lines)
+            if got is not None:
+                measured, note = got, "the log, @bs1"
     # the engine's own inter-token latency, when a /metrics endpoint reports it, is
     # more exact than the log's tokens/s (mean over the last 10 s, any batch: a step)
-    measured = ms_per_token_for(state.engines) or measured
+    for es in state.engines.values():
+        if es.ms_per_token is not None:
+            running = es.latest.gauges.get("running") if es.latest is not None else None
+            batch = f" @bs{running:g}" if running else ""
+            measured, note = es.ms_per_token, f"engine {es.host}: mean ITL{batch}, last 10 s"
+            break
     if measured is not None:
-        values["measured_ms"] = f"{measured:.1f}"
-    return values
+        out.values["measured_ms"] = f"{measured:.1f}"
+        out.notes["measured_ms"] = f"from {note}"
 
 
 def parse(values: dict[str, str]) -> dict[str, Any]:
@@ -88,12 +143,14 @@ def parse(values: dict[str, str]) -> dict[str, Any]:
             try:
                 kwargs[kw] = int(raw)
             except ValueError:
-                raise roofline.RooflineError(f"{label}: not a whole number: {raw!r}") from None
+                raise roofline.RooflineError(
+                    roofline.literal(f"{label}: not a whole number: {raw!r}")) from None
         else:
             try:
                 kwargs[kw] = float(raw)
             except ValueError:
-                raise roofline.RooflineError(f"{label}: not a number: {raw!r}") from None
+                raise roofline.RooflineError(
+                    roofline.literal(f"{label}: not a number: {raw!r}")) from None
     kwargs.setdefault("gpus", 1)
     return kwargs
 
@@ -124,9 +181,10 @@ class RooflineScreen(FormScreen[tuple[roofline.RooflineResult, dict[str, Any]] |
         Binding("ctrl+s", "record", "Record", id="roofline.record"),
     ]
 
-    def __init__(self, state: SessionState, read_only: bool = False) -> None:
+    def __init__(self, state: SessionState, read_only: bool = False,
+                 servers: Iterable[ServerProfile] = ()) -> None:
         super().__init__()
-        self.initial = prefill(state)
+        self.initial = prefill(state, servers)
         self.session_state = state
         self.read_only = read_only
         self.result: roofline.RooflineResult | None = None
@@ -141,8 +199,9 @@ class RooflineScreen(FormScreen[tuple[roofline.RooflineResult, dict[str, Any]] |
             with Grid():
                 for key, label, _, help_text in FIELDS:
                     yield Label(label)
-                    yield Input(value=self.initial.get(key, ""), id=f"rl-{key}", compact=True)
-                    yield Label(help_text, classes="help")
+                    yield Input(value=self.initial.values.get(key, ""), id=f"rl-{key}",
+                                compact=True)
+                    yield Label(self.initial.notes.get(key, help_text), classes="help")
             yield Static("", id="roofline-result")
             action = "Esc close" if self.read_only else "Enter record in the session · Esc close"
             yield Label(f"Tab next field · {action}", classes="help")
@@ -164,7 +223,7 @@ class RooflineScreen(FormScreen[tuple[roofline.RooflineResult, dict[str, Any]] |
             self.result = roofline.compute(**self.kwargs)
         except roofline.RooflineError as exc:
             self.result = None
-            out.update(styled("failed", str(exc)))
+            out.update(styled("failed", exc.worded(LABELS)))
             return
         r = self.result
         lines = [
@@ -206,7 +265,10 @@ class RooflineScreen(FormScreen[tuple[roofline.RooflineResult, dict[str, Any]] |
             self.notify("this is a replay: read-only", severity="warning")
             return
         if self.result is None:
-            self.notify("fix the inputs first", severity="warning")
+            try:
+                roofline.compute(**parse(self.values()))
+            except roofline.RooflineError as exc:
+                self.notify(f"fix the inputs first: {exc.worded(LABELS)}", severity="warning")
             return
         inputs = {k: v for k, v in self.kwargs.items()}
         self.dismiss((self.result, inputs))

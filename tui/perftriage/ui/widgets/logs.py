@@ -54,6 +54,8 @@ def metrics_line(m: LogMetrics) -> str:
         parts.append(f"est. read {m.engine_read_gbs:.0f} GB/s/GPU")
     if m.errors:
         parts.append(f"[red]{m.errors} fatal[/red]")
+    if m.retractions:  # memory pressure, the server goes on: a warning folded xN
+        parts.append(f"[yellow]KV full: retracted ×{m.retractions}[/yellow]")
     if m.ready:
         parts.append("[green]ready[/green]")
     return " · ".join(parts)

@@ -1,0 +1,86 @@
+"""`perftriage compare A B [--json] [--min-effect PCT]` end to end: the
+documented JSON shape, runs of a named investigation, time ranges of a
+transcript path, and bad input (exit 2 naming the slice and what it lacks,
+a range outside the session giving its length)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from perftriage.cli import cli
+from perftriage.core.store import investigations
+from tests.support.compare_recordings import H200_RUN, two_runs
+
+RUN = str(H200_RUN)
+
+
+def run(*args: str, sessions: Path | None = None):
+    base = ["--sessions-dir", str(sessions)] if sessions else []
+    return CliRunner().invoke(cli, [*base, "compare", *args])
+
+
+def test_json_shape_is_the_documented_one(tmp_path):
+    r = run(f"{RUN}@5-33", f"{RUN}@36-78", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert list(out) == ["a", "b", "comparable", "warnings", "summary", "metrics", "profile",
+                         "changes"]
+    assert list(out["a"]) == ["label", "from", "to", "hosts"]
+    assert (out["a"]["from"], out["a"]["to"], out["b"]["from"]) == (5.0, 33.0, 36.0)
+    m = out["metrics"][0]
+    assert list(m)[:10] == ["name", "unit", "better", "a", "b", "ratio", "change_pct",
+                            "p_value", "verdict", "metric"]
+    assert list(m["a"]) == ["median", "p10", "p90", "n"]
+    assert m["better"] in ("higher", "lower")
+    assert out["profile"] is None
+    assert list(out["changes"])[:3] == ["args", "versions", "hypotheses"]
+
+
+def test_runs_of_an_investigation_by_name(tmp_path):
+    two_runs(investigations.path_for("moe-restart", tmp_path))
+    r = run("moe-restart#1", "moe-restart#2", "--json", sessions=tmp_path)
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert list(out["profile"])[:5] == ["a", "b", "per", "step_ms", "kernel_ms"]
+    assert list(out["profile"]["step_ms"]) == ["a", "b", "ratio", "verdict"]
+    assert out["changes"]["args"][0]["a"] == "triton"
+    text = run("moe-restart#1", "moe-restart#2", sessions=tmp_path)
+    assert text.exit_code == 0, text.output
+    assert text.output.splitlines()[3].startswith("B is 8.0× faster than A in decode throughput")
+    assert "Profile: prof1 → prof2, per step" in text.output
+    assert "server arguments: --moe-runner-backend triton → flashinfer_cutedsl" in text.output
+
+
+def test_min_effect_moves_the_gate():
+    # the power of the two phases differs by ~16 %: regressed at 5 %, no change at 20 %
+    def power(*extra):
+        r = run(f"{RUN}@5-33", f"{RUN}@36-78", "--json", *extra)
+        return next(m for m in json.loads(r.output)["metrics"] if m["metric"] == "power_w")
+    assert power()["verdict"] == "regressed"
+    assert power("--min-effect", "20")["verdict"] == "no change"
+
+
+@pytest.mark.parametrize("a, b, says", [
+    (f"{RUN}@0-1", f"{RUN}@36-78", "A (" ),
+    (f"{RUN}@36-78", f"{RUN}@0-1", "B ("),
+    (f"{RUN}@90-", f"{RUN}@36-78", "1:21 (80.6 s) long"),
+    (f"{RUN}@5-2:00", f"{RUN}@36-78", "long"),
+    (f"{RUN}@x-", f"{RUN}@36-78", "FROM"),
+    (f"{RUN}#2", f"{RUN}@36-78", "run 1 only"),
+    ("no-such-session", f"{RUN}@36-78", "no session 'no-such-session'"),
+])
+def test_bad_input_exits_2_naming_it(a, b, says):
+    r = run(a, b)
+    assert r.exit_code == 2, r.output
+    assert says in r.output
+    assert "Traceback" not in r.output
+
+
+def test_a_slice_without_readings_says_what_it_lacks():
+    r = run(f"{RUN}@0-1", f"{RUN}@36-78")
+    assert r.exit_code == 2
+    assert "no readings in 0:00–0:01" in r.output and "decode log lines" in r.output

@@ -1,0 +1,111 @@
+"""``perftriage compare A B [--json] [--min-effect PCT]``: did the change help?
+
+A and B each name a slice of a recording: ``NAME`` (a whole investigation),
+``NAME#N`` (its run N), ``NAME@FROM-TO`` (session time), or a transcript path
+with the same suffixes. Headless; exit 2 on a slice that cannot be read,
+lies outside its session or holds no readings."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from perftriage.cli.globals import UsageFailure
+
+
+def _open_side(g, text: str, which: str, loaded: dict):
+    from perftriage.core.compare.compare import Side
+    from perftriage.core.compare.load import load
+    from perftriage.core.compare.slices import SliceError, parse_slice, window
+    from perftriage.core.store import session_files, transcript
+
+    directory = g.resolved_sessions_dir()
+
+    def exists(name: str) -> bool:
+        return session_files.resolve_session(name, directory) is not None
+
+    try:
+        spec = parse_slice(text, exists)
+    except SliceError as exc:
+        raise UsageFailure(f"{which}: {exc}") from None
+    path = session_files.resolve_session(spec.source, directory)
+    if path is None:
+        raise UsageFailure(f"{which}: no session {spec.source!r}: not a file, not in {directory}, "
+                           "not a bundled example (see `perftriage sessions`)")
+    key = str(Path(path).resolve())
+    if key not in loaded:
+        problems: list = []
+        try:
+            loaded[key] = load(path, problems)
+        except (transcript.TranscriptError, OSError) as exc:
+            raise UsageFailure(f"{which}: {exc}") from None
+        from perftriage.core.sanitize import visible
+
+        for problem in problems:
+            click.echo(visible(f"warning: {path}: {problem}"), err=True)
+    rec = loaded[key]
+    try:
+        w = window(spec, rec.segments, rec.duration)
+    except SliceError as exc:
+        raise UsageFailure(f"{which}: {exc}") from None
+    return Side(rec, w)
+
+
+def _metrics(side) -> set[str]:
+    from perftriage.core.compare.recording import METRICS
+
+    w = side.window
+    return {m for (m, h, g), series in side.rec.series.items()
+            if m in METRICS and series.between(w.start, w.end)[0]}
+
+
+def _check_readings(side_a, side_b) -> None:
+    """Exit 2 when a slice holds no reading of any metric, or none that the other has."""
+    from perftriage.core.compare.recording import METRICS
+    from perftriage.core.compare.slices import clock
+
+    found = {"A": _metrics(side_a), "B": _metrics(side_b)}
+    for which, side in (("A", side_a), ("B", side_b)):
+        w = side.window
+        if not found[which]:
+            raise UsageFailure(
+                f"{which} ({w.label}): no readings in {clock(w.start)}–{clock(w.end)}: no "
+                "decode log lines, engine /metrics, live gap, GPU counters or GPU samples there")
+    if not (found["A"] & found["B"]):
+        names = ", ".join(sorted(METRICS[m].label for m in found["A"]))
+        raise UsageFailure(f"A ({side_a.window.label}) and B ({side_b.window.label}) have no "
+                           f"metric in common (A has {names})")
+
+
+@click.command("compare")
+@click.argument("a")
+@click.argument("b")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object.")
+@click.option("--min-effect", type=click.FloatRange(min=0), default=5.0, show_default=True,
+              metavar="PCT", help="A change smaller than this (in % of A) reads 'no change'.")
+@click.pass_obj
+def command(g, a: str, b: str, as_json: bool, min_effect: float) -> None:
+    """Compare slice A (before) with slice B (after): per metric the medians,
+    a two-sided Mann–Whitney U test at 98 % confidence on the per-second
+    readings and an effect gate (--min-effect) give improved / regressed /
+    no change / not enough data; warnings say where the slices are not
+    comparable; what else changed (server arguments, versions, hypotheses).
+
+    A slice is NAME (an investigation or transcript), NAME#N (its run N) or
+    NAME@FROM-TO (session time as SS, MM:SS or H:MM:SS; @30- and @-1:30
+    leave an end open)."""
+    from perftriage.core.compare.compare import compare
+    from perftriage.core.compare.render import text
+
+    loaded: dict = {}
+    side_a = _open_side(g, a, "A", loaded)
+    side_b = _open_side(g, b, "B", loaded)
+    _check_readings(side_a, side_b)
+    result = compare(side_a, side_b, min_effect)
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(text(result))

@@ -1,0 +1,165 @@
+"""Two profile captures per step: step time, kernel time, idle, exposed
+communication, per-bucket and per-kernel ms per step.
+
+A capture covers ``steps`` forward steps (``profile.captured``'s
+``steps``): step time is each rank's window ÷ steps, kernel figures are
+summed over ranks, so they are divided by ranks × steps. Kernels are matched
+by name, then by bucket: a Triton ``fused_moe_kernel`` replaced by a cutedsl
+kernel reads as the MoE bucket's kernel going from 0.83 to 0.21 ms/step, not
+as one vanished and one appeared. A capture averages its steps (there are no
+per-second readings to test): the effect gate alone decides the verdicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import median
+from typing import Any
+
+from perftriage.core.compare.stats import MIN_EFFECT_PCT, direction, ratio
+from perftriage.core.model.events import ProfileCaptured
+from perftriage.core.profile.model import ProfileSummary
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    a: float | None
+    b: float | None
+    verdict: str
+    bucket: str = ""
+    change: str = ""  # kernels: same / changed / replaced / appeared / vanished
+
+    @property
+    def ratio(self) -> float | None:
+        return ratio(self.a, self.b)
+
+    def speedup_text(self) -> str:
+        """``4.0× faster`` / ``1.3× slower`` / ``unchanged`` (lower is better)."""
+        if self.a is None or self.b is None or self.verdict == "no change" \
+                or self.a <= 0 or self.b <= 0:
+            return "unchanged" if self.verdict == "no change" else self.change or "?"
+        if self.b < self.a:
+            return f"{self.a / self.b:.1f}× faster"
+        return f"{self.b / self.a:.1f}× slower"
+
+    def to_json(self, *, kernel: bool = False, bucket: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if kernel:
+            out["name"] = self.name
+        if kernel or bucket:
+            out["bucket"] = self.bucket
+        out.update(a=self.a, b=self.b, ratio=self.ratio, verdict=self.verdict)
+        if kernel:
+            out["change"] = self.change
+        return out
+
+
+@dataclass(frozen=True)
+class ProfileDiff:
+    a_id: str
+    b_id: str
+    per: str  # "step" or "capture" (a capture without a step count)
+    step_ms: Figure
+    kernel_ms: Figure
+    idle_pct: Figure
+    exposed_comm_ms: Figure
+    buckets: list[Figure]
+    kernels: list[Figure]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "a": self.a_id, "b": self.b_id, "per": self.per,
+            "step_ms": self.step_ms.to_json(), "kernel_ms": self.kernel_ms.to_json(),
+            "idle_pct": self.idle_pct.to_json(),
+            "exposed_comm_ms": self.exposed_comm_ms.to_json(),
+            "buckets": [f.to_json(bucket=True) for f in self.buckets],
+            "kernels": [f.to_json(kernel=True) for f in self.kernels],
+        }
+
+
+def _verdict(a: float | None, b: float | None, min_effect: float) -> str:
+    if a is None or b is None:
+        return "not enough data"
+    return direction(a, b, "lower", True, min_effect)
+
+
+def _fig(name: str, a: float | None, b: float | None, min_effect: float, **kw) -> Figure:
+    return Figure(name, a, b, _verdict(a, b, min_effect), **kw)
+
+
+def step_ms(summary: ProfileSummary, steps: int | None) -> float | None:
+    """The median over ranks of window ÷ steps (None without a window or steps)."""
+    windows = [r.window_ms for r in summary.per_rank if r.window_ms is not None]
+    if not windows and summary.window_ms is not None:
+        windows = [summary.window_ms / max(1, summary.ranks)]
+    if not windows or not steps:
+        return None
+    return median(windows) / steps
+
+
+def diff(a: ProfileCaptured, b: ProfileCaptured,
+         min_effect: float = MIN_EFFECT_PCT) -> ProfileDiff:
+    sa, sb = a.summary, b.summary
+    both_steps = bool(a.steps) and bool(b.steps)
+    da = max(1, sa.ranks) * (a.steps if both_steps and a.steps else 1)
+    db = max(1, sb.ranks) * (b.steps if both_steps and b.steps else 1)
+
+    def per(x: float | None, d: int) -> float | None:
+        return None if x is None else x / d
+
+    buckets_a = {s.bucket: s.total_ms / da for s in sa.buckets}
+    buckets_b = {s.bucket: s.total_ms / db for s in sb.buckets}
+    buckets = [_fig(name, buckets_a.get(name, 0.0), buckets_b.get(name, 0.0), min_effect,
+                    bucket=name)
+               for name in dict.fromkeys([*buckets_a, *buckets_b])]
+    buckets.sort(key=lambda f: -abs((f.b or 0.0) - (f.a or 0.0)))
+    return ProfileDiff(
+        a_id=a.capture_id, b_id=b.capture_id, per="step" if both_steps else "capture",
+        step_ms=_fig("step", step_ms(sa, a.steps), step_ms(sb, b.steps), min_effect),
+        kernel_ms=_fig("kernel", sa.kernel_ms / da, sb.kernel_ms / db, min_effect),
+        idle_pct=_fig("idle", sa.idle_pct, sb.idle_pct, min_effect),
+        exposed_comm_ms=_fig("exposed communication", per(sa.exposed_comm_ms, da),
+                             per(sb.exposed_comm_ms, db), min_effect),
+        buckets=buckets, kernels=_kernels(sa, sb, da, db, min_effect))
+
+
+def _kernels(sa: ProfileSummary, sb: ProfileSummary, da: int, db: int,
+             min_effect: float) -> list[Figure]:
+    ka = {k.name: (k.bucket, k.total_ms / da) for k in sa.kernels}
+    kb = {k.name: (k.bucket, k.total_ms / db) for k in sb.kernels}
+    out: list[Figure] = []
+    for name in ka.keys() & kb.keys():
+        f = _fig(name, ka[name][1], kb[name][1], min_effect, bucket=kb[name][0])
+        out.append(Figure(f.name, f.a, f.b, f.verdict, f.bucket,
+                          "same" if f.verdict == "no change" else "changed"))
+    # unmatched names, by bucket: what replaced what
+    gone: dict[str, list[str]] = {}
+    new: dict[str, list[str]] = {}
+    for name, (bucket, _) in ka.items():
+        if name not in kb:
+            gone.setdefault(bucket, []).append(name)
+    for name, (bucket, _) in kb.items():
+        if name not in ka:
+            new.setdefault(bucket, []).append(name)
+    for bucket in dict.fromkeys([*gone, *new]):
+        old_names, new_names = gone.get(bucket, []), new.get(bucket, [])
+        if old_names and new_names:
+            ms_a = sum(ka[n][1] for n in old_names)
+            ms_b = sum(kb[n][1] for n in new_names)
+            label = f"{_names(old_names)} → {_names(new_names)}"
+            f = _fig(label, ms_a, ms_b, min_effect, bucket=bucket)
+            out.append(Figure(f.name, f.a, f.b, f.verdict, bucket, "replaced"))
+            continue
+        for n in old_names:
+            out.append(Figure(n, ka[n][1], 0.0, "improved", bucket, "vanished"))
+        for n in new_names:
+            out.append(Figure(n, 0.0, kb[n][1], "regressed", bucket, "appeared"))
+    out.sort(key=lambda f: -abs((f.b or 0.0) - (f.a or 0.0)))
+    return out
+
+
+def _names(names: list[str], shown: int = 2) -> str:
+    short = [n if len(n) <= 48 else n[:47] + "…" for n in names[:shown]]
+    more = f" +{len(names) - shown}" if len(names) > shown else ""
+    return ", ".join(short) + more

@@ -1,0 +1,365 @@
+"""One pass over a recording's events: what a before/after comparison reads.
+
+:class:`Recording` is fed events one at a time (a transcript streamed by
+:func:`perftriage.core.compare.load.load`, or the live session's events
+for the cockpit's baseline) and keeps
+
+- a time series per metric, host and GPU (:data:`METRICS`): each reading
+  with its session time, read from the same parsers the reducer uses (a log
+  batch's scan through :class:`LogMetrics`, engine scrapes through
+  ``engine_window.derive``), so the figures are the ones the cockpit showed;
+- the timelines of what else may differ between two slices: runs, server
+  starts with their command, version probes, ``/get_server_info`` answers,
+  hypothesis statuses and check verdicts, profile captures, GPU models.
+
+Readings become per-second readings when a slice is cut
+(:meth:`Series.per_second`): the median of each whole second that has any.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from statistics import median
+from typing import Any
+
+from perftriage.core.compare.stats import Better
+from perftriage.core.model import events as ev
+from perftriage.core.model.check_state import Verdict
+from perftriage.core.model.engine_window import derive, measured_ms_per_token
+from perftriage.core.parse.engine_metrics import EngineSnapshot
+from perftriage.core.parse.log_metrics import LogMetrics
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    id: str
+    label: str
+    unit: str
+    better: Better
+    per_gpu: str = ""  # how GPUs make the host's reading: "mean" / "sum" ("": per host only)
+    context: bool = False  # what the slices measured under (load), not a result
+
+
+METRICS: dict[str, MetricDef] = {m.id: m for m in (
+    MetricDef("decode_tps", "decode throughput", "tok/s", "higher"),
+    MetricDef("engine_gen_tps", "decode throughput (engine)", "tok/s", "higher"),
+    MetricDef("ms_per_token", "ms/token (engine ITL mean)", "ms", "lower"),
+    MetricDef("itl_p50", "ITL p50", "ms", "lower"),
+    MetricDef("itl_p90", "ITL p90", "ms", "lower"),
+    MetricDef("itl_p99", "ITL p99", "ms", "lower"),
+    MetricDef("ttft_p50", "TTFT p50", "ms", "lower"),
+    MetricDef("ttft_p90", "TTFT p90", "ms", "lower"),
+    MetricDef("running", "running requests", "req", "higher", context=True),
+    MetricDef("queued", "queued requests", "req", "lower", context=True),
+    MetricDef("engine_running", "running requests (engine)", "req", "higher", context=True),
+    MetricDef("engine_queued", "queued requests (engine)", "req", "lower", context=True),
+    MetricDef("gap", "gap to the floor", "×", "lower"),
+    MetricDef("dram_gbs", "achieved DRAM GB/s", "GB/s", "higher"),
+    MetricDef("useful_gbs", "useful GB/s", "GB/s", "higher"),
+    MetricDef("traffic_ratio", "traffic ratio", "×", "lower"),
+    MetricDef("idle_pct", "GPU idle (gap)", "%", "lower"),
+    MetricDef("sm_active_pct", "SM active", "%", "higher", per_gpu="mean"),
+    MetricDef("power_w", "power", "W", "lower", per_gpu="sum"),
+)}
+# readings kept for the comparability checks only, never judged
+CONTEXT_ONLY = {"context_tokens": "context (#token)", "batch": "batch"}
+
+_TOKENS = re.compile(r"Decode batch[.,] .*?#token: (\d+)")
+_MODEL_ARG = re.compile(r"(?:^|\s)(?:--model-path|--model|--served-model-name)[ =](\S+)")
+
+SeriesKey = tuple[str, str, int]  # (metric id, host, GPU index or -1 for the host)
+
+
+@dataclass
+class Series:
+    """Readings of one metric on one host (or GPU), in time order."""
+
+    t: array = field(default_factory=lambda: array("d"))
+    v: array = field(default_factory=lambda: array("d"))
+
+    def add(self, t: float, value: float) -> None:
+        if self.t and t < self.t[-1]:  # out of order (a clock step): keep sorted
+            i = bisect_right(self.t, t)
+            self.t.insert(i, t)
+            self.v.insert(i, value)
+            return
+        self.t.append(t)
+        self.v.append(value)
+
+    def between(self, start: float, end: float) -> tuple[array, array]:
+        a, b = bisect_left(self.t, start), bisect_right(self.t, end)
+        return self.t[a:b], self.v[a:b]
+
+    def per_second(self, start: float, end: float) -> tuple[list[float], list[float]]:
+        """(second, median) of each whole session second in [start, end] with readings."""
+        ts, vs = self.between(start, end)
+        out_t: list[float] = []
+        out_v: list[float] = []
+        if not ts:
+            return out_t, out_v
+        i, n = 0, len(ts)
+        while i < n:
+            sec = int(ts[i])
+            j = i + 1
+            while j < n and int(ts[j]) == sec:
+                j += 1
+            out_t.append(float(sec))
+            out_v.append(vs[i] if j == i + 1 else median(vs[i:j]))
+            i = j
+        return out_t, out_v
+
+
+@dataclass(frozen=True)
+class Stamped:
+    t: float
+    value: Any
+
+
+@dataclass
+class _ProbeSeen:
+    kind: str
+    host: str
+    args: list[str]
+
+
+@dataclass
+class Recording:
+    """Everything a comparison reads, fed event by event (see the module doc)."""
+
+    name: str = ""
+    series: dict[SeriesKey, Series] = field(default_factory=dict)
+    duration: float = 0.0
+    segments: list[tuple[int, float]] = field(default_factory=list)  # (run, start t)
+    servers: list[ev.ServerEvent] = field(default_factory=list)
+    profiles: list[ev.ProfileCaptured] = field(default_factory=list)
+    # (t, host, {package: version}) of each finished version probe
+    versions: list[tuple[float, str, dict[str, str | None]]] = field(default_factory=list)
+    server_info: list[tuple[float, str, dict[str, Any]]] = field(default_factory=list)
+    # hypothesis id -> [(t, title, status)]; "deleted" once removed
+    hypotheses: dict[str, list[tuple[float, str, str]]] = field(default_factory=dict)
+    # hypothesis id -> [(t, scope, verdict)]
+    checks: dict[str, list[tuple[float, str, Verdict]]] = field(default_factory=dict)
+    # host -> [(t, (GPU names...))] on each change
+    gpus: dict[str, list[tuple[float, tuple[str, ...]]]] = field(default_factory=dict)
+    # log source id -> host
+    log_hosts: dict[str, str] = field(default_factory=dict)
+    # the latest baseline.marked (None once cleared)
+    baseline: ev.BaselineMarked | None = None
+    _logs: dict[str, LogMetrics] = field(default_factory=dict, repr=False)
+    _engines: dict[str, tuple[float, EngineSnapshot]] = field(default_factory=dict, repr=False)
+    _probes: dict[str, _ProbeSeen] = field(default_factory=dict, repr=False)
+
+    # --- reading --------------------------------------------------------------
+
+    def add(self, metric: str, host: str, t: float, value: float | None, gpu: int = -1) -> None:
+        if value is None or value != value:
+            return
+        key = (metric, host, gpu)
+        s = self.series.get(key)
+        if s is None:
+            s = self.series[key] = Series()
+        s.add(t, float(value))
+
+    def hosts(self) -> list[str]:
+        return list(dict.fromkeys(h for _, h, _ in self.series))
+
+    def readings(self, metric: str, host: str, start: float, end: float,
+                 gpu: int = -1) -> tuple[list[float], list[float]]:
+        s = self.series.get((metric, host, gpu))
+        return s.per_second(start, end) if s is not None else ([], [])
+
+    # --- feeding --------------------------------------------------------------
+
+    def feed(self, e: ev.Event) -> None:
+        if e.t > self.duration:
+            self.duration = e.t
+        handler = _FEEDERS.get(type(e))
+        if handler is not None:
+            handler(self, e)
+
+    def _log_lines(self, e: ev.LogLines) -> None:
+        lm = self._logs.get(e.source_id)
+        if lm is None:
+            lm = self._logs[e.source_id] = LogMetrics()
+        lm.feed(e.lines, 1, e.scan())
+        host = self.log_hosts.get(e.source_id, "?")
+        for metric, values in (("decode_tps", lm.gen_tps), ("running", lm.running),
+                               ("queued", lm.queued)):
+            for value in values:
+                self.add(metric, host, e.t, value)
+            values.clear()  # the reducer's parse, drained: the next batch's readings only
+        lm.input_tps.clear()
+        lm.token_usage.clear()
+        if any("#token" in line for line in e.lines[-4:]) or len(e.lines) > 4:
+            for m in _TOKENS.finditer("\n".join(e.lines)):
+                self.add("context_tokens", host, e.t, float(m.group(1)))
+
+    def _engine(self, e: ev.EngineSample) -> None:
+        prev = self._engines.get(e.source)
+        self._engines[e.source] = (e.t, e.snapshot)
+        host = e.host
+        gauges = e.snapshot.gauges
+        self.add("engine_running", host, e.t, gauges.get("running"))
+        self.add("engine_queued", host, e.t, gauges.get("queued"))
+        if prev is None or e.t <= prev[0]:
+            return
+        window = [prev, (e.t, e.snapshot)]
+        fig = derive(window)
+        if fig.gen_tps is not None and fig.gen_tps > 0:
+            self.add("engine_gen_tps", host, e.t, fig.gen_tps)
+            self.add("ms_per_token", host, e.t, measured_ms_per_token(window))
+        for metric, q in (("itl", fig.itl_s), ("ttft", fig.ttft_s)):
+            for name in ("p50", "p90", "p99"):
+                value = getattr(q, name)
+                if value is not None and f"{metric}_{name}" in METRICS:
+                    self.add(f"{metric}_{name}", host, e.t, value * 1000.0)
+
+    def _gap(self, e: ev.GapSample) -> None:
+        for metric, value in (("gap", e.gap), ("dram_gbs", e.dram_bw_gbs),
+                              ("useful_gbs", e.useful_bw_gbs),
+                              ("traffic_ratio", e.traffic_ratio), ("idle_pct", e.idle_pct),
+                              ("batch", e.batch)):
+            self.add(metric, e.host, e.t, value)
+
+    def _counters(self, e: ev.GpuCountersSample) -> None:
+        sm: list[float] = []
+        for g in e.gpus:
+            if g.sm_active_pct is not None and not g.stuck:
+                self.add("sm_active_pct", e.host, e.t, g.sm_active_pct, gpu=g.index)
+                sm.append(g.sm_active_pct)
+        if sm:
+            self.add("sm_active_pct", e.host, e.t, sum(sm) / len(sm))
+
+    def _host_sample(self, e: ev.HostSample) -> None:
+        if not e.gpus:
+            return
+        names = tuple(g.name for g in e.gpus)
+        seen = self.gpus.setdefault(e.host, [])
+        if not seen or seen[-1][1] != names:
+            seen.append((e.t, names))
+        if e.gpu_age_s is not None:  # stale readings: not a new second
+            return
+        power: list[float] = []
+        for g in e.gpus:
+            if g.power_w is not None:
+                self.add("power_w", e.host, e.t, g.power_w, gpu=g.index)
+                power.append(g.power_w)
+        if power:
+            self.add("power_w", e.host, e.t, sum(power))
+
+    def _probe_queued(self, e: ev.ProbeQueued) -> None:
+        self._probes[e.probe_id] = _ProbeSeen(e.kind, e.host, list(e.args))
+
+    def _probe_finished(self, e: ev.ProbeFinished) -> None:
+        seen = self._probes.get(e.probe_id)
+        if seen is None or e.status not in ("ok", "failed"):
+            return
+        detail = e.detail or {}
+        if seen.kind == "version" and isinstance(detail.get("versions"), dict):
+            found = {str(k): (None if v is None else str(v))
+                     for k, v in detail["versions"].items()}
+            self.versions.append((e.t, seen.host, found))
+        elif seen.kind == "http" and detail.get("endpoint") in ("server_info", "get_server_info") \
+                and isinstance(detail.get("json"), dict):
+            info = {str(k): v for k, v in detail["json"].items()
+                    if isinstance(v, (str, int, float, bool)) or v is None}
+            self.server_info.append((e.t, seen.host, info))
+
+    def _hyp(self, hyp_id: str, t: float, title: str | None, status: str | None) -> None:
+        rows = self.hypotheses.setdefault(hyp_id, [])
+        last_title, last_status = (rows[-1][1], rows[-1][2]) if rows else ("", "open")
+        rows.append((t, title if title is not None else last_title,
+                     status if status is not None else last_status))
+
+    def models(self, start: float, end: float) -> set[str]:
+        """Models the servers serving ``[start, end]`` were started with: the
+        latest start up to a second after ``start``, and any later one."""
+        out: set[str] = set()
+        latest = None
+        for s in self.servers:
+            if not s.command or s.state != "starting":
+                continue
+            if s.t <= start + 1.0:
+                latest = s
+            elif s.t <= end:
+                out |= set(_MODEL_ARG.findall(s.command))
+        if latest is not None:
+            out |= set(_MODEL_ARG.findall(latest.command))
+        return out
+
+
+def _segment(r: Recording, e: ev.SegmentStarted) -> None:
+    r.segments.append((e.segment, e.t))
+
+
+def _log_opened(r: Recording, e: ev.LogSourceOpened) -> None:
+    r.log_hosts[e.source_id] = e.host
+
+
+def _server(r: Recording, e: ev.ServerEvent) -> None:
+    r.servers.append(e)
+
+
+def _profile(r: Recording, e: ev.ProfileCaptured) -> None:
+    r.profiles.append(e)
+
+
+def _hyp_added(r: Recording, e: ev.HypothesisAdded) -> None:
+    if e.hyp_id not in r.hypotheses:
+        r._hyp(e.hyp_id, e.t, e.title, e.status)
+
+
+def _hyp_updated(r: Recording, e: ev.HypothesisUpdated) -> None:
+    if e.hyp_id in r.hypotheses and (e.status is not None or e.title is not None):
+        r._hyp(e.hyp_id, e.t, e.title, e.status)
+
+
+def _hyp_deleted(r: Recording, e: ev.HypothesisDeleted) -> None:
+    if e.hyp_id in r.hypotheses:
+        r._hyp(e.hyp_id, e.t, None, "deleted")
+
+
+def _check(r: Recording, e: ev.CheckVerdict) -> None:
+    r.checks.setdefault(e.hyp_id, []).append((e.t, e.scope, e.verdict))
+
+
+def _baseline(r: Recording, e: ev.BaselineMarked) -> None:
+    r.baseline = e
+
+
+def _baseline_cleared(r: Recording, e: ev.BaselineCleared) -> None:
+    r.baseline = None
+
+
+_FEEDERS: dict[type, Any] = {
+    ev.LogLines: Recording._log_lines,
+    ev.EngineSample: Recording._engine,
+    ev.GapSample: Recording._gap,
+    ev.GpuCountersSample: Recording._counters,
+    ev.HostSample: Recording._host_sample,
+    ev.ProbeQueued: Recording._probe_queued,
+    ev.ProbeFinished: Recording._probe_finished,
+    ev.SegmentStarted: _segment,
+    ev.LogSourceOpened: _log_opened,
+    ev.ServerEvent: _server,
+    ev.ProfileCaptured: _profile,
+    ev.HypothesisAdded: _hyp_added,
+    ev.HypothesisUpdated: _hyp_updated,
+    ev.HypothesisDeleted: _hyp_deleted,
+    ev.CheckVerdict: _check,
+    ev.BaselineMarked: _baseline,
+    ev.BaselineCleared: _baseline_cleared,
+}
+
+
+def at(rows: list[tuple[float, Any]] | list, t: float) -> Any:
+    """The latest row of a time-ordered list at or before ``t`` (None before the first)."""
+    found = None
+    for row in rows:
+        if row[0] > t:
+            break
+        found = row
+    return found

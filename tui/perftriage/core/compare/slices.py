@@ -1,0 +1,117 @@
+"""A slice of a recording: ``NAME`` (all of it), ``NAME#N`` (its run N),
+``NAME@FROM-TO`` (session time ``SS``, ``MM:SS`` or ``H:MM:SS``; either end
+may be left open), where NAME may also be a transcript path.
+
+:func:`parse_slice` splits the text; :func:`window` turns it into session
+times once the recording's runs and length are known. Both raise
+:class:`SliceError` with a one-line reason (the CLI's exit 2)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from perftriage.core.replay.state_at import parse_time
+
+_SEGMENT = re.compile(r"^(?P<src>.+)#(?P<n>\d+)$")
+_RANGE = re.compile(r"^(?P<src>.+)@(?P<from>[0-9:.]*)-(?P<to>[0-9:.]*)$")
+
+
+class SliceError(ValueError):
+    """A slice that cannot be read or does not fit its recording."""
+
+
+@dataclass(frozen=True)
+class SliceSpec:
+    text: str  # as given
+    source: str  # the investigation's name or the transcript's path
+    segment: int | None = None
+    start: float | None = None
+    end: float | None = None
+
+
+@dataclass(frozen=True)
+class Window:
+    """Session times ``[start, end]`` of a slice, and its label."""
+
+    label: str
+    start: float
+    end: float
+
+    def __contains__(self, t: float) -> bool:
+        return self.start <= t <= self.end
+
+    @property
+    def length(self) -> float:
+        return self.end - self.start
+
+
+def _time(text: str, what: str, spec: str) -> float | None:
+    if not text:
+        return None
+    try:
+        value = parse_time(text)
+    except ValueError as exc:
+        raise SliceError(f"{spec}: {what} {exc}") from None
+    if value is None:  # "end" never matches the pattern, but keep the type honest
+        return None
+    return value
+
+
+def parse_slice(text: str, exists: Callable[[str], bool] = lambda _: False) -> SliceSpec:
+    """The parts of ``text``. A name or path that exists as written is taken
+    whole (a file may be called ``run@1-2.jsonl``); else a ``#N`` or
+    ``@FROM-TO`` suffix is split off."""
+    if not text.strip():
+        raise SliceError("an empty slice: give NAME, NAME#N, NAME@FROM-TO or a transcript path")
+    if exists(text):
+        return SliceSpec(text, text)
+    m = _SEGMENT.match(text)
+    if m:
+        n = int(m["n"])
+        if n < 1:
+            raise SliceError(f"{text}: runs are numbered from 1")
+        return SliceSpec(text, m["src"], segment=n)
+    m = _RANGE.match(text)
+    if m:
+        start = _time(m["from"], "FROM", text)
+        end = _time(m["to"], "TO", text)
+        if start is not None and end is not None and end <= start:
+            raise SliceError(f"{text}: TO ({m['to']}) is not after FROM ({m['from']})")
+        return SliceSpec(text, m["src"], start=start, end=end)
+    if "@" in text:
+        raise SliceError(f"{text}: after @ give FROM-TO (SS, MM:SS or H:MM:SS; "
+                         "either may be left out: @30-, @-1:30)")
+    return SliceSpec(text, text)
+
+
+def clock(t: float) -> str:
+    """``m:ss`` or ``h:mm:ss`` of a session time."""
+    s = int(round(t))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+def window(spec: SliceSpec, segments: Sequence[tuple[int, float]], duration: float,
+           label: str | None = None) -> Window:
+    """The session times of ``spec`` in a recording of ``duration`` seconds
+    whose runs start at ``segments`` ((number, t) in order; none: one run)."""
+    name = label or spec.text
+    if spec.segment is not None:
+        runs = list(segments) or [(1, 0.0)]
+        numbers = [n for n, _ in runs]
+        if spec.segment not in numbers:
+            have = f"run 1 only" if len(runs) == 1 else f"runs 1-{max(numbers)}"
+            raise SliceError(f"{spec.text}: no run {spec.segment} in {spec.source} ({have})")
+        i = numbers.index(spec.segment)
+        start = runs[i][1] if i else 0.0
+        end = runs[i + 1][1] if i + 1 < len(runs) else duration
+        return Window(name, start, end)
+    start = 0.0 if spec.start is None else spec.start
+    end = duration if spec.end is None else spec.end
+    length = f"{clock(duration)} ({duration:.1f} s)"
+    if start > duration or (spec.end is not None and spec.end > duration + 1.0):
+        raise SliceError(f"{spec.text}: outside the session, which is {length} long")
+    return Window(name, start, min(end, duration))
