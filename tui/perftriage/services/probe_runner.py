@@ -15,6 +15,7 @@ out to every host (one ProbeQueued per host sharing a ``group``);
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 from collections.abc import Iterable, Sequence
@@ -89,8 +90,9 @@ class ProbeRunner:
         Raises ProbeUsageError for bad arguments, KeyError for an unknown host."""
         h = self.hosts.get(host)
         r = probes.resolve(kind, list(args), self.templates)
-        command = probes.build_command(r.kind, r.args, h.context)
-        timeout = timeout or r.timeout or self.default_timeout
+        timeout = timeout or r.timeout or probes.get(r.kind).timeout_s or self.default_timeout
+        command = probes.build_command(r.kind, r.args,
+                                       dataclasses.replace(h.context, deadline_s=timeout))
         probe_id = self.session.new_id("p")
         self.session.emit(
             ev.ProbeQueued(
