@@ -10,11 +10,8 @@ per family: ``python_kinds`` (import — a constant ``python -c`` script fed
 its arguments as argv), ``version_kind`` (a venv's dist-info read by the
 shell, else importlib.metadata), ``grep_kind`` (the host's
 rg/grep, python only to locate the package), ``system_kinds`` (which, nvsmi,
-<<<<<<< HEAD
-shell), ``http_kind`` and ``stacks_kind`` (py-spy on the engine's processes).
-=======
-shell), ``http_kind`` and ``ncu_kind`` (a command under Nsight Compute).
->>>>>>> main
+shell), ``http_kind``, ``ncu_kind`` (a command under Nsight Compute) and
+``stacks_kind`` (py-spy on the engine's processes).
 """
 
 from perftriage.core.probe_kinds import (
@@ -36,9 +33,6 @@ ALL: tuple[ProbeKind, ...] = (
     system_kinds.WHICH_KIND,
     http_kind.HTTP_KIND,
     system_kinds.SHELL_KIND,
-<<<<<<< HEAD
-    stacks_kind.STACKS_KIND,
-=======
     ncu_kind.NCU_KIND,
->>>>>>> main
+    stacks_kind.STACKS_KIND,
 )

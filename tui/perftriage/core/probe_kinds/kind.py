@@ -121,17 +121,14 @@ class ProbeKind:
     # "**id** label on host — <report_heading>:"); empty adds nothing
     report: Render | None = None
     report_heading: str = "answer"
-<<<<<<< HEAD
     # what ``perftriage probe --json`` adds beside host, kind, args, verdict, ...
     # (a kind whose issue names a JSON shape: stacks' processes and top)
     json_fields: Callable[[ProbeResult], dict[str, Any]] | None = None
-=======
     # the run slows the host's work down (ncu replays every kernel): the
     # Probes pane marks its rows, the form and the palette say so
     heavy: bool = False
     # its limit when the caller gives none (seconds; None: the runner's default)
     timeout_s: float | None = None
->>>>>>> main
 
     def validate(self, args: list[str]) -> None:
         if len(args) < self.min_args:
