@@ -12,12 +12,24 @@ visitor, and has no authentication of its own. So this server
   websocket) carry it; any request without it gets 403, whatever its path;
 - serves one fixed command, ``perftriage watch NAME``: the read-only
   player of the (redacted at recording) transcript. No cockpit, no shell,
-  no download route, and nothing from the request reaches the command.
+  no download route, and nothing from the request reaches the command;
+- answers only requests whose ``Host`` is the loopback address it is bound
+  to (``127.0.0.1`` or ``localhost``, any port: a colleague's ``ssh -L`` may
+  use another local port), so a page whose own name resolves to 127.0.0.1
+  (DNS rebinding) gets 403; a request that names an ``Origin`` must name
+  this same address, and the websocket must name one (a page elsewhere
+  cannot drive a visitor's app with the visitor's cookie);
+- runs at most ``max_visitors`` apps at once (one per open websocket): the
+  next visitor gets a page that says the cap and to try again later (503),
+  and a visitor's app and everything it started end within 2 s of its
+  websocket closing (:mod:`perftriage.services.share_visitor`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
+import logging
 import re
 import secrets
 import shlex
@@ -29,12 +41,18 @@ from pathlib import Path
 import aiohttp_jinja2
 import jinja2
 from aiohttp import web
-from textual_serve.server import Server
+from textual_serve.server import Server, to_int
+
+from perftriage.services.share_visitor import VisitorApp
 
 BIND_HOST = "127.0.0.1"
 COOKIE = "perftriage_share"
 TOKEN_BYTES = 16  # 128 bits
-_HOST = re.compile(r"(?:127\.0\.0\.1|localhost|\[::1\]):[0-9]{1,5}")
+MAX_VISITORS = 4  # apps at once (each a Textual process, ~40 MiB)
+HEARTBEAT_S = 10.0  # a visitor gone without closing (network lost) is noticed by then
+# the names this share answers to: its bound loopback address, any port (ssh -L)
+_HOST = re.compile(r"(?:127\.0\.0\.1|localhost):[0-9]{1,5}")
+log = logging.getLogger("perftriage.share")
 
 
 @dataclass(frozen=True)
@@ -48,13 +66,14 @@ class Share:
         return f"ssh -N -L {self.port}:{BIND_HOST}:{self.port} {server_host}"
 
 
-def watch_command(name: str, sessions_dir: Path, config_path: Path | None = None) -> str:
-    """The one command every visitor gets: the read-only watcher of ``name``."""
+def watch_command(name: str, sessions_dir: Path, config_path: Path | None = None) -> list[str]:
+    """The one command every visitor gets: the read-only watcher of ``name``
+    (an argv, run without a shell)."""
     argv = [sys.executable, "-m", "perftriage", "--sessions-dir", str(sessions_dir)]
     if config_path is not None:
         argv += ["--config", str(config_path)]
     argv += ["watch", name]
-    return shlex.join(argv)
+    return argv
 
 
 def bind(port: int | None) -> socket.socket:
@@ -69,10 +88,14 @@ def bind(port: int | None) -> socket.socket:
 class ShareServer(Server):
     """textual-serve's server with a token in front of every path."""
 
-    def __init__(self, command: str, sock: socket.socket, *, title: str,
-                 token: str | None = None) -> None:
+    def __init__(self, argv: list[str], sock: socket.socket, *, title: str,
+                 token: str | None = None, max_visitors: int = MAX_VISITORS) -> None:
         port = sock.getsockname()[1]
-        super().__init__(command, host=BIND_HOST, port=port, title=title)
+        super().__init__(shlex.join(argv), host=BIND_HOST, port=port, title=title)
+        self.argv = argv
+        self.max_visitors = max_visitors
+        self.visitors: set[VisitorApp] = set()  # one per open websocket
+        self._slots = 0  # websockets being served (their apps count until ended)
         self.sock = sock
         self.token = token or secrets.token_urlsafe(TOKEN_BYTES)
         self.share = Share(url=f"http://{BIND_HOST}:{port}/?token={self.token}", port=port,
@@ -84,6 +107,13 @@ class ShareServer(Server):
 
     @web.middleware
     async def _require_token(self, request: web.Request, handler):
+        if not _HOST.fullmatch(request.headers.get("Host", "")):
+            return web.Response(status=403, text=f"403: this share answers only to "
+                                                 f"{BIND_HOST} or localhost\n")
+        origin = request.headers.get("Origin")
+        if (origin is not None or request.path == "/ws") and origin != f"http://{request.host}":
+            return web.Response(status=403, text="403: a page from another origin cannot "
+                                                 "use this share\n")
         if not self._allowed(request):
             return web.Response(status=403, text="403: this share needs its token (see the URL "
                                                  "perftriage share printed)\n")
@@ -99,23 +129,71 @@ class ShareServer(Server):
         # textual-serve's routes less its download route (the player offers
         # none), and the token in front of all of them
         app = web.Application(middlewares=[self._require_token])
+        app.on_shutdown.append(self.on_shutdown)
         aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
         app.add_routes([
             web.get("/", self.handle_index, name="index"),
-            web.get("/ws", self.handle_websocket, name="websocket"),
+            web.get("/ws", self.visitor, name="websocket"),
             web.static("/static", self.statics_path, show_index=False, name="static"),
         ])
         return app
 
     async def handle_index(self, request: web.Request):
+        if self._slots >= self.max_visitors:
+            return self._full()
         # the page names its websocket by absolute URL: the address the
         # browser used (a colleague's ssh -L may use another local port)
-        if _HOST.fullmatch(request.host or ""):
-            self.public_url = f"http://{request.host}"
+        self.public_url = f"http://{request.host}"
         return await super().handle_index(request)
+
+    def _full(self) -> web.Response:
+        n = self.max_visitors
+        text = (f"{n} visitor{'s are' if n != 1 else ' is'} watching this share already: "
+                f"it serves at most {n} at once (perftriage share --max-visitors). "
+                "Try again when one of them closes their page.")
+        page = (f"<!doctype html><title>perftriage share: full</title>"
+                f"<body style='font-family:sans-serif;margin:2em'><h1>Share full</h1>"
+                f"<p>{text}</p></body>")
+        return web.Response(status=503, text=page, content_type="text/html",
+                            headers={"Retry-After": "30"})
+
+    async def visitor(self, request: web.Request) -> web.StreamResponse:
+        """One visitor: its app runs while its websocket is open and ends
+        (bounded, with all it started) when the websocket closes."""
+        if self._slots >= self.max_visitors:
+            return self._full()
+        self._slots += 1
+        app: VisitorApp | None = None
+        websocket = web.WebSocketResponse(heartbeat=HEARTBEAT_S)
+        try:
+            await websocket.prepare(request)
+            app = VisitorApp(self.argv, write_bytes=websocket.send_bytes,
+                             write_str=websocket.send_str, close=websocket.close,
+                             download_manager=self.download_manager)
+            self.visitors.add(app)
+            await app.start(to_int(request.query.get("width", "80"), 80),
+                            to_int(request.query.get("height", "24"), 24))
+            await self._process_messages(websocket, app)
+        except asyncio.CancelledError:  # the server stops
+            raise
+        except Exception:  # a malformed message from the page ends this visitor only
+            log.exception("visitor websocket")
+        finally:
+            try:
+                if app is not None:
+                    await asyncio.shield(app.end())
+            finally:
+                self.visitors.discard(app)  # type: ignore[arg-type]
+                self._slots -= 1
+                if not websocket.closed:
+                    await websocket.close()
+        return websocket
 
     async def on_startup(self, app: web.Application) -> None:
         pass  # the command prints its own lines (textual-serve's logo would print the token)
+
+    async def on_shutdown(self, app: web.Application) -> None:
+        await asyncio.gather(*(visitor.end() for visitor in list(self.visitors)))
 
     async def start(self) -> web.AppRunner:
         """Serve on the bound socket; stop with ``await runner.cleanup()``."""

@@ -434,6 +434,21 @@ class SegmentStarted(Event, tag="segment.started"):
     perftriage: str = ""
 
 
+class BaselineMarked(Event, tag="baseline.marked"):
+    """The before of a before/after (``b`` in the cockpit): session time
+    ``[start, end]`` the live state is compared with, in the Gap, Engine and
+    Profile views, the report's first table and ``perftriage compare``.
+    ``label`` says what it is (``"run 1"``, ``"0:10-0:40"``)."""
+
+    start: Seconds
+    end: Seconds
+    label: str = ""
+
+
+class BaselineCleared(Event, tag="baseline.cleared"):
+    """No baseline any more (``b`` again on a marked one)."""
+
+
 Growable = Literal["host", "engine", "prometheus", "pack"]
 
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from perftriage.core.model.segments import segments_section
 from perftriage.core import probes
+from perftriage.core.compare.recording import Recording
+from perftriage.core.report.compare_section import before_after_section, phases_section
 from perftriage.core.report.engine_section import engine_section
 from perftriage.core.report.md_text import cell, code, inline  # noqa: F401  (re-exported)
 from perftriage.core.report.profile_section import profile_section
@@ -348,13 +350,20 @@ def render(
     source: str | None = None,
     log_scan: LogScan | None = None,
     redactor: Redactor | None = None,
+    recording: Recording | None = None,
 ) -> str:
     """The Markdown report (secrets redacted: it is meant to be shared). ``events`` (the transcript's) give log lines their
     times; without them the state's log rings are used; ``log_scan``, when
-    given, has already seen every log line (a streamed transcript)."""
+    given, has already seen every log line (a streamed transcript);
+    ``recording`` (else one made from ``events``) gives the before/after table
+    and the phases."""
     header = header or {}
     if events is not None:
         events = list(events)
+        if recording is None:
+            recording = Recording(name=state.name)
+            for e in events:
+                recording.feed(e)
     name = str(header.get("name") or state.name)
     started = str(header.get("started_at") or state.started_at or "unknown")
     hosts = [str(h) for h in header.get("hosts", [])]
@@ -367,6 +376,8 @@ def render(
     if source:
         meta.append(f"- Transcript: {source} ({state.event_count} events)")
     lines += [*meta, ""]
+    lines += before_after_section(recording)
+    lines += phases_section(recording)
     lines += segments_section(state, clock)
     lines += _hosts_section(state, hosts)
     for p in problems:
