@@ -34,11 +34,11 @@ from perftriage.core.checks.fast import build as build_closures
 from perftriage.core.checks.fast import build_columns
 from perftriage.core.checks.catalogue import (
     FAMILIES,
-    PROFILE_BUCKET_FIELDS,
+    KEYED_SUBS,
     PROFILE_FIELDS,
-    PROFILE_TOP_FIELDS,
     SCOPE_ORDER,
     Scope,
+    TOP_SUBS,
     Signal,
     known_names,
 )
@@ -246,8 +246,8 @@ class _Compiler:
             spec = FAMILIES[fam]
             if spec.keyed:
                 raise self.fail(node, f'{fam} is read as {fam}["NAME"].FIELD')
-            if fam == "profile" and attr in ("bucket", "top"):
-                raise self.fail(node, 'write profile.bucket["NAME"].FIELD or profile.top.FIELD')
+            if (fam, attr) in KEYED_SUBS or (fam, attr) in TOP_SUBS:
+                raise self.fail(node, f"write {self.subs_of(fam)}")
             if attr not in spec.fields:
                 raise self.unknown(node, f"{fam}.{attr}", spec.fields, fam)
             return Signal(fam, attr)
@@ -258,20 +258,29 @@ class _Compiler:
                 raise self.unknown(node, f"probe[...].{attr}", FAMILIES["probe"].fields, "probe")
             return Signal("probe", attr, key=key)
         if isinstance(base, ast.Subscript) and isinstance(base.value, ast.Attribute) \
-                and isinstance(base.value.value, ast.Name) and base.value.value.id == "profile" \
-                and base.value.attr == "bucket":
-            key = self.key(base)
-            if attr not in PROFILE_BUCKET_FIELDS:
-                raise self.unknown(node, f"profile.bucket[...].{attr}", PROFILE_BUCKET_FIELDS,
-                                   "profile.bucket")
-            return Signal("profile", attr, key=key, sub="bucket")
-        if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) \
-                and base.value.id == "profile" and base.attr == "top":
-            if attr not in PROFILE_TOP_FIELDS:
-                raise self.unknown(node, f"profile.top.{attr}", PROFILE_TOP_FIELDS, "profile.top")
-            return Signal("profile", attr, sub="top")
+                and isinstance(base.value.value, ast.Name):
+            fam, sub = base.value.value.id, base.value.attr
+            fields = KEYED_SUBS.get((fam, sub))
+            if fields is not None:
+                key = self.key(base)
+                if attr not in fields:
+                    raise self.unknown(node, f"{fam}.{sub}[...].{attr}", fields, f"{fam}.{sub}")
+                return Signal(fam, attr, key=key, sub=sub)
+        if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
+            fam, sub = base.value.id, base.attr
+            fields = TOP_SUBS.get((fam, sub))
+            if fields is not None:
+                if attr not in fields:
+                    raise self.unknown(node, f"{fam}.{sub}.{attr}", fields, f"{fam}.{sub}")
+                return Signal(fam, attr, sub=sub)
         raise self.fail(node, f"unknown name .{attr}: signals are "
                               + ", ".join(known_names()[:6]) + ", ...")
+
+    @staticmethod
+    def subs_of(fam: str) -> str:
+        """How a family's sub-families are written: ``profile.bucket["NAME"].FIELD or ...``."""
+        return " or ".join([*(f'{fam}.{sub}["NAME"].FIELD' for f, sub in KEYED_SUBS if f == fam),
+                            *(f"{fam}.{sub}.FIELD" for f, sub in TOP_SUBS if f == fam)])
 
     def key(self, sub: ast.Subscript) -> str:
         if not (isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str)):
