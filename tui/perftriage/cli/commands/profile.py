@@ -55,7 +55,7 @@ def command(g: Globals, host, url, steps, seconds, engine, trace_dir, ranks, tim
     """
     from perftriage.cli.commands.trace import emit
     from perftriage.core.sanitize import visible
-    from perftriage.services.profile_capture import CaptureFailed, CaptureRequest, capture
+    from perftriage.services.profile.capture import CaptureFailed, CaptureRequest, capture
     from perftriage.transport.base import TIMEOUT, TransportError
 
     config, registry, name = g.one_host_for_url(host, url)

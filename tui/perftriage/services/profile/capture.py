@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perftriage.core.profile.model import ProfileSummary, TraceError
-from perftriage.services.profile_worker import summarize_in_child
+from perftriage.services.profile.worker import summarize_in_child
 from perftriage.core.sanitize import visible
 from perftriage.transport.base import TransportError
 from perftriage.transport.files import files_for
