@@ -71,8 +71,11 @@ def combined_exit_code(codes: list[int]) -> int:
 
 
 def as_record(p) -> dict:
+    spec = probes.KINDS.get(p.kind)
+    extra = spec.json_fields(p) if spec is not None and spec.json_fields is not None else {}
     return {
         "host": p.host,
+        **extra,
         "kind": p.kind,
         "args": list(p.args),
         "verdict": p.status,
@@ -173,7 +176,9 @@ def _kinds_usage(width: int = 72) -> str:
     return "\n       ".join([*lines, line])
 
 
-@click.command("probe", help=HELP.format(kinds=_kinds_usage()))
+# a kind's own options (stacks --pid 12) pass through to it as arguments
+@click.command("probe", help=HELP.format(kinds=_kinds_usage()),
+               context_settings={"ignore_unknown_options": True})
 @click.option("--host", "host", metavar="SPEC",
               help="Run on this host: a config name, an ssh alias or user@host[:port].")
 @click.option("--all", "all_hosts", is_flag=True, help="Run on every host (JSON: a list).")

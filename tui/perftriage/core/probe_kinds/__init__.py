@@ -10,7 +10,8 @@ per family: ``python_kinds`` (import — a constant ``python -c`` script fed
 its arguments as argv), ``version_kind`` (a venv's dist-info read by the
 shell, else importlib.metadata), ``grep_kind`` (the host's
 rg/grep, python only to locate the package), ``system_kinds`` (which, nvsmi,
-shell), ``http_kind`` and ``ncu_kind`` (a command under Nsight Compute).
+shell), ``http_kind``, ``ncu_kind`` (a command under Nsight Compute) and
+``stacks_kind`` (py-spy on the engine's processes).
 """
 
 from perftriage.core.probe_kinds import (
@@ -18,6 +19,7 @@ from perftriage.core.probe_kinds import (
     http_kind,
     ncu_kind,
     python_kinds,
+    stacks_kind,
     system_kinds,
     version_kind,
 )
@@ -32,4 +34,5 @@ ALL: tuple[ProbeKind, ...] = (
     http_kind.HTTP_KIND,
     system_kinds.SHELL_KIND,
     ncu_kind.NCU_KIND,
+    stacks_kind.STACKS_KIND,
 )
