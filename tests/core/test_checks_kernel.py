@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from perftriage.core.checks.expr import CheckError, compile_check
-from perftriage.core.checks.verdicts import Evaluator
 from perftriage.core.model import events as ev
 from perftriage.core.model.reducer import apply
 from perftriage.core.model.state import SessionState
 from perftriage.core.profile.summarize import summarize_files
+from tests.core.test_checks_profile import verdict_of
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 RECORD = json.loads((FIXTURES / "ncu" / "probe-ncu-moe-step.json").read_text())
@@ -28,14 +28,6 @@ def with_ncu(state: SessionState, pid: str = "p1", detail=None) -> SessionState:
                                   summary="ncu", detail=RECORD["detail"] if detail is None
                                   else detail))
     return state
-
-
-def verdict_of(state: SessionState, check: str) -> tuple[str, str]:
-    apply(state, ev.HypothesisAdded(hyp_id="h1", title="t", check=check))
-    for c in Evaluator().tick(state, 1.0):
-        apply(state, c)
-    v = next(iter(state.hypothesis("h1").verdicts.values()))
-    return v.verdict, v.reason
 
 
 def test_no_ncu_result_is_no_data():
