@@ -46,6 +46,11 @@ from perftriage.core.checks.catalogue import (
 HISTORY_FUNCTIONS = ("avg", "max", "min", "rate")
 MAX_WINDOW_S = 600.0  # the evaluator keeps this much history per signal
 MAX_TEXT = 2000
+# nodes from the root to the deepest leaf: the vetting, the closure builder and
+# simpleeval all recurse once per level (900 unary minuses fit in MAX_TEXT)
+MAX_DEPTH = 64
+QUOTE_CHARS = 80  # an error quotes at most this much of the check
+_LONG_WORD = re.compile(r"\S{61,}")
 
 
 class CheckError(ValueError):
@@ -53,6 +58,7 @@ class CheckError(ValueError):
     of the error in the text (``column`` is 1-based)."""
 
     def __init__(self, message: str, pos: int = 0) -> None:
+        message = cut_long_words(message)  # a 1,500-character name is quoted in part
         super().__init__(message)
         self.message = message
         self.pos = max(0, pos)
@@ -63,6 +69,34 @@ class CheckError(ValueError):
 
     def __str__(self) -> str:
         return f"column {self.column}: {self.message}"
+
+
+def cut_long_words(text: str) -> str:
+    """``text`` with every run of over 60 non-blank characters cut to 60 and ``…``."""
+    return _LONG_WORD.sub(lambda m: m[0][:60] + "…", text)
+
+
+def excerpt(text: str, pos: int, width: int = QUOTE_CHARS) -> str:
+    """At most ``width`` characters of ``text`` around ``pos``, quoted; ``…``
+    where it was cut."""
+    if len(text) <= width:
+        return repr(text)
+    lo = max(0, min(pos - width // 2, len(text) - width))
+    hi = lo + width
+    return ("…" if lo else "") + repr(text[lo:hi]) + ("…" if hi < len(text) else "")
+
+
+def _too_deep(tree: ast.AST) -> ast.AST | None:
+    """The first node found deeper than :data:`MAX_DEPTH` (walked without
+    recursion), or the nearest one above it with a position in the text."""
+    stack: list[tuple[ast.AST, int, ast.AST]] = [(tree, 1, tree)]
+    while stack:
+        node, depth, placed = stack.pop()
+        placed = node if hasattr(node, "col_offset") else placed
+        if depth > MAX_DEPTH:
+            return placed
+        stack.extend((child, depth + 1, placed) for child in ast.iter_child_nodes(node))
+    return None
 
 
 @dataclass(frozen=True)
@@ -446,6 +480,13 @@ def compile_check(text: str) -> Check:
             raise CheckError("syntax error: the check ends too early",
                              len(text.rstrip())) from None
         raise CheckError(f"syntax error: {exc.msg}", lead + exc.offset - 1) from None
+    except (RecursionError, MemoryError):  # the parser's own nesting limits
+        raise CheckError(f"the check is nested too deeply (at most {MAX_DEPTH} levels)",
+                         0) from None
+    deep = _too_deep(tree)
+    if deep is not None:
+        raise CheckError(f"the check is nested too deeply (at most {MAX_DEPTH} levels)",
+                         comp.pos(deep))
     comp.boolean_parts(tree.body)
     body = comp.rewrite(tree.body)
     ast.fix_missing_locations(body)
