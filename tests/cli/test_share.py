@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from perftriage.core.model import events as ev
-from perftriage.services.investigation import open_investigation
-from perftriage.services.share import COOKIE, ShareServer, bind, watch_command
+from perftriage.services.investigation.named import open_investigation
+from perftriage.services.investigation.share import COOKIE, ShareServer, bind, watch_command
 from tests.support.browser import CHROMIUM, TESSERACT, Browser
 
 TUI = str(Path(__file__).resolve().parents[2] / "tui")
@@ -63,10 +63,10 @@ async def test_every_path_needs_the_token_then_a_cookie(tmp_path):
         await runner.cleanup()
 
 
-def test_the_served_command_is_the_read_only_watcher_and_quoted(tmp_path):
-    cmd = watch_command("x'; rm -rf ~ #", tmp_path)
-    assert cmd.endswith("watch 'x'\"'\"'; rm -rf ~ #'")
-    assert " -m perftriage --sessions-dir " in cmd
+def test_the_served_command_is_the_read_only_watcher_and_no_shell(tmp_path):
+    argv = watch_command("x'; rm -rf ~ #", tmp_path)
+    assert argv[1:4] == ["-m", "perftriage", "--sessions-dir"]
+    assert argv[-2:] == ["watch", "x'; rm -rf ~ #"]  # one argument, run without a shell
 
 
 @pytest.mark.skipif((CHROMIUM is None or TESSERACT is None) and os.environ.get("CI") != "true",

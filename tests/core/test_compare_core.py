@@ -80,11 +80,22 @@ def test_windows_from_runs_and_ranges():
 # --- statistics -------------------------------------------------------------------
 
 
-def test_p_value_is_scipys_two_sided_mann_whitney():
-    rng = np.random.default_rng(7)
-    a, b = list(rng.normal(100, 5, 30)), list(rng.normal(104, 5, 25))
-    assert stats.mann_whitney_p(a, b) == pytest.approx(
-        mannwhitneyu(a, b, alternative="two-sided").pvalue)
+@pytest.mark.parametrize("seed, n1, n2, shift, rounding", [
+    (7, 30, 25, 4.0, None), (1, 10, 10, 0.0, None), (2, 12, 40, 10.0, None),
+    (3, 20, 20, 1.0, 0),  # many ties
+    (4, 10, 15, 30.0, 0), (5, 300, 200, 0.5, 1),
+])
+def test_p_value_is_scipys_two_sided_mann_whitney(seed, n1, n2, shift, rounding):
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(100, 5, n1), rng.normal(100 + shift, 5, n2)
+    if rounding is not None:
+        a, b = a.round(rounding), b.round(rounding)
+    expected = mannwhitneyu(a, b, alternative="two-sided", method="asymptotic").pvalue
+    assert stats.mann_whitney_p(list(a), list(b)) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+    # from 10 readings a side (the verdicts' minimum) with ties, scipy's default is this method
+    if rounding is not None:
+        assert stats.mann_whitney_p(list(a), list(b)) == pytest.approx(
+            mannwhitneyu(a, b, alternative="two-sided").pvalue, rel=1e-9)
 
 
 def test_summary_percentiles_are_numpys():
@@ -231,3 +242,42 @@ def test_different_models_warn(tmp_path):
     assert not out["comparable"]
     assert any("different models: Qwen/Qwen3-30B-A3B in A, deepseek-ai/DeepSeek-V3 in B" in w
                for w in out["warnings"])
+
+
+# --- reading a recording: the fast paths read what the reducer's parse reads ------------
+
+
+def test_slices_read_alone_give_the_readings_of_a_whole_read(h200):
+    from perftriage.core.compare.load import load as load_part
+
+    part = load_part(H200_RUN, windows=[SLOW, FAST])
+    for (metric, host, gpu) in h200.series:
+        for start, end in (SLOW, FAST):
+            assert part.readings(metric, host, start, end, gpu) == \
+                h200.readings(metric, host, start, end, gpu), (metric, host, gpu)
+    assert part.duration == h200.duration
+
+
+def test_log_batches_in_bulk_match_the_reducers_parse_batch_by_batch():
+    """The standin's SGLang decode lines (one findall over many batches) and a
+    real vLLM 0.33 and SGLang 0.5 TP8 log (batch by batch, through LogMetrics)
+    give the readings the reducer's parse gives."""
+    from perftriage.core.compare.recording import Recording
+    from perftriage.core.model import events as ev
+    from perftriage.core.parse.log_metrics import LogMetrics
+    from tests.support.compare_recordings import FIX
+
+    logs = {"standin": (FIX / "gpm" / "standin-server.log").read_text().splitlines(),
+            "vllm": (FIX / "logs" / "vllm-0.33.0.log").read_text().splitlines(),
+            "sglang": (FIX / "logs" / "sglang-0.5.23-tp8.log").read_text().splitlines()}
+    for name, lines in logs.items():
+        rec = Recording()
+        rec.feed(ev.LogSourceOpened(source_id=name, host="h", path=name))
+        for i in range(0, len(lines), 3):
+            rec.feed(ev.LogLines(source_id=name, lines=lines[i:i + 3], t=float(i)))
+        lm = LogMetrics(maxlen=100_000)
+        lm.feed(lines, 1)
+        got = rec.readings("decode_tps", "h", 0, 1e9)[1]
+        flat = rec.series[("decode_tps", "h", -1)].v if got else []
+        assert list(flat) == [float(v) for v in lm.gen_tps], name
+        assert len(flat) > 0, name

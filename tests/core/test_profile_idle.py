@@ -19,6 +19,7 @@ from perftriage.core.model.reducer import apply
 from perftriage.core.model.state import SessionState
 from perftriage.core.profile import kineto
 from perftriage.core.profile.idle import Kernel, Launch, breakdown, percentile
+from perftriage.core.profile.reader import read_trace_bytes
 from perftriage.core.profile.summarize import summarize_files
 from tests.support.helpers import FIXTURES
 
@@ -70,7 +71,7 @@ def _kernels_and_launches(name: str) -> tuple[dict[object, list[Kernel]], dict[i
     """The trace's kernels per stream and its launch calls, one-kernel launches
     being HTA's list (get_cuda_kernel_launch_stats)."""
     path = str(trace(name))
-    events = kineto.decode_events(path, kineto.unpack(path, trace(name).read_bytes()))
+    events = kineto.decode_events(path, read_trace_bytes(path))
     streams: dict[object, list[Kernel]] = {}
     launches: dict[int, Launch] = {}
     for e in events:

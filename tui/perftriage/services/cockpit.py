@@ -1,32 +1,53 @@
 """Everything a live session runs, without any UI: the session, the hosts,
 the probe runner and the samplers. The Textual app drives one of these;
 headless commands use the same pieces.
+
+A session that is not live (a replay, a watch: ``session.mode``) gets only
+what it uses: the session, the config, an empty host registry and source
+set. Its cockpit builds no probe runner, log follower, server launcher or
+profile captures; asking for one is a :class:`NotLive` error (the UI
+refuses every key that would, before it asks).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 
 from perftriage.core.model import events as ev
 from perftriage.core.store.config import Config
-from perftriage.services.hosts import HostRegistry, build_registry
+from perftriage.services.hosts.registry import HostRegistry, build_registry
 from perftriage.services.sources.samplers import RemoteSamplerSource, host_sources
-from perftriage.services.prometheus import FleetSource
-from perftriage.services.remote_sampler import fetch_info, fetch_processes
-from perftriage.services.log_follower import LogFollower
-from perftriage.services.profile_service import ProfileCaptures
-from perftriage.services.probe_runner import ProbeRunner
-from perftriage.services.server_launcher import ServerLauncher
-from perftriage.services.session import Session
+from perftriage.services.sources.fleet import FleetSource
+from perftriage.services.sampling.remote_sampler import fetch_info, fetch_processes
+from perftriage.services.logs.follower import LogFollower
+from perftriage.services.profile.captures import ProfileCaptures
+from perftriage.services.probes.runner import ProbeRunner
+from perftriage.services.logs.server_launcher import ServerLauncher
+from perftriage.services.investigation.session import Session
 from perftriage.services.sources.base import Source, SourceSet
 from perftriage.services.sources.factories import SOURCE_FACTORIES
 
 
 RESTORE_LOGS_AFTER_S = 1.0
+
+
+class NotLive(RuntimeError):
+    """A part that touches hosts was asked of a session that is not live."""
+
+
+@dataclass
+class LiveParts:
+    """What only a live session runs."""
+
+    probes: ProbeRunner
+    logs: LogFollower
+    servers: ServerLauncher
+    profiles: ProfileCaptures
 
 
 class Cockpit:
@@ -52,13 +73,8 @@ class Cockpit:
             log_ring=self.config.ui.log_ring_lines,
             redact=self.config.security.redact,
         )
-        self.probes = ProbeRunner(self.session, self.registry, templates=self.config.probes)
         self.sources = SourceSet()  # every Source this cockpit runs (services/sources/base.py)
-        self.logs = LogFollower(self.session, self.registry,  # its log sources are in .sources
-                                transcript_cap=self.config.ui.transcript_log_cap,
-                                running=self.sources)
-        self.servers = ServerLauncher(self.session, self.logs, self.config.servers)
-        self.profiles = ProfileCaptures(self.session, self.registry, self.config)
+        self._live = self._live_parts() if self.session.mode.live else None
         self.sample_interval = self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
         self.started = False
@@ -67,6 +83,38 @@ class Cockpit:
         # config as last saved from here
         self.configured_prometheus: str | None = self.config.fleet.prometheus
         self.saved_config: Config | None = None
+
+    def _live_parts(self) -> LiveParts:
+        logs = LogFollower(self.session, self.registry,  # its log sources are in .sources
+                           transcript_cap=self.config.ui.transcript_log_cap,
+                           running=self.sources)
+        return LiveParts(
+            probes=ProbeRunner(self.session, self.registry, templates=self.config.probes),
+            logs=logs,
+            servers=ServerLauncher(self.session, logs, self.config.servers),
+            profiles=ProfileCaptures(self.session, self.registry, self.config),
+        )
+
+    def _parts(self) -> LiveParts:
+        if self._live is None:
+            raise NotLive(f"{self.session.mode.label}: no probes, logs, servers or captures")
+        return self._live
+
+    @property
+    def probes(self) -> ProbeRunner:
+        return self._parts().probes
+
+    @property
+    def logs(self) -> LogFollower:
+        return self._parts().logs
+
+    @property
+    def servers(self) -> ServerLauncher:
+        return self._parts().servers
+
+    @property
+    def profiles(self) -> ProfileCaptures:
+        return self._parts().profiles
 
     @property
     def replay(self) -> bool:
@@ -79,7 +127,7 @@ class Cockpit:
         for factory in SOURCE_FACTORIES:  # services/sources/factories.py
             for source in factory(self.config, self.registry, self.session):
                 self.add_source(source)
-        from perftriage.services.investigation import restore_logs  # noqa: PLC0415
+        from perftriage.services.investigation.named import restore_logs  # noqa: PLC0415
 
         if self.session.pending_logs is not None:
             # a continued investigation's logs: after the first frames (the
@@ -95,7 +143,7 @@ class Cockpit:
 
     def add_host(self, host) -> None:
         """A host joins the running cockpit (picked in the Fleet view, see
-        services/dig_in.py): sampled, probed and followed like a configured one."""
+        services/hosts/dig_in.py): sampled, probed and followed like a configured one."""
         self.registry.add(host)
         self.session.emit(ev.HostStatus(host=host.name, state="connecting"))
         if not self.started or self.replay:
@@ -141,16 +189,20 @@ class Cockpit:
         return info
 
     async def stop(self, reason: str = "quit") -> None:
+        live = self._live
         try:  # servers and log followers die (no orphan on any host) before the transcript ends
-            await self.servers.stop_all()
+            if live is not None:
+                await live.servers.stop_all()
         finally:
-            await self.logs.close_all(reason)
+            if live is not None:
+                await live.logs.close_all(reason)
             await self.sources.stop_all()
         for task in self._tasks:
             task.cancel()
         with contextlib.suppress(Exception):
             await asyncio.gather(*self._tasks, return_exceptions=True)
-            await self.probes.close()
+            if live is not None:
+                await live.probes.close()
         self._tasks.clear()
         with contextlib.suppress(Exception):
             await self.registry.close()

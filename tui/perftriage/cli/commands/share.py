@@ -17,14 +17,20 @@ from perftriage.cli.commands.watch import resolve
 @click.argument("name")
 @click.option("--port", type=click.IntRange(1, 65535), metavar="P",
               help="Port on 127.0.0.1 (default: a free one).")
+@click.option("--max-visitors", type=click.IntRange(1, 64), default=4, show_default=True,
+              metavar="N", help="Browser pages served at once (each runs its own watcher).")
 @click.pass_obj
-def command(g, name: str, port: int | None) -> None:
+def command(g, name: str, port: int | None, max_visitors: int) -> None:
     """Serve `perftriage watch NAME` to a browser (textual-serve): bound to
     127.0.0.1 only, every path answering 403 without the 128-bit token in
-    the printed URL (then a cookie). It serves the read-only player of the
-    transcript, nothing else. Prints the URL and the `ssh -L` line a
-    colleague runs to reach it; stops on Ctrl+C."""
-    from perftriage.services.share import ShareServer, bind, watch_command
+    the printed URL (then a cookie), or with a Host other than 127.0.0.1 /
+    localhost, or an Origin from elsewhere. It serves the read-only player
+    of the transcript, nothing else, to at most N visitors at once (the next
+    one is told so); a visitor's watcher ends within 2 s of its page
+    closing. Prints the URL and the `ssh -L` line a colleague runs to reach
+    it; stops on Ctrl+C."""
+    from perftriage.core.store.investigations import shown_name
+    from perftriage.services.investigation.share import ShareServer, bind, watch_command
 
     resolve(g, name)  # exit 2 now for an unknown name, not in each visitor's page
     try:
@@ -33,12 +39,15 @@ def command(g, name: str, port: int | None) -> None:
         raise UsageFailure(f"--port {port}: {exc.strerror or exc}") from None
     command_line = watch_command(name, g.resolved_sessions_dir(),
                                  g.config_path if g.config_explicit else None)
-    server = ShareServer(command_line, sock, title=f"perftriage watch {name}")
+    server = ShareServer(command_line, sock, title=f"perftriage watch {shown_name(name)}",
+                         max_visitors=max_visitors)
     share = server.share
-    click.echo(f"sharing investigation {name!r} read-only (Ctrl+C stops)")
+    click.echo(f"sharing investigation {shown_name(name)} read-only (Ctrl+C stops)")
     click.echo(f"  open:       {share.url}")
     click.echo(f"  from afar:  {share.ssh_line(socket.gethostname())}")
     click.echo("              then open the URL above on that machine")
+    click.echo(f"  visitors:   at most {max_visitors} at once (--max-visitors); "
+               "the next one is asked to come back later")
     asyncio.run(_serve(server))
 
 

@@ -12,6 +12,7 @@ import msgspec
 from perftriage.cli.globals import Globals, UsageFailure
 from perftriage.core.profile.buckets import RuleError
 from perftriage.core.profile.model import ProfileSummary, TraceError
+from perftriage.core.profile.reader import DEFAULT_MAX_MB, TraceLimits
 
 
 def user_rules(g: Globals | None) -> list[tuple[str, str]]:
@@ -19,6 +20,13 @@ def user_rules(g: Globals | None) -> list[tuple[str, str]]:
     if g is None:
         return []
     return [(r.bucket, r.pattern) for r in g.load_config().profile.rules]
+
+
+def trace_limits(g: Globals | None, max_mb: int | None) -> TraceLimits:
+    """``--max-trace-mb``, else the config's ``[profile] max_trace_mb``."""
+    if max_mb is None:
+        max_mb = g.load_config().profile.max_trace_mb if g is not None else DEFAULT_MAX_MB
+    return TraceLimits(max_mb=max_mb)
 
 
 def emit(summary: ProfileSummary, as_json: bool, top: int | None) -> None:
@@ -35,8 +43,12 @@ def emit(summary: ProfileSummary, as_json: bool, top: int | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
               help="Only the N biggest kernels (default: all with --json, 20 in the table).")
+@click.option("--max-trace-mb", "max_mb", type=click.IntRange(1, 1 << 20), default=None,
+              metavar="MIB", help="Refuse a file larger than this, on disk or once "
+              f"decompressed (default: [profile] max_trace_mb, {DEFAULT_MAX_MB}).")
 @click.pass_context
-def command(ctx: click.Context, files: tuple[str, ...], as_json: bool, top: int | None) -> None:
+def command(ctx: click.Context, files: tuple[str, ...], as_json: bool, top: int | None,
+            max_mb: int | None) -> None:
     """Summarise profiler traces: each kernel's total ms, calls, mean µs, share
     of all kernel time and spread over ranks; kernels in buckets
     (communication, moe, attention, gemm, memcpy/memset, elementwise/norm,
@@ -45,12 +57,15 @@ def command(ctx: click.Context, files: tuple[str, ...], as_json: bool, top: int 
 
     FILE is a torch.profiler / Kineto Chrome trace (.json or .json.gz, one
     per rank) or an nsys `cuda_gpu_kern_sum` CSV. A file that cannot be read
-    (missing, truncated, not a trace) exits 2 naming it.
+    (missing, not a regular file, over --max-trace-mb, truncated, not a trace)
+    exits 2 naming it.
     """
     from perftriage.core.profile.summarize import summarize_files
+    from perftriage.core.sanitize import visible
 
+    g = ctx.find_object(Globals)
     try:
-        summary = summarize_files(list(files), user_rules(ctx.find_object(Globals)))
+        summary = summarize_files(list(files), user_rules(g), trace_limits(g, max_mb))
     except (TraceError, RuleError) as exc:
-        raise UsageFailure(str(exc)) from None
+        raise UsageFailure(visible(str(exc))) from None
     emit(summary, as_json, top)

@@ -9,11 +9,16 @@ tick, so 200 checks reading the same GPU field read it once.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from perftriage.core.checks.catalogue import FAMILIES, Scope, Signal
 from perftriage.core.model.state import SessionState
+from perftriage.core.profile.ncu import NcuSummary
+from perftriage.core.profile.ncu_join import figures, latest_summary
+from perftriage.core.stacks.summary import latest as latest_stacks
 
 Plain = bool | int | float | str
 
@@ -67,7 +72,9 @@ class SignalTable:
         self.kinds: dict[int, set[type]] = {}
         self._index: dict[str, dict[str, int]] = {}
         self._probes: dict[tuple[str, str], Any] | None = None
+        self._stacks_by_host: dict[str, Any] = {}
         self._gpus: dict[tuple[str, int], tuple[dict[str, Any], float | None]] | None = None
+        self._ncu: tuple[str, NcuSummary] | tuple[()] | None = None  # the latest ncu result
 
     # --- scopes ----------------------------------------------------------------
 
@@ -125,6 +132,8 @@ class SignalTable:
         host = scope.host
         if fam == "profile":
             return self._profile(sig)
+        if fam == "kernel":
+            return self._kernel(sig)
         if fam == "engine":
             return self._engine(sig, scope)
         if host is None:
@@ -154,6 +163,8 @@ class SignalTable:
             return self._log(sig, host)
         if fam == "probe":
             return self._probe(sig, host)
+        if fam == "stacks":
+            return self._stacks(sig, host)
         return Missing(f"{sig}: unknown family")
 
     def spread(self, ref: Any, scope: ScopeKey) -> Plain | Missing:
@@ -281,6 +292,31 @@ class SignalTable:
         value = p.status if sig.field == "verdict" else getattr(p, sig.field, None)
         return self._fresh(sig, value, None, f"the probe gave no {sig.field}")
 
+    def _stacks(self, sig: Signal, host: str) -> Plain | Missing:
+        """The latest stacks probe on the host: its top frame, a named
+        function's shares, the idle/GIL share of the process holding the top
+        frame."""
+        if host not in self._stacks_by_host:
+            self._stacks_by_host[host] = latest_stacks(self.state.probes.values(), host)
+        got = self._stacks_by_host[host]
+        if got is None:
+            return Missing(f"{sig}: no stacks sample from {host}")
+        p, summary = got
+        t = p.finished_t
+        if sig.sub == "top":
+            top = summary.top
+            return self._fresh(sig, getattr(top, sig.field) if top else None, t,
+                               "no active Python frame")
+        if sig.sub == "frame":
+            row = summary.frame(sig.key or "")
+            if row is None:
+                return Missing(f'{sig}: no frame "{sig.key}" in the stacks from {host}')
+            return self._fresh(sig, row.total_pct if sig.field == "pct"
+                               else getattr(row, sig.field), t, "")
+        proc = summary.process_of_top() or (summary.processes[0] if summary.processes else None)
+        return self._fresh(sig, getattr(proc, sig.field, None) if proc else None, t,
+                           "no process read")
+
     def _profile(self, sig: Signal) -> Plain | Missing:
         """The profile summary, when one was captured: a mapping (or object)
         with ``buckets: {NAME: {pct, ms, count}}``, ``top: {name, pct, ms,
@@ -303,6 +339,27 @@ class SignalTable:
             return self._fresh(sig, get(top, sig.field) if top is not None else None, None,
                                "no kernels in the profile")
         return self._fresh(sig, get(summary, sig.field), None, "")
+
+
+    def _kernel(self, sig: Signal) -> Plain | Missing:
+        """``kernel["REGEX"].FIELD``: the latest ncu probe's kernels whose
+        name REGEX finds, together; the time share from the latest profile
+        capture when it has them (core/profile/ncu_join.py)."""
+        if self._ncu is None:
+            self._ncu = latest_summary(self.state.probes.values()) or ()
+        if not self._ncu:
+            return Missing(f"{sig}: no ncu probe has profiled kernels yet")
+        probe_id, summary = self._ncu
+        profiles = self.state.profiles
+        got = figures(summary, _pattern(sig.key or ""), profiles[-1].summary if profiles else None)
+        if got is None:
+            return Missing(f"{sig}: no kernel of {probe_id} matches")
+        return self._fresh(sig, getattr(got, sig.field), None, f"{probe_id} has no {sig.field}")
+
+
+@lru_cache(maxsize=256)
+def _pattern(text: str) -> re.Pattern[str]:
+    return re.compile(text)  # checked when the check was compiled
 
 
 def profile_signals(state: Any) -> dict[str, Any] | None:

@@ -64,7 +64,7 @@ def _pairs(metric: str, a: Side, b: Side) -> list[tuple[str, str]]:
     host, else the only host of each side (two runs on two machines)."""
     def hosts(side: Side) -> list[str]:
         return [h for (m, h, g) in side.rec.series if m == metric and g == -1
-                and side.rec.readings(metric, h, side.window.start, side.window.end)[1]]
+                and side.rec.has_readings(metric, h, side.window.start, side.window.end)]
     ha, hb = hosts(a), hosts(b)
     same = [(h, h) for h in ha if h in hb]
     if same:
@@ -177,11 +177,11 @@ def _straddle_warnings(name: str, side: Side) -> list[str]:
     """A restart, a new run or a phase change inside the slice (say where)."""
     w, out = side.window, []
     for s in side.rec.servers:
-        if s.state == "starting" and w.start + 1.0 < s.t <= w.end:
+        if s.state == "starting" and w.start + 1.0 < s.t < w.end - 1.0:
             out.append(f"{name} straddles a restart: server {visible(s.server)} started at "
                        f"{clock(s.t)}")
     for n, t in side.rec.segments:
-        if w.start + 1.0 < t <= w.end:
+        if w.start + 1.0 < t < w.end - 1.0:
             out.append(f"{name} straddles run {n} (it started at {clock(t)})")
     for metric in PHASE_METRICS:
         m = METRICS[metric]

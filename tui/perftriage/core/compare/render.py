@@ -9,8 +9,11 @@ from typing import Any
 from perftriage.core.compare.compare import fmt
 from perftriage.core.compare.slices import clock
 from perftriage.core.compare.stats import p_text
+from perftriage.core.profile.table import short_name
 from perftriage.core.sanitize import visible
 
+KERNEL_SHARE = 0.02
+KERNELS_SHOWN = 8
 HEADER = ("metric", "A", "B", "change", "p", "verdict")
 MARK = {"improved": "▲", "regressed": "▼", "no change": "=", "not enough data": "?"}
 
@@ -50,9 +53,12 @@ def profile_cells(profile: dict[str, Any]) -> list[tuple[str, ...]]:
     add(f"exposed communication per {per}", profile["exposed_comm_ms"], "ms")
     for b in profile["buckets"]:
         add(f"{b['bucket']} per {per}", b, "ms")
-    for k in profile["kernels"]:
-        if k["change"] != "same":
-            add(f"{visible(k['name'])} ({k['change']})", k, "ms")
+    # the kernels that moved by a fiftieth of the kernel time, biggest first
+    floor = KERNEL_SHARE * max(profile["kernel_ms"]["a"] or 0.0, profile["kernel_ms"]["b"] or 0.0)
+    moved = [k for k in profile["kernels"]
+             if k["change"] != "same" and abs((k["b"] or 0.0) - (k["a"] or 0.0)) >= floor]
+    for k in moved[:KERNELS_SHOWN]:
+        add(f"{short_name(visible(k['name']), 60)} ({k['change']})", k, "ms")
     return rows
 
 

@@ -3,7 +3,7 @@
 Events are msgspec Structs tagged by ``type`` so a transcript line decodes
 straight back to the right class. ``t`` is the monotonic offset in seconds
 since the session started, ``wall`` the Unix wall time; both are stamped by
-the session when the event is emitted (see ``perftriage.services.session``).
+the session when the event is emitted (see ``perftriage.services.investigation.session``).
 
 Adding an event: subclass :class:`Event` with a ``tag`` (above
 :data:`ALL_EVENTS`, which is built from the subclasses), and teach
@@ -432,6 +432,21 @@ class SegmentStarted(Event, tag="segment.started"):
     gap_s: float | None = None
     hosts: list[str] = []
     perftriage: str = ""
+
+
+class BaselineMarked(Event, tag="baseline.marked"):
+    """The before of a before/after (``b`` in the cockpit): session time
+    ``[start, end]`` the live state is compared with, in the Gap, Engine and
+    Profile views, the report's first table and ``perftriage compare``.
+    ``label`` says what it is (``"run 1"``, ``"0:10-0:40"``)."""
+
+    start: Seconds
+    end: Seconds
+    label: str = ""
+
+
+class BaselineCleared(Event, tag="baseline.cleared"):
+    """No baseline any more (``b`` again on a marked one)."""
 
 
 Growable = Literal["host", "engine", "prometheus", "pack"]

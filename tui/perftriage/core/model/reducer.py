@@ -398,6 +398,20 @@ def _segment(state: SessionState, e: ev.SegmentStarted) -> Section:
     return Section.NOTES
 
 
+@handles(ev.BaselineMarked)
+def _baseline(state: SessionState, e: ev.BaselineMarked) -> Section:
+    state.baseline = e
+    return Section.BASELINE
+
+
+@handles(ev.BaselineCleared)
+def _baseline_cleared(state: SessionState, e: ev.BaselineCleared) -> Section | None:
+    if state.baseline is None:
+        return None
+    state.baseline = None
+    return Section.BASELINE
+
+
 @handles(ev.CockpitAdded)
 def _cockpit_added(state: SessionState, e: ev.CockpitAdded) -> Section:
     state.additions = [a for a in state.additions if (a.what, a.value) != (e.what, e.value)]

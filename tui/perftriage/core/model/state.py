@@ -48,6 +48,7 @@ class Section(StrEnum):
     FLEET = "fleet"
     ENGINES = "engines"
     PROFILES = "profiles"
+    BASELINE = "baseline"  # the before of a before/after (baseline.marked / .cleared)
     # Not state: time passed. No event bumps it; the UI marks it once a
     # second for what shows ages and running times.
     CLOCK = "clock"
@@ -187,6 +188,8 @@ class SessionState:
     event_count: int = 0
     # the runs of a named investigation so far (SegmentStarted events)
     segments: list[Any] = field(default_factory=list)
+    # the before of a before/after (the latest BaselineMarked; None once cleared)
+    baseline: Any = None
     # what joined the running cockpit (CockpitAdded, less what was removed since)
     additions: list[Any] = field(default_factory=list)
     ended: bool = False

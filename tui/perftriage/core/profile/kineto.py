@@ -9,18 +9,19 @@ RSS against keeping ``args`` as ``msgspec.Raw`` (measured: 946 vs 841 MiB). Kern
 ``ph: "X"`` with ``cat`` ``kernel``, ``gpu_memcpy`` or ``gpu_memset``; their
 ``pid`` is the device. Under CUDA-graph replay kernels lose their CPU parent
 (no ``External id``), so everything here goes by the kernel's own name.
+The text comes from :mod:`~perftriage.core.profile.reader` (bounded, gzip
+inflated); a kernel's time or duration that no profiler writes (negative,
+beyond ``MAX_US``) is refused with the event's index.
 """
 
 from __future__ import annotations
-
-import gzip
-import zlib
 
 import msgspec
 
 from perftriage.core.profile.buckets import COMMUNICATION, Classifier
 from perftriage.core.profile.idle import SINGLE_LAUNCHES, Kernel, Launch, breakdown
 from perftriage.core.profile.model import TraceError
+from perftriage.core.profile.reader import MAX_KERNEL_NAMES, MAX_US, cut_name, quoted, too_many_kernels
 from perftriage.core.profile.rank import RankData
 from perftriage.core.profile.timeline import DeviceTimeline
 
@@ -55,54 +56,66 @@ class ChromeTrace(msgspec.Struct, gc=False):
 _DECODER = msgspec.json.Decoder(ChromeTrace | list[TraceEvent])
 
 
-def unpack(path: str, data: bytes) -> bytes:
-    """The JSON text of a file that may be gzip-compressed (by its magic bytes)."""
-    if data[:2] != b"\x1f\x8b":
-        return data
-    try:
-        return gzip.decompress(data)
-    except (EOFError, OSError, zlib.error) as exc:
-        raise TraceError(path, f"truncated or corrupt gzip: {exc}") from None
-
-
-def decode_events(path: str, text: bytes) -> list[TraceEvent]:
+def decode_events(path: str, text: bytes | bytearray) -> list[TraceEvent]:
     try:
         doc = _DECODER.decode(text)
     except msgspec.DecodeError as exc:
         raise TraceError(path, f"not a Chrome/Kineto trace (truncated?): {exc}") from None
+    except RecursionError:  # msgspec recurses into what it skips too (``args``)
+        raise TraceError(path, "not a Chrome/Kineto trace: JSON nested too deeply") from None
     return doc.traceEvents if isinstance(doc, ChromeTrace) else doc
 
 
-def read(path: str, data: bytes, label: str, classifier: Classifier) -> RankData:
-    """One rank's kernels and device timelines from a Chrome trace's bytes."""
-    events = decode_events(path, unpack(path, data))
-    kernels: dict[str, list[float]] = {}
+def bad_time(path: str, index: int, ev: TraceEvent, kind: str = "kernel") -> TraceError:
+    what = (f"a negative duration ({ev.dur:g} µs)" if ev.dur < 0 else
+            f"a duration of {ev.dur:g} µs" if not ev.dur <= MAX_US else
+            f"a start time of {ev.ts:g} µs")
+    return TraceError(path, f"event {index}: {kind} {quoted(ev.name)} has {what}: "
+                            "not a time a profiler writes")
+
+
+def read(path: str, text: bytes | bytearray, label: str, classifier: Classifier) -> RankData:
+    """One rank's kernels and device timelines from a Chrome trace's text."""
+    events = decode_events(path, text)
+    # raw name -> [total µs, calls, is communication]; names are cut (and
+    # classified) once per distinct name, never per event
+    rows: dict[str, list] = {}
     devices: dict[int | str, DeviceTimeline] = {}
     bucket = classifier.bucket
     streams: dict[object, list[Kernel]] = {}
     launches: dict[int, Launch] = {}
-    for ev in events:
+    for i, ev in enumerate(events):
         if ev.ph != "X":
             continue
+        name, ts, dur = ev.name, ev.ts, ev.dur
         if ev.cat not in KERNEL_CATS:
             a = ev.args
             if a is not None and type(a.correlation) is int and ev.cat in LAUNCH_CATS:
-                launches[a.correlation] = (ev.ts, ev.dur, ev.name in SINGLE_LAUNCHES)
+                if not (0.0 <= dur <= MAX_US and -MAX_US <= ts <= MAX_US):
+                    raise bad_time(path, i, ev, "launch call")
+                launches[a.correlation] = (ts, dur, name in SINGLE_LAUNCHES)
             continue
-        name, ts, dur = ev.name, ev.ts, ev.dur
+        if not (0.0 <= dur <= MAX_US and -MAX_US <= ts <= MAX_US):  # NaN fails too
+            raise bad_time(path, i, ev)
         a = ev.args
         if a is not None and a.stream is not None:
             corr = a.correlation if type(a.correlation) is int else -1
             streams.setdefault((ev.pid, a.stream), []).append((ts, ts + dur, corr))
-        row = kernels.get(name)
+        row = rows.get(name)
         if row is None:
-            kernels[name] = [dur, 1]
-        else:
-            row[0] += dur
-            row[1] += 1
+            if len(rows) >= MAX_KERNEL_NAMES:
+                raise too_many_kernels(path)
+            row = rows[name] = [0.0, 0, bucket(cut_name(name)) == COMMUNICATION]
+        row[0] += dur
+        row[1] += 1
         tl = devices.get(ev.pid)
         if tl is None:
             tl = devices[ev.pid] = DeviceTimeline()
-        (tl.comm if bucket(name) == COMMUNICATION else tl.others).append((ts, ts + dur))
+        (tl.comm if row[2] else tl.others).append((ts, ts + dur))
+    kernels: dict[str, list[float]] = {}
+    for name, (total, calls, _) in rows.items():
+        acc = kernels.setdefault(cut_name(name), [0.0, 0])
+        acc[0] += total
+        acc[1] += calls
     return RankData(file=path, label=label, kernels=kernels, devices=devices,
                     idle=breakdown(streams, launches))

@@ -9,6 +9,7 @@ summed idle over the summed window.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,21 +26,35 @@ from perftriage.core.profile.model import (
     TraceError,
 )
 from perftriage.core.profile.rank import RankData, rank_label
+from perftriage.core.profile.reader import TraceLimits, read_trace_bytes
 
 
-def read_file(path: str | Path, index: int, classifier: Classifier) -> RankData:
-    """One file, Kineto JSON (plain or gzip) or nsys CSV by its content."""
+def read_file(path: str | Path, index: int, classifier: Classifier,
+              limits: TraceLimits = TraceLimits()) -> RankData:
+    """One file, Kineto JSON (plain or gzip) or nsys CSV by its content,
+    through the bounded reader."""
     p = str(path)
-    try:
-        data = Path(p).read_bytes()
-    except OSError as exc:
-        raise TraceError(p, exc.strerror or str(exc)) from None
     label = rank_label(p, index)
-    if not data.strip():
-        raise TraceError(p, "empty file")
-    if data[:2] != b"\x1f\x8b" and data.lstrip()[:1] not in (b"{", b"[") and nsys.looks_like(data):
-        return nsys.read(p, data, label)
-    return kineto.read(p, data, label, classifier)
+    try:
+        data = read_trace_bytes(p, limits)
+        if not data or data.isspace():
+            raise TraceError(p, "empty file")
+        if _first_byte(data) not in (b"{", b"[") and nsys.looks_like(data):
+            return nsys.read(p, data, label)
+        return kineto.read(p, data, label, classifier)
+    except MemoryError:
+        raise TraceError(p, "not enough memory to summarise it (lower [profile] "
+                            "max_trace_mb / --max-trace-mb)") from None
+
+
+_LEADING_SPACE = re.compile(rb"\s*")
+
+
+def _first_byte(data: bytes | bytearray) -> bytes:
+    """The first byte that is not white space (no copy of the text)."""
+    m = _LEADING_SPACE.match(data)
+    at = m.end() if m else 0
+    return bytes(data[at:at + 1])
 
 
 def _pct(part: float, whole: float) -> float:
@@ -126,8 +141,10 @@ def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
 
 
 def summarize_files(paths: Sequence[str | Path],
-                    user_rules: list[tuple[str, str]] | None = None) -> ProfileSummary:
+                    user_rules: list[tuple[str, str]] | None = None,
+                    limits: TraceLimits = TraceLimits()) -> ProfileSummary:
     """Read and summarise trace files (one per rank); :class:`TraceError` names
     the first file that cannot be read."""
     classifier = Classifier(user_rules)
-    return summarize([read_file(p, i, classifier) for i, p in enumerate(paths)], classifier)
+    return summarize([read_file(p, i, classifier, limits) for i, p in enumerate(paths)],
+                     classifier)

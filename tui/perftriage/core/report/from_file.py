@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from perftriage.core.compare.load import load
 from perftriage.core.replay.state_at import state_at
 from perftriage.core.report import markdown
 from perftriage.core.report.log_scan import session_start
@@ -26,5 +27,6 @@ def render_file(path: Path | str, problems: list[stream.LineProblem] | None = No
     state, _ = state_at(path, None, problems, log_lines=scan.feed)
     # a file name need not be UTF-8 (its bytes arrive as lone surrogates): shown as \\xff
     source = os.fsencode(path.name).decode("utf-8", "backslashreplace")
+    recording = load(path)  # a second pass: every sample, for the before/after and phases
     return markdown.render(state, header=header, problems=problems, source=source,
-                           log_scan=scan, redactor=redactor)
+                           log_scan=scan, redactor=redactor, recording=recording)

@@ -16,8 +16,11 @@ from typing import Any
 
 from perftriage.core.model.segments import segments_section
 from perftriage.core import probes
+from perftriage.core.compare.recording import Recording
+from perftriage.core.report.compare_section import before_after_section, phases_section
 from perftriage.core.report.engine_section import engine_section
 from perftriage.core.report.md_text import cell, code, inline  # noqa: F401  (re-exported)
+from perftriage.core.report.kernels_section import kernels_section
 from perftriage.core.report.profile_section import profile_section
 from perftriage.core.model import events as ev
 from perftriage.core.model import host_info
@@ -348,13 +351,20 @@ def render(
     source: str | None = None,
     log_scan: LogScan | None = None,
     redactor: Redactor | None = None,
+    recording: Recording | None = None,
 ) -> str:
     """The Markdown report (secrets redacted: it is meant to be shared). ``events`` (the transcript's) give log lines their
     times; without them the state's log rings are used; ``log_scan``, when
-    given, has already seen every log line (a streamed transcript)."""
+    given, has already seen every log line (a streamed transcript);
+    ``recording`` (else one made from ``events``) gives the before/after table
+    and the phases."""
     header = header or {}
     if events is not None:
         events = list(events)
+        if recording is None:
+            recording = Recording(name=state.name)
+            for e in events:
+                recording.feed(e)
     name = str(header.get("name") or state.name)
     started = str(header.get("started_at") or state.started_at or "unknown")
     hosts = [str(h) for h in header.get("hosts", [])]
@@ -367,6 +377,8 @@ def render(
     if source:
         meta.append(f"- Transcript: {source} ({state.event_count} events)")
     lines += [*meta, ""]
+    lines += before_after_section(recording)
+    lines += phases_section(recording)
     lines += segments_section(state, clock)
     lines += _hosts_section(state, hosts)
     for p in problems:
@@ -376,6 +388,7 @@ def render(
     lines += bandwidth_section(state, clock)
     lines += engine_section(state)
     lines += profile_section(state)
+    lines += kernels_section(state)
     lines += _hypotheses_section(state)
     lines += _probes_section(state)
     lines += _notes_section(state)

@@ -3,6 +3,8 @@ kernels, and what changed between consecutive captures."""
 
 from __future__ import annotations
 
+from perftriage.core.compare.compare import fmt
+from perftriage.core.compare.profile_diff import diff
 from perftriage.core.model.state import SessionState
 from perftriage.core.profile.compare import compare
 from perftriage.core.profile.table import idle_line, short_name
@@ -29,6 +31,25 @@ def headline(cap: ProfileCaptured) -> str:
     return " · ".join(parts)
 
 
+def _per_step_lines(prev: ProfileCaptured, cap: ProfileCaptured) -> list[str]:
+    """What leads a comparison of two captures: step time, GPU idle, kernel
+    time per step, then the buckets that moved (ms per step)."""
+    d = diff(prev, cap)
+    lead = []
+    for name, f, unit in (("step", d.step_ms, " ms"), ("GPU idle", d.idle_pct, " %"),
+                          (f"kernel time per {d.per}", d.kernel_ms, " ms")):
+        if f.a is not None and f.b is not None:
+            how = f" ({f.speedup_text()})" if unit == " ms" else ""
+            lead.append(f"{name} {fmt(f.a)} → {fmt(f.b)}{unit}{how}")
+    out = [f"- {'; '.join(lead)}"] if lead else []
+    moved = [f for f in d.buckets if f.verdict != "no change"]
+    if moved:
+        out.append(f"- buckets per {d.per}: " + "; ".join(
+            f"{inline(f.name)} {fmt(f.a)} → {fmt(f.b)} ms ({f.speedup_text()})"
+            for f in moved[:5]))
+    return out
+
+
 def profile_section(state: SessionState) -> list[str]:
     if not state.profiles:
         return []
@@ -47,7 +68,7 @@ def profile_section(state: SessionState) -> list[str]:
                        f"| {k.calls} | {k.avg_us:.1f} | {k.pct:.1f} % |")
         if prev is not None:
             c = compare(prev.summary, s)
-            out += ["", f"Against {inline(prev.capture_id)}:"]
+            out += ["", f"Against {inline(prev.capture_id)}:", *_per_step_lines(prev, cap)]
             for label, items, fmt in (
                 ("appeared", c.appeared, lambda x: f"{x.after_pct:.1f} %"),
                 ("vanished", c.vanished, lambda x: f"was {x.before_pct:.1f} %"),

@@ -19,6 +19,7 @@ from perftriage.core.store.config_schema import (
     FleetConfig,
     HostConfig,
     ProbeTemplate,
+    ProfileConfig,
     UIConfig,
     locate,
 )
@@ -36,6 +37,7 @@ BOUNDS: dict[type, dict[str, tuple[float, float]]] = {
     HostConfig: {"max_channels": (1, 1000), "connect_timeout": (0.0, 3600.0),
                  "keepalive_interval": (0.0, DAY_S)},
     ProbeTemplate: {"timeout": (0.001, 7 * DAY_S)},
+    ProfileConfig: {"max_trace_mb": (1, 1 << 20)},
 }
 
 
@@ -158,6 +160,7 @@ def _check_metrics_url(url: str | None, owner: str, where: str, fail,
 def _numeric_sections(config: Config) -> list[tuple[str, str, object]]:
     """(msgspec path, how a message names it, the struct) for each struct with numbers."""
     return [("$.ui", "ui.", config.ui), ("$.fleet", "fleet.", config.fleet),
+            ("$.profile", "profile.", config.profile),
             *((f"$.hosts[{i}]", f"host {h.name!r}: ", h) for i, h in enumerate(config.hosts)),
             *((f"$.probes[{i}]", f"probe template {t.name!r}: ", t)
               for i, t in enumerate(config.probes))]

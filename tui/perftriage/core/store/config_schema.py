@@ -88,6 +88,9 @@ class ProfileConfig(Strict):
     steps: int = 5  # decode steps a capture asks the engine to profile
     timeout: float = 120.0  # seconds to wait for all rank files of a capture
     vllm_trace_dir: str | None = None  # where a vLLM server writes its traces
+    # the largest trace file read, in MiB, on disk and once decompressed
+    # (core/profile/reader.py)
+    max_trace_mb: int = 1024
 
 
 class HypothesisEntry(Strict):

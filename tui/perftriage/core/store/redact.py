@@ -12,7 +12,8 @@ still sees *that* a secret was there):
 - environment assignments whose name contains TOKEN, KEY, SECRET or PASSWORD
   (``HF_TOKEN=…``, ``export OPENAI_API_KEY="…"``);
 - Hugging Face tokens ``hf_…``, OpenAI-style keys ``sk-…``, AWS access key
-  ids ``AKIA…``/``ASIA…`` and ``aws_secret_access_key = …``;
+  ids ``AKIA…``/``ASIA…``, ``aws_secret_access_key = …`` and a 40-character
+  secret-key-shaped word within 100 characters of a key id on its line;
 - secret-named keys in any case and form, as engines print their arguments:
   ``api_key='…'`` (SGLang's ``ServerArgs(...)``, vLLM's ``Namespace(...)``),
   ``'api_key': ['…']`` (a dict or list repr), JSON ``"password": "…"``,
@@ -66,6 +67,8 @@ _NAME_TRIGGERS = tuple(word + sep for word in (
     "passwd", "pwd", "private_key", "private-key", "privatekey", "access_key", "access-key",
     "accesskey") for sep in ("=", ":", "'", '"', "\\", " =", " :")) + ("-token=",)
 
+_AWS_KEY_ID = r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])"
+_AWS_SECRET = r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 _KEY_BEGIN = r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)"
 _KEY_END = r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
 
@@ -118,7 +121,12 @@ BUILTIN: list[Rule] = [
          ("aws_secret_access_key",), fold=True),
     Rule(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}", MASK, ("hf_",)),
     Rule(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}", MASK, ("sk-",)),
-    Rule(r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])", MASK, ("AKIA", "ASIA")),
+    # a 40-character secret access key on the same line as its key id, either
+    # side (``aws key AKIA… secret wJalr…``, STS JSON): without a name before
+    # it, a 40-character base64 word alone is too common to mask by its shape
+    Rule(rf"{_AWS_KEY_ID}([^\n]{{0,100}}?){_AWS_SECRET}|{_AWS_SECRET}([^\n]{{0,100}}?){_AWS_KEY_ID}",
+         rf"{MASK}\g<1>\g<2>{MASK}", ("AKIA", "ASIA")),
+    Rule(_AWS_KEY_ID, MASK, ("AKIA", "ASIA")),
     # name = value, name: value, 'name': value, "name": "value" (any case)
     Rule(r"(?i:(?<![A-Za-z0-9_#])(\\?[\"']?" + _SECRET_NAME + r"\\?[\"']?\s*[=:]\s*))" + _VALUE,
          _KEEP_QUOTES, _NAME_TRIGGERS, fold=True),

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Annotated, Any
 import msgspec
 
 from perftriage.core.model import events as ev
+from perftriage.core.regular_files import NotRegularFile, open_regular  # noqa: F401 - re-exported
 
 CHUNK = 1 << 22  # 4 MiB reads
 TAIL_BYTES = 1 << 16  # enough for the summary and a few last events
@@ -49,35 +49,6 @@ class LineProblem:
     def __str__(self) -> str:
         kind = "torn last line" if self.torn_tail else "corrupt line"
         return f"line {self.line}: {kind}: {self.message}"
-
-
-class NotRegularFile(OSError):
-    """A FIFO, a device (a symlink to /dev/zero), a directory: a read of it
-    may never end, so it is not read at all."""
-
-
-def open_regular(path: Path | str):
-    """``path`` opened for binary reading, or :class:`NotRegularFile`. Opened
-    non-blocking, so a FIFO without a writer cannot hang the open itself."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegularFile(f"{path}: not a regular file ({_kind(mode)})")
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a file"
 
 
 class TooLong(bytes):

@@ -1,0 +1,55 @@
+"""The report opens with the before/after table for an investigation with a
+baseline or more than one run, tells the phases of a run whose throughput
+changed level (the real H200 run: ~13.6 then ~109 tok/s, not one median),
+and leads a profile comparison with step time and idle."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from perftriage.core.model import events as ev
+from perftriage.core.report.from_file import render_file
+from tests.support.compare_recordings import H200_RUN, two_runs
+
+
+def sections(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("## ")]
+
+
+def test_two_runs_open_with_the_before_after_table(tmp_path):
+    text = render_file(two_runs(tmp_path / "moe.jsonl"))
+    assert sections(text)[:3] == ["## Before / after", "## Phases", "## Runs"]
+    assert "A: run 1 (0:00–0:34) · B: run 2 (0:34–1:21)" in text
+    assert "**B is 8.0× faster than A in decode throughput · localhost (13.6 → 109 tok/s" in text
+    assert "| traffic ratio · localhost | 5.0 × | 1.0 × | 0.20× | \\< 0.001 | ▲ improved |" in text
+    assert "| step time | 3.9 ms | 0.60 ms | 0.15× |  | ▲ improved |" in text
+    assert "- server arguments: --moe-runner-backend triton → flashinfer_cutedsl" in text
+    assert "straddles run 2" not in text  # a run that starts where A ends is not inside it
+
+
+def test_profile_comparison_leads_with_step_time_and_idle(tmp_path):
+    text = render_file(two_runs(tmp_path / "moe.jsonl"))
+    at = text.index("Against prof1:")
+    assert text[at:].splitlines()[1] == ("- step 3.9 → 0.60 ms (6.5× faster); GPU idle 85.2 → 3.7 %; "
+                                         "kernel time per step 0.58 → 0.58 ms (unchanged)")
+
+
+def test_one_run_without_a_baseline_tells_its_phases():
+    text = render_file(H200_RUN)
+    assert "## Before / after" not in text
+    rows = [line for line in text.splitlines() if line.startswith("| decode throughput")]
+    assert len(rows) == 2
+    assert "| 13.6 tok/s |" in rows[0] and rows[0].endswith("| — |")
+    assert "| 109 tok/s |" in rows[1] and rows[1].endswith("| 8.01× |")
+
+
+def test_a_baseline_is_compared_with_what_followed(tmp_path):
+    lines = H200_RUN.read_text().splitlines()
+    mark = ev.BaselineMarked(start=5.0, end=33.0, label="0:05-0:33", t=33.5)
+    path = tmp_path / "with-baseline.jsonl"
+    path.write_text("\n".join([lines[0], ev.encode(mark).decode(), *lines[1:]]) + "\n")
+    text = render_file(path)
+    assert sections(text)[0] == "## Before / after"
+    assert "A: baseline 0:05-0:33 (0:05–0:33) · B: after the baseline (0:33–1:21)" in text
+    assert json.dumps("improved") and "| decode throughput · localhost | 13.6 tok/s |" in text

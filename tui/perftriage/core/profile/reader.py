@@ -1,0 +1,136 @@
+"""The one way a trace file is read: bounded in what it may cost.
+
+A trace comes from a server perftriage does not control (or from a
+colleague), so a file may be a FIFO or a link to ``/dev/urandom`` (a read
+that never ends), a gzip bomb (8 MB expanding to 8 GiB), nested 100 000
+deep, or hold a million distinct megabyte-long kernel names. Here:
+
+- only a regular file is opened (``open_regular``: never a FIFO, a device,
+  a directory), and it is read once, at most the cap plus one byte;
+- the cap (:class:`TraceLimits`, ``[profile] max_trace_mb`` in the config,
+  ``--max-trace-mb`` on ``perftriage trace``, default 1024 MiB) holds for the
+  bytes on disk and again for the bytes once decompressed: gzip is inflated
+  in pieces and stops as soon as it passes the cap;
+- a kernel name longer than :data:`MAX_NAME_CHARS` is cut (with its length
+  and a short hash of the whole name, so two names that differ only past the
+  cut stay apart) before it is classified or shown;
+- a file with more than :data:`MAX_KERNEL_NAMES` distinct kernels is refused
+  (a real capture has hundreds);
+- a time or duration outside 0..:data:`MAX_US` is refused with the event's
+  index (or the CSV line).
+
+Every refusal is a :class:`TraceError` naming the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import zlib
+from dataclasses import dataclass
+
+from perftriage.core.profile.model import TraceError
+from perftriage.core.regular_files import NotRegularFile, open_regular
+
+DEFAULT_MAX_MB = 1024  # a busy rank's trace is tens to hundreds of MB decompressed
+MAX_NAME_CHARS = 1024  # a CUTLASS template name is a few hundred characters
+MAX_KERNEL_NAMES = 20_000  # distinct kernels in one file
+MAX_US = 1e15  # µs (31 years): beyond it a time or duration is no time
+CAP_HINT = "[profile] max_trace_mb, --max-trace-mb"
+_GZIP_MAGIC = b"\x1f\x8b"
+_IN_PIECE = 1 << 16  # compressed bytes fed at once
+_OUT_PIECE = 1 << 18  # decompressed bytes taken at once (the overshoot past the cap)
+
+
+@dataclass(frozen=True)
+class TraceLimits:
+    """The largest trace file read, in MiB, on disk and once decompressed."""
+
+    max_mb: int = DEFAULT_MAX_MB
+
+    @property
+    def max_bytes(self) -> int:
+        return self.max_mb << 20
+
+
+def open_trace(path: str, limits: TraceLimits = TraceLimits()):
+    """``path`` opened for binary reading: a regular file no larger than the
+    cap (checked before any byte is read), else :class:`TraceError`."""
+    try:
+        fh = open_regular(path)
+    except NotRegularFile as exc:
+        raise TraceError(path, str(exc).removeprefix(f"{path}: ")) from None
+    except OSError as exc:
+        raise TraceError(path, exc.strerror or str(exc)) from None
+    if os.fstat(fh.fileno()).st_size > limits.max_bytes:
+        fh.close()
+        raise over_cap(path, limits)
+    return fh
+
+
+def over_cap(path: str, limits: TraceLimits, what: str = "the file is over") -> TraceError:
+    return TraceError(path, f"{what} the {limits.max_mb} MiB limit ({CAP_HINT})")
+
+
+def read_trace_bytes(path: str, limits: TraceLimits = TraceLimits()) -> bytes | bytearray:
+    """The file's text (gzip inflated, found by its magic bytes), or :class:`TraceError`."""
+    with open_trace(path, limits) as fh:
+        try:
+            data = fh.read(limits.max_bytes + 1)  # +1: a file that grew since is caught below
+        except OSError as exc:
+            raise TraceError(path, exc.strerror or str(exc)) from None
+    if len(data) > limits.max_bytes:
+        raise over_cap(path, limits)
+    if data[:2] == _GZIP_MAGIC:
+        return _gunzip(path, data, limits)
+    return data
+
+
+def _gunzip(path: str, data: bytes, limits: TraceLimits) -> bytearray:
+    """Every gzip member of ``data`` inflated, never past the cap."""
+    cap = limits.max_bytes
+    out = bytearray()
+    view = memoryview(data)
+    start = 0
+    while True:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        pos = start
+        try:
+            while not d.eof and pos < len(data):
+                tail: bytes | memoryview = view[pos:pos + _IN_PIECE]
+                pos += len(tail)
+                while tail and not d.eof:
+                    out += d.decompress(tail, _OUT_PIECE)
+                    if len(out) > cap:
+                        raise over_cap(path, limits, "decompresses to more than")
+                    tail = d.unconsumed_tail
+            if not d.eof:
+                out += d.flush()  # what is left is less than zlib's window
+        except zlib.error as exc:
+            raise TraceError(path, f"corrupt gzip: {exc}") from None
+        if not d.eof:
+            raise TraceError(path, "truncated gzip (the file ends inside the compressed data)")
+        start = pos - len(d.unused_data)
+        if start >= len(data) or data.count(0, start) == len(data) - start:
+            return out  # the end, or zero padding after it (as gzip itself allows)
+        if data[start:start + 2] != _GZIP_MAGIC:
+            raise TraceError(path, f"not gzip after byte {start} (trailing garbage)")
+
+
+def cut_name(name: str) -> str:
+    """``name``, or its first :data:`MAX_NAME_CHARS` characters, its length and
+    a hash of the whole (distinct long names stay distinct)."""
+    if len(name) <= MAX_NAME_CHARS:
+        return name
+    digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
+    return f"{name[:MAX_NAME_CHARS]}…[{len(name)} chars #{digest}]"
+
+
+def too_many_kernels(path: str) -> TraceError:
+    return TraceError(path, f"more than {MAX_KERNEL_NAMES} distinct kernel names: "
+                            "not a profile perftriage can summarise")
+
+
+def quoted(name: str) -> str:
+    """A kernel name short enough to quote in an error."""
+    return repr(name if len(name) <= 60 else name[:60] + "…")
