@@ -80,11 +80,22 @@ def test_windows_from_runs_and_ranges():
 # --- statistics -------------------------------------------------------------------
 
 
-def test_p_value_is_scipys_two_sided_mann_whitney():
-    rng = np.random.default_rng(7)
-    a, b = list(rng.normal(100, 5, 30)), list(rng.normal(104, 5, 25))
-    assert stats.mann_whitney_p(a, b) == pytest.approx(
-        mannwhitneyu(a, b, alternative="two-sided").pvalue)
+@pytest.mark.parametrize("seed, n1, n2, shift, rounding", [
+    (7, 30, 25, 4.0, None), (1, 10, 10, 0.0, None), (2, 12, 40, 10.0, None),
+    (3, 20, 20, 1.0, 0),  # many ties
+    (4, 10, 15, 30.0, 0), (5, 300, 200, 0.5, 1),
+])
+def test_p_value_is_scipys_two_sided_mann_whitney(seed, n1, n2, shift, rounding):
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(100, 5, n1), rng.normal(100 + shift, 5, n2)
+    if rounding is not None:
+        a, b = a.round(rounding), b.round(rounding)
+    expected = mannwhitneyu(a, b, alternative="two-sided", method="asymptotic").pvalue
+    assert stats.mann_whitney_p(list(a), list(b)) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+    # from 10 readings a side (the verdicts' minimum) with ties, scipy's default is this method
+    if rounding is not None:
+        assert stats.mann_whitney_p(list(a), list(b)) == pytest.approx(
+            mannwhitneyu(a, b, alternative="two-sided").pvalue, rel=1e-9)
 
 
 def test_summary_percentiles_are_numpys():

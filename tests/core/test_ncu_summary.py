@@ -187,3 +187,30 @@ def test_a_big_csv_is_streamed_not_held():
     tracemalloc.stop()
     assert len(folded["kernels"]) == 7
     assert peak < held / 10, (peak, held)
+
+
+GRAPH = FIXTURE.with_name("moe-step-graph.csv")
+PROBE = FIXTURE.with_name("probe-ncu-moe-step.json")
+
+
+def test_real_graph_capture_names_its_gpu_and_profiles_graph_nodes():
+    """ncu --graph-profiling node on a CUDA-graph replay (real H200 run): the
+    graph's kernels come one by one; the GPU's name is in the CSV itself."""
+    s = ncu.summarize_file(str(GRAPH))
+    assert (s.gpu, s.peak_gbs, s.launches) == ("NVIDIA H200", 4800.0, 344)
+    moe = by_name(s, "fused_moe_kernel")
+    assert moe.launches == 16  # 1 eager + 1 warm-up + 2 replays, 4 layers each
+    assert moe.pct_of_peak == pytest.approx(50.2, abs=0.3) and moe.verdict == ncu.MEMORY
+    assert ncu.furthest_below(s, 1)[0].name == "fused_moe_kernel"
+
+
+def test_the_real_probe_record_decodes_to_the_summary_shape():
+    import json
+
+    import msgspec
+
+    doc = json.loads(PROBE.read_text())
+    s = msgspec.convert(doc["detail"]["ncu"], ncu.NcuSummary)
+    assert doc["verdict"] == "ok" and s.gpu == "NVIDIA H200" and s.launches == 190
+    moe = by_name(s, "fused_moe_kernel")
+    assert moe.gbs == pytest.approx(2394, rel=0.02)

@@ -155,3 +155,20 @@ def test_profile_command_unreachable_host_exits_3(sshd) -> None:
                                    f"{sshd.user}@127.0.0.1:{free_port()}", "--url",
                                    "http://127.0.0.1:30000"])
     assert res.exit_code == 3, res.output
+
+
+@pytest.mark.ssh
+def test_profile_command_without_sftp_reads_over_exec_and_says_so(make_sshd, tmp_path: Path):
+    # OpenSSH without a `Subsystem sftp` line (as dropbear and many containers):
+    # once "SFTP not available: Session request failed", exit 3
+    server = make_sshd(sftp=False)
+    with ProfilingServerSimulator(tp_size=2) as sim:
+        res = CliRunner().invoke(cli, ["--ssh-config", str(server.ssh_config), "profile",
+                                       "--host", server.alias, "--url", sim.url, "--steps", "2",
+                                       "--out", str(tmp_path / "keep")])
+    assert res.exit_code == 0, res.output
+    assert "fetched over an exec channel (python3 on the host; SFTP not available" in res.stderr
+    kept = sorted((tmp_path / "keep").iterdir())
+    assert [f.read_bytes() for f in kept] == [s.read_bytes() for s in SOURCES]
+    start = next(b for _, p, b in sim.requests if p == "/start_profile")
+    assert start is not None and not Path(start["output_dir"]).exists()  # removed on the host

@@ -22,6 +22,7 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "profile"
@@ -32,8 +33,13 @@ class ProfilingServerSimulator:
     def __init__(self, *, engine: str = "sglang", tp_size: int = 2, busy: bool = True,
                  trace_dir: Path | None = None,
                  silent_ranks: tuple[int, ...] = (), step_s: float = 0.02,
-                 chunk_delay_s: float = 0.15) -> None:
+                 chunk_delay_s: float = 0.15, server_info: bytes | None = None,
+                 plant: Callable[[Path, str], None] | None = None) -> None:
+        """``server_info``: the raw /get_server_info body (a hostile server's);
+        ``plant(output_dir, stem)``: what a hostile server does to the
+        directory before its ranks write (stem: ``prefix-profile_id``)."""
         self.engine, self.tp_size, self.busy = engine, tp_size, busy
+        self.server_info, self.plant = server_info, plant
         self.trace_dir = trace_dir  # vLLM (engine="vllm"): the --profiler-config directory
         self.silent_ranks, self.step_s, self.chunk_delay_s = silent_ranks, step_s, chunk_delay_s
         self.requests: list[tuple[str, str, dict | None]] = []
@@ -48,8 +54,8 @@ class ProfilingServerSimulator:
             def log_message(self, *args) -> None:
                 pass
 
-            def _answer(self, status: int, body: str, ctype: str = "text/plain") -> None:
-                data = body.encode()
+            def _answer(self, status: int, body: str | bytes, ctype: str = "text/plain") -> None:
+                data = body if isinstance(body, bytes) else body.encode()
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(data)))
@@ -58,7 +64,10 @@ class ProfilingServerSimulator:
 
             def do_GET(self) -> None:  # noqa: N802
                 owner.requests.append(("GET", self.path, None))
-                if owner.engine == "sglang" and self.path == "/get_server_info":
+                if owner.engine == "sglang" and self.path == "/get_server_info" \
+                        and owner.server_info is not None:
+                    self._answer(200, owner.server_info, "application/json")
+                elif owner.engine == "sglang" and self.path == "/get_server_info":
                     self._answer(200, json.dumps({"tp_size": owner.tp_size, "pp_size": 1,
                                                   "version": "simulator"}), "application/json")
                 elif owner.engine != "sglang" and self.path == "/version":
@@ -136,6 +145,8 @@ class ProfilingServerSimulator:
         time.sleep(after)  # the decode steps
         out = Path(prof["output_dir"])
         prefix = f"{prof['profile_prefix']}-" if prof.get("profile_prefix") else ""
+        if self.plant is not None:
+            self.plant(out, f"{prefix}{prof['profile_id']}")
         writers = []
         for r in range(self.tp_size):
             if r in self.silent_ranks:

@@ -66,6 +66,7 @@ class SshServer:
     env: dict[str, str] = field(default_factory=dict)
     host: str = "127.0.0.1"
     alias: str = "perftriage-test"
+    sftp: bool = True  # False: no sftp Subsystem line (as dropbear and many containers)
     proc: subprocess.Popen | None = None
 
     def __post_init__(self) -> None:
@@ -135,7 +136,7 @@ class SshServer:
             "MaxStartups 100:30:200\n"
             "LogLevel ERROR\n"
             f"SetEnv {set_env}\n"
-            "Subsystem sftp internal-sftp\n"
+            + ("Subsystem sftp internal-sftp\n" if self.sftp else "")
         )
 
     @property

@@ -115,7 +115,7 @@ def test_the_watcher_takes_nothing_and_writes_nothing(tmp_path):
     w.session.emit(ev.NoteAdded(text="a watcher's note"))
     w.session.emit(ev.ProbeQueued(probe_id="p9", host="localhost", kind="shell", args=["id"]))
     assert _notes(w) == ["kept"] and not w.session.state.probes
-    assert not w.session.accepts_annotations
+    assert not w.session.mode.annotations and not w.session.mode.writes
     assert w.close() is None
     assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == [path.name]
 

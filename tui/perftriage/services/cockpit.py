@@ -1,12 +1,19 @@
 """Everything a live session runs, without any UI: the session, the hosts,
 the probe runner and the samplers. The Textual app drives one of these;
 headless commands use the same pieces.
+
+A session that is not live (a replay, a watch: ``session.mode``) gets only
+what it uses: the session, the config, an empty host registry and source
+set. Its cockpit builds no probe runner, log follower, server launcher or
+profile captures; asking for one is a :class:`NotLive` error (the UI
+refuses every key that would, before it asks).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
@@ -27,6 +34,20 @@ from perftriage.services.sources.factories import SOURCE_FACTORIES
 
 
 RESTORE_LOGS_AFTER_S = 1.0
+
+
+class NotLive(RuntimeError):
+    """A part that touches hosts was asked of a session that is not live."""
+
+
+@dataclass
+class LiveParts:
+    """What only a live session runs."""
+
+    probes: ProbeRunner
+    logs: LogFollower
+    servers: ServerLauncher
+    profiles: ProfileCaptures
 
 
 class Cockpit:
@@ -52,13 +73,8 @@ class Cockpit:
             log_ring=self.config.ui.log_ring_lines,
             redact=self.config.security.redact,
         )
-        self.probes = ProbeRunner(self.session, self.registry, templates=self.config.probes)
         self.sources = SourceSet()  # every Source this cockpit runs (services/sources/base.py)
-        self.logs = LogFollower(self.session, self.registry,  # its log sources are in .sources
-                                transcript_cap=self.config.ui.transcript_log_cap,
-                                running=self.sources)
-        self.servers = ServerLauncher(self.session, self.logs, self.config.servers)
-        self.profiles = ProfileCaptures(self.session, self.registry, self.config)
+        self._live = self._live_parts() if self.session.mode.live else None
         self.sample_interval = self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
         self.started = False
@@ -67,6 +83,38 @@ class Cockpit:
         # config as last saved from here
         self.configured_prometheus: str | None = self.config.fleet.prometheus
         self.saved_config: Config | None = None
+
+    def _live_parts(self) -> LiveParts:
+        logs = LogFollower(self.session, self.registry,  # its log sources are in .sources
+                           transcript_cap=self.config.ui.transcript_log_cap,
+                           running=self.sources)
+        return LiveParts(
+            probes=ProbeRunner(self.session, self.registry, templates=self.config.probes),
+            logs=logs,
+            servers=ServerLauncher(self.session, logs, self.config.servers),
+            profiles=ProfileCaptures(self.session, self.registry, self.config),
+        )
+
+    def _parts(self) -> LiveParts:
+        if self._live is None:
+            raise NotLive(f"{self.session.mode.label}: no probes, logs, servers or captures")
+        return self._live
+
+    @property
+    def probes(self) -> ProbeRunner:
+        return self._parts().probes
+
+    @property
+    def logs(self) -> LogFollower:
+        return self._parts().logs
+
+    @property
+    def servers(self) -> ServerLauncher:
+        return self._parts().servers
+
+    @property
+    def profiles(self) -> ProfileCaptures:
+        return self._parts().profiles
 
     @property
     def replay(self) -> bool:
@@ -141,16 +189,20 @@ class Cockpit:
         return info
 
     async def stop(self, reason: str = "quit") -> None:
+        live = self._live
         try:  # servers and log followers die (no orphan on any host) before the transcript ends
-            await self.servers.stop_all()
+            if live is not None:
+                await live.servers.stop_all()
         finally:
-            await self.logs.close_all(reason)
+            if live is not None:
+                await live.logs.close_all(reason)
             await self.sources.stop_all()
         for task in self._tasks:
             task.cancel()
         with contextlib.suppress(Exception):
             await asyncio.gather(*self._tasks, return_exceptions=True)
-            await self.probes.close()
+            if live is not None:
+                await live.probes.close()
         self._tasks.clear()
         with contextlib.suppress(Exception):
             await self.registry.close()

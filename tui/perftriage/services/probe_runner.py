@@ -15,6 +15,8 @@ out to every host (one ProbeQueued per host sharing a ``group``);
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -88,8 +90,9 @@ class ProbeRunner:
         Raises ProbeUsageError for bad arguments, KeyError for an unknown host."""
         h = self.hosts.get(host)
         r = probes.resolve(kind, list(args), self.templates)
-        command = probes.build_command(r.kind, r.args, h.context)
-        timeout = timeout or r.timeout or self.default_timeout
+        timeout = timeout or r.timeout or probes.get(r.kind).timeout_s or self.default_timeout
+        command = probes.build_command(r.kind, r.args,
+                                       dataclasses.replace(h.context, deadline_s=timeout))
         probe_id = self.session.new_id("p")
         self.session.emit(
             ev.ProbeQueued(
@@ -166,6 +169,24 @@ class ProbeRunner:
 
     # --- running -------------------------------------------------------------
 
+    def _keep(self, probe_id: str, files: dict[str, str]) -> list[str]:
+        """A verdict's files next to the transcript (``<transcript>.probes/<id>/``,
+        directory 0700, files 0600); nothing without a transcript."""
+        path = self.session.path
+        if not files or path is None:
+            return []
+        folder = path.with_name(path.name + ".probes") / probe_id
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        kept = []
+        for name, text in files.items():
+            safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name).lstrip(".")
+            target = folder / (safe or "file")
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            kept.append(str(target))
+        return kept
+
     async def _run(
         self, probe_id: str, host: str, kind: str, args: list[str], command: str, timeout: float
     ) -> None:
@@ -209,6 +230,9 @@ class ProbeRunner:
             verdict = probes.get(kind).interpret(
                 args, result.exit_status, result.stdout, result.stderr
             )
+            files = self._keep(probe_id, verdict.files)
+            if files:
+                detail["files"] = files
             emit(ev.ProbeFinished(probe_id=probe_id, status=verdict.status,
                                   exit_status=result.exit_status,
                                   duration_s=round(result.duration_s, 6),

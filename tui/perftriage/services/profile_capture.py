@@ -15,27 +15,44 @@ which perftriage must be told; new files there are the capture's.
 Then: wait until the rank files are complete (present and no longer
 growing), name ranks that never wrote after ``timeout``, say "no decode
 steps ran during the capture" when nothing at all appeared (an idle server
-runs no steps), fetch the files (SFTP over the host's SSH connection), and
-parse them in a child process (msgspec holds the GIL: a thread would
-freeze the UI), reporting progress all along.
+runs no steps), fetch the files (SFTP over the host's SSH connection, or
+an exec channel where the host has no SFTP), and parse them in a child
+process (msgspec holds the GIL: a thread would freeze the UI), reporting
+progress all along.
+
+The server controls what appears in the directory it writes to, and what
+``/get_server_info`` says: nothing there is followed or trusted
+(``transport/capture_dir.py``: no link is followed, regular files only;
+``core/profile/capture_ranks.py``: rank counts bounded, local names
+distinct), the fetched bytes are bounded (``max_fetch_bytes``), and
+perftriage's directory on the host is removed on every path, success or
+failure.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
+from perftriage.core.profile.capture_ranks import (
+    MAX_RANKS,
+    TRACE_NAME,
+    ServerInfoError,
+    expected_ranks,
+    local_names,
+    missing_ranks,
+)
 from perftriage.core.profile.model import ProfileSummary, TraceError
-from perftriage.services.profile_worker import summarize_in_child
 from perftriage.core.sanitize import visible
+from perftriage.services.profile_worker import summarize_in_child
 from perftriage.transport.base import TransportError
-from perftriage.transport.files import files_for
+from perftriage.transport.capture_dir import Refused
+from perftriage.transport.files import Listing, open_files
 from perftriage.transport.http_request import endpoint, http_request
 
 IDLE_MESSAGE = "no decode steps ran during the capture"
@@ -44,9 +61,7 @@ VLLM_OFF = ("the server has no /start_profile (HTTP 404): profiling is off. vLLM
             "\"torch_profiler_dir\": \"/path/to/traces\"}' (older releases: the environment "
             "variable VLLM_TORCH_PROFILER_DIR=/path/to/traces); relaunch with one of them and "
             "give perftriage that directory")
-TRACE_NAME = re.compile(r"\.(?:pt\.)?trace\.json(?:\.gz)?$")
-SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
-_TP = re.compile(r"TP-(\d+)")
+MAX_FETCH_BYTES = 8 * 1024**3  # all rank files of one capture together
 
 
 class CaptureFailed(Exception):
@@ -73,6 +88,8 @@ class CaptureRequest:
     poll: float = 0.5
     settle: float = 2.0  # a file whose size has not changed for this long is complete
     rules: list[tuple[str, str]] = field(default_factory=list)
+    max_fetch_bytes: int = MAX_FETCH_BYTES  # all rank files together
+    fetch: str = "auto"  # auto (SFTP, else exec) | exec
 
 
 @dataclass
@@ -83,6 +100,9 @@ class CaptureResult:
     engine: str
     steps: int | None
     missing: list[str] = field(default_factory=list)  # ranks that wrote nothing in time
+    via: str = "local"  # how the files came: local | SFTP | exec
+    via_note: str = ""  # why not SFTP, when exec
+    refused: dict[str, str] = field(default_factory=dict)  # trace-named, not a regular file
 
 
 Progress = Callable[[str], None]
@@ -104,51 +124,66 @@ def _check_start(resp) -> None:
 
 
 async def _server_info(transport, url: str) -> dict | None:
-    """SGLang's /get_server_info as a dict, None when the server has none."""
+    """SGLang's /get_server_info as a dict, None when the server has none
+    (a vLLM answers 404). A 200 whose body is not a JSON object is an error."""
     resp = await http_request(transport, endpoint(url, "/get_server_info"))
     if resp.status != 200:
         return None
     try:
-        info = json.loads(resp.body)
-    except ValueError:
-        return None
-    return info if isinstance(info, dict) else None
+        info = msgspec.json.decode(resp.body)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:120]
+        raise CaptureFailed(f"/get_server_info answered HTTP 200 but no usable JSON ({why})",
+                            "server_info") from None
+    if not isinstance(info, dict):
+        raise CaptureFailed("/get_server_info answered HTTP 200 but not a JSON object",
+                            "server_info")
+    return info
 
 
 def _expected(req: CaptureRequest, info: dict | None) -> int | None:
     if req.ranks:
+        if not 1 <= req.ranks <= MAX_RANKS:
+            raise CaptureFailed(f"ranks {req.ranks} is outside 1..{MAX_RANKS}", "usage")
         return req.ranks
-    if not info:
+    if info is None:
         return None
     try:
-        return int(info.get("tp_size") or 1) * int(info.get("pp_size") or 1)
-    except (TypeError, ValueError):
-        return None
+        return expected_ranks(info)
+    except ServerInfoError as exc:
+        raise CaptureFailed(visible(str(exc)), "server_info") from None
 
 
-def missing_ranks(names: list[str], expected: int | None) -> list[str]:
-    """``TP-r`` of the expected ranks no file name mentions."""
-    if not expected:
-        return []
-    seen = {int(m.group(1)) for n in names if (m := _TP.search(n))}
-    return [f"TP-{r}" for r in range(expected) if r not in seen]
+def _trace_named(listing: Listing, before: dict[str, int] | None) -> tuple[dict[str, int],
+                                                                            dict[str, str]]:
+    files = {n: s for n, s in listing.files.items() if TRACE_NAME.search(n)
+             and (before is None or before.get(n) != s)}
+    refused = {n: what for n, what in listing.other.items() if TRACE_NAME.search(n)}
+    return files, refused
 
 
 async def wait_for_files(files, directory: str, req: CaptureRequest, expected: int | None,
                          progress: Progress, before: dict[str, int] | None = None,
-                         clock: Callable[[], float] = time.monotonic) -> tuple[list[str], list[str]]:
-    """(complete trace file names, missing ranks). A file is complete when its
-    size is non-zero and has not changed for ``req.settle`` seconds (a writer
-    may pause between chunks); with the number of ranks unknown, the set is
-    complete once no file appeared or grew for ``req.settle`` seconds."""
+                         clock: Callable[[], float] = time.monotonic,
+                         refused: dict[str, str] | None = None,
+                         ) -> tuple[dict[str, int], list[str]]:
+    """(complete trace files -> size, missing ranks). A file is complete when
+    its size is non-zero and has not changed for ``req.settle`` seconds (a
+    writer may pause between chunks); with the number of ranks unknown, the
+    set is complete once no file appeared or grew for ``req.settle`` seconds.
+    A trace-named entry that is not a regular file (a link, a FIFO) is
+    refused: recorded in ``refused`` and counted as a rank that is done."""
     start = clock()
     last: dict[str, int] = {}
     since: dict[str, float] = {}  # name -> when its size last changed
     quiet_since = start
+    refused = {} if refused is None else refused
     while True:
-        now = await files.sizes(directory)
-        now = {n: s for n, s in now.items() if TRACE_NAME.search(n)
-               and (before is None or before.get(n) != s)}
+        now, bad = _trace_named(await files.listing(directory), before)
+        for name, what in bad.items():
+            if name not in refused:
+                progress(f"refused {name}: {what}, not a regular file")
+            refused[name] = what
         t = clock()
         if now != last:
             quiet_since = t
@@ -156,13 +191,14 @@ async def wait_for_files(files, directory: str, req: CaptureRequest, expected: i
             if last.get(name) != size:
                 since[name] = t
         last = now
-        done = sorted(n for n, size in now.items() if size and t - since[n] >= req.settle)
+        done = {n: size for n, size in sorted(now.items())
+                if size and t - since[n] >= req.settle}
         waited = t - start
-        if expected and len(done) >= expected:
-            return done, []
+        if expected and len(done) + len(refused) >= expected:
+            return done, missing_ranks(list(done), expected) if refused else []
         if not expected and done and len(done) == len(now) and t - quiet_since >= req.settle:
             return done, []
-        if not now and waited >= req.idle_after:
+        if not now and not refused and waited >= req.idle_after:
             raise CaptureFailed(f"{IDLE_MESSAGE} (no trace file in {directory} after "
                                 f"{req.idle_after:g}s; send the server some load and capture "
                                 "again)", "idle")
@@ -170,24 +206,30 @@ async def wait_for_files(files, directory: str, req: CaptureRequest, expected: i
             if not done:
                 raise CaptureFailed(f"no complete trace file in {directory} after "
                                     f"{req.timeout:g}s (still being written: "
-                                    f"{', '.join(sorted(now)) or 'none'})", "timeout")
-            return done, missing_ranks(done, expected)
+                                    f"{', '.join(sorted(now)) or 'none'}"
+                                    + (f"; refused: {_refused_text(refused)}" if refused else "")
+                                    + ")", "refused" if refused and not now else "timeout")
+            return done, missing_ranks(list(done), expected)
         want = f"{expected}" if expected else "?"
         progress(f"waiting for rank files in {directory}: {len(done)}/{want} complete"
                  + (f", {len(now) - len(done)} still growing" if len(now) > len(done) else ""))
         await asyncio.sleep(req.poll)
 
 
-async def _start_sglang(transport, files, req: CaptureRequest,
-                        progress: Progress) -> tuple[str, asyncio.Task | None]:
-    """(output_dir, the pending /start_profile request or None).
+def _refused_text(refused: dict[str, str]) -> str:
+    return ", ".join(f"{n} ({what})" for n, what in sorted(refused.items())[:8]) + (
+        f" and {len(refused) - 8} more" if len(refused) > 8 else "")
+
+
+async def _start_sglang(transport, directory: str, req: CaptureRequest,
+                        progress: Progress) -> asyncio.Task | None:
+    """The pending /start_profile request, or None.
 
     With ``num_steps`` SGLang answers /start_profile only once the steps ran
     and the traces were written (its scheduler notifies the caller when it
     reaches the target step), so on an idle server it never answers: the
     request is left running while the directory is watched, and an early
     answer (an error, "already in progress") is checked first."""
-    directory = await files.make_dir(req.remote_parent, "perftriage-profile-")
     body: dict = {"output_dir": directory, "activities": req.activities,
                   "profile_prefix": req.prefix}
     if req.steps:
@@ -199,14 +241,14 @@ async def _start_sglang(transport, files, req: CaptureRequest,
         progress(f"profiling for {req.seconds:g}s")
         await asyncio.sleep(req.seconds)
         await _stop(transport, req)
-        return directory, None
+        return None
     pending = asyncio.ensure_future(_post(transport, req.url, "/start_profile", body,
                                           timeout=req.timeout + req.idle_after))
     await asyncio.wait({pending}, timeout=1.0)
     if pending.done():
         _check_start(pending.result())
-        return directory, None
-    return directory, pending
+        return None
+    return pending
 
 
 async def _settle(pending: asyncio.Task | None, wait: float, check: bool = True) -> None:
@@ -231,7 +273,7 @@ async def _stop(transport, req: CaptureRequest) -> None:
 
 
 async def _start_vllm(transport, files, req: CaptureRequest,
-                      progress: Progress) -> tuple[str, dict[str, int]]:
+                      progress: Progress) -> dict[str, int]:
     progress("POST /start_profile (vLLM)")
     resp = await _post(transport, req.url, "/start_profile")
     if resp.status == 404:
@@ -244,30 +286,76 @@ async def _start_vllm(transport, files, req: CaptureRequest,
         raise CaptureFailed("vLLM writes traces to its own directory: give it "
                             "(the form's trace dir, or [profile] vllm_trace_dir in the config)",
                             "usage")
+    files.pin(req.vllm_dir)
     before = await files.sizes(req.vllm_dir)
     progress(f"profiling for {req.seconds:g}s")
     await asyncio.sleep(req.seconds)
     await _stop(transport, req)
-    return req.vllm_dir, before
+    return before
+
+
+def via_text(via: str, why: str = "") -> str:
+    """How the rank files come: ``over SFTP``, ``over an exec channel (...)``."""
+    if via == "exec":
+        return "over an exec channel (python3 on the host" + (f"; {why}" if why else "") + ")"
+    return {"SFTP": "over SFTP", "local": "from the local disk"}.get(via, via)
+
+
+def _via_text(files) -> str:
+    return via_text(files.via, getattr(files, "fallback_reason", ""))
+
+
+async def _fetch_all(files, directory: str, done: dict[str, int], dest: Path,
+                     req: CaptureRequest, progress: Progress) -> list[Path]:
+    total = sum(done.values())
+    if total > req.max_fetch_bytes:
+        raise CaptureFailed(f"the rank files hold {total / 2**20:,.0f} MiB, over the "
+                            f"{req.max_fetch_bytes / 2**20:,.0f} MiB a capture fetches: refused",
+                            "too_big")
+    dest.mkdir(parents=True, exist_ok=True, mode=0o700)
+    local: list[Path] = []
+    for name, safe in local_names(list(done)).items():
+        target = dest / safe
+        progress(f"fetching {name} {_via_text(files)}")
+        await files.fetch(directory, name, done[name], target)
+        local.append(target)
+    return local
+
+
+async def _cleanup(files, directory: str | None, progress: Progress) -> None:
+    """Remove perftriage's directory on the host (every path, success or not)."""
+    if directory is None:
+        return
+    try:
+        note = await files.remove_dir(directory)
+    except (Refused, TransportError) as exc:
+        note = f"could not remove {directory}: {exc}"
+    if note:
+        progress(note)
 
 
 async def capture(transport, req: CaptureRequest, dest: Path,
                   progress: Progress = lambda _msg: None) -> CaptureResult:
     """Run one capture through ``transport``; the rank files land in ``dest``."""
-    files = files_for(transport)
+    info = await _server_info(transport, req.url) if req.engine != "vllm" else None
+    engine = req.engine if req.engine != "auto" else ("sglang" if info is not None else "vllm")
+    expected = _expected(req, info if engine == "sglang" else None)
+    files = await open_files(transport, req.fetch)
+    progress(f"files {_via_text(files)}")
+    made: str | None = None  # perftriage's own directory on the host (SGLang)
+    refused: dict[str, str] = {}
     try:
-        info = await _server_info(transport, req.url) if req.engine != "vllm" else None
-        engine = req.engine if req.engine != "auto" else ("sglang" if info else "vllm")
-        expected = _expected(req, info)
         before = None
         pending: asyncio.Task | None = None
         if engine == "sglang":
-            directory, pending = await _start_sglang(transport, files, req, progress)
+            made = directory = await files.make_dir(req.remote_parent, "perftriage-profile-")
+            pending = await _start_sglang(transport, directory, req, progress)
         else:
-            directory, before = await _start_vllm(transport, files, req, progress)
+            directory = req.vllm_dir or ""
+            before = await _start_vllm(transport, files, req, progress)
         try:
-            names, missing = await wait_for_files(files, directory, req, expected, progress,
-                                                  before)
+            done, missing = await wait_for_files(files, directory, req, expected, progress,
+                                                 before, refused=refused)
         except CaptureFailed as exc:
             await _settle(pending, 0.0, check=False)
             if exc.kind == "idle" and engine == "sglang" and req.steps:
@@ -281,22 +369,20 @@ async def capture(transport, req: CaptureRequest, dest: Path,
             await _settle(pending, 0.0, check=False)
             raise
         await _settle(pending, 2.0)
-        dest.mkdir(parents=True, exist_ok=True, mode=0o700)
-        local: list[Path] = []
-        for name in names:
-            target = dest / SAFE_NAME.sub("_", name)
-            progress(f"fetching {name}")
-            await files.fetch(f"{directory.rstrip('/')}/{name}", target)
-            os.chmod(target, 0o600)
-            local.append(target)
-        if engine == "sglang":  # perftriage's own directory: the copies are here now
-            await files.remove_dir(directory, names)
+        local = await _fetch_all(files, directory, done, dest, req, progress)
+    except Refused as exc:
+        raise CaptureFailed(visible(str(exc)), "refused") from None
     finally:
-        await files.close()
+        try:
+            await _cleanup(files, made, progress)
+        finally:
+            await files.close()
     progress(f"parsing {len(local)} trace file(s)")
     try:
         summary = await summarize_in_child(local, req.rules)
     except TraceError as exc:
         raise CaptureFailed(str(exc), "trace") from None
     return CaptureResult(summary=summary, files=local, remote_dir=directory, engine=engine,
-                         steps=req.steps if engine == "sglang" else None, missing=missing)
+                         steps=req.steps if engine == "sglang" else None, missing=missing,
+                         via=files.via, via_note=getattr(files, "fallback_reason", ""),
+                         refused=refused)

@@ -25,7 +25,7 @@ from perftriage.core.model import events as ev
 from perftriage.core.replay.player import Player
 from perftriage.core.replay.timeline import Timeline
 from perftriage.core.store import stream, transcript
-from perftriage.services.session import Session, session_filename
+from perftriage.services.session import REPLAY, Session, SessionMode, session_filename
 
 INDEX_STEP = 20_000  # events indexed per lock hold: a seek never waits longer
 # what a person may add while replaying (anything else would pretend to touch a host)
@@ -52,11 +52,9 @@ class ReplaySession(Session):
     """The session panes read while replaying. ``emit`` takes annotations
     only (stamped with the replay time) and hands them to the player."""
 
-    accepts_annotations = True  # notes and hypotheses: yes; probes: never
-
-    def __init__(self, replayer: "Replayer") -> None:
+    def __init__(self, replayer: "Replayer", mode: SessionMode = REPLAY) -> None:
         tl = replayer.timeline
-        super().__init__(name=tl.name, state=tl.initial_state())
+        super().__init__(name=tl.name, state=tl.initial_state(), mode=mode)
         self.replayer = replayer
         self.source_path = tl.path
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -28,9 +29,35 @@ def session_filename(name: str, now: datetime) -> str:
     return f"{now:%Y%m%d-%H%M%S}-{safe}{transcript.SUFFIX}"
 
 
+@dataclass(frozen=True)
+class SessionMode:
+    """What a session is, for everyone who shows or drives it: whether its
+    hosts run (probes, samplers, logs, servers), whether it takes notes and
+    hypotheses, whether anything is written from it, and how it is named."""
+
+    label: str  # in the app's sub-title
+    live: bool  # hosts run: probes, sources, logs, servers, captures
+    annotations: bool  # takes notes and hypotheses
+    writes: bool  # writes files (a derived session, a theme choice)
+    refusal: str = ""  # what a key that would touch a host says when refused
+
+
+LIVE = SessionMode("live", live=True, annotations=True, writes=True)
+REPLAY_REFUSAL = "replay: keys that touch a host (probes, servers, log follows) are off"
+# a saved session read whole (Session.from_transcript): shown, never added to
+RECORDED = SessionMode("REPLAY", live=False, annotations=False, writes=True,
+                       refusal=REPLAY_REFUSAL)
+# the player (services/replay.py): additions go to a derived session
+REPLAY = SessionMode("REPLAY", live=False, annotations=True, writes=True, refusal=REPLAY_REFUSAL)
+# following a recording (services/watch.py): nothing enters, nothing is written
+WATCH = SessionMode("WATCH (read-only)", live=False, annotations=False, writes=False,
+                    refusal="watch: read-only (no probe, no host, no note: nothing is written)")
+
+
 class Session:
-    # a replay that takes notes and hypotheses (services/replay.py) says so
-    accepts_annotations: bool = False
+    """``mode`` says what the session is (:class:`SessionMode`): live, unless
+    it was built on a given ``state`` (a recording) or a subclass says."""
+
     def __init__(
         self,
         name: str = "session",
@@ -40,8 +67,10 @@ class Session:
         log_ring: int | None = None,
         state: SessionState | None = None,
         redact: list[str] | None = None,
+        mode: SessionMode | None = None,
     ) -> None:
         now = datetime.now(timezone.utc)
+        self.mode = mode or (RECORDED if state is not None else LIVE)
         self.state = state or SessionState(name=name, started_at=now.isoformat(timespec="seconds"))
         if log_ring:
             self.state.log_ring = log_ring
@@ -52,7 +81,6 @@ class Session:
         self._ids: dict[str, itertools.count] = {}
         self.writer: transcript.TranscriptWriter | None = None
         self._write_error_noted = False
-        self.replay: bool = state is not None
         self.source_path: Path | None = None  # the transcript a replay was read from
         # a continued investigation's log events still to apply (services/investigation.py)
         self.pending_logs: tuple[Path, list[int], int | None] | None = None
@@ -64,6 +92,11 @@ class Session:
                 path = Path(sessions_dir) / session_filename(f"{name}-{n}", now)
             header = transcript.make_header(self.state.started_at, hosts or [], name=name)
             self.writer = transcript.TranscriptWriter(path, header, redactor=Redactor(redact or ()))
+
+    @property
+    def replay(self) -> bool:
+        """Not live: a recording shown (replayed, played, watched)."""
+        return not self.mode.live
 
     @property
     def path(self) -> Path | None:
@@ -139,9 +172,8 @@ class Session:
         state = SessionState(name=name, started_at=str(tr.header.get("started_at", "")))
         for host in tr.hosts:
             state.host(host)
-        session = cls(name=name, state=state)
+        session = cls(name=name, state=state, mode=RECORDED)
         for event in tr.events:
             reducer.apply(state, event)
-        session.replay = True
         session.source_path = Path(path)
         return session, tr

@@ -28,6 +28,7 @@ from perftriage.core.replay.timeline import Timeline
 from perftriage.core.store import stream
 from perftriage.core.store.transcript import TranscriptError
 from perftriage.services.replay import Replayer, ReplaySession
+from perftriage.services.session import WATCH
 
 CHECK_INTERVAL_S = 0.2  # how often the file is looked at (an event shows within this)
 
@@ -35,18 +36,14 @@ CHECK_INTERVAL_S = 0.2  # how often the file is looked at (an event shows within
 class WatchSession(ReplaySession):
     """Nothing enters a watched session but what its transcript holds."""
 
-    accepts_annotations = False
-    read_only = True
-    mode_label = "WATCH (read-only)"
-    refusal = "watch: read-only (no probe, no host, no note: nothing is written)"
+    def __init__(self, watcher: Replayer) -> None:
+        super().__init__(watcher, mode=WATCH)
 
     def emit(self, event: ev.Event, record: ev.Event | None = None) -> ev.Event:
         return event
 
 
 class Watcher(Replayer):
-    follows = True
-
     def __init__(self, path: Path | str, *, clock: Callable[[], float] = time.monotonic,
                  on_reset: Callable[[], None] | None = None) -> None:
         super().__init__(path, clock=clock, on_reset=on_reset)

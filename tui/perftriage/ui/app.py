@@ -42,6 +42,7 @@ from perftriage.ui.screens.prompt import PromptScreen
 from perftriage.ui.screens.quit_guard import QuitConfirmScreen, quit_question, unfinished_work
 from perftriage.ui.flows.servers import ServerFlows
 from perftriage.services.cockpit import Cockpit
+from perftriage.services.replay import ReplaySession
 from perftriage.core.sanitize import visible
 from perftriage.services.report_file import ReportError, write_report
 from perftriage.ui.theme_control import ThemeCommands, ThemeController
@@ -116,7 +117,7 @@ class PerftriageApp(OrderedKeysApp[int]):
         self.refresher = Refresher(self, self.session)
         self.themes = ThemeController(self, theme, config_path)
         # perftriage watch: nothing is written, not even a theme choice
-        self.read_only = bool(getattr(self.session, "read_only", False))
+        self.read_only = not self.session.mode.writes
         self.themes.saves = not self.read_only
         self.launcher = ProbeLauncher(self, cockpit, self.probe_target,
                                       lambda: self._pane(ProbesPane))
@@ -138,17 +139,15 @@ class PerftriageApp(OrderedKeysApp[int]):
         # table cells hold colours baked from theme variables: redraw all
         self.theme_changed_signal.subscribe(self, lambda _theme: self.refresher.mark())
         self.refresher.start()
-        replayer = getattr(self.session, "replayer", None)  # perftriage replay: a player
-        if replayer is not None:
+        if isinstance(self.session, ReplaySession):  # perftriage replay, watch: a player
             from perftriage.ui.replay_screen import ReplayScreen
 
-            self.push_screen(ReplayScreen(replayer))
+            self.push_screen(ReplayScreen(self.session.replayer))
         else:
             self.push_screen(MainScreen())
-        mode = getattr(self.session, "mode_label", None) or (
-            "REPLAY" if self.cockpit.replay else "live")
         # Set once: the elapsed time lives in the header's ElapsedClock, which
         # redraws itself each second without re-laying out the screen.
+        mode = self.session.mode.label
         self.sub_title = f"{visible(self.session.state.name)} · {mode}"  # name: from a file
         self.run_worker(self.cockpit.start(), exit_on_error=False, group="cockpit")
 

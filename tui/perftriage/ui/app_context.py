@@ -79,9 +79,6 @@ def ask_for_screen(widget: Widget, message: Message) -> None:
     widget.post_message(message)
 
 
-REPLAY_REFUSAL = "replay: keys that touch a host (probes, servers, log follows) are off"
-
-
 def off_in_replay(binding_id: str | None) -> bool:
     """A key that touches a host (a probe, a server, a log follow): refused
     in a replay, so not offered in its footer (pressed, it says why)."""
@@ -94,8 +91,8 @@ def refuse_in_replay(node: Widget | App, *, annotation: bool = False) -> bool:
     """True (and a one-line notice) when the session is a replay. Notes and
     hypotheses (``annotation``) are refused only where the replay cannot take
     them (a player takes them into a derived session: services/replay.py)."""
-    cockpit = app_context(node).cockpit
-    if not cockpit.replay or (annotation and cockpit.session.accepts_annotations):
+    mode = app_context(node).session.mode
+    if mode.live or (annotation and mode.annotations):
         return False
-    node.notify(getattr(cockpit.session, "refusal", REPLAY_REFUSAL), severity="warning")
+    node.notify(mode.refusal, severity="warning")
     return True

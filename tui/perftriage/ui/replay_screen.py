@@ -13,6 +13,8 @@ from perftriage.ui.main_screen import MainScreen
 from perftriage.ui.screens.prompt import PromptScreen
 from perftriage.ui.widgets.pane import Pane
 from perftriage.ui.widgets.player_bar import PlayerBar
+from perftriage.services.replay import Replayer
+from perftriage.services.watch import Watcher
 
 TICK_S = 1 / 20
 
@@ -34,7 +36,7 @@ class ReplayScreen(MainScreen):
         Binding("end", "edge(1)", "End", show=False, id="replay.end"),
     ]
 
-    def __init__(self, replayer) -> None:
+    def __init__(self, replayer: Replayer) -> None:
         super().__init__()
         self.replayer = replayer
         self._reset_pending = False
@@ -87,7 +89,7 @@ class ReplayScreen(MainScreen):
 
     def _scrub(self) -> None:
         """Moving by hand leaves live (perftriage watch); ``end`` returns to it."""
-        if getattr(self.replayer, "follows", False):
+        if isinstance(self.replayer, Watcher):
             self.replayer.leave_live()
 
     # not action_toggle: DOMNode has one (it toggles an attribute)
@@ -119,7 +121,7 @@ class ReplayScreen(MainScreen):
 
     def action_edge(self, end: int) -> None:
         player = self.replayer.player
-        if end and getattr(self.replayer, "follows", False):
+        if end and isinstance(self.replayer, Watcher):
             self.replayer.go_live()  # perftriage watch: back to live
             self.bar.message = ""
         elif end:

@@ -16,11 +16,10 @@ import click
 from perftriage.cli.globals import UsageFailure
 
 
-def _open_side(g, text: str, which: str, loaded: dict):
-    from perftriage.core.compare.compare import Side
-    from perftriage.core.compare.load import load
-    from perftriage.core.compare.slices import SliceError, parse_slice, window
-    from perftriage.core.store import session_files, transcript
+def _spec(g, text: str, which: str):
+    """(the slice's parts, its transcript's path), or exit 2."""
+    from perftriage.core.compare.slices import SliceError, parse_slice
+    from perftriage.core.store import session_files
 
     directory = g.resolved_sessions_dir()
 
@@ -35,23 +34,66 @@ def _open_side(g, text: str, which: str, loaded: dict):
     if path is None:
         raise UsageFailure(f"{which}: no session {spec.source!r}: not a file, not in {directory}, "
                            "not a bundled example (see `perftriage sessions`)")
-    key = str(Path(path).resolve())
-    if key not in loaded:
-        problems: list = []
+    return spec, Path(path)
+
+
+def _rough_window(which: str, spec, path: Path) -> tuple[float, float] | None:
+    """Where the slice can be before the file is read (None: anywhere)."""
+    from perftriage.core.compare.load import segment_starts
+    from perftriage.core.compare.slices import SliceError, window
+    from perftriage.core.store import transcript
+
+    inf = float("inf")
+    if spec.segment is not None:
         try:
-            loaded[key] = load(path, problems)
+            w = window(spec, segment_starts(path), inf)
+        except SliceError:
+            return None  # said with the file's length once it is read
         except (transcript.TranscriptError, OSError) as exc:
             raise UsageFailure(f"{which}: {exc}") from None
-        from perftriage.core.sanitize import visible
+        return w.start, w.end
+    if spec.start is None and spec.end is None:
+        return None
+    return (spec.start or 0.0, inf if spec.end is None else spec.end)
 
+
+def _open_sides(g, texts: tuple[str, str]):
+    """The two slices, each file read once (only the parts the slices need)."""
+    from perftriage.core.compare.compare import Side
+    from perftriage.core.compare.load import load
+    from perftriage.core.compare.slices import SliceError, window
+    from perftriage.core.sanitize import visible
+    from perftriage.core.store import transcript
+
+    parts = [(which, *_spec(g, text, which)) for which, text in zip("AB", texts)]
+    spans: dict[Path, list[tuple[float, float]]] = {}
+    whole: set[Path] = set()  # files a slice needs all of
+    for which, spec, path in parts:
+        rough = _rough_window(which, spec, path)
+        if rough is None:
+            whole.add(path.resolve())
+        else:
+            spans.setdefault(path.resolve(), []).append(rough)
+    loaded = {}
+    for which, spec, path in parts:
+        key = path.resolve()
+        if key in loaded:
+            continue
+        problems: list = []
+        try:
+            loaded[key] = load(path, problems, None if key in whole else spans[key])
+        except (transcript.TranscriptError, OSError) as exc:
+            raise UsageFailure(f"{which}: {exc}") from None
         for problem in problems:
             click.echo(visible(f"warning: {path}: {problem}"), err=True)
-    rec = loaded[key]
-    try:
-        w = window(spec, rec.segments, rec.duration)
-    except SliceError as exc:
-        raise UsageFailure(f"{which}: {exc}") from None
-    return Side(rec, w)
+    sides = []
+    for which, spec, path in parts:
+        rec = loaded[path.resolve()]
+        try:
+            sides.append(Side(rec, window(spec, rec.segments, rec.duration)))
+        except SliceError as exc:
+            raise UsageFailure(f"{which}: {exc}") from None
+    return sides
 
 
 def _metrics(side) -> set[str]:
@@ -100,9 +142,7 @@ def command(g, a: str, b: str, as_json: bool, min_effect: float) -> None:
     from perftriage.core.compare.compare import compare
     from perftriage.core.compare.render import text
 
-    loaded: dict = {}
-    side_a = _open_side(g, a, "A", loaded)
-    side_b = _open_side(g, b, "B", loaded)
+    side_a, side_b = _open_sides(g, (a, b))
     _check_readings(side_a, side_b)
     result = compare(side_a, side_b, min_effect)
     if as_json:

@@ -71,8 +71,11 @@ def combined_exit_code(codes: list[int]) -> int:
 
 
 def as_record(p) -> dict:
+    spec = probes.KINDS.get(p.kind)
+    extra = spec.json_fields(p) if spec is not None and spec.json_fields is not None else {}
     return {
         "host": p.host,
+        **extra,
         "kind": p.kind,
         "args": list(p.args),
         "verdict": p.status,
@@ -109,6 +112,22 @@ def _body(p) -> list[str]:
         lines += [f"    stderr: {x}" for x in p.stderr.strip().splitlines()[-10:]
                   if x.strip() not in shown]
     return lines
+
+
+DEFAULT_TIMEOUT_S = 60.0
+
+
+def _kind_options(kind: str, kernel: str | None, launches: int | None,
+                  args: tuple[str, ...]) -> tuple[str, ...]:
+    """``--kernel``/``--launches`` are the ncu kind's: they go before its
+    COMMAND (after ``--``, so a COMMAND word is never read as one)."""
+    if kernel is None and launches is None:
+        return args
+    if kind != "ncu":
+        raise UsageFailure("--kernel and --launches are options of the ncu probe")
+    opts = (["--kernel", kernel] if kernel is not None else []) + \
+        (["--launches", str(launches)] if launches is not None else [])
+    return (*opts, "--", *args)
 
 
 async def _run(registry, names: list[str], kind: str, args: list[str], timeout: float,
@@ -157,7 +176,9 @@ def _kinds_usage(width: int = 72) -> str:
     return "\n       ".join([*lines, line])
 
 
-@click.command("probe", help=HELP.format(kinds=_kinds_usage()))
+# a kind's own options (stacks --pid 12) pass through to it as arguments
+@click.command("probe", help=HELP.format(kinds=_kinds_usage()),
+               context_settings={"ignore_unknown_options": True})
 @click.option("--host", "host", metavar="SPEC",
               help="Run on this host: a config name, an ssh alias or user@host[:port].")
 @click.option("--all", "all_hosts", is_flag=True, help="Run on every host (JSON: a list).")
@@ -166,17 +187,26 @@ def _kinds_usage(width: int = 72) -> str:
 @click.option("--window", type=click.IntRange(min=1), default=64, show_default=True,
               help="Hosts connected to and probed at once.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@click.option("--timeout", type=click.FloatRange(min=0.01), default=60.0, show_default=True,
-              metavar="SECONDS", help="Limit for the probe on each host.")
+@click.option("--timeout", type=click.FloatRange(min=0.01), default=None,
+              metavar="SECONDS",
+              help="Limit for the probe on each host (default 60; ncu: 600).")
+@click.option("--kernel", metavar="REGEX", help="ncu: profile only kernels matching REGEX.")
+@click.option("--launches", type=click.IntRange(min=1), metavar="N",
+              help="ncu: profile at most N kernel launches.")
 @click.argument("kind")
 @click.argument("args", nargs=-1)
 @click.pass_obj
 def command(g, host: str | None, all_hosts: bool, grouped: bool, window: int, as_json: bool,
-            timeout: float, kind: str, args: tuple[str, ...]) -> None:
+            timeout: float | None, kernel: str | None, launches: int | None, kind: str,
+            args: tuple[str, ...]) -> None:
     from perftriage.services.hosts import LOCALHOST, HostSpecError, resolve_hosts
 
     if host and all_hosts:
         raise UsageFailure("give --host SPEC or --all, not both")
+    args = _kind_options(kind, kernel, launches, args)
+    if timeout is None:
+        spec = probes.KINDS.get(kind)
+        timeout = (spec.timeout_s if spec is not None else None) or DEFAULT_TIMEOUT_S
     config = g.load_config()
     try:
         probes.resolve(kind, list(args), config.probes)

@@ -34,8 +34,9 @@ from perftriage.cli.globals import (
               show_default=True)
 @click.option("--trace-dir", metavar="DIR",
               help="vLLM: the server's trace directory (default: config [profile] vllm_trace_dir).")
-@click.option("--ranks", type=click.IntRange(min=1), default=None,
-              help="Rank files to expect (default: tp_size x pp_size from the server).")
+@click.option("--ranks", type=click.IntRange(min=1, max=4096), default=None,
+              help="Rank files to expect, 1..4096 (default: tp_size x pp_size from the "
+                   "server, held to the same bounds).")
 @click.option("--timeout", type=click.FloatRange(min=1), default=None,
               help="Seconds to wait for every rank file (default: config, 120).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -50,12 +51,21 @@ def command(g: Globals, host, url, steps, seconds, engine, trace_dir, ranks, tim
     SGLang gets POST /start_profile with a fresh output_dir made by perftriage
     on the host and num_steps; vLLM needs --profiler-config on its side (a 404
     says so). The rank files are fetched over the host's SSH (SFTP) and kept
-    in --out. Exit: 0 ok, 1 capture failed (idle server, profiling off),
+    in --out; where the host's sshd has no SFTP subsystem they are read over an
+    exec channel by the host's python3 (the output says which). Nothing the
+    server puts in that directory is followed: links, FIFOs and hard links
+    are refused, and the directory is removed after every capture.
+    Exit: 0 ok, 1 capture failed (idle server, profiling off),
     2 bad input, 3 unreachable, 4 timeout.
     """
     from perftriage.cli.commands.trace import emit
     from perftriage.core.sanitize import visible
-    from perftriage.services.profile_capture import CaptureFailed, CaptureRequest, capture
+    from perftriage.services.profile_capture import (
+        CaptureFailed,
+        CaptureRequest,
+        capture,
+        via_text,
+    )
     from perftriage.transport.base import TIMEOUT, TransportError
 
     config, registry, name = g.one_host_for_url(host, url)
@@ -84,10 +94,14 @@ def command(g: Globals, host, url, steps, seconds, engine, trace_dir, ranks, tim
     except TransportError as exc:
         click.echo(f"perftriage profile: {visible(str(exc))}", err=True)
         raise SystemExit(EXIT_TIMEOUT if exc.kind == TIMEOUT else EXIT_UNREACHABLE) from None
+    for name, what in sorted(result.refused.items()):
+        click.echo(f"perftriage profile: refused {visible(name)}: {what}, not a regular file",
+                   err=True)
     if result.missing:
         click.echo(f"perftriage profile: ranks that wrote no trace within {req.timeout:g}s: "
                    f"{', '.join(result.missing)}", err=True)
     if not as_json:
-        click.echo(f"{result.engine}: {len(result.files)} trace file(s) kept in {dest}", err=True)
+        click.echo(f"{result.engine}: {len(result.files)} trace file(s) kept in {dest} "
+                   f"(fetched {via_text(result.via, result.via_note)})", err=True)
     emit(result.summary, as_json, top)
     sys.stdout.flush()

@@ -64,7 +64,7 @@ def _pairs(metric: str, a: Side, b: Side) -> list[tuple[str, str]]:
     host, else the only host of each side (two runs on two machines)."""
     def hosts(side: Side) -> list[str]:
         return [h for (m, h, g) in side.rec.series if m == metric and g == -1
-                and side.rec.readings(metric, h, side.window.start, side.window.end)[1]]
+                and side.rec.has_readings(metric, h, side.window.start, side.window.end)]
     ha, hb = hosts(a), hosts(b)
     same = [(h, h) for h in ha if h in hb]
     if same:

@@ -2,20 +2,74 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from perftriage.core.compare.recording import Recording
+from perftriage.core.model import events as ev
+from perftriage.core.replay.state_at import HOST_SAMPLE_PREFIX, LOG_LINES_PREFIX, raw_t
 from perftriage.core.store import stream, transcript
 
+# what a comparison outside its slices needs of these bulky lines: their time only
+_BULK = (LOG_LINES_PREFIX, HOST_SAMPLE_PREFIX)
 
-def load(path: Path | str, problems: list[stream.LineProblem] | None = None) -> Recording:
+
+def load(path: Path | str, problems: list[stream.LineProblem] | None = None,
+         windows: Sequence[tuple[float, float]] | None = None) -> Recording:
     """Raises :class:`~perftriage.core.store.transcript.TranscriptError` for a
-    file that is not a transcript (or OSError); bad lines go to ``problems``."""
+    file that is not a transcript (or OSError); bad lines go to ``problems``.
+
+    With ``windows`` ((start, end) session times), log batches and host
+    samples outside them are read for their time only, never decoded or
+    parsed (what makes two slices of a long investigation cheap); every
+    other event is read whole (runs, servers, profiles, hypotheses)."""
     path = Path(path)
     header = transcript.read_header(path)
     _, offset = stream.header_and_offset(path)
     rec = Recording(name=str(header.get("name") or path.stem))
-    feed = rec.feed
-    for _, event in stream.iter_events(path, offset, problems=problems):
+    feed, decode = rec.feed, ev._decoder.decode
+    spans = sorted(windows) if windows is not None else None
+    lineno = 1
+    for _, line, terminated in stream.iter_raw(path, offset):
+        lineno += 1
+        if not line or line.isspace() or line.startswith(stream.SUMMARY_PREFIX):
+            continue
+        if spans is not None and terminated and line.startswith(_BULK):
+            try:
+                t = raw_t(line)
+            except ValueError:
+                t = None
+            if t is not None and not any(a - 1.0 <= t <= b + 1.0 for a, b in spans):
+                if t > rec.duration:
+                    rec.duration = t
+                continue
+        try:
+            event = decode(line)
+        except stream.DECODE_ERRORS as exc:
+            if problems is not None:
+                problems.append(stream.line_problem(lineno, line, exc, terminated))
+            continue
         feed(event)
     return rec
+
+
+_SEGMENT_PREFIX = b'{"type":"segment.started"'
+
+
+def segment_starts(path: Path | str) -> list[tuple[int, float]]:
+    """(run, start t) of each run, from the segment lines alone (nothing else decoded)."""
+    _, offset = stream.header_and_offset(path)
+    out = []
+    for _, line, terminated in stream.iter_raw(path, offset):
+        if terminated and line.startswith(_SEGMENT_PREFIX):
+            try:
+                e = decode_event(line)
+            except stream.DECODE_ERRORS:
+                continue
+            if isinstance(e, ev.SegmentStarted):
+                out.append((e.segment, e.t))
+    return out
+
+
+def decode_event(line: bytes) -> ev.Event:
+    return ev._decoder.decode(line)

@@ -80,6 +80,15 @@ class Series:
     t: array = field(default_factory=lambda: array("d"))
     v: array = field(default_factory=lambda: array("d"))
 
+    def extend(self, t: float, values) -> None:
+        """Readings all taken at ``t`` (a log batch's lines)."""
+        if self.t and t < self.t[-1]:
+            for value in values:
+                self.add(t, float(value))
+            return
+        self.v.extend(values)
+        self.t.extend([t] * (len(self.v) - len(self.t)))
+
     def add(self, t: float, value: float) -> None:
         if self.t and t < self.t[-1]:  # out of order (a clock step): keep sorted
             i = bisect_right(self.t, t)
@@ -100,6 +109,9 @@ class Series:
         out_v: list[float] = []
         if not ts:
             return out_t, out_v
+        seconds = list(map(int, ts))
+        if len(set(seconds)) == len(seconds):  # one reading a second (the usual): as they are
+            return list(map(float, seconds)), list(vs)
         i, n = 0, len(ts)
         while i < n:
             sec = int(ts[i])
@@ -151,25 +163,43 @@ class Recording:
     _logs: dict[str, LogMetrics] = field(default_factory=dict, repr=False)
     _engines: dict[str, tuple[float, EngineSnapshot]] = field(default_factory=dict, repr=False)
     _probes: dict[str, _ProbeSeen] = field(default_factory=dict, repr=False)
+    _memo: dict[tuple, tuple[list[float], list[float]]] = field(default_factory=dict, repr=False)
 
     # --- reading --------------------------------------------------------------
 
     def add(self, metric: str, host: str, t: float, value: float | None, gpu: int = -1) -> None:
         if value is None or value != value:
             return
+        self._series(metric, host, gpu).add(t, float(value))
+
+    def _series(self, metric: str, host: str, gpu: int = -1) -> Series:
         key = (metric, host, gpu)
         s = self.series.get(key)
         if s is None:
             s = self.series[key] = Series()
-        s.add(t, float(value))
+        return s
 
     def hosts(self) -> list[str]:
         return list(dict.fromkeys(h for _, h, _ in self.series))
 
     def readings(self, metric: str, host: str, start: float, end: float,
                  gpu: int = -1) -> tuple[list[float], list[float]]:
+        """Per-second readings in ``[start, end]`` (remembered until the series grows)."""
         s = self.series.get((metric, host, gpu))
-        return s.per_second(start, end) if s is not None else ([], [])
+        if s is None:
+            return [], []
+        memo_key = (metric, host, gpu, start, end, len(s.t))
+        found = self._memo.get(memo_key)
+        if found is None:
+            if len(self._memo) > 4096:
+                self._memo.clear()
+            found = self._memo[memo_key] = s.per_second(start, end)
+        return found
+
+    def has_readings(self, metric: str, host: str, start: float, end: float,
+                     gpu: int = -1) -> bool:
+        s = self.series.get((metric, host, gpu))
+        return s is not None and bisect_left(s.t, start) < bisect_right(s.t, end)
 
     # --- feeding --------------------------------------------------------------
 
@@ -188,14 +218,15 @@ class Recording:
         host = self.log_hosts.get(e.source_id, "?")
         for metric, values in (("decode_tps", lm.gen_tps), ("running", lm.running),
                                ("queued", lm.queued)):
-            for value in values:
-                self.add(metric, host, e.t, value)
-            values.clear()  # the reducer's parse, drained: the next batch's readings only
+            if values:
+                self._series(metric, host).extend(e.t, values)
+                values.clear()  # the reducer's parse, drained: the next batch's readings only
         lm.input_tps.clear()
         lm.token_usage.clear()
-        if any("#token" in line for line in e.lines[-4:]) or len(e.lines) > 4:
-            for m in _TOKENS.finditer("\n".join(e.lines)):
-                self.add("context_tokens", host, e.t, float(m.group(1)))
+        if "#token" in e.lines[-1]:
+            found = _TOKENS.findall("\n".join(e.lines))
+            if found:
+                self._series("context_tokens", host).extend(e.t, map(float, found))
 
     def _engine(self, e: ev.EngineSample) -> None:
         prev = self._engines.get(e.source)

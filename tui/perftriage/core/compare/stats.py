@@ -1,6 +1,7 @@
 """Medians and verdicts: is B better than A, and is the difference real?
 
-Kayenta's judge, per metric: a two-sided Mann–Whitney U test (scipy.stats)
+Kayenta's judge, per metric: a two-sided Mann–Whitney U test (scipy.stats's
+asymptotic method, re-implemented and tested against it)
 on the per-second readings of the two slices at 98 % confidence, and an
 effect-size gate so that a tiny but "significant" difference reads
 ``no change`` (per-second readings are autocorrelated: the test alone
@@ -52,18 +53,36 @@ def summarize(values: Sequence[float]) -> Summary:
 
 
 def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float | None:
-    """Two-sided Mann–Whitney U p-value (scipy.stats; the normal
-    approximation with tie correction for larger samples, exact for small
-    ones without ties); 1.0 when every reading is the same; None when a side
-    is empty."""
-    if not a or not b:
+    """Two-sided Mann–Whitney U p-value: the normal approximation with the
+    tie correction and the continuity correction, as
+    ``scipy.stats.mannwhitneyu(a, b, method="asymptotic")`` computes it
+    (tested against it; scipy itself costs ~0.6 s to import). 1.0 when every
+    reading is the same; None when a side is empty."""
+    n1, n2 = len(a), len(b)
+    if not n1 or not n2:
         return None
-    if min(a) == max(a) == min(b) == max(b):
+    pooled = sorted([(v, 0) for v in a] + [(v, 1) for v in b])
+    n = n1 + n2
+    rank_sum_a = 0.0
+    ties = 0.0
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and pooled[j][0] == pooled[i][0]:
+            j += 1
+        avg_rank = (i + j + 1) / 2.0  # ranks i+1 .. j
+        rank_sum_a += avg_rank * sum(1 for k in range(i, j) if pooled[k][1] == 0)
+        t = j - i
+        ties += t * t * t - t
+        i = j
+    u1 = rank_sum_a - n1 * (n1 + 1) / 2.0
+    u = max(u1, n1 * n2 - u1)
+    mu = n1 * n2 / 2.0
+    var = n1 * n2 / 12.0 * ((n + 1) - ties / (n * (n - 1)))
+    if var <= 0:
         return 1.0
-    from scipy.stats import mannwhitneyu  # imported when first needed: ~0.3 s
-
-    p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
-    return 1.0 if math.isnan(p) else p
+    z = (u - mu - 0.5) / math.sqrt(var)
+    return min(1.0, math.erfc(z / math.sqrt(2.0)))
 
 
 def change_pct(a: float | None, b: float | None) -> float | None:

@@ -10,13 +10,16 @@ per family: ``python_kinds`` (import — a constant ``python -c`` script fed
 its arguments as argv), ``version_kind`` (a venv's dist-info read by the
 shell, else importlib.metadata), ``grep_kind`` (the host's
 rg/grep, python only to locate the package), ``system_kinds`` (which, nvsmi,
-shell) and ``http_kind``.
+shell), ``http_kind``, ``ncu_kind`` (a command under Nsight Compute) and
+``stacks_kind`` (py-spy on the engine's processes).
 """
 
 from perftriage.core.probe_kinds import (
     grep_kind,
     http_kind,
+    ncu_kind,
     python_kinds,
+    stacks_kind,
     system_kinds,
     version_kind,
 )
@@ -30,4 +33,6 @@ ALL: tuple[ProbeKind, ...] = (
     system_kinds.WHICH_KIND,
     http_kind.HTTP_KIND,
     system_kinds.SHELL_KIND,
+    ncu_kind.NCU_KIND,
+    stacks_kind.STACKS_KIND,
 )

@@ -36,6 +36,10 @@ class Verdict:
     status: VerdictStatus
     summary: str = ""
     detail: dict[str, Any] = field(default_factory=dict)
+    # text files the session keeps next to its transcript
+    # (``<transcript>.probes/<probe id>/NAME``), never in the event: what the
+    # bounded detail summarises (stacks: py-spy's folded stacks)
+    files: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -43,6 +47,9 @@ class HostContext:
     """What a probe needs to know about the host it runs on."""
 
     python: str = "python3"
+    # the probe's limit, seconds (None: none given): a kind that runs long on
+    # the host (ncu) holds its own deadline there, so nothing outlives it
+    deadline_s: float | None = None
 
 
 Interpret = Callable[[list[str], int | None, str, str], Verdict]
@@ -114,6 +121,14 @@ class ProbeKind:
     # "**id** label on host — <report_heading>:"); empty adds nothing
     report: Render | None = None
     report_heading: str = "answer"
+    # what ``perftriage probe --json`` adds beside host, kind, args, verdict, ...
+    # (a kind whose issue names a JSON shape: stacks' processes and top)
+    json_fields: Callable[[ProbeResult], dict[str, Any]] | None = None
+    # the run slows the host's work down (ncu replays every kernel): the
+    # Probes pane marks its rows, the form and the palette say so
+    heavy: bool = False
+    # its limit when the caller gives none (seconds; None: the runner's default)
+    timeout_s: float | None = None
 
     def validate(self, args: list[str]) -> None:
         if len(args) < self.min_args:

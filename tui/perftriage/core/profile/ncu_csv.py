@@ -50,7 +50,12 @@ LAUNCHES, COMPLETE, TIME_NS, READ_B, WRITE_B, DRAM_W, DRAM_T, SM_W, SM_T, NA = r
 
 
 class NcuCsvError(ValueError):
-    """Input that is not (usable) ncu CSV; the message says what and where."""
+    """Input that is not (usable) ncu CSV; the message says what and where,
+    ``notes`` holds ncu's ==ERROR==/==WARNING== lines read before it."""
+
+    def __init__(self, message, notes=()):
+        super().__init__(message)
+        self.notes = list(notes)
 
 
 def _header(line: str):
@@ -81,12 +86,14 @@ def fold(lines):
         raise NcuCsvError(
             "no ncu CSV header (\"ID\",…,\"Kernel Name\",…,\"Metric Name\",\"Metric Unit\","
             "\"Metric Value\") in %d line(s)%s" % (
-                lineno, ": " + notes[-1] if notes else ""))
+                lineno, ": " + notes[-1] if notes else ""), notes)
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise NcuCsvError("line %d: the ncu CSV header lacks column(s) %s (is it `ncu --csv` "
                           "with the default page, not --page raw?)" % (lineno, ", ".join(missing)))
     i_id, i_name, i_metric, i_unit, i_value = (header.index(c) for c in COLUMNS)
+    i_device = header.index("Device") if "Device" in header else None
+    device = None
     width = len(header)
     slots = {m: i for i, m in enumerate(METRICS)}
     present = [False] * len(METRICS)
@@ -142,6 +149,8 @@ def fold(lines):
                     flush(cur_name, vals)
                     vals = [None] * 5
                 cur_id, cur_name = rid, row[i_name]
+                if device is None and i_device is not None:
+                    device = row[i_device]
             metric = row[i_metric]
             slot = slots.get(metric)
             if slot is None:
@@ -168,8 +177,8 @@ def fold(lines):
         flush(cur_name, vals)
     seen = {m: present[i] or na[m] > 0 for i, m in enumerate(METRICS)}
     seen[GPU_NAME] = gpu_rows > 0
-    return {"kernels": kernels, "gpu": gpu, "seen": seen, "na": na, "notes": notes,
-            "lines": base + reader.line_num}
+    return {"kernels": kernels, "gpu": gpu, "device": device, "seen": seen, "na": na,
+            "notes": notes, "lines": base + reader.line_num}
 
 
 def fold_file(path):
@@ -178,14 +187,32 @@ def fold_file(path):
         return fold(f)
 
 
-if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "--fold-json":
+def gpu_by_index(folded, listing):
+    """The profiled GPU's name from ``nvidia-smi --query-gpu=index,name
+    --format=csv,noheader`` lines: by the CSV's device index, else the only
+    name the host has."""
+    names = {}
+    for line in listing.splitlines():
+        index, _, name = line.partition(",")
+        if name.strip():
+            names[index.strip()] = name.strip()
+    if folded.get("device") in names:
+        return names[folded["device"]]
+    return next(iter(names.values())) if len(set(names.values())) == 1 else None
+
+
+if __name__ == "__main__" and len(sys.argv) > 3 and sys.argv[1] == "--fold-json":
     # how the ncu probe runs this file on the host: fold the CSV at argv[2],
-    # print one JSON line (after the marker in argv[3]); exit 0 even on bad
-    # input (the error travels in the JSON)
+    # name the GPU from the nvidia-smi listing in argv[4], print one JSON
+    # line after the marker in argv[3]; bad input travels in the JSON
     import json
 
     try:
         result = fold_file(sys.argv[2])
-    except (OSError, NcuCsvError) as exc:
-        result = {"error": str(exc)}
+        if not result["gpu"] and len(sys.argv) > 4:
+            result["gpu"] = gpu_by_index(result, sys.argv[4])
+    except OSError as exc:
+        result = {"error": str(exc), "notes": []}
+    except NcuCsvError as exc:
+        result = {"error": str(exc), "notes": exc.notes}
     sys.stdout.write("\n" + sys.argv[3] + json.dumps(result) + "\n")

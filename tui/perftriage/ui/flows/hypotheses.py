@@ -115,6 +115,6 @@ class HypothesisFlows:
             ))
             self.app.notify(f"gap recorded: {roofline.summary_line(r)}")
 
-        read_only = self.cockpit.replay and not self.session.accepts_annotations
+        read_only = not self.session.mode.annotations
         self.app.push_screen(RooflineScreen(self.session.state, read_only=read_only,
                                             servers=self.cockpit.config.servers), computed)

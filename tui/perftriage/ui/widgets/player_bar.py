@@ -8,6 +8,8 @@ from textual.widget import Widget
 
 from perftriage.core.sanitize import visible
 from perftriage.core.view import timeline_bar
+from perftriage.services.replay import Replayer
+from perftriage.services.watch import Watcher
 from perftriage.ui.widgets.status_style import rich_colour
 
 MARKER_VAR = {
@@ -22,7 +24,7 @@ class PlayerBar(Widget):
     PlayerBar { height: 2; padding: 0 1; background: $panel; }
     """
 
-    def __init__(self, replayer, **kwargs) -> None:
+    def __init__(self, replayer: Replayer, **kwargs) -> None:
         super().__init__(**kwargs)
         self.replayer = replayer
         self.message = ""  # the last marker jumped to, or why a key did nothing
@@ -32,10 +34,16 @@ class PlayerBar(Widget):
         tl, player = self.replayer.timeline, self.replayer.player
         key = (player.position, player.playing, player.speed, player.idle_limit, len(tl),
                tl.complete, self.message, self.size.width, self.app.theme,
-               getattr(self.replayer, "live", False), getattr(self.replayer, "waiting", None))
+               *self._following())
         if key != self._seen:
             self._seen = key
             self.refresh()
+
+    def _following(self) -> tuple[bool, str | None]:
+        """perftriage watch: whether it is live, and why not the file now."""
+        if isinstance(self.replayer, Watcher):
+            return self.replayer.live, self.replayer.waiting
+        return False, None
 
     def duration(self) -> float:
         tl = self.replayer.timeline
@@ -47,11 +55,11 @@ class PlayerBar(Widget):
         duration = self.duration()
         state = "▶ playing" if player.playing else ("■ end" if player.at_end else "⏸ paused")
         total = f"{len(tl):,}" if tl.complete else f"{len(tl):,}+ (indexing)"
-        if getattr(self.replayer, "follows", False):  # perftriage watch
+        if isinstance(self.replayer, Watcher):  # perftriage watch
             state = ("● LIVE" if self.replayer.live
                      else f"{state} (end: back to live)")
             parts = [f"WATCH {state}"]
-            if waiting := getattr(self.replayer, "waiting", None):
+            if waiting := self.replayer.waiting:
                 parts.append(visible(waiting))
         else:
             parts = [f"REPLAY {state} {player.speed:g}×"]

@@ -59,8 +59,13 @@ def differing_probes(state: SessionState) -> set[str]:
     return out
 
 
+HEAVY_MARK = "▲ "  # a kind that slows the host's work down (ncu replays every kernel)
+
+
 def probe_label(p: ProbeState, limit: int = LABEL_MAX) -> str:
-    return ("⇉ " if p.group else "") + short_label(p.label, limit - (2 if p.group else 0))
+    spec = probes.KINDS.get(p.kind)
+    prefix = ("⇉ " if p.group else "") + (HEAVY_MARK if spec is not None and spec.heavy else "")
+    return prefix + short_label(p.label, limit - len(prefix))
 
 
 def probe_row(p: ProbeState, now_t: float, variables: dict[str, str],
@@ -260,6 +265,8 @@ class ProbesPane(Pane):
     def action_cancel(self) -> None:
         """The probe the user means: the selected one if it is queued or
         running, else the most recent running (then queued) one."""
+        if self.refuse_in_replay():
+            return
         state = self.ctx.session.state
         pid = cancel_target(state, self.selected_probe_id)
         if pid is None:

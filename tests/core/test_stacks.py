@@ -1,0 +1,192 @@
+"""The stacks probe's core on real py-spy 0.4.3 output (tests/fixtures/stacks):
+folded stacks and dumps read into samples, summarised per process and
+thread (self and inclusive shares, idle and GIL shares), the verdicts of
+each failure, and the remote command's quoting."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+
+from perftriage.core.probe_kinds.kind import RESULT_MARK, HostContext, ProbeUsageError
+from perftriage.core.probe_kinds.stacks_kind import (
+    STACKS_KIND,
+    answer,
+    json_fields,
+    parse_args,
+    summarise_result,
+)
+from perftriage.core.model.state import ProbeState
+from perftriage.core.stacks.folded import Frame, parse_dump, parse_frame, parse_raw
+from perftriage.core.stacks.summary import summarise_process
+from tests.support.helpers import FIXTURES
+from tests.support.stall_target import STALL_FUNCTION
+
+STACKS = FIXTURES / "stacks"
+TARGET = "/usr/bin/python3 -m tests.support.stall_target"
+
+
+def text(name: str) -> str:
+    return (STACKS / name).read_text()
+
+
+def test_a_frame_reads_as_py_spy_writes_it():
+    assert parse_frame("main (tests/support/stall_target.py:55)") == \
+        Frame("main", "tests/support/stall_target.py", 55)
+    assert parse_frame("_run_code (<frozen runpy>:88)") == Frame("_run_code", "<frozen runpy>", 88)
+    assert parse_frame("clock_nanosleep (libc.so.6)") == Frame("clock_nanosleep", "libc.so.6")
+    assert parse_frame("0x7f1b6744524a") == Frame("0x7f1b6744524a", "")
+    assert parse_frame("f (a (b).py:3)").line == 3  # odd names: the last " (" decides
+
+
+def test_record_names_the_planted_stall():
+    parsed = parse_raw(text("record-threads.raw"))
+    assert parsed.bad_lines == 0 and sum(s.count for s in parsed.samples) == 160
+    p = summarise_process(7, TARGET, parsed.samples, mode="record", ticks=200)
+    top = p.frames[0]
+    assert (top.name, top.file) == (STALL_FUNCTION, "tests/support/stall_target.py")
+    assert top.self_samples == 140 and top.self_pct == pytest.approx(87.5)
+    assert top.line == 27  # the line most of its samples were on (116 of 140)
+    main = next(f for f in p.frames if f.name == "main")
+    assert main.total_pct == pytest.approx(100.0) and main.self_pct < 15
+    assert [f.self_pct for f in p.frames] == sorted((f.self_pct for f in p.frames), reverse=True)
+    (thread,) = p.threads
+    assert (thread.name, thread.samples, thread.idle_pct) == ("MainThread", 160, 20.0)
+    assert p.idle_pct == 20.0 and p.gil_pct is None  # idle: ticks py-spy found no active stack
+    assert p.stacks[0].samples == 116 and p.stacks[0].frames[-1].startswith(STALL_FUNCTION)
+
+
+def test_gil_share_of_a_gil_record():
+    parsed = parse_raw(text("record-gil.raw"))
+    p = summarise_process(7, TARGET, parsed.samples, mode="record", ticks=200, gil=True)
+    assert p.gil_pct == pytest.approx(100 * 155 / 200) and p.threads[0].gil_pct == p.gil_pct
+    assert p.frames[0].name == STALL_FUNCTION
+
+
+def test_raw_without_threads_and_with_native_frames():
+    plain = parse_raw(text("record-plain.raw"))
+    assert all(s.thread_id is None for s in plain.samples)
+    p = summarise_process(7, TARGET, plain.samples, mode="record", ticks=100)
+    assert p.frames[0].name == STALL_FUNCTION and p.threads[0].name == ""
+    native = parse_raw(text("record-native.raw"))
+    files = {f.file for s in native.samples for f in s.frames}
+    assert any(f.endswith(".so") or ".so." in f for f in files)  # libc, libpython frames
+    assert any(f.line is None for s in native.samples for f in s.frames)
+
+
+def test_dump_counts_threads_idle_and_gil():
+    parsed = parse_dump(text("dump.json"))
+    assert {s.thread_name for s in parsed.samples} == {"MainThread", "waiter"}
+    waiter = next(s for s in parsed.samples if s.thread_name == "waiter")
+    assert waiter.idle and waiter.frames[-1].name == "Condition.wait"  # leaf last, as in raw
+    p = summarise_process(7, TARGET, parsed.samples, mode="dump", gil=True)
+    assert p.samples == 2 and p.idle_pct == 50.0 and p.gil_pct == 50.0
+    assert {t.name: t.idle_pct for t in p.threads} == {"MainThread": 0.0, "waiter": 100.0}
+    native = parse_dump(text("dump-native.json"))
+    assert any(f.line is None for s in native.samples for f in s.frames)
+
+
+def test_bad_lines_are_counted_never_fatal():
+    parsed = parse_raw("garbage\nthread (1): T;f (a.py:1) 3\n\x1b[31mno count\nx (b.py:2) notanumber\n")
+    assert parsed.bad_lines == 3 and [s.count for s in parsed.samples] == [3]
+    with pytest.raises(ValueError):
+        parse_dump("{not json")
+
+
+# --- the kind: arguments, command, verdicts --------------------------------------------------
+
+
+def test_arguments():
+    assert parse_args([]).seconds is None  # a dump
+    a = parse_args(["--match", "sglang::sched", "--seconds", "2.5", "--native", "--gil"])
+    assert (a.match, a.seconds, a.native, a.gil, a.pid) == ("sglang::sched", 2.5, True, True, None)
+    assert parse_args(["--pid=42"]).pid == 42
+    for bad in (["--pid", "x"], ["--pid", "1", "--match", "y"], ["--seconds", "0"],
+                ["--seconds"], ["--frobnicate"], ["--seconds", "nan"]):
+        with pytest.raises(ProbeUsageError):
+            STACKS_KIND.validate(bad)
+
+
+def test_a_hostile_match_is_data_in_the_command():
+    evil = "$(touch /tmp/pwned); `id` ' \" \\"
+    command = STACKS_KIND.build(["--match", evil], HostContext(python="/opt/py 3/bin/python"))
+    words = shlex.split(command)
+    assert words[0] == "/opt/py 3/bin/python" and words[1] == "-c"
+    assert evil in words[2:]  # one argv word, never script text
+    assert evil not in words[2]
+
+
+def result(targets: list[dict], **extra) -> str:
+    data = {"targets": targets, "seen": [], "seen_total": 0, "euid": 0, "ptrace_scope": None,
+            "pyspy": "/venv/bin/py-spy", **extra}
+    return f"some output\n{RESULT_MARK}{json.dumps(data)}\n"
+
+
+def probe_of(args: list[str], verdict) -> ProbeState:
+    return ProbeState(probe_id="p1", host="gpu-a", kind="stacks", args=args,
+                      status=verdict.status, summary=verdict.summary, detail=verdict.detail)
+
+
+def test_ok_verdict_summary_answer_and_json():
+    args = ["--match", "stall_target", "--seconds", "2"]
+    out = result([{"pid": 7, "name": TARGET, "rc": 0, "out": text("record-threads.raw"),
+                   "err": ""}])
+    v = STACKS_KIND.interpret(args, 0, out, "")
+    assert v.status == "ok"
+    assert v.summary.startswith(f"{STALL_FUNCTION} (tests/support/stall_target.py:27) 87.5 %")
+    assert "idle 20 %" in v.summary and "2 s at 100 Hz" in v.summary
+    assert v.files == {"7.folded": text("record-threads.raw")}  # kept beside the transcript
+    p = probe_of(args, v)
+    doc = json_fields(p)
+    assert list(doc["processes"][0])[:7] == ["pid", "name", "samples", "idle_pct", "gil_pct",
+                                             "threads", "frames"]
+    assert list(doc["processes"][0]["frames"][0])[:5] == ["name", "file", "line", "self_pct",
+                                                         "total_pct"]
+    assert list(doc["top"])[:4] == ["name", "file", "line", "self_pct"]
+    assert doc["top"]["name"] == STALL_FUNCTION
+    lines = answer(p)
+    assert lines[0] == f"pid 7 {TARGET}: 160 samples, idle 20 %"
+    assert STALL_FUNCTION in lines[2]
+    assert len(v.detail["processes"][0]["frames"]) <= 50  # the event's bound
+
+
+def test_py_spy_missing_says_how_to_install_it():
+    out = result([{"pid": 7, "name": TARGET}], pyspy=None, tried=["/usr/bin/py-spy"])
+    v = STACKS_KIND.interpret([], 1, out, "")
+    assert v.status == "failed" and "pip install py-spy" in v.summary
+    assert "server's venv" in v.summary and v.detail["tried"] == ["/usr/bin/py-spy"]
+
+
+@pytest.mark.parametrize("stderr", ["err-ptrace-nonroot.stderr", "err-permission.stderr"])
+def test_ptrace_refused_says_so(stderr: str):
+    out = result([{"pid": 7, "name": TARGET, "rc": 1, "out": "", "err": text(stderr)}],
+                 euid=1000, ptrace_scope="1", cap_sys_ptrace=False)
+    v = STACKS_KIND.interpret([], 1, out, "")
+    assert v.status == "failed" and v.summary.startswith("ptrace refused")
+    assert "kernel.yama.ptrace_scope=1" in v.summary and "not root" in v.summary
+    assert "SYS_PTRACE" in v.summary
+
+
+def test_a_process_that_exited_and_one_that_was_read():
+    out = result([{"pid": 7, "name": TARGET, "rc": 1, "out": "", "err": text("err-no-process.stderr")},
+                  {"pid": 8, "name": TARGET, "rc": 0, "out": text("dump.json"), "err": ""}])
+    v = STACKS_KIND.interpret([], 0, out, "")
+    assert v.status == "ok" and "1 process(es) not read" in v.summary
+    s = summarise_result([], json.loads(out.split(RESULT_MARK)[1]))
+    assert s.processes[0].error == "the process exited" and s.mode == "dump"
+
+
+def test_no_match_lists_the_python_processes_seen():
+    seen = [[11, "python3 -m http.server"], [12, "python3 train.py"]]
+    out = result([], seen=seen, seen_total=2)
+    v = STACKS_KIND.interpret(["--match", "sglang"], 1, out, "")
+    assert v.status == "no-match" and v.summary == "no --match 'sglang' process: 2 Python process(es) seen"
+    assert answer(probe_of(["--match", "sglang"], v)) == [
+        "seen: pid 11: python3 -m http.server", "seen: pid 12: python3 train.py"]
+
+
+def test_no_result_line_is_an_error_verdict():
+    v = STACKS_KIND.interpret([], 127, "", "sh: python3: not found")
+    assert v.status == "error" and "python not found" in v.summary

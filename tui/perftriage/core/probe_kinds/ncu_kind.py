@@ -1,0 +1,249 @@
+"""``ncu [--kernel REGEX] [--launches N] [--] COMMAND...``: run COMMAND on the
+host under Nsight Compute and say how far each kernel is from its roofline.
+
+The host runs (POSIX sh, every word quoted; COMMAND is data, argv of ncu)::
+
+    ncu --log-file TMP/ncu.csv --clock-control none --csv --metrics dram__bytes_read.sum,…
+        [-k regex:REGEX] [-c N] --graph-profiling node COMMAND...
+
+with ncu from PATH, else ``/usr/local/cuda/bin/ncu``, under ``timeout`` (the
+probe's limit less 10 s, the process group killed at the deadline). The CSV
+goes to a private temporary directory, never to stdout: the command's own
+output stays apart, and the CSV is folded *on the host* by
+:mod:`perftriage.core.profile.ncu_csv` (its source, shipped to ``python3
+-c``), so only per-kernel totals come back, however many launches. The GPU is
+named from ``nvidia-smi --query-gpu=index,name`` for its datasheet peak.
+
+ncu replays every kernel several times: the command runs many times slower
+(the kind is marked heavy; its default limit is 10 minutes). Never point it at
+a live server the user did not ask to slow down.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+from perftriage.core.probe_kinds.kind import (
+    RESULT_MARK,
+    HostContext,
+    ProbeKind,
+    ProbeResult,
+    ProbeUsageError,
+    Verdict,
+    no_result,
+    script_result,
+)
+
+USAGE = "ncu [--kernel REGEX] [--launches N] -- COMMAND..."
+DEFAULT_TIMEOUT_S = 600.0
+DEADLINE_MARGIN_S = 10  # the fold and the way back after ncu's deadline
+PERM_FIX = ("GPU performance counters not permitted (ERR_NVGPUCTRPERM): run as root, or "
+            "allow profiling for all users (options nvidia NVreg_RestrictProfilingToAdminUsers=0 "
+            "in /etc/modprobe.d, then reload the driver or reboot)")
+MISSING_FIX = ("ncu not found (PATH, /usr/local/cuda/bin/ncu): install Nsight Compute "
+               "(the CUDA toolkit's nsight-compute package) on the host")
+
+WRAPPER = r"""set -f
+py=$1 deadline=$2 src=$3 mark=$4; shift 4
+ncu=$(command -v ncu 2>/dev/null)
+if [ -z "$ncu" ] && [ -x /usr/local/cuda/bin/ncu ]; then ncu=/usr/local/cuda/bin/ncu; fi
+if [ -z "$ncu" ]; then printf '\n%s{"missing": "ncu"}\n' "$mark"; exit 127; fi
+d=$(mktemp -d "${TMPDIR:-/tmp}/perftriage-ncu.XXXXXX") || exit 1
+trap 'rm -rf "$d"' EXIT
+trap 'exit 143' INT TERM HUP
+if [ "$deadline" -gt 0 ] && command -v timeout >/dev/null 2>&1; then
+  timeout -k 10 "$deadline" "$ncu" --log-file "$d/ncu.csv" "$@"
+else
+  "$ncu" --log-file "$d/ncu.csv" "$@"
+fi
+rc=$?
+gpus=$(nvidia-smi --query-gpu=index,name --format=csv,noheader 2>/dev/null)
+"$py" -c "$src" --fold-json "$d/ncu.csv" "$mark" "$gpus"
+exit $rc"""
+
+
+def split_args(args: list[str]) -> tuple[str | None, int | None, list[str]]:
+    """(kernel regex, launches, COMMAND) from ``[--kernel R] [--launches N]
+    [--] COMMAND...``; ProbeUsageError says what is wrong."""
+    kernel: str | None = None
+    launches: int | None = None
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            i += 1
+            break
+        if a in ("--kernel", "--launches"):
+            if i + 1 >= len(args):
+                raise ProbeUsageError(f"{a} needs a value; usage: {USAGE}")
+            value = args[i + 1]
+            if a == "--kernel":
+                kernel = value
+            else:
+                try:
+                    launches = int(value)
+                except ValueError:
+                    launches = 0
+                if launches < 1:
+                    raise ProbeUsageError(f"--launches {value!r}: give a whole number ≥ 1")
+            i += 2
+            continue
+        break
+    command = args[i:]
+    if not command:
+        raise ProbeUsageError(f"no COMMAND to profile; usage: {USAGE}")
+    if command[0].startswith("-"):
+        raise ProbeUsageError(f"COMMAND starts with {command[0]!r}: ncu would read it as its "
+                              f"own option; usage: {USAGE}")
+    return kernel, launches, command
+
+
+def _check(args: list[str]) -> None:
+    split_args(args)  # raises ProbeUsageError naming what is wrong
+
+
+def ncu_flags(kernel: str | None, launches: int | None) -> list[str]:
+    """ncu's own flags, as the issue spells them (plus --graph-profiling node:
+    kernels in CUDA graphs are profiled one by one)."""
+    from perftriage.core.profile.ncu import NCU_FLAGS
+
+    flags = list(NCU_FLAGS)
+    if kernel:
+        flags += ["-k", f"regex:{kernel}"]
+    if launches:
+        flags += ["-c", str(launches)]
+    return flags + ["--graph-profiling", "node"]
+
+
+def _fold_source() -> str:
+    from perftriage.core.profile import ncu_csv
+
+    return Path(ncu_csv.__file__).read_text(encoding="utf-8")
+
+
+def deadline_s(ctx: HostContext) -> int:
+    """Seconds the host gives ncu: the probe's limit less a margin (0: no limit)."""
+    if not ctx.deadline_s:
+        return 0
+    return max(1, int(ctx.deadline_s) - DEADLINE_MARGIN_S)
+
+
+def _build(args: list[str], ctx: HostContext) -> str:
+    kernel, launches, command = split_args(args)
+    words = ["sh", "-c", WRAPPER, "perftriage-ncu", ctx.python, str(deadline_s(ctx)),
+             _fold_source(), RESULT_MARK, *ncu_flags(kernel, launches), *command]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _perm_denied(*texts: str) -> bool:
+    return any("ERR_NVGPUCTRPERM" in t for t in texts)
+
+
+def _interpret(args: list[str], status: int | None, out: str, err: str) -> Verdict:
+    from perftriage.core.profile import ncu
+
+    data = script_result(out)
+    base: dict[str, Any] = {"exit_status": status}
+    if data is None:
+        if _perm_denied(out, err):
+            return Verdict("failed", PERM_FIX, {**base, "fix": "permissions"})
+        return no_result(status, err)
+    if data.get("missing") == "ncu":
+        return Verdict("failed", MISSING_FIX, {**base, "fix": "install"})
+    notes = [str(n) for n in data.get("notes", [])]
+    if _perm_denied(err, *notes):
+        return Verdict("failed", PERM_FIX, {**base, "fix": "permissions", "notes": notes})
+    if status == 124:
+        return Verdict("failed", "ncu ran past its deadline (the probe's limit less "
+                       f"{DEADLINE_MARGIN_S} s): profile fewer launches (--launches N) or one "
+                       "kernel (--kernel REGEX), or give a longer --timeout",
+                       {**base, "notes": notes})
+    if data.get("error"):
+        if any("No kernels were profiled" in n for n in notes):
+            return Verdict("no-match", "no kernel was profiled"
+                           + (" (--kernel matched none?)" if "-k" in _flags_of(args) else ""),
+                           {**base, "notes": notes})
+        tail = f"; exit {status}" if status else ""
+        return Verdict("failed", f"ncu wrote no usable CSV: {str(data['error'])[:200]}{tail}",
+                       {**base, "error": str(data["error"]), "notes": notes})
+    try:
+        summary = ncu.summarize(data)  # the GPU's peak from its name (core/gpus.py)
+    except ncu.NcuInputError as exc:
+        return Verdict("failed", str(exc)[:300], {**base, "error": str(exc), "notes": notes})
+    import msgspec
+
+    detail = {**base, "ncu": msgspec.to_builtins(summary)}
+    line = summary_line(summary)
+    if status != 0:
+        return Verdict("failed", f"command exit {status}; {line}", detail)
+    return Verdict("ok", line, detail)
+
+
+def _flags_of(args: list[str]) -> list[str]:
+    try:
+        kernel, launches, _ = split_args(args)
+    except ProbeUsageError:
+        return []
+    return ncu_flags(kernel, launches)
+
+
+def summary_line(s: Any) -> str:
+    """``NVIDIA H200: 18 kernels, 190 launches; furthest below roofline:
+    fused_moe_kernel 4.2 % of time at 50 % of peak (≈ 2.1 % recoverable)``."""
+    from perftriage.core.profile.ncu import bw_pct, furthest_below, recoverable_pct
+    from perftriage.core.profile.table import short_name
+
+    head = f"{s.gpu or 'GPU ?'}: {len(s.kernels)} kernels, {s.launches} launches"
+    worst = furthest_below(s, 1)
+    if not worst:
+        return head + "; none memory-bound below its roofline"
+    k = worst[0]
+    return (f"{head}; furthest below roofline: {short_name(k.name, 40)} {k.time_pct:.1f} % of "
+            f"time at {bw_pct(k):.0f} % of peak (≈ {recoverable_pct(k):.1f} % recoverable)")
+
+
+def summary_of(p: ProbeResult) -> Any:
+    """The probe's :class:`NcuSummary`, or None."""
+    import msgspec
+
+    from perftriage.core.profile.ncu import NcuSummary
+
+    raw = p.detail.get("ncu")
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return msgspec.convert(raw, NcuSummary)
+    except msgspec.ValidationError:
+        return None
+
+
+def _answer(p: ProbeResult) -> list[str]:
+    from perftriage.core.profile.ncu_table import render
+
+    s = summary_of(p)
+    if s is None:
+        return [f"ncu: {n}" for n in p.detail.get("notes", [])]
+    return render(s, top=20).splitlines()
+
+
+NCU_KIND = ProbeKind(
+    name="ncu",
+    usage=USAGE,
+    help="HEAVY: run COMMAND under Nsight Compute; per kernel GB/s against its roofline",
+    min_args=1,
+    max_args=None,
+    build=_build,
+    interpret=_interpret,
+    check=_check,
+    compare=lambda status, summary, d: [(k.get("name"), k.get("verdict"))
+                                        for k in d.get("ncu", {}).get("kernels", [])],
+    label="ncu",
+    form_note="HEAVY: ncu replays each kernel, the command runs many times slower",
+    heavy=True,
+    timeout_s=DEFAULT_TIMEOUT_S,
+    answer=_answer,
+    report=_answer,
+    report_heading="kernels against their roofline (Nsight Compute)",
+)
