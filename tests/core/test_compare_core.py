@@ -242,3 +242,42 @@ def test_different_models_warn(tmp_path):
     assert not out["comparable"]
     assert any("different models: Qwen/Qwen3-30B-A3B in A, deepseek-ai/DeepSeek-V3 in B" in w
                for w in out["warnings"])
+
+
+# --- reading a recording: the fast paths read what the reducer's parse reads ------------
+
+
+def test_slices_read_alone_give_the_readings_of_a_whole_read(h200):
+    from perftriage.core.compare.load import load as load_part
+
+    part = load_part(H200_RUN, windows=[SLOW, FAST])
+    for (metric, host, gpu) in h200.series:
+        for start, end in (SLOW, FAST):
+            assert part.readings(metric, host, start, end, gpu) == \
+                h200.readings(metric, host, start, end, gpu), (metric, host, gpu)
+    assert part.duration == h200.duration
+
+
+def test_log_batches_in_bulk_match_the_reducers_parse_batch_by_batch():
+    """The standin's SGLang decode lines (one findall over many batches) and a
+    real vLLM 0.33 and SGLang 0.5 TP8 log (batch by batch, through LogMetrics)
+    give the readings the reducer's parse gives."""
+    from perftriage.core.compare.recording import Recording
+    from perftriage.core.model import events as ev
+    from perftriage.core.parse.log_metrics import LogMetrics
+    from tests.support.compare_recordings import FIX
+
+    logs = {"standin": (FIX / "gpm" / "standin-server.log").read_text().splitlines(),
+            "vllm": (FIX / "logs" / "vllm-0.33.0.log").read_text().splitlines(),
+            "sglang": (FIX / "logs" / "sglang-0.5.23-tp8.log").read_text().splitlines()}
+    for name, lines in logs.items():
+        rec = Recording()
+        rec.feed(ev.LogSourceOpened(source_id=name, host="h", path=name))
+        for i in range(0, len(lines), 3):
+            rec.feed(ev.LogLines(source_id=name, lines=lines[i:i + 3], t=float(i)))
+        lm = LogMetrics(maxlen=100_000)
+        lm.feed(lines, 1)
+        got = rec.readings("decode_tps", "h", 0, 1e9)[1]
+        flat = rec.series[("decode_tps", "h", -1)].v if got else []
+        assert list(flat) == [float(v) for v in lm.gen_tps], name
+        assert len(flat) > 0, name

@@ -190,3 +190,59 @@ def test_no_match_lists_the_python_processes_seen():
 def test_no_result_line_is_an_error_verdict():
     v = STACKS_KIND.interpret([], 127, "", "sh: python3: not found")
     assert v.status == "error" and "python not found" in v.summary
+
+
+# --- check signals -------------------------------------------------------------------------
+
+
+def _state_with_stacks(t: float = 100.0):
+    from perftriage.core.model import events as ev
+    from perftriage.core.model.reducer import apply
+    from perftriage.core.model.state import SessionState
+
+    args = ["--seconds", "2"]
+    out = result([{"pid": 7, "name": TARGET, "rc": 0, "out": text("record-threads.raw"),
+                   "err": ""}])
+    v = STACKS_KIND.interpret(args, 0, out, "")
+    state = SessionState()
+    apply(state, ev.ProbeQueued(probe_id="p1", host="gpu-a", kind="stacks", args=args, t=t - 3))
+    apply(state, ev.ProbeFinished(probe_id="p1", status=v.status, summary=v.summary,
+                                  detail=v.detail, t=t))
+    return state
+
+
+def _verdict(state, check: str, now: float = 101.0) -> tuple[str, str]:
+    from perftriage.core.checks.verdicts import Evaluator
+    from perftriage.core.model import events as ev
+    from perftriage.core.model.reducer import apply
+
+    apply(state, ev.HypothesisAdded(hyp_id="h1", title="t", check=check))
+    for c in Evaluator().tick(state, now):
+        apply(state, c)
+    v = next(iter(state.hypothesis("h1").verdicts.values()))
+    return v.verdict, v.reason
+
+
+def test_check_signals_read_the_latest_stacks():
+    assert _verdict(_state_with_stacks(), f'stacks.top.name == "{STALL_FUNCTION}"')[0] == "supported"
+    assert _verdict(_state_with_stacks(), f'stacks.frame["{STALL_FUNCTION}"].pct > 80')[0] \
+        == "supported"
+    assert _verdict(_state_with_stacks(), 'stacks.frame["main"].self_pct > 50')[0] == "refuted"
+    assert _verdict(_state_with_stacks(), "stacks.idle_pct < 30")[0] == "supported"
+    verdict, reason = _verdict(_state_with_stacks(), 'stacks.frame["nope"].pct > 1')
+    assert verdict == "no data" and 'no frame "nope"' in reason
+    verdict, reason = _verdict(_state_with_stacks(), "stacks.idle_pct < 30", now=1000.0)
+    assert verdict == "no data" and "stale" in reason  # older than 5 minutes
+
+
+def test_stacks_signal_names_are_checked():
+    from perftriage.core.checks.expr import CheckError, compile_check
+    from perftriage.core.checks.catalogue import known_names
+
+    assert 'stacks.frame["NAME"].pct' in known_names() and "stacks.top.name" in known_names()
+    for bad, hint in (("stacks.top.nam == 'x'", "did you mean stacks.top.name"),
+                      ("stacks.frame > 1", 'stacks.frame["NAME"].FIELD'),
+                      ('stacks.frame["x"].pcts > 1', "did you mean stacks.frame.pct")):
+        with pytest.raises(CheckError) as err:
+            compile_check(bad)
+        assert hint in str(err.value)

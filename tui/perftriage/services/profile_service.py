@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from perftriage.core.model.events import ProfileCaptured
+from perftriage.core.view.targets import default_capture_host
 from perftriage.core.profile.reader import TraceLimits, open_trace
 from perftriage.services.profile_worker import summarize_in_child
 from perftriage.services.profile_capture import CaptureRequest, Progress, capture
@@ -42,16 +43,28 @@ class ProfileCaptures:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
         return root / capture_id
 
-    def default_url(self, host: str) -> str:
-        """The engine's base URL for ``host``: its ``metrics_url`` or a server
-        profile's on that host (the one the Engine view reads), else SGLang's
-        default port."""
+    def _engine_url(self, host: str) -> str | None:
+        """``host``'s ``metrics_url``, or a server profile's on that host (the
+        one the Engine view reads); None when neither is configured."""
         hc = self.registry.get(host).config if host in self.registry.names else None
         url = getattr(hc, "metrics_url", None)
         if not url:
             url = next((p.metrics_url for p in self.config.servers
                         if p.metrics_url and p.host == host), None)
+        return url
+
+    def default_url(self, host: str) -> str:
+        """The engine's base URL for ``host`` (configured), else SGLang's default port."""
+        url = self._engine_url(host)
         return endpoint(url, "") if url else "http://127.0.0.1:30000"
+
+    def default_host(self, state, selected: str | None = None) -> str:
+        """The host a capture goes through unless the user picks another: the
+        probe target chosen, else the host whose engine URL is configured,
+        else the first with GPUs, else localhost (never merely the first host)."""
+        names = self.registry.names
+        engines = [h for h in names if self._engine_url(h)]
+        return default_capture_host(state, names, selected, engines)
 
     def request(self, url: str, steps: int | None) -> CaptureRequest:
         pc = self.config.profile

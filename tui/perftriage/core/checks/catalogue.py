@@ -60,6 +60,18 @@ PROFILE_FIELDS = frozenset({"total_ms", "kernels", "idle_pct", "idle_host_pct", 
                             "idle_other_pct", "launch_delay_us_p50", "launch_delay_us_p99",
                             "short_kernels"})
 
+# the latest stacks probe on the host (`probe stacks --json`): the process holding
+# the top frame; stacks.top.F its top frame; stacks.frame["NAME"].F a function
+# (pct: its inclusive share, as total_pct)
+STACKS_FIELDS = frozenset({"idle_pct", "gil_pct", "samples"})
+STACKS_TOP_FIELDS = frozenset({"name", "file", "line", "self_pct", "total_pct"})
+STACKS_FRAME_FIELDS = frozenset({"pct", "self_pct", "total_pct"})
+# FAMILY.SUB.FIELD and FAMILY.SUB["NAME"].FIELD: the fields of each
+TOP_SUBS: dict[tuple[str, str], frozenset[str]] = {
+    ("profile", "top"): PROFILE_TOP_FIELDS, ("stacks", "top"): STACKS_TOP_FIELDS}
+KEYED_SUBS: dict[tuple[str, str], frozenset[str]] = {
+    ("profile", "bucket"): PROFILE_BUCKET_FIELDS, ("stacks", "frame"): STACKS_FRAME_FIELDS}
+
 FAMILIES: dict[str, Family] = {
     "gpu": Family("gpu", GPU_FIELDS, stale_s=10.0, doc="per GPU: status --json gpus[]"),
     "host": Family("host", HOST_FIELDS, stale_s=10.0, doc="per host: status --json"),
@@ -68,13 +80,16 @@ FAMILIES: dict[str, Family] = {
     "engine": Family("engine", ENGINE_FIELDS, stale_s=10.0, doc="per engine: engine --json"),
     "probe": Family("host", PROBE_FIELDS, keyed="probe", doc='per host: probe["NAME"].FIELD'),
     "profile": Family("session", PROFILE_FIELDS, doc="the profile summary"),
+    "stacks": Family("host", STACKS_FIELDS, stale_s=300.0,
+                     doc="per host: the latest probe stacks --json"),
 }
 
 
 @dataclass(frozen=True)
 class Signal:
     """One signal reference: ``family``, optional ``key`` and ``field``.
-    ``sub`` is the keyed sub-family of profile (``bucket`` / ``top``)."""
+    ``sub`` is a sub-family: ``profile.top``, ``stacks.top`` or the keyed
+    ``profile.bucket["NAME"]``, ``stacks.frame["NAME"]``."""
 
     family: str
     field: str
@@ -88,10 +103,10 @@ class Signal:
     def __str__(self) -> str:
         if self.family == "probe":
             return f"probe[{self.key!r}].{self.field}".replace("'", '"')
-        if self.sub == "bucket":
-            return f'profile.bucket["{self.key}"].{self.field}'
-        if self.sub == "top":
-            return f"profile.top.{self.field}"
+        if self.sub is not None and self.key is not None:
+            return f'{self.family}.{self.sub}["{self.key}"].{self.field}'
+        if self.sub is not None:
+            return f"{self.family}.{self.sub}.{self.field}"
         return f"{self.family}.{self.field}"
 
 
@@ -100,6 +115,8 @@ def known_names() -> list[str]:
     out = [f"{fam}.{f}" for fam, spec in FAMILIES.items() if not spec.keyed
            for f in sorted(spec.fields)]
     out += [f'probe["NAME"].{f}' for f in sorted(PROBE_FIELDS)]
-    out += [f'profile.bucket["NAME"].{f}' for f in sorted(PROFILE_BUCKET_FIELDS)]
-    out += [f"profile.top.{f}" for f in sorted(PROFILE_TOP_FIELDS)]
+    for (fam, sub), fields in KEYED_SUBS.items():
+        out += [f'{fam}.{sub}["NAME"].{f}' for f in sorted(fields)]
+    for (fam, sub), fields in TOP_SUBS.items():
+        out += [f"{fam}.{sub}.{f}" for f in sorted(fields)]
     return out

@@ -34,11 +34,11 @@ from perftriage.core.checks.fast import build as build_closures
 from perftriage.core.checks.fast import build_columns
 from perftriage.core.checks.catalogue import (
     FAMILIES,
-    PROFILE_BUCKET_FIELDS,
+    KEYED_SUBS,
     PROFILE_FIELDS,
-    PROFILE_TOP_FIELDS,
     SCOPE_ORDER,
     Scope,
+    TOP_SUBS,
     Signal,
     known_names,
 )
@@ -46,6 +46,11 @@ from perftriage.core.checks.catalogue import (
 HISTORY_FUNCTIONS = ("avg", "max", "min", "rate")
 MAX_WINDOW_S = 600.0  # the evaluator keeps this much history per signal
 MAX_TEXT = 2000
+# nodes from the root to the deepest leaf: the vetting, the closure builder and
+# simpleeval all recurse once per level (900 unary minuses fit in MAX_TEXT)
+MAX_DEPTH = 64
+QUOTE_CHARS = 80  # an error quotes at most this much of the check
+_LONG_WORD = re.compile(r"\S{61,}")
 
 
 class CheckError(ValueError):
@@ -53,6 +58,7 @@ class CheckError(ValueError):
     of the error in the text (``column`` is 1-based)."""
 
     def __init__(self, message: str, pos: int = 0) -> None:
+        message = cut_long_words(message)  # a 1,500-character name is quoted in part
         super().__init__(message)
         self.message = message
         self.pos = max(0, pos)
@@ -63,6 +69,34 @@ class CheckError(ValueError):
 
     def __str__(self) -> str:
         return f"column {self.column}: {self.message}"
+
+
+def cut_long_words(text: str) -> str:
+    """``text`` with every run of over 60 non-blank characters cut to 60 and ``…``."""
+    return _LONG_WORD.sub(lambda m: m[0][:60] + "…", text)
+
+
+def excerpt(text: str, pos: int, width: int = QUOTE_CHARS) -> str:
+    """At most ``width`` characters of ``text`` around ``pos``, quoted; ``…``
+    where it was cut."""
+    if len(text) <= width:
+        return repr(text)
+    lo = max(0, min(pos - width // 2, len(text) - width))
+    hi = lo + width
+    return ("…" if lo else "") + repr(text[lo:hi]) + ("…" if hi < len(text) else "")
+
+
+def _too_deep(tree: ast.AST) -> ast.AST | None:
+    """The first node found deeper than :data:`MAX_DEPTH` (walked without
+    recursion), or the nearest one above it with a position in the text."""
+    stack: list[tuple[ast.AST, int, ast.AST]] = [(tree, 1, tree)]
+    while stack:
+        node, depth, placed = stack.pop()
+        placed = node if hasattr(node, "col_offset") else placed
+        if depth > MAX_DEPTH:
+            return placed
+        stack.extend((child, depth + 1, placed) for child in ast.iter_child_nodes(node))
+    return None
 
 
 @dataclass(frozen=True)
@@ -212,8 +246,8 @@ class _Compiler:
             spec = FAMILIES[fam]
             if spec.keyed:
                 raise self.fail(node, f'{fam} is read as {fam}["NAME"].FIELD')
-            if fam == "profile" and attr in ("bucket", "top"):
-                raise self.fail(node, 'write profile.bucket["NAME"].FIELD or profile.top.FIELD')
+            if (fam, attr) in KEYED_SUBS or (fam, attr) in TOP_SUBS:
+                raise self.fail(node, f"write {self.subs_of(fam)}")
             if attr not in spec.fields:
                 raise self.unknown(node, f"{fam}.{attr}", spec.fields, fam)
             return Signal(fam, attr)
@@ -224,20 +258,29 @@ class _Compiler:
                 raise self.unknown(node, f"probe[...].{attr}", FAMILIES["probe"].fields, "probe")
             return Signal("probe", attr, key=key)
         if isinstance(base, ast.Subscript) and isinstance(base.value, ast.Attribute) \
-                and isinstance(base.value.value, ast.Name) and base.value.value.id == "profile" \
-                and base.value.attr == "bucket":
-            key = self.key(base)
-            if attr not in PROFILE_BUCKET_FIELDS:
-                raise self.unknown(node, f"profile.bucket[...].{attr}", PROFILE_BUCKET_FIELDS,
-                                   "profile.bucket")
-            return Signal("profile", attr, key=key, sub="bucket")
-        if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) \
-                and base.value.id == "profile" and base.attr == "top":
-            if attr not in PROFILE_TOP_FIELDS:
-                raise self.unknown(node, f"profile.top.{attr}", PROFILE_TOP_FIELDS, "profile.top")
-            return Signal("profile", attr, sub="top")
+                and isinstance(base.value.value, ast.Name):
+            fam, sub = base.value.value.id, base.value.attr
+            fields = KEYED_SUBS.get((fam, sub))
+            if fields is not None:
+                key = self.key(base)
+                if attr not in fields:
+                    raise self.unknown(node, f"{fam}.{sub}[...].{attr}", fields, f"{fam}.{sub}")
+                return Signal(fam, attr, key=key, sub=sub)
+        if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
+            fam, sub = base.value.id, base.attr
+            fields = TOP_SUBS.get((fam, sub))
+            if fields is not None:
+                if attr not in fields:
+                    raise self.unknown(node, f"{fam}.{sub}.{attr}", fields, f"{fam}.{sub}")
+                return Signal(fam, attr, sub=sub)
         raise self.fail(node, f"unknown name .{attr}: signals are "
                               + ", ".join(known_names()[:6]) + ", ...")
+
+    @staticmethod
+    def subs_of(fam: str) -> str:
+        """How a family's sub-families are written: ``profile.bucket["NAME"].FIELD or ...``."""
+        return " or ".join([*(f'{fam}.{sub}["NAME"].FIELD' for f, sub in KEYED_SUBS if f == fam),
+                            *(f"{fam}.{sub}.FIELD" for f, sub in TOP_SUBS if f == fam)])
 
     def key(self, sub: ast.Subscript) -> str:
         if not (isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str)):
@@ -437,6 +480,13 @@ def compile_check(text: str) -> Check:
             raise CheckError("syntax error: the check ends too early",
                              len(text.rstrip())) from None
         raise CheckError(f"syntax error: {exc.msg}", lead + exc.offset - 1) from None
+    except (RecursionError, MemoryError):  # the parser's own nesting limits
+        raise CheckError(f"the check is nested too deeply (at most {MAX_DEPTH} levels)",
+                         0) from None
+    deep = _too_deep(tree)
+    if deep is not None:
+        raise CheckError(f"the check is nested too deeply (at most {MAX_DEPTH} levels)",
+                         comp.pos(deep))
     comp.boolean_parts(tree.body)
     body = comp.rewrite(tree.body)
     ast.fix_missing_locations(body)

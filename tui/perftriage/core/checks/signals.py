@@ -14,6 +14,7 @@ from typing import Any
 
 from perftriage.core.checks.catalogue import FAMILIES, Scope, Signal
 from perftriage.core.model.state import SessionState
+from perftriage.core.stacks.summary import latest as latest_stacks
 
 Plain = bool | int | float | str
 
@@ -67,6 +68,7 @@ class SignalTable:
         self.kinds: dict[int, set[type]] = {}
         self._index: dict[str, dict[str, int]] = {}
         self._probes: dict[tuple[str, str], Any] | None = None
+        self._stacks_by_host: dict[str, Any] = {}
         self._gpus: dict[tuple[str, int], tuple[dict[str, Any], float | None]] | None = None
 
     # --- scopes ----------------------------------------------------------------
@@ -154,6 +156,8 @@ class SignalTable:
             return self._log(sig, host)
         if fam == "probe":
             return self._probe(sig, host)
+        if fam == "stacks":
+            return self._stacks(sig, host)
         return Missing(f"{sig}: unknown family")
 
     def spread(self, ref: Any, scope: ScopeKey) -> Plain | Missing:
@@ -280,6 +284,31 @@ class SignalTable:
             return p.status == "ok"
         value = p.status if sig.field == "verdict" else getattr(p, sig.field, None)
         return self._fresh(sig, value, None, f"the probe gave no {sig.field}")
+
+    def _stacks(self, sig: Signal, host: str) -> Plain | Missing:
+        """The latest stacks probe on the host: its top frame, a named
+        function's shares, the idle/GIL share of the process holding the top
+        frame."""
+        if host not in self._stacks_by_host:
+            self._stacks_by_host[host] = latest_stacks(self.state.probes.values(), host)
+        got = self._stacks_by_host[host]
+        if got is None:
+            return Missing(f"{sig}: no stacks sample from {host}")
+        p, summary = got
+        t = p.finished_t
+        if sig.sub == "top":
+            top = summary.top
+            return self._fresh(sig, getattr(top, sig.field) if top else None, t,
+                               "no active Python frame")
+        if sig.sub == "frame":
+            row = summary.frame(sig.key or "")
+            if row is None:
+                return Missing(f'{sig}: no frame "{sig.key}" in the stacks from {host}')
+            return self._fresh(sig, row.total_pct if sig.field == "pct"
+                               else getattr(row, sig.field), t, "")
+        proc = summary.process_of_top() or (summary.processes[0] if summary.processes else None)
+        return self._fresh(sig, getattr(proc, sig.field, None) if proc else None, t,
+                           "no process read")
 
     def _profile(self, sig: Signal) -> Plain | Missing:
         """The profile summary, when one was captured: a mapping (or object)

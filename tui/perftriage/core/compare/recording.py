@@ -68,6 +68,16 @@ METRICS: dict[str, MetricDef] = {m.id: m for m in (
 CONTEXT_ONLY = {"context_tokens": "context (#token)", "batch": "batch"}
 
 _TOKENS = re.compile(r"Decode batch[.,] .*?#token: (\d+)")
+# SGLang's common decode line (batch_scan's shape, no data-parallel tag) as
+# (running, #token, gen tok/s, queued), over many batches joined: a busy
+# server's log is read by one findall per :data:`_QUEUED_LINES` lines
+_DECODE_ROWS = re.compile(
+    r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?"
+    r"(?: (?:TP|PP|EP|CP)[0-9]+)*\] Decode batch[.,] "
+    r"#running-req: ([0-9]+), #token: ([0-9]+), token usage: [0-9]+(?:\.[0-9]+)?, "
+    r"(?:cuda graph: (?:True|False), )?"
+    r"gen throughput \(token/s\): ([0-9]+(?:\.[0-9]+)?), #queue-req: ([0-9]+)(?:, )?$", re.M)
+_QUEUED_LINES = 512
 _MODEL_ARG = re.compile(r"(?:^|\s)(?:--model-path|--model|--served-model-name)[ =](\S+)")
 
 SeriesKey = tuple[str, str, int]  # (metric id, host, GPU index or -1 for the host)
@@ -88,6 +98,15 @@ class Series:
             return
         self.v.extend(values)
         self.t.extend([t] * (len(self.v) - len(self.t)))
+
+    def extend_at(self, times: list[float], values) -> None:
+        """Readings at ``times`` (ascending), one each."""
+        if self.t and times and times[0] < self.t[-1]:
+            for t, value in zip(times, values):
+                self.add(t, float(value))
+            return
+        self.t.extend(times)
+        self.v.extend(values)
 
     def add(self, t: float, value: float) -> None:
         if self.t and t < self.t[-1]:  # out of order (a clock step): keep sorted
@@ -164,6 +183,12 @@ class Recording:
     _engines: dict[str, tuple[float, EngineSnapshot]] = field(default_factory=dict, repr=False)
     _probes: dict[str, _ProbeSeen] = field(default_factory=dict, repr=False)
     _memo: dict[tuple, tuple[list[float], list[float]]] = field(default_factory=dict, repr=False)
+    _log_queue: list[ev.LogLines] = field(default_factory=list, repr=False)
+    _queued_lines: int = 0
+    # host -> [(t, GPU indexes, power W)] not yet in the series
+    _power: dict[str, list[tuple[float, tuple[int, ...], tuple[float, ...]]]] = field(
+        default_factory=dict, repr=False)
+    _pending_power: int = 0
 
     # --- reading --------------------------------------------------------------
 
@@ -180,11 +205,13 @@ class Recording:
         return s
 
     def hosts(self) -> list[str]:
+        self.flush()
         return list(dict.fromkeys(h for _, h, _ in self.series))
 
     def readings(self, metric: str, host: str, start: float, end: float,
                  gpu: int = -1) -> tuple[list[float], list[float]]:
         """Per-second readings in ``[start, end]`` (remembered until the series grows)."""
+        self.flush()
         s = self.series.get((metric, host, gpu))
         if s is None:
             return [], []
@@ -198,6 +225,7 @@ class Recording:
 
     def has_readings(self, metric: str, host: str, start: float, end: float,
                      gpu: int = -1) -> bool:
+        self.flush()
         s = self.series.get((metric, host, gpu))
         return s is not None and bisect_left(s.t, start) < bisect_right(s.t, end)
 
@@ -211,6 +239,44 @@ class Recording:
             handler(self, e)
 
     def _log_lines(self, e: ev.LogLines) -> None:
+        """Queued: read with the batches around it (:meth:`flush`)."""
+        if not e.lines:
+            return
+        self._log_queue.append(e)
+        self._queued_lines += len(e.lines)
+        if self._queued_lines >= _QUEUED_LINES:
+            self.flush()
+
+    def flush(self) -> None:
+        """Read the queued log batches: one findall over all of them when
+        every line is a common decode line (what a busy server writes), else
+        each batch through the reducer's parse (:meth:`_parse_batch`)."""
+        if self._power:
+            self._flush_power()
+        queue, n = self._log_queue, self._queued_lines
+        if not queue:
+            return
+        self._log_queue, self._queued_lines = [], 0
+        blob = "\n".join(line for e in queue for line in e.lines)
+        rows = _DECODE_ROWS.findall(blob) if "Decode batch" in blob else []
+        if len(rows) != n or blob.count("\n") != n - 1:
+            for e in queue:
+                self._parse_batch(e)
+            return
+        columns = list(zip(*rows))  # running, #token, gen, queued
+        sources = {e.source_id for e in queue}
+        for source in sources:
+            mine = queue if len(sources) == 1 else [e for e in queue if e.source_id == source]
+            picked = columns if len(sources) == 1 else list(zip(*[
+                row for e, first in _offsets(queue) if e.source_id == source
+                for row in rows[first:first + len(e.lines)]]))
+            times = [e.t for e in mine for _ in e.lines]
+            host = self.log_hosts.get(source, "?")
+            for metric, col in (("decode_tps", 2), ("running", 0), ("queued", 3),
+                                ("context_tokens", 1)):
+                self._series(metric, host).extend_at(times, map(float, picked[col]))
+
+    def _parse_batch(self, e: ev.LogLines) -> None:
         lm = self._logs.get(e.source_id)
         if lm is None:
             lm = self._logs[e.source_id] = LogMetrics()
@@ -265,21 +331,42 @@ class Recording:
             self.add("sm_active_pct", e.host, e.t, sum(sm) / len(sm))
 
     def _host_sample(self, e: ev.HostSample) -> None:
-        if not e.gpus:
-            return
-        names = tuple(g.name for g in e.gpus)
-        seen = self.gpus.setdefault(e.host, [])
+        if e.gpus:
+            self.gpu_sample(e.host, e.t, e.gpu_age_s is not None,
+                            [(g.index, g.name, g.power_w) for g in e.gpus])
+
+    def gpu_sample(self, host: str, t: float, stale: bool,
+                   gpus: list[tuple[int, str, float | None]]) -> None:
+        """A host sample's GPUs as (index, name, power W): the GPU models, and
+        the power readings (queued, added in bulk by :meth:`flush`)."""
+        names = tuple(name for _, name, _ in gpus)
+        seen = self.gpus.setdefault(host, [])
         if not seen or seen[-1][1] != names:
-            seen.append((e.t, names))
-        if e.gpu_age_s is not None:  # stale readings: not a new second
+            seen.append((t, names))
+        if stale:  # stale readings: not a new second
             return
-        power: list[float] = []
-        for g in e.gpus:
-            if g.power_w is not None:
-                self.add("power_w", e.host, e.t, g.power_w, gpu=g.index)
-                power.append(g.power_w)
-        if power:
-            self.add("power_w", e.host, e.t, sum(power))
+        index = tuple(i for i, _, p in gpus if p is not None)
+        if index:
+            self._power.setdefault(host, []).append(
+                (t, index, tuple(p for _, _, p in gpus if p is not None)))
+            self._pending_power += 1
+            if self._pending_power >= 4096:
+                self._flush_power()
+
+    def _flush_power(self) -> None:
+        pending, self._power, self._pending_power = self._power, {}, 0
+        for host, rows in pending.items():
+            i = 0
+            while i < len(rows):  # runs of samples with the same GPUs
+                j = i + 1
+                while j < len(rows) and rows[j][1] == rows[i][1]:
+                    j += 1
+                times = [r[0] for r in rows[i:j]]
+                powers = [r[2] for r in rows[i:j]]
+                for k, column in zip(rows[i][1], zip(*powers)):
+                    self._series("power_w", host, k).extend_at(times, column)
+                self._series("power_w", host).extend_at(times, map(sum, powers))
+                i = j
 
     def _probe_queued(self, e: ev.ProbeQueued) -> None:
         self._probes[e.probe_id] = _ProbeSeen(e.kind, e.host, list(e.args))
@@ -384,6 +471,14 @@ _FEEDERS: dict[type, Any] = {
     ev.BaselineMarked: _baseline,
     ev.BaselineCleared: _baseline_cleared,
 }
+
+
+def _offsets(queue: list[ev.LogLines]):
+    """(batch, index of its first line in the joined queue)."""
+    first = 0
+    for e in queue:
+        yield e, first
+        first += len(e.lines)
 
 
 def at(rows: list[tuple[float, Any]] | list, t: float) -> Any:

@@ -40,10 +40,12 @@ from perftriage.core.probe_kinds.kind import (
 )
 from perftriage.core.stacks.folded import StacksError, parse_dump, parse_raw
 from perftriage.core.stacks.summary import (
+    KIND,
     Mode,
     ProcessStacks,
     StacksSummary,
     failed_process,
+    from_detail,
     summarise_process,
     top_frame,
 )
@@ -368,11 +370,7 @@ def _interpret(args: list[str], status: int | None, out: str, err: str) -> Verdi
 
 
 def _summary_of(p: ProbeResult) -> StacksSummary | None:
-    try:
-        return msgspec.convert({k: v for k, v in p.detail.items()
-                                if k in StacksSummary.__struct_fields__}, StacksSummary)
-    except (msgspec.ValidationError, TypeError):
-        return None
+    return from_detail(p.detail)
 
 
 def answer(p: ProbeResult, frames: int = 10) -> list[str]:
@@ -408,7 +406,7 @@ def json_fields(p: ProbeResult) -> dict[str, Any]:
 
 
 STACKS_KIND = ProbeKind(
-    name="stacks",
+    name=KIND,
     usage=USAGE,
     help="the engine's Python stacks by py-spy (never pauses it): top frames by self and "
          "total share, idle and GIL shares; --seconds S records a window",

@@ -21,12 +21,13 @@ shares of its threads, and its frames include idle threads.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
 from perftriage.core.stacks.folded import Frame, Sample
 
+KIND = "stacks"  # the probe kind whose detail is a StacksSummary
 TOP_FRAMES = 50  # frames kept per process (the event's bound)
 TOP_STACKS = 10  # whole stacks kept per process (Enter on a frame)
 STACK_DEPTH = 40  # innermost frames kept of a stack
@@ -199,3 +200,29 @@ def top_frame(processes: Iterable[ProcessStacks]) -> TopFrame | None:
         return None
     f, p = best
     return TopFrame(f.name, f.file, f.line, f.self_pct, f.total_pct, p.pid, p.name)
+
+
+def from_detail(detail: dict[str, Any]) -> StacksSummary | None:
+    """The summary a stacks probe's detail holds (None: a failed probe's)."""
+    if not isinstance(detail.get("processes"), list):
+        return None
+    try:
+        return msgspec.convert({k: v for k, v in detail.items()
+                                if k in StacksSummary.__struct_fields__}, StacksSummary)
+    except (msgspec.ValidationError, TypeError):
+        return None
+
+
+def latest(probes: Iterable[Any], host: str | None = None
+           ) -> tuple[Any, StacksSummary] | None:
+    """The newest finished stacks probe (on ``host``) that read a process, and
+    its summary: ``probes`` are the session state's (``kind``, ``host``,
+    ``status``, ``detail``, ``finished_t``)."""
+    best: tuple[Any, StacksSummary] | None = None
+    for p in probes:
+        if p.kind != KIND or p.status != "ok" or (host is not None and p.host != host):
+            continue
+        s = from_detail(p.detail)
+        if s is not None and (best is None or (p.finished_t or 0.0) >= (best[0].finished_t or 0.0)):
+            best = (p, s)
+    return best

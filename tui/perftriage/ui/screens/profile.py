@@ -234,7 +234,8 @@ class ProfileScreen(Screen[None]):
         if not hosts:
             self.notify("profile: no host to capture through", severity="warning")
             return
-        host = hosts[0]
+        ctx = app_context(self)
+        host = cockpit.profiles.default_host(ctx.session.state, ctx.probe_target.host)
         steps = cockpit.config.profile.steps
 
         def validate(text: str) -> str | None:
