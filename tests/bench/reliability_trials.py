@@ -42,7 +42,7 @@ def clean_exit_2(r) -> bool:
 
 def http_trials() -> tuple[int, int, str]:
     from perftriage.core.http_limits import HttpLimits
-    from perftriage.services.prometheus import PrometheusClient, PrometheusError
+    from perftriage.services.sources.fleet import PrometheusClient, PrometheusError
     from perftriage.transport.base import TransportError
     from perftriage.transport.http_get import HttpGetter
     from perftriage.transport.local import LocalTransport
@@ -233,7 +233,7 @@ def summary_trials() -> tuple[int, int, str]:
 def half_record_trials(n: int = 1500) -> tuple[int, int, str]:
     from perftriage.core.report.from_file import render_file
     from perftriage.core.report import markdown
-    from perftriage.services.replay import Replayer
+    from perftriage.services.investigation.replay import Replayer
     from tests.support.event_samples import samples, write_transcript
     from tests.core.test_half_records import OTHER_VALUES, mutated, paths
 
@@ -312,7 +312,7 @@ def file_trials() -> tuple[int, int, str]:
 
 def written_trials() -> tuple[int, int, str]:
     from perftriage.core.model import events as ev
-    from perftriage.services.session import Session
+    from perftriage.services.investigation.session import Session
 
     chars = [chr(c) for c in [0x7F, *range(0x80, 0xA0), 0x61C, 0x200E, 0x200F, 0x2028, 0x2029,
                               *range(0x202A, 0x202F), *range(0x2066, 0x206A)]]

@@ -19,8 +19,8 @@ from perftriage.core.view.evidence import candidates
 from perftriage.core.view.profile_view import bar_segments
 from perftriage.ui.screens.profile import ProfileScreen, parse_capture_args
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry, local_host
-from perftriage.services.session import Session
+from perftriage.services.hosts.registry import HostRegistry, local_host
+from perftriage.services.investigation.session import Session
 from tests.support.helpers import FIXTURES
 from tests.support.helpers import wait_for
 from tests.support.sglang_profile_simulator import ProfilingServerSimulator

@@ -33,7 +33,7 @@ from perftriage.core.profile.table import idle_line, short_name
 from perftriage.core.sanitize import visible
 from perftriage.core.view.profile_view import bar_segments, headline
 from perftriage.ui.screens.prompt import PromptScreen
-from perftriage.services.profile_capture import CaptureFailed
+from perftriage.services.profile.capture import CaptureFailed
 from perftriage.transport.base import TransportError
 from perftriage.transport.http_get import BadUrl, parse_http_url
 
