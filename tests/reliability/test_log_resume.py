@@ -30,8 +30,8 @@ from perftriage.core.report.from_file import render_file
 from perftriage.core.store import config as config_mod
 from perftriage.core.store import transcript
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry
-from perftriage.services.investigation import open_investigation
+from perftriage.services.hosts.registry import HostRegistry
+from perftriage.services.investigation.named import open_investigation
 from tests.support.helpers import wait_for
 from tests.support.probe_support import TRANSPORTS, make_host
 from tests.support.probe_support import close_probe_hosts  # noqa: F401  (autouse)

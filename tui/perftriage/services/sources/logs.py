@@ -21,7 +21,7 @@ Before each start of the follow command the file is ``stat``-ed and a
 ``log.position`` event records where reading starts: line N + 1 of the file
 with this device, inode and size. A start after an outage, or a continued
 investigation's first start (from the position its earlier runs recorded,
-:meth:`LogFollower.open_file <perftriage.services.log_follower.LogFollower.open_file>`),
+:meth:`LogFollower.open_file <perftriage.services.logs.follower.LogFollower.open_file>`),
 reads on from line N + 1 only when the path still names the same file and
 it has not shrunk; otherwise it says the file was rotated or truncated (a
 note and the event's ``restarted``) and reads it from its line 1.
