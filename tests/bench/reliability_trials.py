@@ -44,7 +44,7 @@ def clean_exit_2(r) -> bool:
 
 def http_trials() -> tuple[int, int, str]:
     from perftriage.core.http_limits import HttpLimits
-    from perftriage.services.sources.fleet import PrometheusClient, PrometheusError
+    from perftriage.transport.prometheus import PrometheusClient, PrometheusError
     from perftriage.transport.base import TransportError
     from perftriage.transport.http_get import HttpGetter
     from perftriage.transport.local import LocalTransport

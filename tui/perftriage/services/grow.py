@@ -110,7 +110,8 @@ def add_engine(cockpit: Cockpit, url: str, host: str = "localhost", *, record: b
 def set_prometheus(cockpit: Cockpit, url: str, *, record: bool = True) -> str:
     """Read the fleet from ``url`` (replaces the Prometheus read until now);
     returns the URL as normalised."""
-    from perftriage.services.sources.fleet import configured_fleet, normalize_url  # noqa: PLC0415
+    from perftriage.services.sources.fleet import configured_fleet  # noqa: PLC0415
+    from perftriage.transport.prometheus import normalize_url  # noqa: PLC0415
 
     _live(cockpit)
     try:
@@ -153,7 +154,7 @@ def load_pack(cockpit: Cockpit, spec: str, *, record: bool = True) -> int:
     the hypotheses added."""
     from perftriage.core.checks import pack  # noqa: PLC0415
     from perftriage.core.store.config import ConfigError  # noqa: PLC0415
-    from perftriage.services.sources.checks import add_hypotheses  # noqa: PLC0415
+    from perftriage.services.investigation.hypotheses import add_hypotheses  # noqa: PLC0415
 
     _live(cockpit)
     try:
