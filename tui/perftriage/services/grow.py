@@ -175,7 +175,8 @@ def load_pack(cockpit: Cockpit, spec: str, *, record: bool = True) -> int:
 def resume(cockpit: Cockpit) -> list[str]:
     """Start again what the investigation's earlier runs had added and the
     logs they followed (each from the line after the last one read, so what
-    the server wrote meanwhile is read too, and nothing twice).
+    the server wrote meanwhile is read too, and nothing twice; from line 1
+    of a file rotated or truncated since, saying so: ``LogFollower.open_file``).
     Returns one line per thing that could not be started."""
     problems: list[str] = []
     state = cockpit.session.state
@@ -189,17 +190,14 @@ def resume(cockpit: Cockpit) -> list[str]:
                 set_prometheus(cockpit, added.value, record=False)
         except GrowError as exc:
             problems.append(f"{added.what} {added.value}: {exc}")
-    followed = {(s.host, s.path) for s in cockpit.logs.sources.values()}
     for log in list(state.logs.values()):
         was_followed = log.open or log.closed_reason == "quit"
-        if log.kind != "file" or not was_followed or (log.host, log.path) in followed:
+        if log.kind != "file" or not was_followed:
             continue
         if log.host not in cockpit.registry.hosts:
             problems.append(f"log {log.host}:{log.path}: its host is not in this run")
             continue
-        cockpit.logs.open_file(log.host, log.path, source_id=log.source_id,
-                               after_line=log.total_lines)
-        followed.add((log.host, log.path))
+        cockpit.logs.open_file(log.host, log.path)  # on after what it read (or already followed)
     for line in problems:
         cockpit.session.emit(ev.NoteAdded(text=f"not started again: {line}"))
     return problems
