@@ -146,10 +146,10 @@ class Cockpit:
             # thread holds the GIL much of the time while it applies them)
             await asyncio.sleep(RESTORE_LOGS_AFTER_S)
             await restore_logs(self.session)
-        for host in self.registry.hosts.values():  # host config `logs`: followed from the start
-            for path in host.config.logs:
-                self.logs.open_file(host.name, path)
         self.resume()  # a continued investigation: what its earlier runs added and followed
+        for host in self.registry.hosts.values():  # host config `logs`: from the start, or on
+            for path in host.config.logs:          # after what earlier runs read of them
+                self.logs.open_file(host.name, path)
 
     def add_host(self, host: Host) -> None:
         """A host joins the running cockpit (typed in the palette, picked in
@@ -323,7 +323,8 @@ class Cockpit:
     def resume(self) -> list[str]:
         """Start again what the investigation's earlier runs had added and the
         logs they followed (each from the line after the last one read, so what
-        the server wrote meanwhile is read too, and nothing twice).
+        the server wrote meanwhile is read too, and nothing twice; from line 1
+        of a file rotated or truncated since, saying so: ``LogFollower.open_file``).
         Returns one line per thing that could not be started."""
         problems: list[str] = []
         state = self.session.state
@@ -337,17 +338,14 @@ class Cockpit:
                     self.join(added.what, added.value, added.host, record=False)
             except JoinError as exc:
                 problems.append(f"{added.what} {added.value}: {exc}")
-        followed = {(s.host, s.path) for s in self.logs.sources.values()}
         for log in list(state.logs.values()):
             was_followed = log.open or log.closed_reason == "quit"
-            if log.kind != "file" or not was_followed or (log.host, log.path) in followed:
+            if log.kind != "file" or not was_followed:
                 continue
             if log.host not in self.registry.hosts:
                 problems.append(f"log {log.host}:{log.path}: its host is not in this run")
                 continue
-            self.logs.open_file(log.host, log.path, source_id=log.source_id,
-                                after_line=log.total_lines)
-            followed.add((log.host, log.path))
+            self.logs.open_file(log.host, log.path)  # on after what it read (or already followed)
         for line in problems:
             self.session.emit(ev.NoteAdded(text=f"not started again: {line}"))
         return problems
