@@ -318,3 +318,16 @@ def test_importing_trace_files_copies_only_regular_files_within_the_cap(tmp_path
     assert err.value.path == str(odd)
     assert ("not a regular file" if kind != "over-cap" else "1 MiB limit") in str(err.value)
     assert not any(p.is_file() for p in (tmp_path / "s").rglob("*.gz"))
+
+
+def test_a_capture_parses_its_rank_files_under_the_configs_cap(tmp_path: Path) -> None:
+    from perftriage.core.store.config import parse
+    from perftriage.services.investigation.session import Session
+    from perftriage.services.profile.captures import ProfileCaptures
+
+    session = Session("x", sessions_dir=tmp_path / "s")
+    try:
+        captures = ProfileCaptures(session, None, parse("[profile]\nmax_trace_mb = 7\n"))
+        assert captures.request("http://127.0.0.1:30000", 5).max_trace_mb == 7
+    finally:
+        session.close()

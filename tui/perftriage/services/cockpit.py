@@ -134,12 +134,12 @@ class Cockpit:
             # thread holds the GIL much of the time while it applies them)
             await asyncio.sleep(RESTORE_LOGS_AFTER_S)
             await restore_logs(self.session)
-        for host in self.registry.hosts.values():  # host config `logs`: followed from the start
-            for path in host.config.logs:
-                self.logs.open_file(host.name, path)
         from perftriage.services.grow import resume  # noqa: PLC0415
 
         resume(self)  # a continued investigation: what its earlier runs added and followed
+        for host in self.registry.hosts.values():  # host config `logs`: from the start, or on
+            for path in host.config.logs:          # after what earlier runs read of them
+                self.logs.open_file(host.name, path)
 
     def add_host(self, host) -> None:
         """A host joins the running cockpit (picked in the Fleet view, see

@@ -231,12 +231,14 @@ class _Compiler:
         if isinstance(node, ast.Name):
             if node.id in FAMILIES or node.id == "profile":
                 raise self.fail(node, f"{node.id} alone is no signal: write {node.id}.FIELD"
-                                + (' or probe["NAME"].FIELD' if node.id == "probe" else ""))
+                                + (' or probe["NAME"].FIELD' if node.id == "probe" else "")
+                                + (' as kernel["REGEX"].FIELD' if node.id == "kernel" else ""))
             return None
         if not isinstance(node, ast.Attribute):
             if isinstance(node, ast.Subscript):
                 raise self.fail(node, 'a probe is read as probe["NAME"].FIELD, e.g. '
-                                      'probe["cutedsl-import"].ok')
+                                      'probe["cutedsl-import"].ok; a kernel as '
+                                      'kernel["REGEX"].FIELD, e.g. kernel["fused_moe"].bw_pct')
             return None
         base, attr = node.value, node.attr
         if isinstance(base, ast.Name):
@@ -252,11 +254,17 @@ class _Compiler:
                 raise self.unknown(node, f"{fam}.{attr}", spec.fields, fam)
             return Signal(fam, attr)
         if isinstance(base, ast.Subscript) and isinstance(base.value, ast.Name) \
-                and base.value.id == "probe":
-            key = self.key(base)
-            if attr not in FAMILIES["probe"].fields:
-                raise self.unknown(node, f"probe[...].{attr}", FAMILIES["probe"].fields, "probe")
-            return Signal("probe", attr, key=key)
+                and base.value.id in ("probe", "kernel"):
+            fam, key = base.value.id, self.key(base)
+            if attr not in FAMILIES[fam].fields:
+                raise self.unknown(node, f"{fam}[...].{attr}", FAMILIES[fam].fields, fam)
+            if fam == "kernel":
+                try:
+                    re.compile(key)
+                except re.error as exc:
+                    raise self.fail(base.slice, f'kernel["{key}"]: not a regular expression: '
+                                                f"{exc}") from None
+            return Signal(fam, attr, key=key)
         if isinstance(base, ast.Subscript) and isinstance(base.value, ast.Attribute) \
                 and isinstance(base.value.value, ast.Name):
             fam, sub = base.value.value.id, base.value.attr

@@ -48,6 +48,7 @@ from perftriage.core.profile.capture_ranks import (
     missing_ranks,
 )
 from perftriage.core.profile.model import ProfileSummary, TraceError
+from perftriage.core.profile.reader import DEFAULT_MAX_MB
 from perftriage.core.sanitize import visible
 from perftriage.services.profile.worker import summarize_in_child
 from perftriage.transport.base import TransportError
@@ -89,6 +90,7 @@ class CaptureRequest:
     settle: float = 2.0  # a file whose size has not changed for this long is complete
     rules: list[tuple[str, str]] = field(default_factory=list)
     max_fetch_bytes: int = MAX_FETCH_BYTES  # all rank files together
+    max_trace_mb: int = DEFAULT_MAX_MB  # each file, as the parser reads it ([profile] max_trace_mb)
     fetch: str = "auto"  # auto (SFTP, else exec) | exec
 
 
@@ -379,7 +381,7 @@ async def capture(transport, req: CaptureRequest, dest: Path,
             await files.close()
     progress(f"parsing {len(local)} trace file(s)")
     try:
-        summary = await summarize_in_child(local, req.rules)
+        summary = await summarize_in_child(local, req.rules, req.max_trace_mb)
     except TraceError as exc:
         raise CaptureFailed(str(exc), "trace") from None
     return CaptureResult(summary=summary, files=local, remote_dir=directory, engine=engine,

@@ -285,7 +285,7 @@ class FleetScreen(Screen[str | None]):
                     load, exclusive=True, group="fleet-history", exit_on_error=False)
 
     async def _load_history(self, o: Outlier) -> None:
-        from perftriage.services.sources.fleet import PrometheusError
+        from perftriage.transport.prometheus import PrometheusError
 
         box = self.query_one("#fleet-history", Static)
         try:
