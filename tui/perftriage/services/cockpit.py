@@ -20,6 +20,7 @@ import msgspec
 
 from perftriage.core.model import events as ev
 from perftriage.core.store.config import Config
+from perftriage.services.baseline import Baseline
 from perftriage.services.hosts import HostRegistry, build_registry
 from perftriage.services.sources.samplers import RemoteSamplerSource, host_sources
 from perftriage.services.prometheus import FleetSource
@@ -75,6 +76,8 @@ class Cockpit:
         )
         self.sources = SourceSet()  # every Source this cockpit runs (services/sources/base.py)
         self._live = self._live_parts() if self.session.mode.live else None
+        # the before of a before/after (b), and the live state against it
+        self.baseline: Baseline | None = Baseline(self.session) if self.session.mode.live else None
         self.sample_interval = self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
         self.started = False

@@ -19,7 +19,9 @@ from perftriage.core.analysis.gap_live import counters_host, live_gap
 from perftriage.core.analysis.verdict_spans import current_span
 from perftriage.core.model.verdict_hold import HOLD_S
 from perftriage.core.report.markdown import clock
+from perftriage.core.view.baseline_view import GAP_METRICS
 from perftriage.ui.app_context import app_context
+from perftriage.ui.widgets.baseline_text import baseline_lines
 from perftriage.core.model.state import Section, SessionState
 from perftriage.ui.widgets.format import bar, safe
 from perftriage.ui.widgets.status_style import styled, threshold
@@ -69,7 +71,7 @@ class GapView(Static):
     changes (counters, logs, engines, gaps: the app's refresh path), and on demand."""
 
     SECTIONS: ClassVar[frozenset[Section]] = frozenset(
-        {Section.HOSTS, Section.GAPS, Section.LOGS, Section.ENGINES})
+        {Section.HOSTS, Section.GAPS, Section.LOGS, Section.ENGINES, Section.BASELINE})
 
     DEFAULT_CSS = "GapView { height: auto; padding: 1 0 0 0; }"
 
@@ -94,4 +96,5 @@ class GapView(Static):
             # the recorded verdict, debounced: it changes once a new one held a few seconds
             lines.append(f"[$text-muted]held: {safe(span.verdict_kind)} since "
                          f"{clock(span.start_t)} (a verdict changes after {HOLD_S:g} s)[/]")
+        lines += baseline_lines(self, self.session_state, GAP_METRICS, host)
         self.update("\n".join(lines))
