@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from perftriage.services.profile_capture import CaptureFailed, CaptureRequest, capture
+from perftriage.services.profile.capture import CaptureFailed, CaptureRequest, capture
 from perftriage.transport.local import LocalTransport
 from tests.support.sglang_profile_simulator import SOURCES, ProfilingServerSimulator
 from tests.support.sshd import SshServer, sshd_available

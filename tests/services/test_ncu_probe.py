@@ -118,3 +118,16 @@ def test_the_kind_declares_itself_heavy_with_a_long_default_limit():
 def test_bad_arguments_say_what(args, words):
     with pytest.raises(probes.ProbeUsageError, match=words.replace("(", r"\(")):
         probes.build_command("ncu", args)
+
+
+@pytest.mark.parametrize("answer", [
+    {"kernels": {"k": "not a list"}, "seen": {}},
+    {"kernels": {"k": [1, 2]}, "seen": {m: True for m in ("dram__bytes_read.sum",
+                                                          "dram__bytes_write.sum",
+                                                          "gpu__time_duration.sum")}},
+    {"kernels": [], "seen": "x"},
+])
+def test_a_hostile_hosts_answer_is_an_error_not_a_crash(answer):
+    out = "program output\n" + probes.RESULT_MARK + json.dumps(answer) + "\n"
+    v = probes.get("ncu").interpret(["python3", "x.py"], 0, out, "")
+    assert v.status in ("error", "failed") and v.summary

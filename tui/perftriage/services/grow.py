@@ -35,7 +35,7 @@ def _live(cockpit: Cockpit) -> None:
 def add_host(cockpit: Cockpit, spec: str, *, record: bool = True) -> list[str]:
     """Add the host(s) ``spec`` names (``user@host[:port]``, an ssh alias, a
     config name or a node set); returns the names added (none: all there)."""
-    from perftriage.services.hosts import HostSpecError, resolve_hosts  # noqa: PLC0415
+    from perftriage.services.hosts.registry import HostSpecError, resolve_hosts  # noqa: PLC0415
 
     _live(cockpit)
     spec = spec.strip()
@@ -110,7 +110,8 @@ def add_engine(cockpit: Cockpit, url: str, host: str = "localhost", *, record: b
 def set_prometheus(cockpit: Cockpit, url: str, *, record: bool = True) -> str:
     """Read the fleet from ``url`` (replaces the Prometheus read until now);
     returns the URL as normalised."""
-    from perftriage.services.prometheus import configured_fleet, normalize_url  # noqa: PLC0415
+    from perftriage.services.sources.fleet import configured_fleet  # noqa: PLC0415
+    from perftriage.transport.prometheus import normalize_url  # noqa: PLC0415
 
     _live(cockpit)
     try:
@@ -153,7 +154,7 @@ def load_pack(cockpit: Cockpit, spec: str, *, record: bool = True) -> int:
     the hypotheses added."""
     from perftriage.core.checks import pack  # noqa: PLC0415
     from perftriage.core.store.config import ConfigError  # noqa: PLC0415
-    from perftriage.services.check_monitor import add_hypotheses  # noqa: PLC0415
+    from perftriage.services.investigation.hypotheses import add_hypotheses  # noqa: PLC0415
 
     _live(cockpit)
     try:
@@ -174,7 +175,8 @@ def load_pack(cockpit: Cockpit, spec: str, *, record: bool = True) -> int:
 def resume(cockpit: Cockpit) -> list[str]:
     """Start again what the investigation's earlier runs had added and the
     logs they followed (each from the line after the last one read, so what
-    the server wrote meanwhile is read too, and nothing twice).
+    the server wrote meanwhile is read too, and nothing twice; from line 1
+    of a file rotated or truncated since, saying so: ``LogFollower.open_file``).
     Returns one line per thing that could not be started."""
     problems: list[str] = []
     state = cockpit.session.state
@@ -188,17 +190,14 @@ def resume(cockpit: Cockpit) -> list[str]:
                 set_prometheus(cockpit, added.value, record=False)
         except GrowError as exc:
             problems.append(f"{added.what} {added.value}: {exc}")
-    followed = {(s.host, s.path) for s in cockpit.logs.sources.values()}
     for log in list(state.logs.values()):
         was_followed = log.open or log.closed_reason == "quit"
-        if log.kind != "file" or not was_followed or (log.host, log.path) in followed:
+        if log.kind != "file" or not was_followed:
             continue
         if log.host not in cockpit.registry.hosts:
             problems.append(f"log {log.host}:{log.path}: its host is not in this run")
             continue
-        cockpit.logs.open_file(log.host, log.path, source_id=log.source_id,
-                               after_line=log.total_lines)
-        followed.add((log.host, log.path))
+        cockpit.logs.open_file(log.host, log.path)  # on after what it read (or already followed)
     for line in problems:
         cockpit.session.emit(ev.NoteAdded(text=f"not started again: {line}"))
     return problems

@@ -23,3 +23,17 @@ def default_probe_host(state: SessionState, hosts: Sequence[str],
     if LOCALHOST in hosts or not hosts:
         return LOCALHOST
     return hosts[0]
+
+
+def default_capture_host(state: SessionState, hosts: Sequence[str], selected: str | None = None,
+                         engine_hosts: Sequence[str] = ()) -> str:
+    """The host a profile capture goes through when the user does not say: the
+    host chosen as probe target, else the first host whose engine URL is
+    configured (the server to profile runs there), else the probe default
+    (first host with GPUs, else localhost)."""
+    if selected is not None and selected in hosts:
+        return selected
+    for name in hosts:
+        if name in engine_hosts:
+            return name
+    return default_probe_host(state, hosts)

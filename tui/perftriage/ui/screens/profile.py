@@ -4,7 +4,8 @@ Top: the capture's headline (host, engine, ranks, kernel time, GPU idle
 share of the window, exposed communication), why the GPU idled (host wait,
 kernel wait, other; launch delays) and the buckets as one bar.
 Left: the biggest kernels (total ms, calls, mean µs, share, spread over
-ranks). Right: the buckets, the ranks (window, idle, exposed communication),
+ranks; with an ``ncu`` probe's result, each joined kernel's achieved GB/s and
+share of the peak beside its share of time). Right: the buckets, the ranks (window, idle, exposed communication),
 and with ``d`` the comparison with the capture before it (kernels that
 appeared, vanished, changed share).
 
@@ -29,12 +30,14 @@ from perftriage.ui.app_context import app_context, refuse_in_replay
 from perftriage.core.model.events import ProfileCaptured
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.compare.profile_diff import diff
+from perftriage.core.profile.ncu import MEMORY, NEAR, NcuKernel, bw_pct
+from perftriage.core.profile.ncu_join import latest_summary, match_profile
 from perftriage.core.profile.table import idle_line, short_name
 from perftriage.core.sanitize import visible
 from perftriage.core.view.baseline_view import profile_lines
 from perftriage.core.view.profile_view import bar_segments, headline
 from perftriage.ui.screens.prompt import PromptScreen
-from perftriage.services.profile_capture import CaptureFailed
+from perftriage.services.profile.capture import CaptureFailed
 from perftriage.transport.base import TransportError
 from perftriage.transport.http_get import BadUrl, parse_http_url
 
@@ -73,7 +76,9 @@ def bar_text(cap: ProfileCaptured, width: int = BAR_WIDTH) -> Text:
 
 
 class ProfileScreen(Screen[None]):
-    SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.PROFILES, Section.BASELINE})
+    # PROBES: an ncu probe's result joins the kernels (achieved GB/s, % of peak)
+    SECTIONS: ClassVar[frozenset[Section]] = frozenset(
+        {Section.PROFILES, Section.PROBES, Section.BASELINE})
 
     BINDINGS = [
         Binding("escape", "close", "back", id="profile.close"),
@@ -166,13 +171,20 @@ class ProfileScreen(Screen[None]):
         self.query_one("#profile-bar", Static).update(bar_text(cap))
         s = cap.summary
         # figures first, the (long) name last: as Nsight's kernel summary
-        cols = ["#", "total ms", "share", "calls", "avg µs"]
+        ncu = latest_summary(state.probes.values())
+        joined = match_profile(s.kernels, ncu[1]) if ncu else {}
+        cols = ["#", "total ms", "share"]
+        if ncu:
+            cols += ["GB/s", "% peak"]
+        cols += ["calls", "avg µs"]
         if s.ranks > 1:
             cols.append("spread")
         kernels.add_columns(*cols, "bucket", "kernel")
         for i, k in enumerate(s.kernels[:KERNEL_ROWS], 1):
-            row: list[str | Text] = [str(i), f"{k.total_ms:.3f}", f"{k.pct:.1f}%", str(k.calls),
-                                     f"{k.avg_us:.1f}"]
+            row: list[str | Text] = [str(i), f"{k.total_ms:.3f}", f"{k.pct:.1f}%"]
+            if ncu:
+                row += bandwidth_cells(joined.get(k.name))
+            row += [str(k.calls), f"{k.avg_us:.1f}"]
             if s.ranks > 1:
                 row.append(f"{k.spread_pct:.0f}%")
             row += [Text(visible(k.bucket), style=BUCKET_STYLE.get(k.bucket, "")),
@@ -231,7 +243,8 @@ class ProfileScreen(Screen[None]):
         if not hosts:
             self.notify("profile: no host to capture through", severity="warning")
             return
-        host = hosts[0]
+        ctx = app_context(self)
+        host = cockpit.profiles.default_host(ctx.session.state, ctx.probe_target.host)
         steps = cockpit.config.profile.steps
 
         def validate(text: str) -> str | None:
@@ -292,6 +305,17 @@ def against(state: SessionState, cap: ProfileCaptured) -> ProfileCaptured | None
         return base
     i = state.profiles.index(cap)
     return state.profiles[i - 1] if i > 0 else None
+
+
+def bandwidth_cells(k: NcuKernel | None) -> list[str | Text]:
+    """A kernel's achieved GB/s and share of the peak from ncu ("" without
+    one); the share coloured by its verdict (near roofline, memory-bound
+    below it, not memory-bound)."""
+    if k is None or k.gbs is None:
+        return ["", ""]
+    pct = bw_pct(k)
+    style = {NEAR: "green", MEMORY: "yellow"}.get(k.verdict, "dim")
+    return [f"{k.gbs:.0f}", Text("" if pct is None else f"{pct:.0f}%", style=style)]
 
 
 def _num(v: float | None, fmt: str, unit: str = "") -> str:
