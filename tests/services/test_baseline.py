@@ -10,8 +10,8 @@ import pytest
 
 from perftriage.core.model import events as ev
 from perftriage.core.model.state import SessionState
-from perftriage.services.baseline import Baseline, BaselineError
-from perftriage.services.session import RECORDED, Session
+from perftriage.services.compare.baseline import Baseline, BaselineError
+from perftriage.services.investigation.session import RECORDED, Session
 from tests.support.compare_recordings import real_events, two_runs
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from perftriage.core.model import events as ev
 from perftriage.core.profile.summarize import summarize_files
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry
+from perftriage.services.hosts.registry import HostRegistry
 from perftriage.core.model.state import SessionState
-from perftriage.services.session import RECORDED, Session
+from perftriage.services.investigation.session import RECORDED, Session
 from perftriage.ui.app import PerftriageApp
 from perftriage.ui.screens.profile import ProfileScreen
 from tests.support.helpers import FIXTURES, wait_for

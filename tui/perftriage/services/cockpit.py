@@ -20,7 +20,7 @@ import msgspec
 
 from perftriage.core.model import events as ev
 from perftriage.core.store.config import Config
-from perftriage.services.baseline import Baseline
+from perftriage.services.compare.baseline import Baseline
 from perftriage.services.hosts.registry import HostRegistry, build_registry
 from perftriage.services.sources.samplers import RemoteSamplerSource, host_sources
 from perftriage.services.sources.fleet import FleetSource

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from textual.app import App
 
-from perftriage.services.baseline import NOW, Baseline, BaselineError
+from perftriage.services.compare.baseline import NOW, Baseline, BaselineError
 from perftriage.ui.app_context import refuse_in_replay
 from perftriage.ui.screens.prompt import PromptScreen
 

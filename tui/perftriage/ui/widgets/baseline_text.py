@@ -1,6 +1,6 @@
 """The live state against the baseline, as markup lines for a view (the Gap
 view, the Logs pane's engine strip): the heading, then the metrics' phrases
-coloured by verdict. Live, the cockpit's :class:`~perftriage.services.baseline.Baseline`
+coloured by verdict. Live, the cockpit's :class:`~perftriage.services.compare.baseline.Baseline`
 computes the comparison (at most once a second); a replay or a watcher shows
 the baseline that was marked."""
 

@@ -21,7 +21,7 @@ from perftriage.core.compare.load import load
 from perftriage.core.compare.recording import Recording
 from perftriage.core.compare.slices import SliceError, Window, clock, parse_slice, window
 from perftriage.core.model import events as ev
-from perftriage.services.session import Session
+from perftriage.services.investigation.session import Session
 
 LIVE_S = 30.0  # the live side: this much of the latest readings
 KEEP_S = 300.0  # the live recording keeps this much (a baseline "now" takes 30 s of it)
