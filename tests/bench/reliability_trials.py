@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.bench.reliability_capture import TRIALS as CAPTURE_TRIALS
 from tests.bench.table import print_table
 
 REPO = Path(__file__).resolve().parents[2]
@@ -372,6 +373,7 @@ TRIALS = [
     ("7. files: FIFO, /dev/zero, directory, long header, 300 MB event", file_trials),
     ("8. raw characters and modes", written_trials),
     ("9. shell-template injection payloads", template_trials),
+    *CAPTURE_TRIALS,  # 10-13: the profile capture against a hostile server
 ]
 
 
