@@ -34,7 +34,7 @@ async def main(standin: str, pack_file: str, seconds: float) -> None:
     from perftriage.core.checks import pack
     from perftriage.core.model import events as ev
     from perftriage.core.store.config import Config, HostConfig
-    from perftriage.services.check_monitor import add_hypotheses
+    from perftriage.services.sources.checks import add_hypotheses
     from perftriage.services.cockpit import Cockpit
     from h200_gap_run import start_standin  # beside this script
 

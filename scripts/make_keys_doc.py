@@ -23,8 +23,8 @@ PANES = ("1", "2", "3", "4")  # Hosts, Probes, Logs, Hypotheses
 
 async def key_sections() -> dict[str, list[tuple[str, str]]]:
     from perftriage.services.cockpit import Cockpit
-    from perftriage.services.hosts import HostRegistry
-    from perftriage.services.session import Session
+    from perftriage.services.hosts.registry import HostRegistry
+    from perftriage.services.investigation.session import Session
     from perftriage.ui.app import PerftriageApp
     from perftriage.ui.screens.keys_help import key_sections as sections_of
 

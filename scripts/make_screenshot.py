@@ -12,8 +12,8 @@ from pathlib import Path
 
 from perftriage.ui.app import PerftriageApp
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry
-from perftriage.services.session import Session
+from perftriage.services.hosts.registry import HostRegistry
+from perftriage.services.investigation.session import Session
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSION = ROOT / "sessions" / "example-moe-gap.jsonl"

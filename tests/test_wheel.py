@@ -30,7 +30,7 @@ HEADLESS_START = """
 import asyncio
 from perftriage.ui.app import PerftriageApp
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry
+from perftriage.services.hosts.registry import HostRegistry
 
 async def main():
     app = PerftriageApp(Cockpit(registry=HostRegistry(), sessions_dir={sessions!r}))

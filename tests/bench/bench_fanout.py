@@ -30,9 +30,9 @@ from tests.support.ssh_aliases import write_aliases
 from tests.support.sshd import SshServer
 from perftriage.core.fleet.fold import group_answers
 from perftriage.core.store.config import load
-from perftriage.services.hosts import resolve_hosts
-from perftriage.services.probe_runner import ProbeRunner
-from perftriage.services.session import Session
+from perftriage.services.hosts.registry import resolve_hosts
+from perftriage.services.probes.runner import ProbeRunner
+from perftriage.services.investigation.session import Session
 from perftriage.transport.ssh_options import SshOptions
 
 COMMAND = ["shell", "echo fanout-ok"]

@@ -32,8 +32,8 @@ import psutil
 from tests.bench.table import print_table
 from tests.support.prometheus import PrometheusServer
 from perftriage.core.fleet import promql
-from perftriage.services.prometheus import FleetSource, PrometheusClient
-from perftriage.services.session import Session
+from perftriage.services.sources.fleet import FleetSource, PrometheusClient
+from perftriage.services.investigation.session import Session
 
 
 def rss_mib() -> float:

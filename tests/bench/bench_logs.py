@@ -70,7 +70,7 @@ async def raw_asyncssh(server, path: Path, n: int) -> float:
 async def flood(host, path: Path, n: int) -> dict:
     from perftriage.ui.app import PerftriageApp
     from perftriage.services.cockpit import Cockpit
-    from perftriage.services.hosts import HostRegistry
+    from perftriage.services.hosts.registry import HostRegistry
     from perftriage.ui.widgets.logs import LogsPane
 
     reg = HostRegistry()
@@ -166,14 +166,14 @@ async def one_run(path: Path, n: int, local: bool, workdir: Path) -> tuple[float
     server = None
     try:
         if local:
-            from perftriage.services.hosts import local_host
+            from perftriage.services.hosts.registry import local_host
 
             host = local_host()
             base = None
         else:
             from tests.support.sshd import SshServer
             from perftriage.core.store.config import HostConfig
-            from perftriage.services.hosts import Host
+            from perftriage.services.hosts.registry import Host
             from perftriage.transport.ssh import SSHTransport
 
             server = SshServer(workdir).start()

@@ -35,9 +35,9 @@ def probe_rss(config: Path, script: str) -> tuple[float, float]:
 def flood_transcript(lines: int, workdir: Path) -> tuple[int, int, float]:
     import asyncio
 
-    from perftriage.services.hosts import HostRegistry, local_host
-    from perftriage.services.log_follower import LogFollower
-    from perftriage.services.session import Session
+    from perftriage.services.hosts.registry import HostRegistry, local_host
+    from perftriage.services.logs.follower import LogFollower
+    from perftriage.services.investigation.session import Session
 
     log = workdir / "flood.log"
     line = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, token usage: "

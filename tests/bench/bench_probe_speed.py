@@ -41,9 +41,9 @@ import time
 from importlib.util import find_spec
 
 from perftriage.core.store.config import HostConfig
-from perftriage.services.hosts import Host, HostRegistry
-from perftriage.services.probe_runner import ProbeRunner
-from perftriage.services.session import Session
+from perftriage.services.hosts.registry import Host, HostRegistry
+from perftriage.services.probes.runner import ProbeRunner
+from perftriage.services.investigation.session import Session
 from perftriage.transport.local import LocalTransport
 
 PY = sys.executable

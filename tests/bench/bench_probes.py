@@ -30,9 +30,9 @@ import asyncssh
 
 from perftriage.core import probes
 from perftriage.core.store.config import Config, HostConfig
-from perftriage.services.hosts import HostRegistry, make_host
-from perftriage.services.probe_runner import ProbeRunner
-from perftriage.services.session import Session
+from perftriage.services.hosts.registry import HostRegistry, make_host
+from perftriage.services.probes.runner import ProbeRunner
+from perftriage.services.investigation.session import Session
 
 from tests.support.sshd import SshServer
 from perftriage.transport.ssh_options import SshOptions

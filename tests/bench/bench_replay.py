@@ -95,8 +95,8 @@ import asyncio, sys, time
 t0 = time.perf_counter()
 from perftriage.ui.app import PerftriageApp
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry
-from perftriage.services.replay import Replayer
+from perftriage.services.hosts.registry import HostRegistry
+from perftriage.services.investigation.replay import Replayer
 
 async def main():
     replayer = Replayer(sys.argv[1])

@@ -36,7 +36,7 @@ from tests.support.sshd import SshServer
 from perftriage.core.model import events as ev
 from perftriage.core.parse import nvsmi
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import Host, HostRegistry
+from perftriage.services.hosts.registry import Host, HostRegistry
 from perftriage.core.store.config import HostConfig
 
 FAKE_DIR = FAKE_NVIDIA_SMI_DIR

@@ -103,7 +103,7 @@ async def _lag_while(work) -> tuple[float, float, float]:
 
 def responsiveness(path: Path) -> list[tuple[str, str, str]]:
     from perftriage.core.profile.summarize import summarize_files
-    from perftriage.services.profile_worker import summarize_in_child
+    from perftriage.services.profile.worker import summarize_in_child
 
     rows = []
     for label, make in (("summary in a thread", lambda: asyncio.to_thread(summarize_files, [path])),

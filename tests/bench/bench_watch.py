@@ -28,7 +28,7 @@ WRITER = """
 import random, sys, time
 from pathlib import Path
 from perftriage.core.model import events as ev
-from perftriage.services.investigation import open_investigation
+from perftriage.services.investigation.named import open_investigation
 s = open_investigation("bench watch", Path(sys.argv[1]), ["localhost"])
 print("ready", flush=True)
 sys.stdin.readline()
@@ -44,7 +44,7 @@ WATCHER = """
 import json, sys, time
 from pathlib import Path
 from perftriage.core.store import investigations as inv
-from perftriage.services.watch import Watcher
+from perftriage.services.investigation.watch import Watcher
 path = inv.path_for("bench watch", Path(sys.argv[1]))
 w = Watcher(path)
 w.go_live()

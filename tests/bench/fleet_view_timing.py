@@ -10,8 +10,8 @@ import time
 from perftriage.ui.app import PerftriageApp
 from perftriage.ui.screens.fleet import FleetScreen
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry
-from perftriage.services.prometheus import FleetSource
+from perftriage.services.hosts.registry import HostRegistry
+from perftriage.services.sources.fleet import FleetSource
 
 
 async def render_ms(snapshot, summary, repeat: int) -> float:

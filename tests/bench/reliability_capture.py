@@ -49,7 +49,7 @@ def _transports() -> Iterator[list[tuple[str, object]]]:
 async def _capture(make, sim_kw: dict, req_kw: dict, out: Path, parent: Path,
                    prepare=lambda sim: None):
     """(result or CaptureFailed, seconds); any other exception propagates."""
-    from perftriage.services.profile_capture import CaptureFailed, CaptureRequest, capture
+    from perftriage.services.profile.capture import CaptureFailed, CaptureRequest, capture
     from tests.support.sglang_profile_simulator import ProfilingServerSimulator
 
     transport = make()
@@ -100,7 +100,7 @@ def directory_trials() -> tuple[int, int, str]:
 
 
 def failure_trials() -> tuple[int, int, str]:
-    from perftriage.services.profile_capture import CaptureFailed
+    from perftriage.services.profile.capture import CaptureFailed
     from tests.support.hostile_capture import Scene
 
     def garbage(out: Path, stem: str) -> None:
@@ -132,7 +132,7 @@ def failure_trials() -> tuple[int, int, str]:
 
 
 def server_info_trials() -> tuple[int, int, str]:
-    from perftriage.services.profile_capture import CaptureFailed, CaptureRequest, capture
+    from perftriage.services.profile.capture import CaptureFailed, CaptureRequest, capture
     from perftriage.transport.local import LocalTransport
     from tests.support.hostile_capture import SERVER_INFO
     from tests.support.sglang_profile_simulator import ProfilingServerSimulator
@@ -179,11 +179,12 @@ def no_sftp_trials() -> tuple[int, int, str]:
 
 
 TRIALS = [
-    ("10. capture: a hostile server's directory (symlinked directory, rank links to a secret "
-     "and to a trace, FIFO, hard link, links to remove, colliding names)", directory_trials),
-    ("11. capture: every failure path removes perftriage's directory", failure_trials),
-    ("12. capture: hostile /get_server_info answers", server_info_trials),
-    ("13. capture: local, SFTP, and an sshd without SFTP (exec)", no_sftp_trials),
+    ("R3.1 capture: a hostile server's directory (symlinked directory, rank links to a secret "
+     "and to a trace, FIFO, hard link, links to remove; R3.2 colliding names)",
+     directory_trials),
+    ("R3.1 capture: every failure path removes perftriage's directory", failure_trials),
+    ("R3.2 capture: hostile /get_server_info answers", server_info_trials),
+    ("35.6 capture: local, SFTP, and an sshd without SFTP (exec)", no_sftp_trials),
 ]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import json
 import os
 import random
@@ -19,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 from tests.bench.reliability_capture import TRIALS as CAPTURE_TRIALS
@@ -43,7 +45,7 @@ def clean_exit_2(r) -> bool:
 
 def http_trials() -> tuple[int, int, str]:
     from perftriage.core.http_limits import HttpLimits
-    from perftriage.services.prometheus import PrometheusClient, PrometheusError
+    from perftriage.services.sources.fleet import PrometheusClient, PrometheusError
     from perftriage.transport.base import TransportError
     from perftriage.transport.http_get import HttpGetter
     from perftriage.transport.local import LocalTransport
@@ -234,7 +236,7 @@ def summary_trials() -> tuple[int, int, str]:
 def half_record_trials(n: int = 1500) -> tuple[int, int, str]:
     from perftriage.core.report.from_file import render_file
     from perftriage.core.report import markdown
-    from perftriage.services.replay import Replayer
+    from perftriage.services.investigation.replay import Replayer
     from tests.support.event_samples import samples, write_transcript
     from tests.core.test_half_records import OTHER_VALUES, mutated, paths
 
@@ -313,7 +315,7 @@ def file_trials() -> tuple[int, int, str]:
 
 def written_trials() -> tuple[int, int, str]:
     from perftriage.core.model import events as ev
-    from perftriage.services.session import Session
+    from perftriage.services.investigation.session import Session
 
     chars = [chr(c) for c in [0x7F, *range(0x80, 0xA0), 0x61C, 0x200E, 0x200F, 0x2028, 0x2029,
                               *range(0x202A, 0x202F), *range(0x2066, 0x206A)]]
@@ -363,6 +365,210 @@ def template_trials() -> tuple[int, int, str]:
     return tried, held, "through `perftriage probe TEMPLATE` on localhost"
 
 
+# --- round 3, item 3: trace files through one bounded reader ----------------------------------
+
+
+def _gzip_member(block: bytes, times: int) -> bytes:
+    comp = zlib.compressobj(9, zlib.DEFLATED, 31)
+    return b"".join([*(comp.compress(block) for _ in range(times)), comp.flush()])
+
+
+def traced(*args: str, timeout: float = 120) -> tuple[subprocess.CompletedProcess, int, float]:
+    """The CLI in a child, with its peak RSS (VmHWM, MiB) and its seconds."""
+    with tempfile.NamedTemporaryFile("r", suffix=".hwm") as hwm:
+        code = ("import atexit,re,runpy,sys\n"
+                "def hwm():\n"
+                f"    open({hwm.name!r},'w').write(re.search(r'VmHWM:\\s+(\\d+)',"
+                "open('/proc/self/status').read())[1])\n"
+                "atexit.register(hwm)\n"
+                f"sys.argv=['perftriage',*{list(args)!r}]\n"
+                "runpy.run_module('perftriage',run_name='__main__',alter_sys=True)\n")
+        t0 = time.monotonic()
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=timeout, env=ENV, stdin=subprocess.DEVNULL)
+        took = time.monotonic() - t0
+        rss = int(hwm.read() or 0) // 1024
+    return r, rss, took
+
+
+def trace_file_trials() -> tuple[int, int, str]:
+    tried = held = 0
+    worst_rss, worst_s, notes = 0, 0.0, []
+
+    def kernel(name="nvjet_a", ts=0.0, dur=5.0):
+        return {"ph": "X", "cat": "kernel", "pid": 0, "tid": 7, "name": name, "ts": ts,
+                "dur": dur, "args": {}}
+
+    nsys_head = ("Processing [x.sqlite]\n\nTime (%),Total Time (ns),Instances,Avg (ns),Med (ns),"
+                 "Min (ns),Max (ns),StdDev (ns),Name\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        cases: list[tuple[str, Path, str]] = []  # (what, file, a word the error must hold)
+
+        def case(what: str, name: str, word: str) -> Path:
+            path = d / name
+            cases.append((what, path, word))
+            return path
+
+        os.mkfifo(case("FIFO", "fifo-TP-0.trace.json", "not a regular file"))
+        case("/dev/zero", "zero-TP-0.trace.json.gz", "not a regular file").symlink_to("/dev/zero")
+        case("/dev/urandom", "rand-TP-0.trace.json.gz",
+             "not a regular file").symlink_to("/dev/urandom")
+        case("directory", "dir-TP-0.trace.json", "directory").mkdir()
+        bomb = _gzip_member(b"\0" * (1 << 20), 64)  # one member: 64 MiB of zeros
+        with open(case("8 MB gzip to 8 GiB", "bomb-TP-0.trace.json.gz", "limit"), "wb") as fh:
+            for _ in range(128):
+                fh.write(bomb)
+        spaces = _gzip_member(b" " * (1 << 20), 64)
+        with open(case("2 MB gzipped whitespace then a trace", "ws-TP-0.trace.json.gz",
+                       "limit"), "wb") as fh:
+            for _ in range(32):
+                fh.write(spaces)
+            fh.write(gzip.compress(json.dumps({"traceEvents": [kernel()]}).encode()))
+        with open(case("1.5 GiB sparse file", "big-TP-0.trace.json", "limit"), "wb") as fh:
+            fh.truncate(3 << 29)
+        deep = "[" * 100_000 + "]" * 100_000
+        case("args 100k deep", "deep-TP-0.trace.json", "nested").write_text(
+            '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":0,"dur":1,'
+            f'"args":{{"grid":{deep}}}}}]}}')
+        case("document 100k deep", "deep2-TP-0.trace.json", "nested").write_text(
+            f'{{"traceEvents":[],"meta":{deep}}}')
+        for i, (ts, dur) in enumerate([(0, -5), (1e308, 1e308), (-1e300, 1)]):
+            case(f"kernel ts={ts:g} dur={dur:g}", f"neg{i}-TP-0.trace.json", "event 1").write_text(
+                json.dumps({"traceEvents": [kernel(), kernel(ts=ts, dur=dur)]}))
+        for i, (total, calls) in enumerate([("1000", "inf"), ("1000", "1e400"),
+                                            ("1000", "9" * 5000), ("1000", "-3"),
+                                            ("nan", "3"), ("-5", "3"), ("1e400", "3")]):
+            case(f"nsys total={total[:6]} calls={calls[:6]}", f"nsys{i}.csv", "line 5").write_text(
+                nsys_head + '50.0,2000,4,500,500,400,600,10,"ok"\n'
+                + f'50.0,{total},{calls},1,1,1,1,0,"bad"\n')
+        case("nsys field over 128 KiB", "nsysfield.csv", "line 4").write_text(
+            nsys_head + '50.0,2000,4,500,500,400,600,10,"' + "n" * (200 << 10) + '"\n')
+        with open(case("44 MB nsys CSV (1.3M kernels)", "nsysbig.csv", "distinct"), "w") as fh:
+            fh.write(nsys_head)
+            for i in range(1_300_000):
+                fh.write(f"0.0,{i + 1},1,1,1,1,1,0,kernel_{i:09d}\n")
+        biggest = slowest = ""
+        for what, path, word in cases:
+            tried += 1
+            r, rss, took = traced("trace", str(path))
+            if rss > worst_rss:
+                worst_rss, biggest = rss, what
+            if took > worst_s:
+                worst_s, slowest = took, what
+            # click's own usage error (a directory) is exit 2 in its three-line form
+            ok = (clean_exit_2(r) or (r.returncode == 2 and "Traceback" not in r.stderr
+                                      and "Usage:" in r.stderr)) \
+                and str(path) in r.stderr and word in r.stderr
+            held += ok
+            if not ok:
+                print(f"trace trial {what}: rc {r.returncode} {r.stderr[-300:]!r}", file=sys.stderr)
+        notes.append(f"{len(cases)} refused with exit 2 naming the file; slowest {worst_s:.1f} s "
+                     f"({slowest}), peak RSS {worst_rss} MiB ({biggest}; the cap is 1024 MiB)")
+        long_names = d / "names-TP-0.trace.json"
+        long_names.write_text(json.dumps({"traceEvents": [
+            kernel(name=f"ncclKernel_{i:03d}_" + "x" * (1 << 20), ts=10 * i, dur=1)
+            for i in range(200)]}))
+        tried += 1
+        r, rss, took = traced("trace", "--json", str(long_names))
+        out = json.loads(r.stdout) if r.returncode == 0 else {"kernels": []}
+        held += (len(out["kernels"]) == 200 and took < 30
+                 and all(len(k["name"]) < 1100 and k["bucket"] == "communication"
+                         for k in out["kernels"]))
+        notes.append(f"200 names of 1 MiB: {took:.1f} s, {rss} MiB, names cut to 1 KiB")
+        real = sorted((REPO / "tests" / "fixtures" / "profile").glob("*.trace.json.gz"))
+        tried += 1
+        r, rss, took = traced("trace", "--json", *map(str, real))
+        held += r.returncode == 0 and json.loads(r.stdout)["ranks"] == 3
+        notes.append("the real H200 traces still read")
+    return tried, held, "; ".join(notes)
+
+
+# --- round 3, item 4: checks and packs -----------------------------------------------------------
+
+
+def pack_trials() -> tuple[int, int, str]:
+    session = str(REPO / "sessions" / "example-moe-gap.jsonl")
+    tried = held = 0
+    worst_s, longest = 0.0, 0
+
+    def one(body: str) -> str:
+        return f'[[hypotheses]]\ntitle = "t"\n{body}\n'
+
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        packs: list[tuple[str, Path]] = []
+
+        def pack_file(what: str, text: str | None = None) -> Path:
+            path = d / f"p{len(packs)}.toml"
+            if text is not None:
+                path.write_text(text)
+            packs.append((what, path))
+            return path
+
+        for what, check in [("900 unary minuses", "- " * 900 + "1 > 0"),
+                            ("450 nots", "not " * 450 + "true"),
+                            ("a 490-term sum", "1" + " + 1" * 490 + " > 0"),
+                            ("150 nested abs()", "abs(" * 150 + "1" + ")" * 150 + " > 0"),
+                            ("120 nested if/else", "1 if true else " * 120 + "1 > 0"),
+                            ("a 3,000-character check", "gap.idle_pct > " + "1" * 3000)]:
+            pack_file(what, one(f'check = "{check}"'))
+        pack_file("for = 1 and 5,000 zeros", one('check = "gap.idle_pct > 1"\nfor = 1' + "0" * 5000))
+        pack_file("for = -(4,400 nines)", one('check = "gap.idle_pct > 1"\nfor = -' + "9" * 4400))
+        with open(pack_file("a 50 MB check"), "w") as fh:
+            fh.write('[[hypotheses]]\ntitle = "t"\ncheck = "gap.idle_pct > ' + "1" * (50 << 20) + '"\n')
+        for n in (2_000, 20_000):
+            pack_file(f"{n:,} hypotheses", "".join(
+                f'[[hypotheses]]\ntitle = "h{i}"\ncheck = "gap.idle_pct > {i}"\n' for i in range(n)))
+        pack_file("100,000 dotted keys in 200 KB", "a" + ".a" * 100_000 + " = 1\n")
+        pack_file("a 50,000-part table name", "[" + ".".join(["t"] * 50_000) + "]\nx = 1\n")
+        pack_file("40,000 quoted dotted keys inline", one(
+            "note = {" + ".".join(['"q"'] * 40_000) + " = 1}"))
+        os.mkfifo(pack_file("a FIFO"))
+        pack_file("a link to /dev/zero").symlink_to("/dev/zero")
+        pack_file("a directory").mkdir()
+        for what, path in packs:
+            tried += 1
+            t0 = time.monotonic()
+            r = cli("check", session, "--pack", str(path), timeout=120)
+            took = time.monotonic() - t0
+            worst_s, longest = max(worst_s, took), max(longest, len(r.stderr))
+            ok = clean_exit_2(r) and str(path) in r.stderr and len(r.stderr) < 400
+            held += ok
+            if not ok:
+                print(f"pack trial {what}: rc {r.returncode} {r.stderr[:300]!r}", file=sys.stderr)
+        tried += 1
+        r = cli("--config", str(d / "c.toml"), "check", session, "--pack", "seed")
+        held += r.returncode == 0
+    return tried, held, (f"{tried - 1} refused with exit 2, one line of at most {longest} "
+                         f"characters naming file and line; slowest {worst_s:.1f} s; "
+                         "the bundled pack still evaluates")
+
+
+# --- round 3, item 8: a secret in free text -------------------------------------------------
+
+
+def aws_free_text_trials() -> tuple[int, int, str]:
+    from perftriage.core.model import events as ev
+    from perftriage.core.store.redact import DEFAULT
+
+    corpus = REPO / "tests" / "fixtures" / "secrets"
+    tried = held = 0
+    for raw in (corpus / "planted.tsv").read_text().splitlines():
+        secret, line = raw.split("\t", 1)
+        if "AKIA" not in line and "ASIA" not in line:
+            continue
+        for data in (DEFAULT.text(line).encode(),
+                     DEFAULT.json_line(ev.encode(ev.NoteAdded(text=line)))):
+            tried += 1
+            held += secret.encode() not in data
+    clean = [line for line in (corpus / "clean.txt").read_text().splitlines()
+             if "commit" in line or "rev-parse" in line]
+    unchanged = sum(DEFAULT.text(line) == line for line in clean)
+    return tried, held, (f"AKIA/ASIA key id with its 40-character secret, either side, plain and in "
+                         f"a transcript line; {unchanged}/{len(clean)} 40-hex commit lines unchanged")
+
+
 TRIALS = [
     ("1. HTTP reads: endless, 1 byte/s, silent, 50 MB; Prometheus and engine /metrics", http_trials),
     ("2. config: 15 numeric/URL/template/ssh fields x 15 bad values", config_trials),
@@ -373,13 +579,22 @@ TRIALS = [
     ("7. files: FIFO, /dev/zero, directory, long header, 300 MB event", file_trials),
     ("8. raw characters and modes", written_trials),
     ("9. shell-template injection payloads", template_trials),
-    *CAPTURE_TRIALS,  # 10-13: the profile capture against a hostile server
+    ("R3.3 trace files: FIFO, devices, bombs, deep JSON, bad times and nsys numbers, long names",
+     trace_file_trials),
+    ("R3.4 checks and packs: deep and long checks, TOML digits, big packs, dotted keys",
+     pack_trials),
+    ("R3.8 an AWS secret in free text beside its key id", aws_free_text_trials),
+    *CAPTURE_TRIALS,  # R3.1, R3.2, 35.6: the profile capture against a hostile server
 ]
 
 
 def main() -> None:
+    # arguments: run only the rows whose label starts with one of them ("R3.3")
+    wanted = sys.argv[1:]
     rows = []
     for label, trial in TRIALS:
+        if wanted and not any(label.startswith(w) for w in wanted):
+            continue
         t0 = time.monotonic()
         tried, held, note = trial()
         rows.append((label, f"{held}/{tried}", f"{note} ({time.monotonic() - t0:.0f} s)"))

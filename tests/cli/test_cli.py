@@ -34,7 +34,7 @@ def test_help_lists_commands():
 
 def test_sessions_table(tmp_path):
     from perftriage.core.model import events as ev
-    from perftriage.services.session import Session
+    from perftriage.services.investigation.session import Session
 
     s = Session("demo", hosts=["localhost"], sessions_dir=tmp_path)
     s.emit(ev.NoteAdded(text="hi"))
@@ -65,7 +65,7 @@ def test_bad_config_is_exit_2_with_file_and_line(tmp_path):
 
 
 def test_header_json_shape(tmp_path):
-    from perftriage.services.session import Session
+    from perftriage.services.investigation.session import Session
 
     s = Session("x", hosts=["localhost"], sessions_dir=tmp_path)
     s.close()

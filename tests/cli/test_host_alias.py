@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from perftriage.cli import cli
 from perftriage.core.store.config import Config, HostConfig
-from perftriage.services.hosts import configured_by_ssh_target, resolve_hosts
+from perftriage.services.hosts.registry import configured_by_ssh_target, resolve_hosts
 
 
 def test_an_ssh_target_finds_the_configured_host():

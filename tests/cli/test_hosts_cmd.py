@@ -9,7 +9,7 @@ from tests.support.helpers import wait_for
 from tests.support.sshd import free_port
 from perftriage.cli import EXIT_UNREACHABLE, cli
 from perftriage.core.store.config import Config, HostConfig
-from perftriage.services.hosts import HostSpecError, resolve_hosts
+from perftriage.services.hosts.registry import HostSpecError, resolve_hosts
 from perftriage.transport.ssh_options import SshOptions
 
 pytestmark = pytest.mark.ssh

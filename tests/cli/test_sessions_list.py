@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from perftriage.cli import cli
 from perftriage.core.model import events as ev
 from perftriage.core.store import session_files, stream, transcript
-from perftriage.services.session import Session
+from perftriage.services.investigation.session import Session
 
 LONG = "a-very-long-session-name-that-a-rich-table-would-cut-in-an-eighty-column-pipe"
 

@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from perftriage.core.model import events as ev
-from perftriage.services.investigation import open_investigation
-from perftriage.services.share import COOKIE, ShareServer, bind, watch_command
+from perftriage.services.investigation.named import open_investigation
+from perftriage.services.investigation.share import COOKIE, ShareServer, bind, watch_command
 from tests.support.browser import CHROMIUM, TESSERACT, Browser
 
 TUI = str(Path(__file__).resolve().parents[2] / "tui")

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from perftriage.cli import cli
 from perftriage.core.model import host_snapshot
-from perftriage.services import remote_sampler as rs
+from perftriage.services.sampling import remote_sampler as rs
 from tests.support.helpers import FAKE_NVIDIA_SMI_DIR
 
 FAKE_DIR = FAKE_NVIDIA_SMI_DIR

@@ -81,7 +81,7 @@ def test_good_values_and_templates_still_load():
 
 @pytest.mark.parametrize("template", ["echo {", "echo }", "echo {tp.real}", "echo {0[1]}"])
 def test_a_bad_template_that_reaches_the_launcher_is_a_launch_error(template):
-    from perftriage.services.server_launcher import LaunchError, placeholders, render
+    from perftriage.services.logs.server_launcher import LaunchError, placeholders, render
 
     with pytest.raises(LaunchError):
         render(template, dict.fromkeys(placeholders(template), "1"))

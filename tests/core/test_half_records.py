@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from perftriage.core.report import markdown
 from perftriage.core.report.from_file import render_file
-from perftriage.services.replay import Replayer
+from perftriage.services.investigation.replay import Replayer
 from tests.support.event_samples import samples, write_transcript
 
 SAMPLES = samples()
@@ -132,7 +132,7 @@ async def test_replay_screen_renders_half_records_and_writes_the_report(tmp_path
 
     from perftriage.ui.app import PerftriageApp
     from perftriage.services.cockpit import Cockpit
-    from perftriage.services.hosts import HostRegistry
+    from perftriage.services.hosts.registry import HostRegistry
     from tests.support.event_samples import event_classes
     from tests.support.helpers import capture_notifications
 

@@ -21,15 +21,9 @@ from perftriage.core.probe_kinds.stacks_kind import (
 from perftriage.core.model.state import ProbeState
 from perftriage.core.stacks.folded import Frame, parse_dump, parse_frame, parse_raw
 from perftriage.core.stacks.summary import summarise_process
-from tests.support.helpers import FIXTURES
+from tests.support.stacks_support import TARGET, result, text
 from tests.support.stall_target import STALL_FUNCTION
 
-STACKS = FIXTURES / "stacks"
-TARGET = "/usr/bin/python3 -m tests.support.stall_target"
-
-
-def text(name: str) -> str:
-    return (STACKS / name).read_text()
 
 
 def test_a_frame_reads_as_py_spy_writes_it():
@@ -116,12 +110,6 @@ def test_a_hostile_match_is_data_in_the_command():
     assert words[0] == "/opt/py 3/bin/python" and words[1] == "-c"
     assert evil in words[2:]  # one argv word, never script text
     assert evil not in words[2]
-
-
-def result(targets: list[dict], **extra) -> str:
-    data = {"targets": targets, "seen": [], "seen_total": 0, "euid": 0, "ptrace_scope": None,
-            "pyspy": "/venv/bin/py-spy", **extra}
-    return f"some output\n{RESULT_MARK}{json.dumps(data)}\n"
 
 
 def probe_of(args: list[str], verdict) -> ProbeState:

@@ -14,7 +14,7 @@ import pytest
 from perftriage.core.model import events as ev
 from perftriage.core.sanitize import json_escape_controls
 from perftriage.core.store import transcript
-from perftriage.services.session import Session
+from perftriage.services.investigation.session import Session
 
 NASTY = "csi\u009b31m rlo\u202etxt del\x7f nel\u0085 ls\u2028 lri\u2066 alm\u061c lrm\u200e esc\x1b[2J"
 RAW = [b"\xc2\x9b", b"\xe2\x80\xae", b"\x7f", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x81\xa6",
@@ -62,7 +62,7 @@ def test_directories_created_under_umask_000_are_private(tmp_path, umask_000):
 
 async def test_the_report_directory_created_under_umask_000_is_private(tmp_path, umask_000):
     from perftriage.core.store.redact import Redactor
-    from perftriage.services import report_file
+    from perftriage.services.investigation import report_file
 
     out = tmp_path / "reports" / "deep" / "r.md"
     report_file._write(out, "# r\n")

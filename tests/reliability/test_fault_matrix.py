@@ -27,7 +27,7 @@ from tests.support.sshd import free_port, keygen
 from perftriage.ui.app import PerftriageApp
 from perftriage.core.store.config import HostConfig
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry, make_host
+from perftriage.services.hosts.registry import HostRegistry, make_host
 from perftriage.transport.ssh_options import SshOptions
 
 pytestmark = pytest.mark.ssh

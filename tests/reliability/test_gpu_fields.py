@@ -18,8 +18,8 @@ from tests.support.helpers import FAKE_NVIDIA_SMI_DIR, wait_for
 from tests.services.test_remote_sampler import Sink, starts
 
 from perftriage.core.parse import nvsmi
-from perftriage.services import remote_sampler as rs
-from perftriage.services.local_sampler import SmiReader
+from perftriage.services.sampling import remote_sampler as rs
+from perftriage.services.sampling.local_sampler import SmiReader
 
 FAKE_DIR = FAKE_NVIDIA_SMI_DIR
 FAKE = FAKE_DIR / "nvidia-smi"
@@ -92,7 +92,7 @@ async def test_no_gpu_at_all_says_why(sshd, tmp_path):
 @pytest.mark.ssh
 async def test_status_snapshot_degrades_per_field_too(sshd, tmp_path):
     from perftriage.core.store.config import HostConfig
-    from perftriage.services.hosts import Host
+    from perftriage.services.hosts.registry import Host
 
     t, _log = transport(sshd, tmp_path, "temperature.gpu")
     host = Host("gpu1", HostConfig(name="gpu1", ssh=sshd.alias), t)

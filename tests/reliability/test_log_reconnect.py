@@ -20,10 +20,10 @@ from perftriage.core.model.state import LogSourceState
 from perftriage.core.store import transcript
 from perftriage.core.store.config import HostConfig
 from perftriage.core.view.log_status import follow_text, stale_note
-from perftriage.services.hosts import Host, HostRegistry
-from perftriage.services.log_follower import LogFollower
-from perftriage.services.log_source import notice
-from perftriage.services.session import Session
+from perftriage.services.hosts.registry import Host, HostRegistry
+from perftriage.services.logs.follower import LogFollower
+from perftriage.services.sources.logs import notice
+from perftriage.services.investigation.session import Session
 from perftriage.services.sources.base import Source
 from perftriage.transport.ssh import SSHTransport
 from perftriage.transport.ssh_options import SshOptions
@@ -170,7 +170,7 @@ def test_a_header_whose_source_is_not_following_says_it_is_stale():
 async def test_the_logs_pane_shows_the_state_and_a_stale_header(tmp_path):
     from perftriage.ui.app import PerftriageApp
     from perftriage.services.cockpit import Cockpit
-    from perftriage.services.hosts import local_host
+    from perftriage.services.hosts.registry import local_host
     from perftriage.ui.widgets.logs import LogsPane
 
     reg = HostRegistry()

@@ -10,7 +10,7 @@ from markdown_it import MarkdownIt
 from perftriage.core.model import events as ev
 from perftriage.core.report import markdown as report
 from perftriage.core.store import transcript
-from perftriage.services.session import Session
+from perftriage.services.investigation.session import Session
 
 LINK = "[click me](http://127.0.0.1/steal)"
 IMAGE = "![t](http://127.0.0.1/track.png)"

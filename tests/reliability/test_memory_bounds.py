@@ -12,9 +12,9 @@ import pytest
 
 from perftriage.core.model import events as ev
 from perftriage.core.store import transcript
-from perftriage.services.log_follower import LogFollower
-from perftriage.services.log_source import CommandLogSource
-from perftriage.services.session import Session
+from perftriage.services.logs.follower import LogFollower
+from perftriage.services.sources.logs import CommandLogSource
+from perftriage.services.investigation.session import Session
 from perftriage.transport.base import OUTPUT_TAIL_BYTES
 from perftriage.transport.local import LocalTransport
 
@@ -81,7 +81,7 @@ DECODE = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852,
 
 def test_metric_flood_past_the_cap_is_recorded_once_a_second(tmp_path, monkeypatch):
     """Before: every metric line passed the cap (a 1M-line flood wrote 178 MB)."""
-    import perftriage.services.log_follower as lf
+    import perftriage.services.logs.follower as lf
 
     clock = [1000.0]
     monkeypatch.setattr(lf.time, "monotonic", lambda: clock[0])
@@ -128,7 +128,7 @@ def test_an_endless_line_is_cut_not_held():
 
 
 async def test_following_a_log_with_an_endless_line(tmp_path):
-    from perftriage.services.hosts import HostRegistry, local_host
+    from perftriage.services.hosts.registry import HostRegistry, local_host
     from tests.support.helpers import wait_for
 
     log = tmp_path / "x.log"

@@ -21,8 +21,8 @@ import pytest
 from perftriage.core.model import events as ev
 from perftriage.core.store import investigations as inv
 from perftriage.core.store import session_files
-from perftriage.services.investigation import open_investigation
-from perftriage.services.watch import Watcher
+from perftriage.services.investigation.named import open_investigation
+from perftriage.services.investigation.watch import Watcher
 from tests.ui.test_watch import Clock, _notes
 
 TUI = str(Path(__file__).resolve().parents[2] / "tui")

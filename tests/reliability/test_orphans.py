@@ -25,8 +25,8 @@ import pytest
 from tests.support.helpers import FAKE_NVIDIA_SMI_DIR, wait_for
 from tests.support.sshd import SshServer, child_pids
 
-from perftriage.services.log_follower import follow_command
-from perftriage.services.remote_sampler import gpu_command
+from perftriage.services.logs.follower import follow_command
+from perftriage.services.sampling.remote_sampler import gpu_command
 from perftriage.transport.ssh import SSHTransport
 
 pytestmark = pytest.mark.ssh
@@ -114,8 +114,8 @@ async def test_a_dropped_connection_leaves_nothing_behind(tagged_sshd, tmp_path)
 
 CLIENT = r"""
 import asyncio, sys
-from perftriage.services.log_follower import follow_command
-from perftriage.services.remote_sampler import gpu_command
+from perftriage.services.logs.follower import follow_command
+from perftriage.services.sampling.remote_sampler import gpu_command
 from perftriage.transport.ssh import SSHTransport
 
 async def main(alias, config, log):

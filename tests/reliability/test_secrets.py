@@ -142,7 +142,7 @@ def test_report_of_an_old_transcript_is_redacted_and_private(tmp_path):
 
 def test_default_sessions_dir_made_by_an_older_version_is_tightened(tmp_path, monkeypatch):
     from perftriage.core.store import paths
-    from perftriage.services.session import Session
+    from perftriage.services.investigation.session import Session
 
     sessions = tmp_path / "sessions"
     sessions.mkdir(mode=0o755)

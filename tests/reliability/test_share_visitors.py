@@ -20,8 +20,8 @@ import aiohttp
 import httpx
 import pytest
 
-from perftriage.services.share import COOKIE, ShareServer, bind, watch_command
-from perftriage.services.share_visitor import END_WITHIN_S
+from perftriage.services.investigation.share import COOKIE, ShareServer, bind, watch_command
+from perftriage.services.investigation.share_visitor import END_WITHIN_S
 from tests.cli.test_share import _investigation
 
 

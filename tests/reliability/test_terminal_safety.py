@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from perftriage.core.model import events as ev
-from perftriage.services.session import Session
+from perftriage.services.investigation.session import Session
 from tests.support.helpers import replay_app
 
 # each payload ends in a marker: if the marker ever follows the raw sequence

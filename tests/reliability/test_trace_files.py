@@ -89,7 +89,7 @@ def test_a_fifo_or_a_device_is_refused_at_once(tmp_path: Path, kind: str) -> Non
 def test_the_child_process_parser_refuses_a_fifo_too(tmp_path: Path) -> None:
     import asyncio
 
-    from perftriage.services.profile_worker import summarize_in_child
+    from perftriage.services.profile.worker import summarize_in_child
 
     fifo = tmp_path / "x-TP-0.trace.json"
     os.mkfifo(fifo)
@@ -296,8 +296,8 @@ def test_importing_trace_files_copies_only_regular_files_within_the_cap(tmp_path
     import asyncio
 
     from perftriage.core.store.config import parse
-    from perftriage.services.profile_service import ProfileCaptures
-    from perftriage.services.session import Session
+    from perftriage.services.profile.captures import ProfileCaptures
+    from perftriage.services.investigation.session import Session
 
     odd = tmp_path / "odd-TP-0.trace.json.gz"
     if kind == "fifo":

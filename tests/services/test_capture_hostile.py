@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from perftriage.services.profile_capture import CaptureFailed, CaptureRequest, capture
+from perftriage.services.profile.capture import CaptureFailed, CaptureRequest, capture
 from perftriage.transport.local import LocalTransport
 from tests.support.hostile_capture import (
     PLANTS,

@@ -12,8 +12,8 @@ import pytest
 from tests.support.helpers import FAKE_NVIDIA_SMI_DIR, wait_for
 from perftriage.core.store.config import Config, FleetConfig, parse
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.dig_in import DigInError, dig_in, fleet_host_config
-from perftriage.services.hosts import HostRegistry
+from perftriage.services.hosts.dig_in import DigInError, dig_in, fleet_host_config
+from perftriage.services.hosts.registry import HostRegistry
 from perftriage.transport.ssh_options import SshOptions
 
 pytestmark = pytest.mark.ssh

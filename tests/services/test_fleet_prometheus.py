@@ -15,8 +15,8 @@ from tests.support.sshd import free_port
 from perftriage.cli import EXIT_FAILED, EXIT_UNREACHABLE, cli
 from perftriage.core.model import events as ev
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry
-from perftriage.services.prometheus import FleetSource, PrometheusClient, PrometheusError
+from perftriage.services.hosts.registry import HostRegistry
+from perftriage.services.sources.fleet import FleetSource, PrometheusClient, PrometheusError
 
 assert len(FLEET_OUTLIERS) == 2
 
@@ -149,7 +149,7 @@ def test_a_bad_prometheus_url_stops_the_cockpit_before_it_starts(tmp_path):
 
 def test_the_transcript_records_a_read_when_what_it_says_changes():
     from tests.support.fleet_exporters import emulated_snapshot, parse_outliers
-    from perftriage.services.session import Session
+    from perftriage.services.investigation.session import Session
 
     session = Session(name="fleet")
     src = FleetSource(session, "http://127.0.0.1:9")

@@ -17,8 +17,8 @@ from perftriage.core.store import config as config_mod
 from perftriage.core.store import transcript
 from perftriage.services import grow
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry, local_host
-from perftriage.services.investigation import open_investigation
+from perftriage.services.hosts.registry import HostRegistry, local_host
+from perftriage.services.investigation.named import open_investigation
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 PAGE = (FIXTURES / "metrics" / "sglang-0.5-a.prom").read_text()

@@ -3,7 +3,7 @@ Source in its list: no private task list, no duck-typed transports."""
 
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.sources.samplers import ConnectionSource, host_sources
-from perftriage.services.hosts import HostRegistry, local_host
+from perftriage.services.hosts.registry import HostRegistry, local_host
 from perftriage.transport.base import ChecksConnection, MaintainsConnection
 from perftriage.transport.local import LocalTransport
 
@@ -25,8 +25,8 @@ async def test_local_sampler_is_a_source_the_cockpit_lists_and_stops(tmp_path):
 
 def test_only_a_transport_that_keeps_its_connection_gets_a_connection_source(sshd):
     from perftriage.core.store.config import HostConfig
-    from perftriage.services.hosts import Host
-    from perftriage.services.session import Session
+    from perftriage.services.hosts.registry import Host
+    from perftriage.services.investigation.session import Session
     from perftriage.transport.ssh import SSHTransport
 
     assert not isinstance(LocalTransport(), MaintainsConnection)

@@ -8,7 +8,7 @@ import copy
 
 from perftriage.core.model import events as ev
 from perftriage.core.model.hyp_undo import HypothesisUndo
-from perftriage.services.session import Session
+from perftriage.services.investigation.session import Session
 
 
 def _snapshot(session: Session):

@@ -20,7 +20,7 @@ from perftriage.core.model import events as ev
 from perftriage.core.replay.timeline import Timeline
 from perftriage.core.store import investigations as inv
 from perftriage.core.store import stream, transcript
-from perftriage.services.investigation import open_investigation
+from perftriage.services.investigation.named import open_investigation
 
 TUI = str(Path(__file__).resolve().parents[2] / "tui")
 
@@ -73,7 +73,7 @@ KILLED_RUN = textwrap.dedent("""
     import os, signal, sys, time
     from pathlib import Path
     from perftriage.core.model import events as ev
-    from perftriage.services.investigation import open_investigation
+    from perftriage.services.investigation.named import open_investigation
     s = open_investigation(sys.argv[2], Path(sys.argv[1]), ["localhost"])
     h = s.new_id("h")
     s.emit(ev.HypothesisAdded(hyp_id=h, title="launch bound"))

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from perftriage.services import local_sampler
+from perftriage.services.sampling import local_sampler
 
 
 def fake_pynvml():
@@ -79,7 +79,7 @@ def test_two_samplers_keep_their_own_cpu_window() -> None:
     same process must not leave the first a window of ~0 s (read as 0.0 %)."""
     import time
 
-    from perftriage.services.local_sampler import LocalSampler
+    from perftriage.services.sampling.local_sampler import LocalSampler
 
     first, second = LocalSampler(), LocalSampler()
     end = time.process_time() + 0.3
@@ -92,7 +92,7 @@ def test_two_samplers_keep_their_own_cpu_window() -> None:
 def test_busy_pct_as_psutil_counts_it() -> None:
     from collections import namedtuple
 
-    from perftriage.services.local_sampler import busy_pct
+    from perftriage.services.sampling.local_sampler import busy_pct
 
     T = namedtuple("T", "user nice system idle iowait irq softirq steal guest guest_nice")
     a = T(10, 0, 5, 100, 5, 0, 0, 0, 2, 0)

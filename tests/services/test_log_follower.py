@@ -11,9 +11,9 @@ from tests.support.helpers import wait_for
 from perftriage.core.model import events as ev
 from perftriage.core.store import transcript
 from perftriage.core.store.config import HostConfig
-from perftriage.services.hosts import Host, HostRegistry, local_host
-from perftriage.services.log_follower import LogFollower, strip_heartbeats
-from perftriage.services.session import Session
+from perftriage.services.hosts.registry import Host, HostRegistry, local_host
+from perftriage.services.logs.follower import LogFollower, strip_heartbeats
+from perftriage.services.investigation.session import Session
 from perftriage.transport.ssh import SSHTransport
 from perftriage.transport.ssh_options import SshOptions
 
@@ -114,7 +114,7 @@ async def test_transcript_cap_keeps_metric_lines(tmp_path) -> None:
     decode = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, token usage: "
               "0.00, cuda graph: True, gen throughput (token/s): 10.31, #queue-req: 0")
     lines = [f"line {i}" for i in range(8)] + [decode] + ["tail"]
-    from perftriage.services.log_source import CommandLogSource
+    from perftriage.services.sources.logs import CommandLogSource
 
     session.emit(ev.LogSourceOpened(source_id="s", host="localhost", path="x"))
     src = CommandLogSource(follower, "s", "localhost", "x", "file", "")

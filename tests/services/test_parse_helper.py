@@ -16,11 +16,11 @@ from perftriage.core.model import events as ev
 from perftriage.core.model.reducer import replay
 from perftriage.core.parse import batch_scan as bs
 from perftriage.core.store import transcript
-from perftriage.services.batch_pipe import BatchPipe
-from perftriage.services.hosts import HostRegistry, local_host
-from perftriage.services.log_follower import LogFollower
-from perftriage.services.scan_worker import ScanWorker
-from perftriage.services.session import Session
+from perftriage.services.flood.batch_pipe import BatchPipe
+from perftriage.services.hosts.registry import HostRegistry, local_host
+from perftriage.services.logs.follower import LogFollower
+from perftriage.services.flood.scan_worker import ScanWorker
+from perftriage.services.investigation.session import Session
 
 FIXTURES = FIXTURES
 
@@ -203,7 +203,7 @@ def test_a_busy_servers_batches_are_recorded_in_bulk_as_one_by_one() -> None:
 
 HELPER_OWNER = """
 import asyncio, sys
-from perftriage.services.scan_worker import ScanWorker
+from perftriage.services.flood.scan_worker import ScanWorker
 
 async def main():
     worker = ScanWorker()
@@ -277,8 +277,8 @@ async def test_a_timer_flush_during_a_backlog_sends_no_line_twice() -> None:
     import time as time_mod
     from types import SimpleNamespace
 
-    from perftriage.services import log_source
-    from perftriage.services.log_source import CommandLogSource
+    from perftriage.services.sources import logs as log_source
+    from perftriage.services.sources.logs import CommandLogSource
 
     emitted: list[str] = []
 

@@ -13,9 +13,9 @@ from perftriage.core import probes
 from perftriage.core.store import transcript
 from perftriage.core.store.config import ProbeTemplate
 from perftriage.core.probes import ProbeUsageError
-from perftriage.services.hosts import HostRegistry
-from perftriage.services.probe_runner import ProbeRunner
-from perftriage.services.session import Session
+from perftriage.services.hosts.registry import HostRegistry
+from perftriage.services.probes.runner import ProbeRunner
+from perftriage.services.investigation.session import Session
 
 from tests.support.helpers import wait_for
 from tests.support.probe_support import TRANSPORTS, alive, local_host, make_host, runner_for

@@ -13,9 +13,9 @@ from perftriage.core.model.state import SessionState
 from perftriage.core.report import markdown as report
 from perftriage.core.report.from_file import render_file
 from perftriage.core.store import transcript
-from perftriage.services.hosts import HostRegistry
-from perftriage.services.probe_runner import ProbeRunner
-from perftriage.services.session import Session
+from perftriage.services.hosts.registry import HostRegistry
+from perftriage.services.probes.runner import ProbeRunner
+from perftriage.services.investigation.session import Session
 
 from tests.support.probe_support import local_host
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from perftriage.cli import cli
 from perftriage.core.profile.summarize import summarize_files
-from perftriage.services.profile_capture import (
+from perftriage.services.profile.capture import (
     IDLE_MESSAGE,
     CaptureFailed,
     CaptureRequest,

@@ -14,7 +14,7 @@ import pytest
 from tests.support.helpers import FAKE_NVIDIA_SMI_DIR, wait_for
 from perftriage.core.model import events as ev
 from perftriage.core.parse import host_output, proc
-from perftriage.services import remote_sampler as rs
+from perftriage.services.sampling import remote_sampler as rs
 from perftriage.transport.local import LocalTransport
 
 FAKE_DIR = FAKE_NVIDIA_SMI_DIR

@@ -14,7 +14,7 @@ import pytest
 from tests.support.helpers import FAKE_NVIDIA_SMI_DIR, wait_for
 from tests.services.test_remote_sampler import Sink, starts
 from perftriage.core.model import events as ev
-from perftriage.services import remote_sampler as rs
+from perftriage.services.sampling import remote_sampler as rs
 
 pytestmark = pytest.mark.ssh
 

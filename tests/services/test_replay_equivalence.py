@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from perftriage.core.model import events as ev
-from perftriage.services.session import Session
+from perftriage.services.investigation.session import Session
 
 ids = st.sampled_from(["p1", "p2", "p3"])
 hyps = st.sampled_from(["h1", "h2"])

@@ -9,7 +9,7 @@ from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
 from perftriage.core.replay.state_at import state_json
 from perftriage.core.store import transcript
-from perftriage.services.replay import Replayer
+from perftriage.services.investigation.replay import Replayer
 from tests.support.helpers import EXAMPLE_SESSION
 
 

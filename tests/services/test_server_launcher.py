@@ -10,16 +10,16 @@ import pytest
 from tests.support.helpers import wait_for
 from perftriage.core.model import events as ev
 from perftriage.core.store.config import ServerProfile
-from perftriage.services.hosts import HostRegistry, local_host
-from perftriage.services.log_follower import LogFollower
-from perftriage.services.server_launcher import (
+from perftriage.services.hosts.registry import HostRegistry, local_host
+from perftriage.services.logs.follower import LogFollower
+from perftriage.services.logs.server_launcher import (
     LaunchError,
     ServerLauncher,
     build_command,
     parse_overrides,
     render,
 )
-from perftriage.services.session import Session
+from perftriage.services.investigation.session import Session
 from perftriage.transport.ssh_options import SshOptions
 
 SIM = f"{sys.executable} -m perftriage.simulator.sglang_sim --startup-s {{startup}} --rate {{rate}}"
@@ -146,7 +146,7 @@ async def test_health_url_readiness(tmp_path) -> None:
 async def test_simulator_launched_over_ssh_is_ready_and_stops_cleanly(sshd, tmp_path) -> None:
     """The same simulator through the real SSH path: start, ready, metrics, stop."""
     from perftriage.core.store.config import HostConfig
-    from perftriage.services.hosts import Host
+    from perftriage.services.hosts.registry import Host
     from perftriage.transport.ssh import SSHTransport
 
     cfg = HostConfig(name="gpu-sim", ssh=sshd.alias)

@@ -7,12 +7,12 @@ import asyncio
 
 import pytest
 
-from perftriage.services import session as sessions
+from perftriage.services.investigation import session as sessions
 from perftriage.services.cockpit import Cockpit, NotLive
-from perftriage.services.hosts import HostRegistry
-from perftriage.services.replay import Replayer
-from perftriage.services.session import Session
-from perftriage.services.watch import Watcher
+from perftriage.services.hosts.registry import HostRegistry
+from perftriage.services.investigation.replay import Replayer
+from perftriage.services.investigation.session import Session
+from perftriage.services.investigation.watch import Watcher
 from tests.support.helpers import EXAMPLE_SESSION
 
 

@@ -5,8 +5,8 @@ starts exactly what they give, and nothing when nothing is configured."""
 from __future__ import annotations
 
 from perftriage.core.store.config import Config, parse
-from perftriage.services.hosts import build_registry
-from perftriage.services.session import Session
+from perftriage.services.hosts.registry import build_registry
+from perftriage.services.investigation.session import Session
 from perftriage.services.sources.factories import SOURCE_FACTORIES
 
 CONFIG = """

@@ -9,9 +9,9 @@ import stat
 import sys
 
 from perftriage.core.model import events as ev
-from perftriage.services.hosts import HostRegistry
-from perftriage.services.probe_runner import ProbeRunner
-from perftriage.services.session import Session
+from perftriage.services.hosts.registry import HostRegistry
+from perftriage.services.probes.runner import ProbeRunner
+from perftriage.services.investigation.session import Session
 from tests.support.probe_support import local_host
 from tests.support.stall_target import STALL_FUNCTION, running
 

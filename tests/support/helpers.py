@@ -18,8 +18,8 @@ def replay_app(path: Path = EXAMPLE_SESSION):
     """The cockpit app showing a saved session (deterministic: for snapshots)."""
     from perftriage.ui.app import PerftriageApp
     from perftriage.services.cockpit import Cockpit
-    from perftriage.services.hosts import HostRegistry
-    from perftriage.services.session import Session
+    from perftriage.services.hosts.registry import HostRegistry
+    from perftriage.services.investigation.session import Session
 
     session, _ = Session.from_transcript(path)
     return PerftriageApp(Cockpit(registry=HostRegistry(), session=session))

@@ -12,9 +12,9 @@ import pytest
 from tests.support.helpers import alive  # noqa: F401 - re-exported for the probe tests
 
 from perftriage.core.store.config import HostConfig
-from perftriage.services.hosts import Host, HostRegistry
-from perftriage.services.probe_runner import ProbeRunner
-from perftriage.services.session import Session
+from perftriage.services.hosts.registry import Host, HostRegistry
+from perftriage.services.probes.runner import ProbeRunner
+from perftriage.services.investigation.session import Session
 from perftriage.transport.local import LocalTransport
 from perftriage.transport.ssh_options import SshOptions
 
@@ -29,7 +29,7 @@ def local_host(name: str = "localhost", preamble: str | None = None, **cfg) -> H
 def ssh_host(sshd, name: str = "sshd", preamble: str | None = None, **cfg) -> Host:
     """A host reached through the SSH transport on the loopback sshd (its
     ssh_config alias carries port, user, key and known_hosts)."""
-    from perftriage.services.hosts import make_host as make_configured_host
+    from perftriage.services.hosts.registry import make_host as make_configured_host
 
     hc = HostConfig(name=name, ssh=sshd.alias, preamble=preamble, **cfg)
     return make_configured_host(hc, SshOptions(config=sshd.ssh_config))

@@ -12,7 +12,7 @@ from perftriage.core.model.state import SessionState
 from perftriage.core.store.config import Config, HostConfig, ServerProfile
 from perftriage.core.view.targets import default_capture_host
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry, local_host
+from perftriage.services.hosts.registry import HostRegistry, local_host
 from perftriage.ui.app import PerftriageApp
 from perftriage.ui.screens.profile import ProfileScreen
 from perftriage.ui.screens.prompt import PromptScreen

@@ -13,7 +13,7 @@ from perftriage.ui.screens.hypothesis_detail import HypothesisDetailScreen
 from perftriage.ui.screens.hypothesis_evidence import EvidencePickerScreen
 from perftriage.ui.screens.probe_output import ProbeOutputScreen
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry, local_host
+from perftriage.services.hosts.registry import HostRegistry, local_host
 from perftriage.ui.widgets.logs import LogsPane
 from tests.support.helpers import wait_for
 

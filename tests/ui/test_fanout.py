@@ -83,7 +83,7 @@ async def test_the_fanout_screen_folds_a_fan_out_by_node_set(quiet_sshd, tmp_pat
     from perftriage.core.store.config import load
     from perftriage.ui.screens.fanout import FanoutScreen
     from perftriage.services.cockpit import Cockpit
-    from perftriage.services.hosts import resolve_hosts
+    from perftriage.services.hosts.registry import resolve_hosts
     from perftriage.transport.ssh_options import SshOptions
 
     odd = {"node04": "export PT_RACK=b"}

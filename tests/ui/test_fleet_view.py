@@ -13,9 +13,9 @@ from perftriage.ui.app import PerftriageApp
 from perftriage.core.store.config import Config, FleetConfig
 from perftriage.ui.screens.fleet import FleetScreen
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry
+from perftriage.services.hosts.registry import HostRegistry
 from perftriage.transport.ssh_options import SshOptions
-from perftriage.services.prometheus import FleetSource
+from perftriage.services.sources.fleet import FleetSource
 
 SNAPSHOT_OUTLIERS = ["node017:3:DCGM_FI_PROF_DRAM_ACTIVE=0.31",
                      "node042::sglang:gen_throughput=300",

@@ -29,7 +29,7 @@ def two_gpu_sample(host: str = "gpubox", **kw) -> ev.HostSample:
 def make_app(tmp_path):
     from perftriage.ui.app import PerftriageApp
     from perftriage.services.cockpit import Cockpit
-    from perftriage.services.hosts import HostRegistry
+    from perftriage.services.hosts.registry import HostRegistry
 
     cockpit = Cockpit(registry=HostRegistry(), sessions_dir=tmp_path)
     return PerftriageApp(cockpit)

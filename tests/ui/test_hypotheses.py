@@ -8,7 +8,7 @@ from perftriage.core.store import transcript
 from perftriage.core.model.reducer import apply, replay
 from perftriage.core.model.state import SessionState
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.session import Session
+from perftriage.services.investigation.session import Session
 from perftriage.ui.widgets.hypotheses import HypothesesPane
 
 from tests.support.helpers import EXAMPLE_SESSION, replay_app, wait_for

@@ -14,7 +14,7 @@ from perftriage.core.view.log_window import ALL, LogIndex
 from perftriage.core.view.log_wrap import WrapMap
 from perftriage.ui.screens.probe_output import ProbeOutputScreen
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry, local_host
+from perftriage.services.hosts.registry import HostRegistry, local_host
 from perftriage.ui.widgets.log_view import LogView
 from perftriage.ui.widgets.logs import LogsPane
 from tests.support.helpers import replay_app, wait_for

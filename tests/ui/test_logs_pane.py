@@ -6,7 +6,7 @@ from tests.support.helpers import wait_for
 from perftriage.ui.app import PerftriageApp
 from perftriage.core.model import events as ev
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry, local_host
+from perftriage.services.hosts.registry import HostRegistry, local_host
 from perftriage.ui.widgets.log_view import LogView
 from perftriage.ui.widgets.logs import LogsPane
 

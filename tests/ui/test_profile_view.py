@@ -19,8 +19,8 @@ from perftriage.core.view.evidence import candidates
 from perftriage.core.view.profile_view import bar_segments
 from perftriage.ui.screens.profile import ProfileScreen, parse_capture_args
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry, local_host
-from perftriage.services.session import Session
+from perftriage.services.hosts.registry import HostRegistry, local_host
+from perftriage.services.investigation.session import Session
 from tests.support.helpers import FIXTURES
 from tests.support.helpers import wait_for
 from tests.support.sglang_profile_simulator import ProfilingServerSimulator
@@ -165,3 +165,37 @@ def test_the_capture_form_offers_the_engine_url_the_engine_view_reads() -> None:
     cockpit = Cockpit(config, registry=registry)
     assert cockpit.profiles.default_url("localhost") == "http://127.0.0.1:31000"
     assert cockpit.profiles.default_url("nowhere") == "http://127.0.0.1:30000"
+
+
+async def test_an_ncu_result_joins_the_kernels_with_their_bandwidth():
+    """An ncu probe's result (the real H200 record) puts achieved GB/s and the
+    share of the peak beside the profile's kernels it can name for certain."""
+    import json
+
+    record = json.loads((FIXTURES / "ncu" / "probe-ncu-moe-step.json").read_text())
+    cockpit = Cockpit(registry=HostRegistry())
+    cockpit.session.emit(_captured("prof1", EAGER))
+    app = PerftriageApp(cockpit)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("P")
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen))
+        table = app.screen.query_one("#profile-kernels", DataTable)
+        labels = [str(c.label) for c in table.columns.values()]
+        assert "GB/s" not in labels  # no ncu result yet: the table as before
+        cockpit.session.emit(ev.ProbeQueued(probe_id="p1", host="gpu-a", kind="ncu",
+                                            args=record["args"]))
+        cockpit.session.emit(ev.ProbeFinished(probe_id="p1", status="ok", exit_status=0,
+                                              summary="ncu", detail=record["detail"]))
+
+        def columns() -> list[str]:
+            return [str(c.label) for c in table.columns.values()]
+
+        await wait_for(lambda: "GB/s" in columns())
+        rows = [[str(x) for x in table.get_row_at(i)] for i in range(table.row_count)]
+        gbs = columns().index("GB/s")
+        sdpa = next(r for r in rows if "sdpa" in r[-1])
+        topk = next(r for r in rows if "gatherTopK" in r[-1])
+        assert float(sdpa[gbs]) > 3500 and sdpa[gbs + 1].endswith("%")  # near its roofline
+        assert 0 < float(topk[gbs]) < 20  # joined by base name: sbtopk::gatherTopK
+        index = next(r for r in rows if "indexSelectSmallIndex" in r[-1])
+        assert index[gbs] == ""  # ncu never saw this kernel: nothing guessed

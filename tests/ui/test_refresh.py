@@ -7,7 +7,7 @@ from perftriage.core.model import events as ev
 from perftriage.core.model.state import Section
 from perftriage.ui.screens.hypothesis_detail import HypothesisDetailScreen
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry
+from perftriage.services.hosts.registry import HostRegistry
 from perftriage.ui.widgets.hypotheses import HypothesesPane
 from perftriage.ui.widgets.logs import LogsPane
 

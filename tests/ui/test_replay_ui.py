@@ -8,8 +8,8 @@ import shutil
 
 from perftriage.ui.app import PerftriageApp
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts import HostRegistry
-from perftriage.services.replay import Replayer
+from perftriage.services.hosts.registry import HostRegistry
+from perftriage.services.investigation.replay import Replayer
 from perftriage.ui.widgets.player_bar import PlayerBar
 from perftriage.ui.widgets.probes import ProbesPane
 from tests.support.helpers import EXAMPLE_SESSION, capture_notifications, wait_for

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from perftriage.cli import cli
 from perftriage.core.model import events as ev
 from perftriage.core.store import investigations as inv
-from perftriage.services.investigation import open_investigation
-from perftriage.services.watch import CHECK_INTERVAL_S, Watcher
+from perftriage.services.investigation.named import open_investigation
+from perftriage.services.investigation.watch import CHECK_INTERVAL_S, Watcher
 from tests.ui.test_tmux_typing import tmux
 from tests.ui.test_tmux_typing import wait_for as wait_until
 
@@ -175,7 +175,7 @@ def test_the_watch_screen(snap_compare):
     """The cockpit's panes at the newest event, the bar saying WATCH ● LIVE."""
     from perftriage.ui.app import PerftriageApp
     from perftriage.services.cockpit import Cockpit
-    from perftriage.services.hosts import HostRegistry
+    from perftriage.services.hosts.registry import HostRegistry
     from tests.support.helpers import EXAMPLE_SESSION
 
     watcher = Watcher(EXAMPLE_SESSION)

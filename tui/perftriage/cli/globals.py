@@ -68,7 +68,7 @@ class Globals:
     def one_host_for_url(self, host: str | None, url: str):
         """(config, registry, host name) for a command that reads ``url`` through
         one host (default localhost); exit 2 on a bad URL or host spec."""
-        from perftriage.services.hosts import LOCALHOST, HostSpecError, resolve_hosts
+        from perftriage.services.hosts.registry import LOCALHOST, HostSpecError, resolve_hosts
         from perftriage.transport.http_get import BadUrl, parse_http_url
 
         try:
@@ -85,7 +85,7 @@ class Globals:
     def resolve_hosts(self, config, *, with_localhost: bool | None = None):
         """The HostRegistry for ``-H`` specs (none: localhost + configured hosts),
         honouring ``--ssh-config`` and ``--accept-new-host-keys``; exit 2 on a bad spec."""
-        from perftriage.services.hosts import HostSpecError, resolve_hosts
+        from perftriage.services.hosts.registry import HostSpecError, resolve_hosts
 
         try:
             return resolve_hosts(config, self.hosts, ssh=self.ssh, with_localhost=with_localhost)

@@ -14,7 +14,7 @@ def build_cockpit(g: Globals, name: str = "session", *, config=None):
     """The cockpit of the global options: ``-H`` hosts beside localhost,
     ``--session NAME`` opened or continued, ``--hypotheses`` packs added.
     ``config`` replaces the config file (the demo's simulated server)."""
-    from perftriage.services.check_monitor import add_hypotheses
+    from perftriage.services.sources.checks import add_hypotheses
     from perftriage.services.cockpit import Cockpit
     config = g.load_config() if config is None else config
     hypotheses = starting_hypotheses(g, config)  # a bad pack stops here: nothing started
@@ -22,7 +22,7 @@ def build_cockpit(g: Globals, name: str = "session", *, config=None):
         config.fleet.prometheus = g.prometheus
     if config.fleet.prometheus:
         from perftriage.cli.globals import UsageFailure
-        from perftriage.services.prometheus import normalize_url
+        from perftriage.services.sources.fleet import normalize_url
 
         try:
             normalize_url(config.fleet.prometheus)
@@ -83,7 +83,7 @@ def open_named(g: Globals, config, hosts: list[str]):
     cannot be opened: a bad name, another cockpit records it, a bad file)."""
     from perftriage.cli.globals import UsageFailure
     from perftriage.core.store import investigations, transcript
-    from perftriage.services.investigation import open_investigation
+    from perftriage.services.investigation.named import open_investigation
 
     assert g.session is not None
     try:
@@ -128,7 +128,7 @@ def run_player(g: Globals, path, *, at: str | None = None, speed: float = 1.0,
     from perftriage.cli.globals import UsageFailure
     from perftriage.core.replay.state_at import parse_time
     from perftriage.core.store import transcript
-    from perftriage.services.replay import Replayer
+    from perftriage.services.investigation.replay import Replayer
 
     try:
         t = parse_time(at) if at else 0.0
@@ -160,7 +160,7 @@ def run_over_player(g: Globals, replayer, options: dict):
     code and what closing the player returned."""
     from perftriage.ui.app import PerftriageApp
     from perftriage.services.cockpit import Cockpit
-    from perftriage.services.hosts import HostRegistry
+    from perftriage.services.hosts.registry import HostRegistry
 
     cockpit = Cockpit(g.load_config(), registry=HostRegistry(), session=replayer.session)
     app = PerftriageApp(cockpit, **options)
@@ -176,7 +176,7 @@ def run_watcher(g: Globals, path) -> int:
     read-only (no host, no probe, nothing written)."""
     from perftriage.cli.globals import UsageFailure
     from perftriage.core.store import transcript
-    from perftriage.services.watch import Watcher
+    from perftriage.services.investigation.watch import Watcher
 
     options = app_options(g)
     try:

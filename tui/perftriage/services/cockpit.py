@@ -20,15 +20,15 @@ import msgspec
 
 from perftriage.core.model import events as ev
 from perftriage.core.store.config import Config
-from perftriage.services.hosts import HostRegistry, build_registry
+from perftriage.services.hosts.registry import HostRegistry, build_registry
 from perftriage.services.sources.samplers import RemoteSamplerSource, host_sources
-from perftriage.services.prometheus import FleetSource
-from perftriage.services.remote_sampler import fetch_info, fetch_processes
-from perftriage.services.log_follower import LogFollower
-from perftriage.services.profile_service import ProfileCaptures
-from perftriage.services.probe_runner import ProbeRunner
-from perftriage.services.server_launcher import ServerLauncher
-from perftriage.services.session import Session
+from perftriage.services.sources.fleet import FleetSource
+from perftriage.services.sampling.remote_sampler import fetch_info, fetch_processes
+from perftriage.services.logs.follower import LogFollower
+from perftriage.services.profile.captures import ProfileCaptures
+from perftriage.services.probes.runner import ProbeRunner
+from perftriage.services.logs.server_launcher import ServerLauncher
+from perftriage.services.investigation.session import Session
 from perftriage.services.sources.base import Source, SourceSet
 from perftriage.services.sources.factories import SOURCE_FACTORIES
 
@@ -127,7 +127,7 @@ class Cockpit:
         for factory in SOURCE_FACTORIES:  # services/sources/factories.py
             for source in factory(self.config, self.registry, self.session):
                 self.add_source(source)
-        from perftriage.services.investigation import restore_logs  # noqa: PLC0415
+        from perftriage.services.investigation.named import restore_logs  # noqa: PLC0415
 
         if self.session.pending_logs is not None:
             # a continued investigation's logs: after the first frames (the
@@ -143,7 +143,7 @@ class Cockpit:
 
     def add_host(self, host) -> None:
         """A host joins the running cockpit (picked in the Fleet view, see
-        services/dig_in.py): sampled, probed and followed like a configured one."""
+        services/hosts/dig_in.py): sampled, probed and followed like a configured one."""
         self.registry.add(host)
         self.session.emit(ev.HostStatus(host=host.name, state="connecting"))
         if not self.started or self.replay:

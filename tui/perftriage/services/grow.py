@@ -35,7 +35,7 @@ def _live(cockpit: Cockpit) -> None:
 def add_host(cockpit: Cockpit, spec: str, *, record: bool = True) -> list[str]:
     """Add the host(s) ``spec`` names (``user@host[:port]``, an ssh alias, a
     config name or a node set); returns the names added (none: all there)."""
-    from perftriage.services.hosts import HostSpecError, resolve_hosts  # noqa: PLC0415
+    from perftriage.services.hosts.registry import HostSpecError, resolve_hosts  # noqa: PLC0415
 
     _live(cockpit)
     spec = spec.strip()
@@ -110,7 +110,7 @@ def add_engine(cockpit: Cockpit, url: str, host: str = "localhost", *, record: b
 def set_prometheus(cockpit: Cockpit, url: str, *, record: bool = True) -> str:
     """Read the fleet from ``url`` (replaces the Prometheus read until now);
     returns the URL as normalised."""
-    from perftriage.services.prometheus import configured_fleet, normalize_url  # noqa: PLC0415
+    from perftriage.services.sources.fleet import configured_fleet, normalize_url  # noqa: PLC0415
 
     _live(cockpit)
     try:
@@ -153,7 +153,7 @@ def load_pack(cockpit: Cockpit, spec: str, *, record: bool = True) -> int:
     the hypotheses added."""
     from perftriage.core.checks import pack  # noqa: PLC0415
     from perftriage.core.store.config import ConfigError  # noqa: PLC0415
-    from perftriage.services.check_monitor import add_hypotheses  # noqa: PLC0415
+    from perftriage.services.sources.checks import add_hypotheses  # noqa: PLC0415
 
     _live(cockpit)
     try:

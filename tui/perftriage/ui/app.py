@@ -42,9 +42,9 @@ from perftriage.ui.screens.prompt import PromptScreen
 from perftriage.ui.screens.quit_guard import QuitConfirmScreen, quit_question, unfinished_work
 from perftriage.ui.flows.servers import ServerFlows
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.replay import ReplaySession
+from perftriage.services.investigation.replay import ReplaySession
 from perftriage.core.sanitize import visible
-from perftriage.services.report_file import ReportError, write_report
+from perftriage.services.investigation.report_file import ReportError, write_report
 from perftriage.ui.theme_control import ThemeCommands, ThemeController
 from perftriage.ui.widgets.logs import LogsPane
 from perftriage.ui.probe_target import ProbeTarget

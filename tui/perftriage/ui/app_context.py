@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from perftriage.ui.refresh import Refresher
     from perftriage.services.cockpit import Cockpit
-    from perftriage.services.session import Session
+    from perftriage.services.investigation.session import Session
     from perftriage.ui.theming import Catalog
     from perftriage.ui.probe_target import ProbeTarget
 
@@ -90,7 +90,7 @@ def off_in_replay(binding_id: str | None) -> bool:
 def refuse_in_replay(node: Widget | App, *, annotation: bool = False) -> bool:
     """True (and a one-line notice) when the session is a replay. Notes and
     hypotheses (``annotation``) are refused only where the replay cannot take
-    them (a player takes them into a derived session: services/replay.py)."""
+    them (a player takes them into a derived session: services/investigation/replay.py)."""
     mode = app_context(node).session.mode
     if mode.live or (annotation and mode.annotations):
         return False

@@ -30,7 +30,7 @@ from perftriage.core.model.state import Section, SessionState
 if TYPE_CHECKING:  # pragma: no cover
     from textual.app import App
 
-    from perftriage.services.session import Session
+    from perftriage.services.investigation.session import Session
 
 FRAME_S = 1 / 10  # at most ten re-renders a second, however fast events come
 CLOCK_S = 1.0

@@ -13,8 +13,8 @@ from perftriage.ui.main_screen import MainScreen
 from perftriage.ui.screens.prompt import PromptScreen
 from perftriage.ui.widgets.pane import Pane
 from perftriage.ui.widgets.player_bar import PlayerBar
-from perftriage.services.replay import Replayer
-from perftriage.services.watch import Watcher
+from perftriage.services.investigation.replay import Replayer
+from perftriage.services.investigation.watch import Watcher
 
 TICK_S = 1 / 20
 

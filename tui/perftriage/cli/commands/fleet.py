@@ -1,7 +1,7 @@
 """`perftriage fleet --prometheus URL [--json] [--threshold D] [--top N]`.
 
 Reads the fleet from Prometheus (dcgm-exporter's GPU fields and the
-engines' gauges; see services/prometheus.py), and prints the host and GPU
+engines' gauges; see services/sources/fleet.py), and prints the host and GPU
 counts, each metric's fleet median and the outliers ranked by robust
 distance |value - median| / MAD (core/analysis/outliers.py), largest first.
 
@@ -26,7 +26,7 @@ from perftriage.cli import EXIT_FAILED, EXIT_UNREACHABLE, UsageFailure
 
 
 def resolve_url(g, url: str | None, config) -> str:
-    from perftriage.services.prometheus import normalize_url
+    from perftriage.services.sources.fleet import normalize_url
 
     url = url or g.prometheus or config.fleet.prometheus
     if not url:
@@ -39,7 +39,7 @@ def resolve_url(g, url: str | None, config) -> str:
 
 
 async def _read(url: str, timeout: float):
-    from perftriage.services.prometheus import PrometheusClient
+    from perftriage.services.sources.fleet import PrometheusClient
 
     async with PrometheusClient(url, timeout=timeout) as client:
         return await client.read_fleet()
@@ -89,7 +89,7 @@ def command(g, url: str | None, as_json: bool, threshold: float | None, top: int
 
     Exit: 0 ok, 1 Prometheus answered without data, 2 usage, 3 unreachable.
     """
-    from perftriage.services.prometheus import PrometheusError
+    from perftriage.services.sources.fleet import PrometheusError
 
     config = g.load_config()
     url = resolve_url(g, url, config)

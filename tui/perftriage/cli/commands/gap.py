@@ -112,7 +112,7 @@ def command(g, host_spec, weights_gb, active_params_b, bits, kv_gb, gpus, log_sp
     log_host = registry.get(log_host_spec) if log_host_spec in registry.hosts else host
 
     async def main() -> dict:
-        from perftriage.services.gap_measurement import measure
+        from perftriage.services.gap.measurement import measure
 
         try:
             r = await measure(host, bytes_gb=bytes_gb, seconds=seconds, n_gpus=gpus,

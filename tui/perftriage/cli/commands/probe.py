@@ -132,8 +132,8 @@ def _kind_options(kind: str, kernel: str | None, launches: int | None,
 
 async def _run(registry, names: list[str], kind: str, args: list[str], timeout: float,
                templates, window: int) -> list:
-    from perftriage.services.probe_runner import ProbeRunner
-    from perftriage.services.session import Session
+    from perftriage.services.probes.runner import ProbeRunner
+    from perftriage.services.investigation.session import Session
 
     session = Session(name="probe", hosts=names)
     runner = ProbeRunner(session, registry, templates=templates, default_timeout=timeout,
@@ -199,7 +199,7 @@ def _kinds_usage(width: int = 72) -> str:
 def command(g, host: str | None, all_hosts: bool, grouped: bool, window: int, as_json: bool,
             timeout: float | None, kernel: str | None, launches: int | None, kind: str,
             args: tuple[str, ...]) -> None:
-    from perftriage.services.hosts import LOCALHOST, HostSpecError, resolve_hosts
+    from perftriage.services.hosts.registry import LOCALHOST, HostSpecError, resolve_hosts
 
     if host and all_hosts:
         raise UsageFailure("give --host SPEC or --all, not both")

@@ -60,7 +60,7 @@ def command(g: Globals, host, url, steps, seconds, engine, trace_dir, ranks, tim
     """
     from perftriage.cli.commands.trace import emit
     from perftriage.core.sanitize import visible
-    from perftriage.services.profile_capture import (
+    from perftriage.services.profile.capture import (
         CaptureFailed,
         CaptureRequest,
         capture,

@@ -30,7 +30,7 @@ def command(g, name: str, port: int | None, max_visitors: int) -> None:
     closing. Prints the URL and the `ssh -L` line a colleague runs to reach
     it; stops on Ctrl+C."""
     from perftriage.core.store.investigations import shown_name
-    from perftriage.services.share import ShareServer, bind, watch_command
+    from perftriage.services.investigation.share import ShareServer, bind, watch_command
 
     resolve(g, name)  # exit 2 now for an unknown name, not in each visitor's page
     try:

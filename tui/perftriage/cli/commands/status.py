@@ -26,7 +26,7 @@ from perftriage.cli import EXIT_OK, EXIT_UNREACHABLE, UsageFailure
 
 async def _snapshot(registry, timeout: float) -> dict:
     from perftriage.services.sources.gpm_snapshot import host_counters, merge_into_status
-    from perftriage.services.remote_sampler import snapshot_host
+    from perftriage.services.sampling.remote_sampler import snapshot_host
 
     hosts = list(registry.hosts.values())
     results, gpm = await asyncio.gather(  # GPM counters read alongside, not after

@@ -60,6 +60,9 @@ PROFILE_FIELDS = frozenset({"total_ms", "kernels", "idle_pct", "idle_host_pct", 
                             "idle_other_pct", "launch_delay_us_p50", "launch_delay_us_p99",
                             "short_kernels"})
 
+# the latest ncu probe's kernels matching REGEX, together (docs/kernels.md):
+# achieved GB/s, share of the peak, share of kernel time, the biggest one's verdict
+KERNEL_FIELDS = frozenset({"bw_pct", "gbs", "time_pct", "verdict"})
 # the latest stacks probe on the host (`probe stacks --json`): the process holding
 # the top frame; stacks.top.F its top frame; stacks.frame["NAME"].F a function
 # (pct: its inclusive share, as total_pct)
@@ -80,6 +83,8 @@ FAMILIES: dict[str, Family] = {
     "engine": Family("engine", ENGINE_FIELDS, stale_s=10.0, doc="per engine: engine --json"),
     "probe": Family("host", PROBE_FIELDS, keyed="probe", doc='per host: probe["NAME"].FIELD'),
     "profile": Family("session", PROFILE_FIELDS, doc="the profile summary"),
+    "kernel": Family("session", KERNEL_FIELDS, keyed="kernel",
+                     doc='kernel["REGEX"].FIELD: the latest ncu probe\'s matching kernels'),
     "stacks": Family("host", STACKS_FIELDS, stale_s=300.0,
                      doc="per host: the latest probe stacks --json"),
 }
@@ -101,8 +106,8 @@ class Signal:
         return FAMILIES[self.family].scope
 
     def __str__(self) -> str:
-        if self.family == "probe":
-            return f"probe[{self.key!r}].{self.field}".replace("'", '"')
+        if self.family in ("probe", "kernel"):
+            return f"{self.family}[{self.key!r}].{self.field}".replace("'", '"')
         if self.sub is not None and self.key is not None:
             return f'{self.family}.{self.sub}["{self.key}"].{self.field}'
         if self.sub is not None:
@@ -115,6 +120,7 @@ def known_names() -> list[str]:
     out = [f"{fam}.{f}" for fam, spec in FAMILIES.items() if not spec.keyed
            for f in sorted(spec.fields)]
     out += [f'probe["NAME"].{f}' for f in sorted(PROBE_FIELDS)]
+    out += [f'kernel["REGEX"].{f}' for f in sorted(KERNEL_FIELDS)]
     for (fam, sub), fields in KEYED_SUBS.items():
         out += [f'{fam}.{sub}["NAME"].{f}' for f in sorted(fields)]
     for (fam, sub), fields in TOP_SUBS.items():

@@ -46,6 +46,11 @@ from perftriage.core.checks.catalogue import (
 HISTORY_FUNCTIONS = ("avg", "max", "min", "rate")
 MAX_WINDOW_S = 600.0  # the evaluator keeps this much history per signal
 MAX_TEXT = 2000
+# nodes from the root to the deepest leaf: the vetting, the closure builder and
+# simpleeval all recurse once per level (900 unary minuses fit in MAX_TEXT)
+MAX_DEPTH = 64
+QUOTE_CHARS = 80  # an error quotes at most this much of the check
+_LONG_WORD = re.compile(r"\S{61,}")
 
 
 class CheckError(ValueError):
@@ -53,6 +58,7 @@ class CheckError(ValueError):
     of the error in the text (``column`` is 1-based)."""
 
     def __init__(self, message: str, pos: int = 0) -> None:
+        message = cut_long_words(message)  # a 1,500-character name is quoted in part
         super().__init__(message)
         self.message = message
         self.pos = max(0, pos)
@@ -63,6 +69,34 @@ class CheckError(ValueError):
 
     def __str__(self) -> str:
         return f"column {self.column}: {self.message}"
+
+
+def cut_long_words(text: str) -> str:
+    """``text`` with every run of over 60 non-blank characters cut to 60 and ``…``."""
+    return _LONG_WORD.sub(lambda m: m[0][:60] + "…", text)
+
+
+def excerpt(text: str, pos: int, width: int = QUOTE_CHARS) -> str:
+    """At most ``width`` characters of ``text`` around ``pos``, quoted; ``…``
+    where it was cut."""
+    if len(text) <= width:
+        return repr(text)
+    lo = max(0, min(pos - width // 2, len(text) - width))
+    hi = lo + width
+    return ("…" if lo else "") + repr(text[lo:hi]) + ("…" if hi < len(text) else "")
+
+
+def _too_deep(tree: ast.AST) -> ast.AST | None:
+    """The first node found deeper than :data:`MAX_DEPTH` (walked without
+    recursion), or the nearest one above it with a position in the text."""
+    stack: list[tuple[ast.AST, int, ast.AST]] = [(tree, 1, tree)]
+    while stack:
+        node, depth, placed = stack.pop()
+        placed = node if hasattr(node, "col_offset") else placed
+        if depth > MAX_DEPTH:
+            return placed
+        stack.extend((child, depth + 1, placed) for child in ast.iter_child_nodes(node))
+    return None
 
 
 @dataclass(frozen=True)
@@ -197,12 +231,14 @@ class _Compiler:
         if isinstance(node, ast.Name):
             if node.id in FAMILIES or node.id == "profile":
                 raise self.fail(node, f"{node.id} alone is no signal: write {node.id}.FIELD"
-                                + (' or probe["NAME"].FIELD' if node.id == "probe" else ""))
+                                + (' or probe["NAME"].FIELD' if node.id == "probe" else "")
+                                + (' as kernel["REGEX"].FIELD' if node.id == "kernel" else ""))
             return None
         if not isinstance(node, ast.Attribute):
             if isinstance(node, ast.Subscript):
                 raise self.fail(node, 'a probe is read as probe["NAME"].FIELD, e.g. '
-                                      'probe["cutedsl-import"].ok')
+                                      'probe["cutedsl-import"].ok; a kernel as '
+                                      'kernel["REGEX"].FIELD, e.g. kernel["fused_moe"].bw_pct')
             return None
         base, attr = node.value, node.attr
         if isinstance(base, ast.Name):
@@ -218,11 +254,17 @@ class _Compiler:
                 raise self.unknown(node, f"{fam}.{attr}", spec.fields, fam)
             return Signal(fam, attr)
         if isinstance(base, ast.Subscript) and isinstance(base.value, ast.Name) \
-                and base.value.id == "probe":
-            key = self.key(base)
-            if attr not in FAMILIES["probe"].fields:
-                raise self.unknown(node, f"probe[...].{attr}", FAMILIES["probe"].fields, "probe")
-            return Signal("probe", attr, key=key)
+                and base.value.id in ("probe", "kernel"):
+            fam, key = base.value.id, self.key(base)
+            if attr not in FAMILIES[fam].fields:
+                raise self.unknown(node, f"{fam}[...].{attr}", FAMILIES[fam].fields, fam)
+            if fam == "kernel":
+                try:
+                    re.compile(key)
+                except re.error as exc:
+                    raise self.fail(base.slice, f'kernel["{key}"]: not a regular expression: '
+                                                f"{exc}") from None
+            return Signal(fam, attr, key=key)
         if isinstance(base, ast.Subscript) and isinstance(base.value, ast.Attribute) \
                 and isinstance(base.value.value, ast.Name):
             fam, sub = base.value.value.id, base.value.attr
@@ -446,6 +488,13 @@ def compile_check(text: str) -> Check:
             raise CheckError("syntax error: the check ends too early",
                              len(text.rstrip())) from None
         raise CheckError(f"syntax error: {exc.msg}", lead + exc.offset - 1) from None
+    except (RecursionError, MemoryError):  # the parser's own nesting limits
+        raise CheckError(f"the check is nested too deeply (at most {MAX_DEPTH} levels)",
+                         0) from None
+    deep = _too_deep(tree)
+    if deep is not None:
+        raise CheckError(f"the check is nested too deeply (at most {MAX_DEPTH} levels)",
+                         comp.pos(deep))
     comp.boolean_parts(tree.body)
     body = comp.rewrite(tree.body)
     ast.fix_missing_locations(body)

@@ -5,7 +5,12 @@ loaded by name (``--hypotheses seed``).
 Every check is compiled when the pack is read: an unknown signal, a syntax
 error or a bad ``for``/``scope`` is a :class:`ConfigError` naming the file,
 the line and the position in the expression, e.g.
-``seed.toml:14: check: column 19: unknown signal gap.trafic_ratio``.
+``seed.toml:14: check: column 19: unknown signal gap.trafic_ratio``; the
+error quotes at most 80 characters of the check around that position.
+
+A pack is bounded before any check is compiled: a regular file of at most
+:data:`MAX_PACK_BYTES`, at most :data:`MAX_HYPOTHESES` hypotheses (the
+config's ``[[hypotheses]]`` too), no dotted key of more than 32 parts.
 """
 
 from __future__ import annotations
@@ -14,10 +19,14 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from perftriage.core.checks.expr import CheckError
+from perftriage.core.checks.expr import CheckError, cut_long_words, excerpt
 from perftriage.core.checks.verdicts import compile_scoped, for_seconds
-from perftriage.core.store.config import convert_toml, read_text
+from perftriage.core.regular_files import open_regular
+from perftriage.core.store.config import convert_toml, decode_text
 from perftriage.core.store.config_schema import ConfigError, HypothesisEntry, Strict, locate
+
+MAX_PACK_BYTES = 1 << 20  # the bundled seed pack is 4 KB
+MAX_HYPOTHESES = 200  # each is a check evaluated every second, per scope
 
 
 class Pack(Strict):
@@ -54,7 +63,20 @@ def resolve(spec: str) -> Path:
 
 def load(spec: str) -> list[PackHypothesis]:
     path = resolve(spec)
-    return parse(read_text(path), path)
+    return parse(read_pack(path), path)
+
+
+def read_pack(path: Path) -> str:
+    """A pack's text: a regular file of at most :data:`MAX_PACK_BYTES`, or ConfigError."""
+    try:
+        with open_regular(path) as fh:
+            data = fh.read(MAX_PACK_BYTES + 1)
+    except OSError as exc:
+        why = exc.strerror or str(exc).removeprefix(f"{path}: ")
+        raise ConfigError(path, None, f"cannot read: {why}") from None
+    if len(data) > MAX_PACK_BYTES:
+        raise ConfigError(path, None, f"a hypothesis pack is at most {MAX_PACK_BYTES >> 10} KiB")
+    return decode_text(path, data)
 
 
 def parse(text: str, path: Path | str = "<pack>") -> list[PackHypothesis]:
@@ -64,6 +86,10 @@ def parse(text: str, path: Path | str = "<pack>") -> list[PackHypothesis]:
 def entries(items: list[HypothesisEntry], text: str, path: Path | str) -> list[PackHypothesis]:
     """Vet ``[[hypotheses]]`` tables (of a pack or the config): each check
     compiles in its scope, each ``for`` is a duration."""
+    if len(items) > MAX_HYPOTHESES:
+        raise ConfigError(path, locate(text, f"$.hypotheses[{MAX_HYPOTHESES}]", None),
+                          f"more than {MAX_HYPOTHESES} hypotheses ({len(items)}): "
+                          "split them over several packs")
     out = []
     for i, h in enumerate(items):
         where = f"$.hypotheses[{i}]"
@@ -72,7 +98,8 @@ def entries(items: list[HypothesisEntry], text: str, path: Path | str) -> list[P
         try:
             for_s = for_seconds(h.for_)
         except ValueError as exc:
-            raise ConfigError(path, locate(text, where, "for"), f"for: {exc}") from None
+            raise ConfigError(path, locate(text, where, "for"),
+                              f"for: {cut_long_words(str(exc))}") from None
         if h.check.strip():
             try:
                 compile_scoped(h.check, h.scope)
@@ -80,7 +107,7 @@ def entries(items: list[HypothesisEntry], text: str, path: Path | str) -> list[P
                 key = "scope" if exc.message.startswith("scope") or \
                     "the scope must be" in exc.message else "check"
                 raise ConfigError(path, locate(text, where, key),
-                                  f"{key}: {exc} in {h.check!r}") from None
+                                  f"{key}: {exc} in {excerpt(h.check, exc.pos)}") from None
         elif h.scope or h.for_:
             raise ConfigError(path, locate(text, where, "scope" if h.scope else "for"),
                               "for/scope without a check")

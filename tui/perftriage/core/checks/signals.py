@@ -9,11 +9,15 @@ tick, so 200 checks reading the same GPU field read it once.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from perftriage.core.checks.catalogue import FAMILIES, Scope, Signal
 from perftriage.core.model.state import SessionState
+from perftriage.core.profile.ncu import NcuSummary
+from perftriage.core.profile.ncu_join import figures, latest_summary
 from perftriage.core.stacks.summary import latest as latest_stacks
 
 Plain = bool | int | float | str
@@ -70,6 +74,7 @@ class SignalTable:
         self._probes: dict[tuple[str, str], Any] | None = None
         self._stacks_by_host: dict[str, Any] = {}
         self._gpus: dict[tuple[str, int], tuple[dict[str, Any], float | None]] | None = None
+        self._ncu: tuple[str, NcuSummary] | tuple[()] | None = None  # the latest ncu result
 
     # --- scopes ----------------------------------------------------------------
 
@@ -127,6 +132,8 @@ class SignalTable:
         host = scope.host
         if fam == "profile":
             return self._profile(sig)
+        if fam == "kernel":
+            return self._kernel(sig)
         if fam == "engine":
             return self._engine(sig, scope)
         if host is None:
@@ -332,6 +339,27 @@ class SignalTable:
             return self._fresh(sig, get(top, sig.field) if top is not None else None, None,
                                "no kernels in the profile")
         return self._fresh(sig, get(summary, sig.field), None, "")
+
+
+    def _kernel(self, sig: Signal) -> Plain | Missing:
+        """``kernel["REGEX"].FIELD``: the latest ncu probe's kernels whose
+        name REGEX finds, together; the time share from the latest profile
+        capture when it has them (core/profile/ncu_join.py)."""
+        if self._ncu is None:
+            self._ncu = latest_summary(self.state.probes.values()) or ()
+        if not self._ncu:
+            return Missing(f"{sig}: no ncu probe has profiled kernels yet")
+        probe_id, summary = self._ncu
+        profiles = self.state.profiles
+        got = figures(summary, _pattern(sig.key or ""), profiles[-1].summary if profiles else None)
+        if got is None:
+            return Missing(f"{sig}: no kernel of {probe_id} matches")
+        return self._fresh(sig, getattr(got, sig.field), None, f"{probe_id} has no {sig.field}")
+
+
+@lru_cache(maxsize=256)
+def _pattern(text: str) -> re.Pattern[str]:
+    return re.compile(text)  # checked when the check was compiled
 
 
 def profile_signals(state: Any) -> dict[str, Any] | None:

@@ -3,7 +3,7 @@
 Events are msgspec Structs tagged by ``type`` so a transcript line decodes
 straight back to the right class. ``t`` is the monotonic offset in seconds
 since the session started, ``wall`` the Unix wall time; both are stamped by
-the session when the event is emitted (see ``perftriage.services.session``).
+the session when the event is emitted (see ``perftriage.services.investigation.session``).
 
 Adding an event: subclass :class:`Event` with a ``tag`` (above
 :data:`ALL_EVENTS`, which is built from the subclasses), and teach

@@ -2,7 +2,7 @@
 lines), found per batch instead of per line (pure, no Textual).
 
 Two steps, so that the first can run in a helper process during a flood
-(:mod:`perftriage.services.scan_worker`) while the app thread only splits
+(:mod:`perftriage.services.flood.scan_worker`) while the app thread only splits
 lines and applies results:
 
 - :func:`triage` does the bulk: one RE2 pass proves most batches hold no

@@ -10,11 +10,13 @@ checks :mod:`~perftriage.core.store.config_rules`.
 from __future__ import annotations
 
 import re
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
+import re2
 
 from perftriage.core.store import config_rules
 from perftriage.core.store.config_schema import (  # noqa: F401 - the config's API, re-exported
@@ -44,6 +46,10 @@ def parse(text: str, path: Path | str = "<config>") -> Config:
 def convert_toml(text: str, path: Path | str, kind: type[T]) -> T:
     """TOML ``text`` as a strict ``kind`` (a :class:`Strict` struct), or a
     :class:`ConfigError` with the file and line (also for hypothesis packs)."""
+    long_key = _LONG_DOTTED_KEY.search(text)
+    if long_key:  # tomllib's time grows with the square of a dotted key's parts
+        raise ConfigError(path, _line_at(text, long_key.start()),
+                          f"invalid TOML: a dotted key of more than {MAX_KEY_PARTS} parts")
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -52,6 +58,11 @@ def convert_toml(text: str, path: Path | str, kind: type[T]) -> T:
     except RecursionError:  # tomllib recurses once per nested array or inline table
         raise ConfigError(path, _deepest_line(text), "invalid TOML: arrays or inline tables "
                           "nested too deeply") from None
+    except ValueError:  # an integer past Python's digit limit (int() refuses it)
+        limit = sys.get_int_max_str_digits()
+        digits = re.search(rf"\d[\d_]{{{limit},}}", text)
+        raise ConfigError(path, _line_at(text, digits.start()) if digits else None,
+                          f"invalid TOML: a number of more than {limit} digits") from None
     try:
         return msgspec.convert(data, kind, strict=True)
     except msgspec.ValidationError as exc:
@@ -67,6 +78,17 @@ def convert_toml(text: str, path: Path | str, kind: type[T]) -> T:
         else:
             message = f"{detail} at {section}"
         raise ConfigError(path, line, message) from None
+
+
+# a dotted key (or table name) of more parts than any real file needs: found by
+# RE2, in linear time, before tomllib sees it
+MAX_KEY_PARTS = 32
+_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"[^"\n]*"|'[^'\n]*')"""
+_LONG_DOTTED_KEY = re2.compile(rf"{_KEY_PART}(?:[ \t]*\.[ \t]*{_KEY_PART}){{{MAX_KEY_PARTS}}}")
+
+
+def _line_at(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
 
 
 def _deepest_line(text: str) -> int | None:
@@ -97,6 +119,11 @@ def read_text(p: Path) -> str:
         data = p.read_bytes()
     except OSError as exc:
         raise ConfigError(p, None, f"cannot read: {exc.strerror or exc}") from None
+    return decode_text(p, data)
+
+
+def decode_text(p: Path, data: bytes) -> str:
+    """``data`` (the file ``p``) as UTF-8 text, or a ConfigError with the line of a bad byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

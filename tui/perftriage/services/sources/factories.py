@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from perftriage.core.store.config import Config
-from perftriage.services.check_monitor import check_sources
+from perftriage.services.sources.checks import check_sources
 from perftriage.services.sources.engine_metrics import engine_sources
 from perftriage.services.sources.gap_monitor import gap_sources
 from perftriage.services.sources.counters import counter_sources
 from perftriage.services.sources.samplers import sampler_sources
-from perftriage.services.hosts import HostRegistry
-from perftriage.services.prometheus import fleet_sources
-from perftriage.services.session import Session
+from perftriage.services.hosts.registry import HostRegistry
+from perftriage.services.sources.fleet import fleet_sources
+from perftriage.services.investigation.session import Session
 from perftriage.services.sources.base import Source
 
 SourceFactory = Callable[[Config, HostRegistry, Session], Iterable[Source]]

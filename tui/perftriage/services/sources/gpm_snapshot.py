@@ -71,7 +71,7 @@ async def remote_counters(transport, names: dict[int, str], timeout: float = 20.
 
 async def host_counters(host, timeout: float = 20.0, names: dict[int, str] | None = None,
                         window_s: float = 1.0) -> tuple[list[GpuCounters], str | None, str]:
-    """(counters, error, source) for a :class:`perftriage.services.hosts.Host`."""
+    """(counters, error, source) for a :class:`perftriage.services.hosts.registry.Host`."""
     if is_local(host):
         got, err = await local_counters(window_s)
         return got, err, "nvml-gpm" if got else "unavailable"

@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 
 from perftriage.core.model import events as ev
-from perftriage.services.hosts import Host
-from perftriage.services.local_sampler import LocalSampler
-from perftriage.services.remote_sampler import RemoteSampler
-from perftriage.services.session import Session
+from perftriage.services.hosts.registry import Host
+from perftriage.services.sampling.local_sampler import LocalSampler
+from perftriage.services.sampling.remote_sampler import RemoteSampler
+from perftriage.services.investigation.session import Session
 from perftriage.services.sources.base import BaseSource, SourceState
 from perftriage.transport.base import MaintainsConnection
 

@@ -11,7 +11,7 @@ from textual.app import App
 
 from perftriage.ui.screens.prompt import PromptScreen
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.server_launcher import LaunchError, parse_overrides, placeholders
+from perftriage.services.logs.server_launcher import LaunchError, parse_overrides, placeholders
 from perftriage.ui.widgets.logs import LogsPane
 
 

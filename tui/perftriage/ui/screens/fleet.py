@@ -9,7 +9,7 @@ across all metrics, ranked (``node117 GPU3 DRAM active 0.31 vs fleet median
 0.56``). Bottom: the hosts with and without outliers, folded into node sets.
 
 ``enter`` on a host row or an outlier digs in: the host joins the cockpit
-as an SSH host (services/dig_in.py) and the view closes on it. In a replay
+as an SSH host (services/hosts/dig_in.py) and the view closes on it. In a replay
 (no Prometheus) the view shows what the transcript recorded: medians and
 the top outliers.
 """
@@ -33,7 +33,7 @@ from perftriage.core.fleet.model import FleetSnapshot, FleetSummary, Outlier, me
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.sanitize import visible
 from perftriage.core.view import fleet_view
-from perftriage.services.dig_in import DigInError, dig_in
+from perftriage.services.hosts.dig_in import DigInError, dig_in
 from perftriage.ui.widgets.format import sparkline
 
 MAX_OUTLIER_ROWS = 200
@@ -285,7 +285,7 @@ class FleetScreen(Screen[str | None]):
                     load, exclusive=True, group="fleet-history", exit_on_error=False)
 
     async def _load_history(self, o: Outlier) -> None:
-        from perftriage.services.prometheus import PrometheusError
+        from perftriage.services.sources.fleet import PrometheusError
 
         box = self.query_one("#fleet-history", Static)
         try:

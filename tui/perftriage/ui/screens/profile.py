@@ -4,7 +4,8 @@ Top: the capture's headline (host, engine, ranks, kernel time, GPU idle
 share of the window, exposed communication), why the GPU idled (host wait,
 kernel wait, other; launch delays) and the buckets as one bar.
 Left: the biggest kernels (total ms, calls, mean µs, share, spread over
-ranks). Right: the buckets, the ranks (window, idle, exposed communication),
+ranks; with an ``ncu`` probe's result, each joined kernel's achieved GB/s and
+share of the peak beside its share of time). Right: the buckets, the ranks (window, idle, exposed communication),
 and with ``d`` the comparison with the capture before it (kernels that
 appeared, vanished, changed share).
 
@@ -29,11 +30,13 @@ from perftriage.ui.app_context import app_context, refuse_in_replay
 from perftriage.core.model.events import ProfileCaptured
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.profile.compare import compare
+from perftriage.core.profile.ncu import MEMORY, NEAR, NcuKernel, bw_pct
+from perftriage.core.profile.ncu_join import latest_summary, match_profile
 from perftriage.core.profile.table import idle_line, short_name
 from perftriage.core.sanitize import visible
 from perftriage.core.view.profile_view import bar_segments, headline
 from perftriage.ui.screens.prompt import PromptScreen
-from perftriage.services.profile_capture import CaptureFailed
+from perftriage.services.profile.capture import CaptureFailed
 from perftriage.transport.base import TransportError
 from perftriage.transport.http_get import BadUrl, parse_http_url
 
@@ -72,7 +75,8 @@ def bar_text(cap: ProfileCaptured, width: int = BAR_WIDTH) -> Text:
 
 
 class ProfileScreen(Screen[None]):
-    SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.PROFILES})
+    # PROBES: an ncu probe's result joins the kernels (achieved GB/s, % of peak)
+    SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.PROFILES, Section.PROBES})
 
     BINDINGS = [
         Binding("escape", "close", "back", id="profile.close"),
@@ -165,13 +169,20 @@ class ProfileScreen(Screen[None]):
         self.query_one("#profile-bar", Static).update(bar_text(cap))
         s = cap.summary
         # figures first, the (long) name last: as Nsight's kernel summary
-        cols = ["#", "total ms", "share", "calls", "avg µs"]
+        ncu = latest_summary(state.probes.values())
+        joined = match_profile(s.kernels, ncu[1]) if ncu else {}
+        cols = ["#", "total ms", "share"]
+        if ncu:
+            cols += ["GB/s", "% peak"]
+        cols += ["calls", "avg µs"]
         if s.ranks > 1:
             cols.append("spread")
         kernels.add_columns(*cols, "bucket", "kernel")
         for i, k in enumerate(s.kernels[:KERNEL_ROWS], 1):
-            row: list[str | Text] = [str(i), f"{k.total_ms:.3f}", f"{k.pct:.1f}%", str(k.calls),
-                                     f"{k.avg_us:.1f}"]
+            row: list[str | Text] = [str(i), f"{k.total_ms:.3f}", f"{k.pct:.1f}%"]
+            if ncu:
+                row += bandwidth_cells(joined.get(k.name))
+            row += [str(k.calls), f"{k.avg_us:.1f}"]
             if s.ranks > 1:
                 row.append(f"{k.spread_pct:.0f}%")
             row += [Text(visible(k.bucket), style=BUCKET_STYLE.get(k.bucket, "")),
@@ -275,6 +286,17 @@ class ProfileScreen(Screen[None]):
         progress(f"{cap.capture_id}: {len(cap.files)} trace file(s) kept next to the transcript")
         if cap.missing:
             self.notify(f"profile: no trace from {', '.join(cap.missing)}", severity="warning")
+
+
+def bandwidth_cells(k: NcuKernel | None) -> list[str | Text]:
+    """A kernel's achieved GB/s and share of the peak from ncu ("" without
+    one); the share coloured by its verdict (near roofline, memory-bound
+    below it, not memory-bound)."""
+    if k is None or k.gbs is None:
+        return ["", ""]
+    pct = bw_pct(k)
+    style = {NEAR: "green", MEMORY: "yellow"}.get(k.verdict, "dim")
+    return [f"{k.gbs:.0f}", Text("" if pct is None else f"{pct:.0f}%", style=style)]
 
 
 def _num(v: float | None, fmt: str, unit: str = "") -> str:

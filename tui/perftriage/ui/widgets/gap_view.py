@@ -5,7 +5,9 @@ second from the session state with :func:`perftriage.core.analysis.gap_live.live
 Shows floor, measured and gap; three witnesses of the traffic (achieved
 DRAM, useful, the engine's own estimate) and the achieved/useful ratio; DRAM
 idle share; NVLink against its capacity; one bar per GPU with the GPU that
-deviates from the others marked; and the verdict in words.
+deviates from the others marked; the verdict in words; and, with an ``ncu``
+probe's result, where the bandwidth goes: the kernels furthest below their
+roofline weighted by their share of the step.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from perftriage.core.analysis.gap import GapResult
 from perftriage.core.analysis.gap_live import counters_host, live_gap
 from perftriage.core.analysis.verdict_spans import current_span
 from perftriage.core.model.verdict_hold import HOLD_S
+from perftriage.core.profile.ncu_join import bandwidth_lines
 from perftriage.core.report.markdown import clock
 from perftriage.ui.app_context import app_context
 from perftriage.core.model.state import Section, SessionState
@@ -69,7 +72,8 @@ class GapView(Static):
     changes (counters, logs, engines, gaps: the app's refresh path), and on demand."""
 
     SECTIONS: ClassVar[frozenset[Section]] = frozenset(
-        {Section.HOSTS, Section.GAPS, Section.LOGS, Section.ENGINES})
+        {Section.HOSTS, Section.GAPS, Section.LOGS, Section.ENGINES, Section.PROBES,
+         Section.PROFILES})
 
     DEFAULT_CSS = "GapView { height: auto; padding: 1 0 0 0; }"
 
@@ -94,4 +98,16 @@ class GapView(Static):
             # the recorded verdict, debounced: it changes once a new one held a few seconds
             lines.append(f"[$text-muted]held: {safe(span.verdict_kind)} since "
                          f"{clock(span.start_t)} (a verdict changes after {HOLD_S:g} s)[/]")
+        lines += where_lines(self.session_state)
         self.update("\n".join(lines))
+
+
+def where_lines(state: SessionState) -> list[str]:
+    """Where the bandwidth goes, per kernel, from the latest ncu probe (joined
+    with the latest profile capture for the time shares); nothing without one."""
+    got = bandwidth_lines(state.probes.values(), state.profiles)
+    if got is None:
+        return []
+    probe_id, lines = got
+    return [f"[b]where the bandwidth goes[/b]  [$text-muted]ncu {safe(probe_id)}[/]",
+            *(f" {safe(x)}" for x in lines)]

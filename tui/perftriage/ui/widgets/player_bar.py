@@ -8,8 +8,8 @@ from textual.widget import Widget
 
 from perftriage.core.sanitize import visible
 from perftriage.core.view import timeline_bar
-from perftriage.services.replay import Replayer
-from perftriage.services.watch import Watcher
+from perftriage.services.investigation.replay import Replayer
+from perftriage.services.investigation.watch import Watcher
 from perftriage.ui.widgets.status_style import rich_colour
 
 MARKER_VAR = {

@@ -47,9 +47,9 @@ REPLAY_REFUSAL = "replay: keys that touch a host (probes, servers, log follows) 
 # a saved session read whole (Session.from_transcript): shown, never added to
 RECORDED = SessionMode("REPLAY", live=False, annotations=False, writes=True,
                        refusal=REPLAY_REFUSAL)
-# the player (services/replay.py): additions go to a derived session
+# the player (services/investigation/replay.py): additions go to a derived session
 REPLAY = SessionMode("REPLAY", live=False, annotations=True, writes=True, refusal=REPLAY_REFUSAL)
-# following a recording (services/watch.py): nothing enters, nothing is written
+# following a recording (services/investigation/watch.py): nothing enters, nothing is written
 WATCH = SessionMode("WATCH (read-only)", live=False, annotations=False, writes=False,
                     refusal="watch: read-only (no probe, no host, no note: nothing is written)")
 
@@ -82,7 +82,7 @@ class Session:
         self.writer: transcript.TranscriptWriter | None = None
         self._write_error_noted = False
         self.source_path: Path | None = None  # the transcript a replay was read from
-        # a continued investigation's log events still to apply (services/investigation.py)
+        # a continued investigation's log events still to apply (services/investigation/named.py)
         self.pending_logs: tuple[Path, list[int], int | None] | None = None
         if sessions_dir is not None and state is None:
             path = Path(sessions_dir) / session_filename(name, now)
@@ -109,7 +109,7 @@ class Session:
     def new_id(self, prefix: str) -> str:
         """``p1``, ``p2``, ... per prefix, counted from 1 in this session
         (ids already in a replayed state are not looked at: a replay's own
-        ids get an ``r`` in front instead, see services/replay.py)."""
+        ids get an ``r`` in front instead, see services/investigation/replay.py)."""
         counter = self._ids.get(prefix)
         if counter is None:
             counter = self._ids[prefix] = itertools.count(1)

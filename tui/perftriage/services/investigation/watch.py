@@ -1,6 +1,6 @@
 """Watching an investigation that is still being recorded (``perftriage watch``).
 
-A :class:`Watcher` is a :class:`~perftriage.services.replay.Replayer` whose
+A :class:`Watcher` is a :class:`~perftriage.services.investigation.replay.Replayer` whose
 timeline follows the transcript as it grows, the way ``tail -F`` follows a
 file: every tick it looks at the file's size (and its identity: a file
 replaced under the same name is read again from its start), indexes what the
@@ -27,8 +27,8 @@ from perftriage.core.replay.player import Player
 from perftriage.core.replay.timeline import Timeline
 from perftriage.core.store import stream
 from perftriage.core.store.transcript import TranscriptError
-from perftriage.services.replay import Replayer, ReplaySession
-from perftriage.services.session import WATCH
+from perftriage.services.investigation.replay import Replayer, ReplaySession
+from perftriage.services.investigation.session import WATCH
 
 CHECK_INTERVAL_S = 0.2  # how often the file is looked at (an event shows within this)
 

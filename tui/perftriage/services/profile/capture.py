@@ -49,7 +49,7 @@ from perftriage.core.profile.capture_ranks import (
 )
 from perftriage.core.profile.model import ProfileSummary, TraceError
 from perftriage.core.sanitize import visible
-from perftriage.services.profile_worker import summarize_in_child
+from perftriage.services.profile.worker import summarize_in_child
 from perftriage.transport.base import TransportError
 from perftriage.transport.capture_dir import Refused
 from perftriage.transport.files import Listing, open_files

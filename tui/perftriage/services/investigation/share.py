@@ -22,7 +22,7 @@ visitor, and has no authentication of its own. So this server
 - runs at most ``max_visitors`` apps at once (one per open websocket): the
   next visitor gets a page that says the cap and to try again later (503),
   and a visitor's app and everything it started end within 2 s of its
-  websocket closing (:mod:`perftriage.services.share_visitor`).
+  websocket closing (:mod:`perftriage.services.investigation.share_visitor`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ import jinja2
 from aiohttp import web
 from textual_serve.server import Server, to_int
 
-from perftriage.services.share_visitor import VisitorApp
+from perftriage.services.investigation.share_visitor import VisitorApp
 
 BIND_HOST = "127.0.0.1"
 COOKIE = "perftriage_share"

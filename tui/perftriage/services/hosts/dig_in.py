@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from perftriage.core.store.config import HostConfig
-from perftriage.services.hosts import make_host
+from perftriage.services.hosts.registry import make_host
 
 _HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}\Z")
 

@@ -3,7 +3,7 @@ connection outages) and the output of processes perftriage started, as
 batched LogLines events.
 
 Each followed log is a :class:`~perftriage.services.sources.base.Source`
-(:mod:`perftriage.services.log_source`: how a file is followed, resumed
+(:mod:`perftriage.services.sources.logs`: how a file is followed, resumed
 after an outage, and how tail's errors become ``log.status`` events). This
 module opens and closes them and applies the transcript cap; they run in the
 cockpit's list of sources (``Cockpit.sources``), so they stop with it.
@@ -27,8 +27,8 @@ from collections.abc import Callable
 
 from perftriage.core.model import events as ev
 from perftriage.core.parse import batch_scan
-from perftriage.services.hosts import HostRegistry
-from perftriage.services.log_source import (  # noqa: F401 - re-exported for callers
+from perftriage.services.hosts.registry import HostRegistry
+from perftriage.services.sources.logs import (  # noqa: F401 - re-exported for callers
     HEARTBEAT,
     CommandLogSource,
     FileLogSource,
@@ -36,8 +36,8 @@ from perftriage.services.log_source import (  # noqa: F401 - re-exported for cal
     guarded,
     strip_heartbeats,
 )
-from perftriage.services.scan_worker import ScanWorker
-from perftriage.services.session import Session
+from perftriage.services.flood.scan_worker import ScanWorker
+from perftriage.services.investigation.session import Session
 from perftriage.services.sources.base import SourceSet
 
 DEFAULT_TRANSCRIPT_CAP = 200_000

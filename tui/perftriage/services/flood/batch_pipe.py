@@ -2,7 +2,7 @@
 
 A quiet log's batch is emitted at once, parsed in the app, as it always was.
 A flood's batches (the slices of a backlog) are sent to the parse helper
-(:class:`~perftriage.services.scan_worker.ScanWorker`) as they are cut and
+(:class:`~perftriage.services.flood.scan_worker.ScanWorker`) as they are cut and
 wait in a queue; a task emits them in order as their triage comes back,
 with a yield to the event loop after each (keys and frames get through), so
 the app thread splits and applies while the helper parses. A batch whose
@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable
 
 from perftriage.core.parse.batch_scan import Scan, Triage, finish
-from perftriage.services.scan_worker import ScanWorker
+from perftriage.services.flood.scan_worker import ScanWorker
 
 # lines queued (sent to the helper, not yet emitted) before the reader waits
 MAX_QUEUED_LINES = 16 * 1024

@@ -425,9 +425,9 @@ def host_json(name: str, sample: HostSample | None, error: str | None = None) ->
 
 
 async def snapshot_host(host, timeout: float = 20.0, cpu_window_s: float = 0.5) -> dict:
-    """One snapshot of ``host`` (a :class:`perftriage.services.hosts.Host`) as status JSON."""
+    """One snapshot of ``host`` (a :class:`perftriage.services.hosts.registry.Host`) as status JSON."""
     if host.local and host.config.preamble is None:
-        from perftriage.services.local_sampler import LocalSampler  # noqa: PLC0415
+        from perftriage.services.sampling.local_sampler import LocalSampler  # noqa: PLC0415
 
         sampler = await asyncio.to_thread(LocalSampler, host.name)
         await asyncio.sleep(cpu_window_s)

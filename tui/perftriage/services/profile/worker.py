@@ -2,7 +2,7 @@
 
 msgspec holds the GIL while it decodes: a 300 MB trace parsed in a thread
 would freeze the UI's event loop for seconds. A child Python process
-(``python -m perftriage.services.profile_worker``) reads the files, writes
+(``python -m perftriage.services.profile.worker``) reads the files, writes
 the summary as JSON on stdout, and exits, giving its memory back; the
 parent only decodes a small JSON object. Errors come back as one line on
 stderr (a :class:`TraceError`'s text, naming the file).
@@ -32,7 +32,7 @@ async def summarize_in_child(paths: Sequence[str | Path],
     request = json.dumps({"paths": [str(p) for p in paths], "rules": rules or [],
                           "max_trace_mb": max_trace_mb}).encode()
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "perftriage.services.profile_worker",
+        sys.executable, "-m", "perftriage.services.profile.worker",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE)
     try:

@@ -23,8 +23,8 @@ from typing import Any
 
 from perftriage.core.model import events as ev
 from perftriage.core import probes
-from perftriage.services.hosts import HostRegistry
-from perftriage.services.session import Session
+from perftriage.services.hosts.registry import HostRegistry
+from perftriage.services.investigation.session import Session
 from perftriage.transport.base import TransportError
 
 DEFAULT_CONCURRENCY = 4

@@ -21,7 +21,7 @@ from perftriage.core.parse import logparse
 from perftriage.services.sources.gpm_snapshot import is_local
 from perftriage.services.sources.gpm_remote import RemoteGpmSource, table_peaks
 from perftriage.services.sources.gpm_local import LocalGpmSource
-from perftriage.services.remote_sampler import fetch_info
+from perftriage.services.sampling.remote_sampler import fetch_info
 from perftriage.transport.base import Transport, TransportError
 
 LOG_READ_CAP = 4 * 1024 * 1024  # bytes of log read per window

@@ -1,11 +1,11 @@
-"""The parse helper process: ``python -m perftriage.services.scan_helper``.
+"""The parse helper process: ``python -m perftriage.services.flood.scan_helper``.
 
 It reads request frames on stdin and answers each with a frame on stdout
 (a 4-byte big-endian length, then the body): a request is a batch of log
 lines joined by ``\\n`` (UTF-8, surrogates passed through), the answer the
 msgpack of its :func:`~perftriage.core.parse.batch_scan.triage`. It imports
 only what that needs, so it starts in a few tens of milliseconds. The app's
-side is :class:`perftriage.services.scan_worker.ScanWorker`.
+side is :class:`perftriage.services.flood.scan_worker.ScanWorker`.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from pathlib import Path
 from perftriage.core.model.events import ProfileCaptured
 from perftriage.core.view.targets import default_capture_host
 from perftriage.core.profile.reader import TraceLimits, open_trace
-from perftriage.services.profile_worker import summarize_in_child
-from perftriage.services.profile_capture import CaptureRequest, Progress, capture
+from perftriage.services.profile.worker import summarize_in_child
+from perftriage.services.profile.capture import CaptureRequest, Progress, capture
 from perftriage.transport.http_request import endpoint
 
 KEEP_KERNELS = 100  # kernels kept in the event: the rest is in the trace files

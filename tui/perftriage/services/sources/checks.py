@@ -16,7 +16,7 @@ import time
 
 from perftriage.core.checks.verdicts import Evaluator
 from perftriage.core.model.events import CheckVerdict, HypothesisAdded, NoteAdded
-from perftriage.services.session import Session
+from perftriage.services.investigation.session import Session
 from perftriage.services.sources.base import BaseSource
 
 INTERVAL_S = 1.0

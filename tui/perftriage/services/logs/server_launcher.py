@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from perftriage.core.model import events as ev
 from perftriage.core.store.config import ServerProfile
 from perftriage.core.parse.logparse import READY_PATTERNS, is_fatal
-from perftriage.services.log_follower import LogFollower, guarded
-from perftriage.services.session import Session
+from perftriage.services.logs.follower import LogFollower, guarded
+from perftriage.services.investigation.session import Session
 from perftriage.transport.base import TransportError
 
 LAST_LINES = 20

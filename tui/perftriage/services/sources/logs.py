@@ -21,7 +21,7 @@ passed since the last send or when it holds ``FLUSH_LINES`` lines, as
 LogLines events of at most ``SLICE_LINES`` lines each with a yield to the
 event loop between them (keys and frames get through a flood); lines that
 arrive in a quiet moment are sent ``FLUSH_S`` later by a timer, in one event.
-A backlog's slices go through a :class:`~perftriage.services.batch_pipe.BatchPipe`:
+A backlog's slices go through a :class:`~perftriage.services.flood.batch_pipe.BatchPipe`:
 they are parsed in the parse helper process while the source reads on, and
 emitted in order.
 """
@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from perftriage.core.model import events as ev
 from perftriage.core.parse import batch_scan
-from perftriage.services.batch_pipe import BatchPipe
+from perftriage.services.flood.batch_pipe import BatchPipe
 from perftriage.services.sources.base import BaseSource, SourceState
 from perftriage.transport.base import (
     AUTH,
@@ -50,9 +50,9 @@ from perftriage.transport.base import (
 )
 
 if TYPE_CHECKING:
-    from perftriage.services.hosts import HostRegistry
-    from perftriage.services.scan_worker import ScanWorker
-    from perftriage.services.session import Session
+    from perftriage.services.hosts.registry import HostRegistry
+    from perftriage.services.flood.scan_worker import ScanWorker
+    from perftriage.services.investigation.session import Session
 
 _is_tail_notice_start = operator.methodcaller("startswith", "tail: ")
 
@@ -134,7 +134,7 @@ _NOTICE = re.compile(
 
 class LogOwner(Protocol):
     """What a log source needs from whoever opened it (the
-    :class:`~perftriage.services.log_follower.LogFollower`)."""
+    :class:`~perftriage.services.logs.follower.LogFollower`)."""
 
     @property
     def session(self) -> Session: ...

@@ -25,7 +25,7 @@ from perftriage.core.store import investigations as inv
 from perftriage.core.store import transcript
 from perftriage.core.store.paths import private_dir
 from perftriage.core.store.redact import Redactor
-from perftriage.services.session import Session
+from perftriage.services.investigation.session import Session
 
 # session time between one run's last event and the next run's first: the
 # replay steps over the real gap (shown, never waited through)

@@ -3,7 +3,7 @@
 Parsing was the app thread's largest cost in a log flood (the RE2 prefilter
 and the SGLang decode-line regex, about 1 us a line in the app), and the
 app has one thread. During a flood, :class:`ScanWorker` sends each batch to
-a helper process (:mod:`perftriage.services.scan_helper`) that runs
+a helper process (:mod:`perftriage.services.flood.scan_helper`) that runs
 :func:`~perftriage.core.parse.batch_scan.triage` on the other core and
 answers with the plain result; the app thread then only finishes the scan
 (the few lines the general parser must see) and applies it. The helper runs
@@ -33,11 +33,11 @@ from collections import deque
 import msgspec
 
 from perftriage.core.parse.batch_scan import Triage
-from perftriage.services.scan_helper import FRAME
+from perftriage.services.flood.scan_helper import FRAME
 
 PIPE_BYTES = 1 << 20
 IDLE_S = 60.0  # a helper with no batch for this long is stopped
-COMMAND = (sys.executable, "-m", "perftriage.services.scan_helper")
+COMMAND = (sys.executable, "-m", "perftriage.services.flood.scan_helper")
 
 
 def _widen(stream: object) -> None:

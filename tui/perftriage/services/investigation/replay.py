@@ -25,7 +25,7 @@ from perftriage.core.model import events as ev
 from perftriage.core.replay.player import Player
 from perftriage.core.replay.timeline import Timeline
 from perftriage.core.store import stream, transcript
-from perftriage.services.session import REPLAY, Session, SessionMode, session_filename
+from perftriage.services.investigation.session import REPLAY, Session, SessionMode, session_filename
 
 INDEX_STEP = 20_000  # events indexed per lock hold: a seek never waits longer
 # what a person may add while replaying (anything else would pretend to touch a host)

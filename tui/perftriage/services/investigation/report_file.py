@@ -10,7 +10,7 @@ from perftriage.core.report import markdown as report
 from perftriage.core.store import paths, transcript
 from perftriage.core.store.paths import default_sessions_dir
 from perftriage.core.store.redact import Redactor
-from perftriage.services.session import Session
+from perftriage.services.investigation.session import Session
 
 ReportError = (OSError, transcript.TranscriptError)
 

@@ -1,0 +1,1 @@
+"""``perftriage gap``: the bandwidth counters and the log measured together."""

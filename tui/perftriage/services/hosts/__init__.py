@@ -1,0 +1,1 @@
+"""The hosts a cockpit reaches (registry) and a Fleet host joining over SSH (dig_in)."""

@@ -1,0 +1,1 @@
+"""The followed logs (follower) and the inference servers whose logs they are."""

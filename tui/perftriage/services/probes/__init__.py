@@ -1,0 +1,1 @@
+"""The probe queue: typed probes run over the hosts' transports."""
