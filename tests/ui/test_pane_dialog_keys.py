@@ -9,8 +9,10 @@ import asyncio
 
 from perftriage.core.model import events as ev
 from perftriage.ui.key_order_workaround import SCREEN_EXPECTED_S
+from perftriage.ui.screens.roofline import RooflineScreen
 from perftriage.ui.widgets.hypotheses import HypothesesPane
 from perftriage.ui.widgets.log_view import LogView
+from tests.support.helpers import wait_for
 from tests.ui.test_form_keys import typed
 from tests.ui.test_logs_pane import make_app
 
@@ -95,6 +97,8 @@ async def test_a_burst_behind_g_fills_the_gap_form_field_by_field(tmp_path):
         await pilot.pause()
         await typed(app, "G16\t\t\t\t\t4800\r")
         gaps = app.cockpit.session.state.gaps
+        # a loaded box may still be running the burst: wait for the form to close
+        await wait_for(lambda: gaps or not isinstance(app.screen, RooflineScreen), timeout=15)
         assert gaps, "nothing recorded: the form is still open or the inputs were refused"
         inputs = gaps[-1].inputs
         assert (inputs["weights_gb"], inputs["gpus"], inputs["bandwidth_gbs"]) == (16.0, 1, 4800.0)

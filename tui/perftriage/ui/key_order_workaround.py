@@ -31,7 +31,7 @@ import contextlib
 from typing import Any, ClassVar, Generic, TypeVar
 
 from textual import events
-from textual.app import App, ReturnType
+from textual.app import App, ReturnType, ScreenStackError
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, TextArea
@@ -95,9 +95,13 @@ class FormScreen(ModalScreen[T], Generic[T]):
                 if not self._on_top():  # closed, or another screen above: not ours now
                     break
                 event = self._pending.pop(0)
-                await self._deliver(event)
-                if not event.is_printable:
-                    await self._settle()  # Enter posts Submitted: let the form act on it
+                try:
+                    await self._deliver(event)
+                    if not event.is_printable:
+                        await self._settle()  # Enter posts Submitted: let the form act on it
+                except ScreenStackError:  # the app is shutting down: no screen takes keys now
+                    self._pending.clear()
+                    return
             if self._pending and not self._on_top():
                 # dismissed (the rest is the App's), or covered by a dialog it
                 # opened (ctrl+q's question): the rest is for that one
@@ -124,7 +128,7 @@ class FormScreen(ModalScreen[T], Generic[T]):
         """Wait until what the last key posted has reached this screen (a
         message that travels the same way, from the focused widget up)."""
         done = asyncio.get_running_loop().create_future()
-        (self.app.focused or self).post_message(KeySettled(done))
+        (self.app.focused or self).post_message(KeySettled(done))  # no screen: ScreenStackError
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(SETTLE_TIMEOUT_S):
                 await done
@@ -150,7 +154,13 @@ class FormScreen(ModalScreen[T], Generic[T]):
 async def run_key(app: App, event: events.Key, *, priority_checked: bool = False) -> None:
     """One key, to completion, in the caller's task: priority bindings, the
     focused widget, then the bindings of the focus chain (what bubbling to
-    the App would do later), never overtaken by the next key."""
+    the App would do later), never overtaken by the next key. Once the
+    screens are gone (the app quitting) the key has nowhere to go: dropped."""
+    with contextlib.suppress(ScreenStackError):
+        await _run_key(app, event, priority_checked=priority_checked)
+
+
+async def _run_key(app: App, event: events.Key, *, priority_checked: bool) -> None:
     if not priority_checked and await app._check_bindings(event.key, priority=True):
         return
     target = app.focused
@@ -292,7 +302,11 @@ class OrderedKeysApp(App[ReturnType]):
         if not event.key.startswith("alt+") or event.character is None \
                 or len(event.character) != 1 or not event.character.isalnum():
             return None
-        if self._form_on_top() is not None or isinstance(self.focused, (Input, TextArea)):
+        try:
+            focused = self.focused
+        except ScreenStackError:  # no screen (starting up, or quitting)
+            return None
+        if self._form_on_top() is not None or isinstance(focused, (Input, TextArea)):
             return None
         keys = [events.Key("escape", "\x1b"), events.Key(event.character, event.character)]
         for key in keys:
@@ -309,20 +323,22 @@ class OrderedKeysApp(App[ReturnType]):
         is read — except while a text field has focus (it handles its own
         keys, and there a digit is text) and Esc on a maximized pane
         (Textual restores the pane itself)."""
-        if isinstance(self.focused, (Input, TextArea)):
-            return False
         try:
-            screen = self.screen
-        except Exception:  # noqa: BLE001 - no screen yet (starting up)
+            screen, focused = self.screen, self.focused
+        except Exception:  # noqa: BLE001 - no screen yet (starting up) or any more
+            return False
+        if isinstance(focused, (Input, TextArea)):
             return False
         return not (event.key == "escape" and screen.maximized is not None)
 
     def _focus_is_stale(self) -> bool:
         """Focus still on a screen that was just closed (Textual restores
         the screen below's focus a moment later): a key now would go there."""
-        focused = self.focused
         try:
+            focused = self.focused
             return focused is not None and focused.screen is not self.screen
+        except ScreenStackError:  # no screen any more (quitting): nothing to wait for
+            return False
         except Exception:  # noqa: BLE001 - the widget is already gone
             return True
 
@@ -339,6 +355,8 @@ class OrderedKeysApp(App[ReturnType]):
             screen = self._form_on_top()
             if screen is not None:
                 await screen.take_key(key)
+            elif not self.screen_stack:  # quitting: no screen takes keys any more
+                self._spilled_keys.clear()
             else:
                 await super().on_event(key)
 
