@@ -182,3 +182,17 @@ async def test_a_file_that_grows_after_it_was_complete_is_refused_not_read_on(vi
     finally:
         await files.close()
     assert files.via == path
+
+
+async def test_a_rank_file_over_the_trace_cap_is_not_fetched(via, tmp_path):
+    transport, path = via
+    scene = Scene(tmp_path)
+
+    def bomb(out: Path, stem: str) -> None:
+        (out / f"{stem}-TP-0.trace.json.gz").write_bytes(b"\0" * (3 << 20))
+
+    with ProfilingServerSimulator(tp_size=1, silent_ranks=(0,), plant=bomb) as sim:
+        with pytest.raises(CaptureFailed) as err:
+            await capture(transport, _req(sim.url, scene.host, max_trace_mb=2), scene.out)
+    assert err.value.kind == "too_big" and "over the 2 MiB cap" in str(err.value)
+    assert not scene.out.exists() and scene.left() == []

@@ -69,7 +69,7 @@ class ProfileCaptures:
     def request(self, url: str, steps: int | None) -> CaptureRequest:
         pc = self.config.profile
         return CaptureRequest(url=url, steps=steps, timeout=pc.timeout,
-                              vllm_dir=pc.vllm_trace_dir,
+                              vllm_dir=pc.vllm_trace_dir, max_trace_mb=pc.max_trace_mb,
                               rules=[(r.bucket, r.pattern) for r in pc.rules])
 
     async def capture(self, host: str, url: str, steps: int | None,
