@@ -318,3 +318,34 @@ def test_importing_trace_files_copies_only_regular_files_within_the_cap(tmp_path
     assert err.value.path == str(odd)
     assert ("not a regular file" if kind != "over-cap" else "1 MiB limit") in str(err.value)
     assert not any(p.is_file() for p in (tmp_path / "s").rglob("*.gz"))
+
+
+def test_a_capture_parses_its_rank_files_under_the_configs_cap(tmp_path: Path) -> None:
+    from perftriage.core.store.config import parse
+    from perftriage.services.investigation.session import Session
+    from perftriage.services.profile.captures import ProfileCaptures
+
+    session = Session("x", sessions_dir=tmp_path / "s")
+    try:
+        captures = ProfileCaptures(session, None, parse("[profile]\nmax_trace_mb = 7\n"))
+        assert captures.request("http://127.0.0.1:30000", 5).max_trace_mb == 7
+    finally:
+        session.close()
+
+
+def test_the_built_in_buckets_decide_the_same_through_re2_and_re() -> None:
+    # RE2 classifies long names in linear time; it must agree with the table's re
+    from perftriage.core.profile.buckets import BUILTIN_RULES, OTHER, Classifier
+
+    def by_re(name: str) -> str:
+        import re
+
+        return next((b for b, p in BUILTIN_RULES if re.search(p, name, re.IGNORECASE)), OTHER)
+
+    names = [k.name for f in sorted(PROFILE.glob("*.trace.json.gz"))
+             for k in summarize_files([f]).kernels]
+    names += ["NCCL_ALLREDUCE", "void fused_MoE_kernel<...>", "xMLA_decode", "amla_x", "Rope",
+              "flash_fwd", "ampere_bf16_s16816gemm", "weird \udcff surrogate gemm", "ſoftmax",
+              "nvjet_" + "x" * 5000, "Memcpy DtoD (Device -> Device)", "unknown_thing"]
+    c = Classifier()
+    assert [c.bucket(n) for n in names] == [by_re(n) for n in names]

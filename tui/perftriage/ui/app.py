@@ -95,6 +95,8 @@ class PerftriageApp(OrderedKeysApp[int]):
                 tooltip="Fleet view from Prometheus: medians, outliers; enter digs in over SSH"),
         Binding("P", "profile", "Profile", id="profile.open",
                 tooltip="Which kernels eat the step: captures from a running server"),
+        Binding("T", "stacks", "Stacks", id="stacks.open",
+                tooltip="Where the engine's Python spends its time: the stacks samples (py-spy)"),
         Binding("equals_sign", "fanout_folded", "Fold fan-out", id="fleet.fanout",
                 tooltip="The selected fan-out's answers folded by node set, like clubak"),
         *GROW_BINDINGS,
@@ -289,6 +291,11 @@ class PerftriageApp(OrderedKeysApp[int]):
         from perftriage.ui.screens.profile import ProfileScreen
 
         self.push_screen(ProfileScreen(capture_on_open=capture))
+
+    def action_stacks(self) -> None:
+        from perftriage.ui.screens.stacks import StacksScreen
+
+        self.push_screen(StacksScreen())
 
     def action_fanout_folded(self) -> None:
         """The selected probe's fan-out folded by node set (else the latest fan-out)."""

@@ -90,7 +90,7 @@ class CaptureRequest:
     settle: float = 2.0  # a file whose size has not changed for this long is complete
     rules: list[tuple[str, str]] = field(default_factory=list)
     max_fetch_bytes: int = MAX_FETCH_BYTES  # all rank files together
-    max_trace_mb: int = DEFAULT_MAX_MB  # one rank file ([profile] max_trace_mb): not fetched past it
+    max_trace_mb: int = DEFAULT_MAX_MB  # each file, as the parser reads it ([profile] max_trace_mb)
     fetch: str = "auto"  # auto (SFTP, else exec) | exec
 
 

@@ -296,7 +296,8 @@ def bandwidth_cells(k: NcuKernel | None) -> list[str | Text]:
         return ["", ""]
     pct = bw_pct(k)
     style = {NEAR: "green", MEMORY: "yellow"}.get(k.verdict, "dim")
-    return [f"{k.gbs:.0f}", Text("" if pct is None else f"{pct:.0f}%", style=style)]
+    text = "" if pct is None else f"{pct:.0f}%" if pct >= 10 else f"{pct:.1f}%"
+    return [f"{k.gbs:.0f}", Text(text, style=style)]
 
 
 def _num(v: float | None, fmt: str, unit: str = "") -> str:
