@@ -56,7 +56,7 @@ def _layered() -> set[str]:
         if c["type"] != "layers":
             continue
         for layer in c["layers"]:
-            for name in (n.strip() for n in layer.split(":")):
+            for name in (n.strip() for n in re.split(r"[:|]", layer)):
                 names.update(f"{box}.{name}" for box in c.get("containers", [])) \
                     if c.get("containers") else names.add(name)
     return names
