@@ -18,6 +18,10 @@ moment the simulated uvicorn starts, with figures that follow the log lines.
 (``est. read BW (GB/s per GPU)``, also served as
 ``sglang:estimated_read_bytes_per_gpu_total``), ``--dp N`` rank tags
 ``DPk TPk`` for N data-parallel schedulers taking turns. Values are made up.
+Each pass of the loop spends a little CPU in ``simulated_host_stall`` (under
+``simulated_scheduler_pass``): the real Python frames ``perftriage probe
+stacks`` shows on the demo (its default finds ``sglang_sim`` like an SGLang
+scheduler).
 """
 
 from __future__ import annotations
@@ -152,6 +156,26 @@ class Steady:
         return 2400.0 + 12.0 * running
 
 
+# The simulated scheduler holds the CPU this long each pass (busy, not asleep):
+# a host stall that `perftriage probe stacks` finds by name in the demo, as it
+# would find a real scheduler's (about 3 % of a core at 10 passes a second).
+HOST_STALL_S = 0.003
+
+
+def simulated_host_stall(seconds: float = HOST_STALL_S) -> None:
+    """Burn ``seconds`` of CPU like a scheduler pass that runs Python work."""
+    end = time.perf_counter() + seconds
+    x = 0
+    while time.perf_counter() < end:
+        x += 1
+
+
+def simulated_scheduler_pass(sim: "Steady", due: int) -> str:
+    """One scheduler pass: its host work, then the ``due`` log lines."""
+    simulated_host_stall()
+    return "\n".join(sim.line() for _ in range(due)) + "\n"
+
+
 class _Terminated(Exception):
     """SIGTERM: shut down the way a server does, with a last log line."""
 
@@ -220,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
             if due > 0:
                 if args.lines:
                     due = min(due, args.lines - n)
-                out.write("\n".join(sim.line() for _ in range(due)) + "\n")
+                out.write(simulated_scheduler_pass(sim, due))
                 out.flush()
                 n += due
             time.sleep(min(0.05, 1.0 / args.rate))

@@ -17,7 +17,7 @@ import time
 from perftriage.core.checks.verdicts import Evaluator
 from perftriage.core.model.events import CheckVerdict, NoteAdded
 from perftriage.services.investigation.session import Session
-from perftriage.services.sources.base import BaseSource
+from perftriage.services.sources.base import BaseSource, SourceKind
 
 INTERVAL_S = 1.0
 
@@ -60,3 +60,6 @@ class CheckMonitor(BaseSource):
 def check_sources(config, registry, session: Session) -> list[CheckMonitor]:
     """Source factory: the hypotheses' checks, evaluated once a second."""
     return [CheckMonitor(session)]
+
+
+CHECKS = SourceKind("checks", check_sources)

@@ -14,11 +14,13 @@ import asyncio
 import time
 from collections.abc import Callable
 
+import msgspec
+
 from perftriage.core.fleet.model import FleetSnapshot, FleetSummary
 from perftriage.core.analysis.outliers import DEFAULT_THRESHOLD
 from perftriage.core.model import events as ev
-from perftriage.services.sources.base import BaseSource
-from perftriage.transport.prometheus import PrometheusClient, PrometheusError
+from perftriage.services.sources.base import BaseSource, Joined, JoinError, Joining, SourceKind
+from perftriage.transport.prometheus import PrometheusClient, PrometheusError, normalize_url
 
 DEFAULT_INTERVAL_S = 5.0
 EVENT_OUTLIERS = 50  # outliers recorded per FleetUpdated (the transcript stays small)
@@ -109,3 +111,19 @@ def fleet_sources(config, registry, session) -> list[FleetSource]:
     """Source factory: the fleet source, when one is configured."""
     fleet = configured_fleet(config, session)
     return [fleet] if fleet is not None else []
+
+
+def join_fleet(j: Joining) -> Joined:
+    """A Prometheus URL typed in the palette: the fleet is read from it from
+    now on (it replaces the Prometheus read until now; the cockpit's config
+    says so: ``[fleet] prometheus``)."""
+    try:
+        url = normalize_url(j.value.strip())
+    except ValueError as exc:
+        raise JoinError(f"a Prometheus URL: {exc}") from None
+    config = msgspec.structs.replace(
+        j.config, fleet=msgspec.structs.replace(j.config.fleet, prometheus=url))
+    return Joined(configured_fleet(config, j.session), url, config)
+
+
+FLEET = SourceKind("fleet", fleet_sources, joins="prometheus", join=join_fleet, replaces=True)

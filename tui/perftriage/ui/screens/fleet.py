@@ -33,7 +33,7 @@ from perftriage.core.fleet.model import FleetSnapshot, FleetSummary, Outlier, me
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.sanitize import visible
 from perftriage.core.view import fleet_view
-from perftriage.services.hosts.dig_in import DigInError, dig_in
+from perftriage.services.hosts.dig_in import DigInError
 from perftriage.ui.widgets.format import sparkline
 
 MAX_OUTLIER_ROWS = 200
@@ -318,7 +318,7 @@ class FleetScreen(Screen[str | None]):
         if host is None:
             return
         try:
-            added = dig_in(app_context(self).cockpit, host)
+            added = app_context(self).cockpit.dig_in(host)
         except DigInError as exc:
             self.notify(str(exc), severity="error")
             return
