@@ -56,7 +56,7 @@ def _layered() -> set[str]:
         if c["type"] != "layers":
             continue
         for layer in c["layers"]:
-            for name in (n.strip() for n in layer.split(":")):
+            for name in (n.strip() for n in re.split(r"[:|]", layer)):
                 names.update(f"{box}.{name}" for box in c.get("containers", [])) \
                     if c.get("containers") else names.add(name)
     return names
@@ -113,3 +113,9 @@ def test_a_test_lives_with_the_highest_layer_it_drives():
             if used and max(used) > rank[folder]:
                 misplaced.append(f"{path.relative_to(REPO)} drives {TEST_LAYERS[max(used)]}")
     assert not misplaced, misplaced
+
+
+def test_the_ui_and_services_read_in_at_most_six_floors():
+    floors = {c["containers"][0]: len(c["layers"]) for c in _contracts()
+              if c["type"] == "layers" and c.get("containers")}
+    assert floors["perftriage.ui"] <= 6 and floors["perftriage.services"] <= 6, floors
