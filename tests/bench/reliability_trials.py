@@ -23,6 +23,7 @@ import time
 import zlib
 from pathlib import Path
 
+from tests.bench.reliability_capture import TRIALS as CAPTURE_TRIALS
 from tests.bench.table import print_table
 
 REPO = Path(__file__).resolve().parents[2]
@@ -887,6 +888,7 @@ TRIALS = [
     ("R3.7 a continued investigation's followed log: written on, rotated, truncated, gone",
      log_resume_trials),
     ("R3.8 an AWS secret in free text beside its key id", aws_free_text_trials),
+    *CAPTURE_TRIALS,  # R3.1, R3.2, 35.6: the profile capture against a hostile server
 ]
 
 

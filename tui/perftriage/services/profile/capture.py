@@ -309,6 +309,12 @@ def _via_text(files) -> str:
 
 async def _fetch_all(files, directory: str, done: dict[str, int], dest: Path,
                      req: CaptureRequest, progress: Progress) -> list[Path]:
+    big = [(n, size) for n, size in done.items() if size > req.max_trace_mb << 20]
+    if big:
+        name, size = big[0]
+        raise CaptureFailed(f"{visible(name)} is {size / 2**20:,.0f} MiB, over the "
+                            f"{req.max_trace_mb} MiB cap on a trace file ([profile] max_trace_mb)"
+                            ": not fetched", "too_big")
     total = sum(done.values())
     if total > req.max_fetch_bytes:
         raise CaptureFailed(f"the rank files hold {total / 2**20:,.0f} MiB, over the "

@@ -57,7 +57,8 @@ class LogLedger:
                 self._row.setdefault(label, e.source_id)
                 self._files.setdefault(label, _File())
         elif isinstance(e, ev.LogFilePosition):
-            self._at[e.source_id] = e.line
+            if e.line is not None:  # (None: only the file's size, recorded again)
+                self._at[e.source_id] = e.line
             if e.restarted:
                 self._new_file(e.source_id)
         elif isinstance(e, ev.LogSourceStatus) and e.reason and _RESTART.search(e.reason):
