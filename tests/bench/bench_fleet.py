@@ -32,7 +32,8 @@ import psutil
 from tests.bench.table import print_table
 from tests.support.prometheus import PrometheusServer
 from perftriage.core.fleet import promql
-from perftriage.services.sources.fleet import FleetSource, PrometheusClient
+from perftriage.services.sources.fleet import FleetSource
+from perftriage.transport.prometheus import PrometheusClient
 from perftriage.services.investigation.session import Session
 
 

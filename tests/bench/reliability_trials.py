@@ -23,6 +23,7 @@ import time
 import zlib
 from pathlib import Path
 
+from tests.bench.reliability_capture import TRIALS as CAPTURE_TRIALS
 from tests.bench.table import print_table
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,7 +45,7 @@ def clean_exit_2(r) -> bool:
 
 def http_trials() -> tuple[int, int, str]:
     from perftriage.core.http_limits import HttpLimits
-    from perftriage.services.sources.fleet import PrometheusClient, PrometheusError
+    from perftriage.transport.prometheus import PrometheusClient, PrometheusError
     from perftriage.transport.base import TransportError
     from perftriage.transport.http_get import HttpGetter
     from perftriage.transport.local import LocalTransport
@@ -237,7 +238,7 @@ def half_record_trials(n: int = 1500) -> tuple[int, int, str]:
     from perftriage.core.report import markdown
     from perftriage.services.investigation.replay import Replayer
     from tests.support.event_samples import samples, write_transcript
-    from tests.core.test_half_records import OTHER_VALUES, mutated, paths
+    from tests.ui.test_half_records import OTHER_VALUES, mutated, paths
 
     found = samples()
     rng = random.Random(23)
@@ -448,6 +449,11 @@ def trace_file_trials() -> tuple[int, int, str]:
             for i in range(1_300_000):
                 fh.write(f"0.0,{i + 1},1,1,1,1,1,0,kernel_{i:09d}\n")
         biggest = slowest = ""
+        densest = (1024 << 20) // 96  # reader.BYTES_PER_OBJECT at the default cap
+        compact = b'{"ph":"X","cat":"kernel","ts":1,"dur":1}'
+        with open(case(f"{densest + 1:,} empty objects", "tiny-TP-0.trace.json", "JSON objects"),
+                  "wb") as fh:
+            fh.write(b"[" + b",".join([b"{}"] * (densest + 1)) + b"]")
         for what, path, word in cases:
             tried += 1
             r, rss, took = traced("trace", str(path))
@@ -464,6 +470,15 @@ def trace_file_trials() -> tuple[int, int, str]:
                 print(f"trace trial {what}: rc {r.returncode} {r.stderr[-300:]!r}", file=sys.stderr)
         notes.append(f"{len(cases)} refused with exit 2 naming the file; slowest {worst_s:.1f} s "
                      f"({slowest}), peak RSS {worst_rss} MiB ({biggest}; the cap is 1024 MiB)")
+        dense = d / "dense-TP-0.trace.json"  # the densest trace the default cap accepts
+        with open(dense, "wb") as fh:
+            fh.write(b"[" + b",".join([compact] * densest) + b"]")
+        tried += 1
+        r, rss, took = traced("trace", str(dense), timeout=600)
+        held += r.returncode == 0 and rss < 5 * 1024
+        notes.append(f"the densest accepted trace ({densest:,} compact kernel events, "
+                     f"{dense.stat().st_size >> 20} MiB): {took:.0f} s, {rss} MiB peak")
+        dense.unlink()
         long_names = d / "names-TP-0.trace.json"
         long_names.write_text(json.dumps({"traceEvents": [
             kernel(name=f"ncclKernel_{i:03d}_" + "x" * (1 << 20), ts=10 * i, dur=1)
@@ -568,6 +583,291 @@ def aws_free_text_trials() -> tuple[int, int, str]:
                          f"a transcript line; {unchanged}/{len(clean)} 40-hex commit lines unchanged")
 
 
+# --- round 3, item 5: names no file can have; a watched transcript cut under the watcher ----
+
+
+def name_and_watch_trials() -> tuple[int, int, str]:
+    from perftriage.core.model import events as ev
+    from perftriage.core.store import investigations as inv
+    from perftriage.services.investigation.named import open_investigation
+    from perftriage.services.investigation.watch import CHECK_INTERVAL_S, Watcher
+
+    names = [b"\xff", b"run-\xff\xfe", b"a" * 10_000, b"x" * 256, ("\u00e9" * 201).encode()]
+    commands = [["-s"], ["watch"], ["report"], ["replay"], ["share"]]
+    tried = held = 0
+    longest = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        (d / "c.toml").write_text('[[hosts]]\nname = "localhost"\n')
+        for command in commands:
+            for name in names:
+                tried += 1
+                r = subprocess.run(
+                    [sys.executable, "-m", "perftriage", "--config", str(d / "c.toml"),
+                     "--sessions-dir", str(d / "s"), *command, name],
+                    capture_output=True, env=ENV, stdin=subprocess.DEVNULL, timeout=60)
+                err = r.stderr.decode("utf-8", "replace")
+                longest = max(longest, len(err))
+                ok = (r.returncode == 2 and "Traceback" not in err and len(err) < 400
+                      and len(err.strip().splitlines()) == 1)
+                held += ok
+                if not ok:
+                    print(f"name trial {command} {name[:20]!r}: rc {r.returncode} {err[-300:]!r}",
+                          file=sys.stderr)
+        # the watched file: truncated, half a header, garbage, gone, a FIFO, a directory,
+        # cut mid-event; then a real transcript again
+        s = open_investigation("w", d, [])
+        s.emit(ev.NoteAdded(text="before"))
+        s.close()
+        path = inv.path_for("w", d)
+        other = open_investigation("other", d, [])
+        other.emit(ev.NoteAdded(text="after"))
+        other.close()
+        fresh = inv.path_for("other", d).read_bytes()
+        clock = [0.0]
+        w = Watcher(path, clock=lambda: clock[0])
+        w.go_live()
+
+        def cut(how: str) -> None:
+            if path.is_dir():
+                path.rmdir()
+            elif path.exists() or path.is_symlink():
+                path.unlink()
+            if how == "empty":
+                path.write_bytes(b"")
+            elif how == "half header":
+                path.write_bytes(fresh[:40])
+            elif how == "garbage":
+                path.write_bytes(b"\x00\xff not a transcript\n")
+            elif how == "fifo":
+                os.mkfifo(path)
+            elif how == "directory":
+                path.mkdir()
+            elif how == "mid-event":
+                path.write_bytes(fresh[:fresh.index(b"\n") + 20])
+
+        for how in ["empty", "half header", "garbage", "gone", "fifo", "directory", "mid-event"]:
+            tried += 1
+            cut(how)
+            try:
+                for _ in range(3):
+                    clock[0] += CHECK_INTERVAL_S
+                    w.tick()
+                held += [n.text for n in w.session.state.notes] in (["before"], [])
+            except Exception as exc:  # a trial counts what crashes
+                print(f"watch trial {how}: {exc!r}", file=sys.stderr)
+        tried += 1
+        cut("gone")
+        path.write_bytes(fresh)
+        clock[0] += CHECK_INTERVAL_S
+        w.tick()
+        held += [n.text for n in w.session.state.notes] == ["after"] and w.waiting is None
+    return tried, held, (f"25 names x commands exit 2, one line of at most {longest} characters; "
+                         "7 cut transcripts keep the last state and say why, then the new one shows")
+
+
+# --- round 3, item 6: share's visitors --------------------------------------------------------
+
+
+def _group_rss(pgids: set[int]) -> tuple[int, int]:
+    """(live processes in these process groups, their RSS in KiB), from /proc."""
+    count = rss = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] != "Z" and int(fields[2]) in pgids:
+            count += 1
+            rss += next((int(ln.split()[1]) for ln in status.splitlines()
+                         if ln.startswith("VmRSS:")), 0)
+    return count, rss
+
+
+def share_trials() -> tuple[int, int, str]:
+    return asyncio.run(_share_trials())
+
+
+async def _share_trials() -> tuple[int, int, str]:
+    import aiohttp
+
+    from perftriage.core.model import events as ev
+    from perftriage.services.investigation.named import open_investigation
+    from perftriage.services.investigation.share import COOKIE, ShareServer, bind, watch_command
+
+    tried = held = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        s = open_investigation("shared", d, [])
+        s.emit(ev.NoteAdded(text="visible"))
+        s.close()
+        server = ShareServer(watch_command("shared", d), bind(None), title="t", max_visitors=4)
+        runner = await server.start()
+        base = f"http://127.0.0.1:{server.share.port}"
+        cookie = {"Cookie": f"{COOKIE}={server.token}"}
+        headers = {**cookie, "Origin": base}
+        peak_procs = peak_rss = 0
+        ends: list[float] = []
+        try:
+            async with aiohttp.ClientSession() as http:
+                sockets = []
+                for _ in range(20):  # 20 visitors with the cookie at once
+                    tried += 1
+                    try:
+                        sockets.append(await http.ws_connect(base + "/ws", headers=headers))
+                        held += len(sockets) <= 4
+                    except aiohttp.WSServerHandshakeError as exc:
+                        held += exc.status == 503 and len(sockets) == 4
+                await asyncio.sleep(8)  # the watchers start (and would keep running)
+                groups = {app.pid for app in server.visitors if app.pid}
+                peak_procs, peak_rss = _group_rss(groups)
+                page = await http.get(base + "/", headers=headers)
+                tried += 1
+                held += page.status == 503 and "at most 4 at once" in await page.text()
+                t0 = time.monotonic()
+                await asyncio.gather(*(ws.close() for ws in sockets))
+                left = set(groups)
+                while left and time.monotonic() - t0 < 10:
+                    for g in list(left):
+                        if _group_rss({g})[0] == 0:
+                            left.discard(g)
+                            ends.append(time.monotonic() - t0)
+                    await asyncio.sleep(0.02)
+                for g in groups:
+                    tried += 1
+                    held += g not in left and max(ends, default=99) < 2.0
+                for host in ["evil.example", f"evil.example:{server.share.port}", "",
+                             f"10.0.0.1:{server.share.port}", f"127.0.0.1.nip.io:{server.share.port}"]:
+                    tried += 1
+                    r = await http.get(base + "/", headers={**cookie, "Host": host})
+                    held += r.status == 403
+                for origin in ["http://evil.example", f"http://localhost:{server.share.port + 1}",
+                               "null", None]:
+                    tried += 1
+                    try:
+                        ws = await http.ws_connect(base + "/ws", headers={
+                            **cookie, **({"Origin": origin} if origin else {})})
+                        await ws.close()
+                    except aiohttp.WSServerHandshakeError as exc:
+                        held += exc.status == 403
+        finally:
+            await runner.cleanup()
+    return tried, held, (f"20 visitors: 4 served, 16 refused (503, the page says the cap); "
+                         f"{peak_procs} processes, {peak_rss / 1024:.0f} MiB at the peak; all "
+                         f"gone {max(ends, default=0):.2f} s after their websockets closed; "
+                         "5 Host and 4 Origin values refused with the cookie")
+
+
+# --- round 3, item 7: a continued investigation's followed log ----------------------------------
+
+
+def log_resume_trials() -> tuple[int, int, str]:
+    from tests.support.sshd import SshServer, sshd_available
+
+    with tempfile.TemporaryDirectory() as tmp:
+        if not sshd_available():
+            return asyncio.run(_log_resume_trials(Path(tmp), None))
+        with SshServer(Path(tmp) / "sshd") as sshd:
+            return asyncio.run(_log_resume_trials(Path(tmp), sshd))
+
+
+async def _log_resume_trials(d: Path, sshd) -> tuple[int, int, str]:
+    from perftriage.core.model import events as ev
+    from perftriage.core.report.from_file import render_file
+    from perftriage.core.store import config as config_mod
+    from perftriage.core.store import transcript
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.services.hosts.registry import HostRegistry
+    from perftriage.services.investigation.named import open_investigation
+    from tests.support.helpers import wait_for
+    from tests.support.probe_support import local_host, ssh_host
+
+    from tests.reliability.test_log_resume import LINES as lines
+    from tests.reliability.test_log_resume import MORE as more
+    from tests.reliability.test_log_resume import _write as write
+
+    async def run(name: str, kind: str, log: Path, want: int, between=None) -> Cockpit:
+        host = (local_host(logs=[str(log)]) if kind == "local"
+                else ssh_host(sshd, logs=[str(log)]))
+        reg = HostRegistry()
+        reg.add(host)
+        session = open_investigation(name, d / "sessions", reg.names, defer_logs=True)
+        cockpit = Cockpit(config_mod.Config(), registry=reg, session=session, sample_interval=1.0)
+        await cockpit.start()
+        try:
+            if between is not None:
+                await asyncio.sleep(1.5)
+                between()
+            await wait_for(lambda: any(s.path == str(log) and s.file_line == want
+                                       for s in cockpit.session.state.logs.values()), timeout=60)
+        finally:
+            await cockpit.stop()
+        return cockpit
+
+    def written_on(log: Path) -> tuple[list[str], int]:
+        write(log, more, "a")
+        return more, len(lines) + len(more)
+
+    def rotate(log: Path) -> tuple[list[str], int]:
+        os.rename(log, log.with_name(log.name + ".1"))
+        write(log, more * 10)  # longer than what was read: only the inode tells
+        return more * 10, len(more) * 10
+
+    def truncate(log: Path) -> tuple[list[str], int]:
+        write(log, more)  # the same inode, fewer bytes
+        return more, len(more)
+
+    def gone(log: Path) -> tuple[list[str], int]:
+        log.unlink()  # a new file appears only once the next run follows
+        return more, len(more)
+
+    # (what, the change between the runs, what the note says (None: no note))
+    scenarios = [("written on", written_on, None), ("rotated (longer)", rotate, "rotated"),
+                 ("truncated in place", truncate, "truncated"), ("gone, then a new file", gone,
+                                                                 "gone")]
+    tried = held = 0
+    kinds = ["local"] + (["ssh"] if sshd is not None else [])
+    for kind in kinds:
+        for i, (what, change, said) in enumerate(scenarios):
+            tried += 1
+            name = f"{kind}-{i}"
+            log = d / f"{name}.log"
+            write(log, lines)
+            await run(name, kind, log, len(lines))
+            added, target = change(log)
+            between = (lambda log=log: write(log, more)) if change is gone else None
+            second = await run(name, kind, log, target, between)
+            events = transcript.read(second.session.path).events
+            recorded = [ln for e in events if isinstance(e, ev.LogLines) for ln in e.lines]
+            notes = [e.text for e in events if isinstance(e, ev.NoteAdded)]
+            ok = recorded == lines + added and (
+                not notes if said is None else len(notes) == 1 and said in notes[0])
+            held += ok
+            if not ok:
+                print(f"log trial {kind} {what}: {len(recorded)} lines, notes {notes}",
+                      file=sys.stderr)
+    # a transcript recorded before the fix: the same file read again from line 1
+    tried += 1
+    s = open_investigation("old", d, ["gpu1"])
+    s.emit(ev.LogSourceOpened(source_id="log-1", host="gpu1", path="/var/log/x.log"))
+    s.emit(ev.LogLines(source_id="log-1", lines=lines))
+    s.close()
+    s = open_investigation("old", d, ["gpu1"])
+    s.emit(ev.LogSourceOpened(source_id="log-2", host="gpu1", path="/var/log/x.log"))
+    s.emit(ev.LogLines(source_id="log-2", lines=lines + more))
+    s.close()
+    report = render_file(s.path)
+    decode = sum("Decode batch" in ln for ln in lines + more)
+    held += report.count(" decode lines;") == 1 and f": {decode} decode lines;" in report
+    return tried, held, (f"{len(kinds)} transports x {len(scenarios)} changes between runs: every "
+                         "line recorded once, the change said; a pre-fix transcript's report "
+                         "counts each line once")
+
+
 TRIALS = [
     ("1. HTTP reads: endless, 1 byte/s, silent, 50 MB; Prometheus and engine /metrics", http_trials),
     ("2. config: 15 numeric/URL/template/ssh fields x 15 bad values", config_trials),
@@ -582,7 +882,13 @@ TRIALS = [
      trace_file_trials),
     ("R3.4 checks and packs: deep and long checks, TOML digits, big packs, dotted keys",
      pack_trials),
+    ("R3.5 names no file can have; a watched transcript cut under the watcher",
+     name_and_watch_trials),
+    ("R3.6 share: 20 visitors, their processes, Host and Origin", share_trials),
+    ("R3.7 a continued investigation's followed log: written on, rotated, truncated, gone",
+     log_resume_trials),
     ("R3.8 an AWS secret in free text beside its key id", aws_free_text_trials),
+    *CAPTURE_TRIALS,  # R3.1, R3.2, 35.6: the profile capture against a hostile server
 ]
 
 

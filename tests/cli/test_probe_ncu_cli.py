@@ -46,3 +46,15 @@ def test_kernel_option_belongs_to_ncu(monkeypatch, tmp_path):
 def test_no_command_is_a_usage_error(monkeypatch, tmp_path):
     r = run(monkeypatch, tmp_path, "ncu", "--host", "localhost")
     assert r.exit_code == 2 and "ncu" in r.output
+
+
+def test_bytes_it_must_read_reaches_the_answer(monkeypatch, tmp_path):
+    r = run(monkeypatch, tmp_path, "ncu", "--host", "localhost", "--kernel", "fused_moe",
+            "--bytes", "fused_moe_kernel=50331648", "--json", "--", "python3", "-c", "pass")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    moe = doc["detail"]["ncu"]["kernels"][0]
+    assert (moe["must_read"], moe["read_ratio"]) == (50331648, 2.0)
+    r = run(monkeypatch, tmp_path, "ncu", "--host", "localhost", "--bytes", "fused_moe",
+            "--", "python3", "-c", "pass")
+    assert r.exit_code == 2 and "KERNEL=BYTES" in r.output

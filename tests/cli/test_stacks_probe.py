@@ -87,3 +87,25 @@ def test_record_over_the_loopback_sshd(tmp_path, sshd, stalled):
     doc = json.loads(out)
     assert doc["host"] == "gpu" and doc["processes"][0]["pid"] == pid
     assert doc["top"]["name"] == STALL_FUNCTION and doc["top"]["self_pct"] > 50
+
+
+def test_the_demo_simulator_shows_its_real_frames(tmp_path):
+    """The demo's simulated server is found like an SGLang scheduler (no
+    --match) and its frames are its own: the scheduler pass and its stall."""
+    import subprocess
+
+    seed = str(uuid.uuid4().int % 10**9)
+    proc = subprocess.Popen([sys.executable, "-m", "perftriage.simulator.sglang_sim", "--rate",
+                             "20", "--startup-s", "0", "--seed", seed],
+                            stdout=subprocess.DEVNULL)
+    try:
+        code, out = _probe(tmp_path, "--json", "stacks", "--seconds", "2")
+    finally:
+        proc.kill()
+        proc.wait()
+    assert code == 0, out
+    doc = json.loads(out)
+    (ours,) = [p for p in doc["processes"] if p["pid"] == proc.pid]
+    assert "sglang_sim" in ours["name"] and seed in ours["name"]
+    names = {f["name"] for f in ours["frames"]}
+    assert {"simulated_scheduler_pass", "simulated_host_stall", "main"} <= names

@@ -12,7 +12,7 @@ import pytest
 from tests.support.helpers import FAKE_NVIDIA_SMI_DIR, wait_for
 from perftriage.core.store.config import Config, FleetConfig, parse
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts.dig_in import DigInError, dig_in, fleet_host_config
+from perftriage.services.hosts.dig_in import DigInError, fleet_host_config
 from perftriage.services.hosts.registry import HostRegistry
 from perftriage.transport.ssh_options import SshOptions
 
@@ -34,8 +34,8 @@ async def test_a_fleet_host_joins_the_cockpit_and_is_sampled_and_probed(quiet_ss
                       sample_interval=0.2)
     await cockpit.start()
     try:
-        assert dig_in(cockpit, "node117") is True
-        assert dig_in(cockpit, "node117") is False  # already there
+        assert cockpit.dig_in("node117") is True
+        assert cockpit.dig_in("node117") is False  # already there
         state = cockpit.session.state
         await wait_for(lambda: state.hosts["node117"].conn_state == "up", timeout=20)
         await wait_for(lambda: len(state.hosts["node117"].gpus) == 2, timeout=20)

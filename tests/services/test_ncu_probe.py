@@ -118,3 +118,28 @@ def test_the_kind_declares_itself_heavy_with_a_long_default_limit():
 def test_bad_arguments_say_what(args, words):
     with pytest.raises(probes.ProbeUsageError, match=words.replace("(", r"\(")):
         probes.build_command("ncu", args)
+
+
+@pytest.mark.parametrize("answer", [
+    {"kernels": {"k": "not a list"}, "seen": {}},
+    {"kernels": {"k": [1, 2]}, "seen": {m: True for m in ("dram__bytes_read.sum",
+                                                          "dram__bytes_write.sum",
+                                                          "gpu__time_duration.sum")}},
+    {"kernels": [], "seen": "x"},
+])
+def test_a_hostile_hosts_answer_is_an_error_not_a_crash(answer):
+    out = "program output\n" + probes.RESULT_MARK + json.dumps(answer) + "\n"
+    v = probes.get("ncu").interpret(["python3", "x.py"], 0, out, "")
+    assert v.status in ("error", "failed") and v.summary
+
+
+async def test_the_peak_comes_from_nvml_on_the_host_when_it_has_it(request, tmp_path):
+    """With pynvml on the host (here the FAKE pynvml of tests/support, an H200's
+    6016-bit bus at 3201 MHz), the peak is NVML's, not the datasheet's."""
+    support = Path(__file__).parents[1] / "support"
+    host, _ = host_with("local", request, tmp_path)
+    host.transport.preamble += f"\nexport PYTHONPATH={support / 'fake_pynvml_module'}:{support}"
+    p = await run_probe(host, "ncu", ["python3", "-c", "pass"])
+    assert p.status == "ok", (p.summary, p.stderr)
+    s = p.detail["ncu"]
+    assert s["peak_gbs"] == 4814.3 and s["peak_source"].startswith("nvml: 2 x 3201 MHz x 6016 bit")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from perftriage.core.store.config import Config, parse
 from perftriage.services.hosts.registry import build_registry
 from perftriage.services.investigation.session import Session
-from perftriage.services.sources.factories import SOURCE_FACTORIES
+from perftriage.services.sources.factories import SOURCE_KINDS
 
 CONFIG = """
 [ui]
@@ -25,7 +25,7 @@ metrics_url = "http://127.0.0.1:30000/metrics"
 
 def _names(config: Config) -> list[str]:
     registry, session = build_registry(config), Session()
-    return [s.name for factory in SOURCE_FACTORIES for s in factory(config, registry, session)]
+    return [s.name for kind in SOURCE_KINDS for s in kind.start(config, registry, session)]
 
 
 def test_the_factories_give_every_configured_source_in_start_order() -> None:
@@ -45,5 +45,5 @@ def test_the_sampling_period_comes_from_the_config_the_cockpit_hands_over() -> N
 
     cockpit = Cockpit(parse(CONFIG), sample_interval=0.25)
     assert cockpit.sample_interval == cockpit.config.ui.sample_interval == 0.25
-    sampler = next(iter(SOURCE_FACTORIES[0](cockpit.config, cockpit.registry, cockpit.session)))
+    sampler = next(iter(SOURCE_KINDS[0].start(cockpit.config, cockpit.registry, cockpit.session)))
     assert sampler.name == "sampler:localhost" and sampler.interval == 0.25

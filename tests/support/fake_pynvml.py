@@ -77,6 +77,9 @@ class FakeNvml:
         if self.mode == "no-driver":
             raise NVMLError_DriverNotLoaded("Driver Not Loaded")
 
+    def nvmlShutdown(self) -> None:
+        pass
+
     def nvmlDeviceGetCount(self) -> int:
         return self.n
 

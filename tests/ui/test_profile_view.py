@@ -199,3 +199,16 @@ async def test_an_ncu_result_joins_the_kernels_with_their_bandwidth():
         assert 0 < float(topk[gbs]) < 20  # joined by base name: sbtopk::gatherTopK
         index = next(r for r in rows if "indexSelectSmallIndex" in r[-1])
         assert index[gbs] == ""  # ncu never saw this kernel: nothing guessed
+
+
+def test_profile_view_with_ncu_snapshot(snap_compare):
+    """The kernels table with an ncu probe's result joined (GB/s, % of peak)."""
+    import json
+
+    record = json.loads((FIXTURES / "ncu" / "probe-ncu-moe-step.json").read_text())
+    app = _snapshot_app()
+    session = app.cockpit.session
+    session.emit(ev.ProbeQueued(probe_id="p1", host="gpu-a", kind="ncu", args=record["args"]))
+    session.emit(ev.ProbeFinished(probe_id="p1", status="ok", exit_status=0, summary="ncu",
+                                  detail=record["detail"]))
+    assert snap_compare(app, terminal_size=(160, 45))

@@ -14,7 +14,7 @@ def build_cockpit(g: Globals, name: str = "session", *, config=None):
     """The cockpit of the global options: ``-H`` hosts beside localhost,
     ``--session NAME`` opened or continued, ``--hypotheses`` packs added.
     ``config`` replaces the config file (the demo's simulated server)."""
-    from perftriage.services.sources.checks import add_hypotheses
+    from perftriage.services.investigation.hypotheses import add_hypotheses
     from perftriage.services.cockpit import Cockpit
     config = g.load_config() if config is None else config
     hypotheses = starting_hypotheses(g, config)  # a bad pack stops here: nothing started
@@ -22,7 +22,7 @@ def build_cockpit(g: Globals, name: str = "session", *, config=None):
         config.fleet.prometheus = g.prometheus
     if config.fleet.prometheus:
         from perftriage.cli.globals import UsageFailure
-        from perftriage.services.sources.fleet import normalize_url
+        from perftriage.transport.prometheus import normalize_url
 
         try:
             normalize_url(config.fleet.prometheus)

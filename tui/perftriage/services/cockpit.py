@@ -2,6 +2,15 @@
 the probe runner and the samplers. The Textual app drives one of these;
 headless commands use the same pieces.
 
+A running cockpit grows (hosts, logs, engines, Prometheus, hypothesis
+packs: the palette and the keys): what joins is recorded as a
+``cockpit.added`` / ``cockpit.removed`` event (a followed log is its
+``log.opened``) and a continued investigation starts it again (:meth:`Cockpit.resume`).
+A source that can join declares how, next to its factory
+(:class:`~perftriage.services.sources.base.SourceKind`); the cockpit names
+none. Every growing operation raises
+:class:`~perftriage.services.sources.base.JoinError` with a one-line reason.
+
 A session that is not live (a replay, a watch: ``session.mode``) gets only
 what it uses: the session, the config, an empty host registry and source
 set. Its cockpit builds no probe runner, log follower, server launcher or
@@ -20,7 +29,11 @@ import msgspec
 
 from perftriage.core.model import events as ev
 from perftriage.core.store.config import Config
-from perftriage.services.hosts.registry import HostRegistry, build_registry
+from perftriage.services.compare.baseline import Baseline
+from perftriage.core.store.config_additions import Additions
+from perftriage.services.hosts.dig_in import DigInError, fleet_host_config
+from perftriage.services.hosts.registry import Host, HostRegistry, build_registry, make_host
+from perftriage.services.investigation.hypotheses import add_hypotheses
 from perftriage.services.sources.samplers import RemoteSamplerSource, host_sources
 from perftriage.services.sources.fleet import FleetSource
 from perftriage.services.sampling.remote_sampler import fetch_info, fetch_processes
@@ -29,8 +42,8 @@ from perftriage.services.profile.captures import ProfileCaptures
 from perftriage.services.probes.runner import ProbeRunner
 from perftriage.services.logs.server_launcher import ServerLauncher
 from perftriage.services.investigation.session import Session
-from perftriage.services.sources.base import Source, SourceSet
-from perftriage.services.sources.factories import SOURCE_FACTORIES
+from perftriage.services.sources.base import Joined, Joining, JoinError, Source, SourceSet
+from perftriage.services.sources.factories import SOURCE_KINDS, joining
 
 
 RESTORE_LOGS_AFTER_S = 1.0
@@ -75,11 +88,13 @@ class Cockpit:
         )
         self.sources = SourceSet()  # every Source this cockpit runs (services/sources/base.py)
         self._live = self._live_parts() if self.session.mode.live else None
+        # the before of a before/after (b), and the live state against it
+        self.baseline: Baseline | None = Baseline(self.session) if self.session.mode.live else None
         self.sample_interval = self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
         self.started = False
         # what the config file says, for offering to save what joined at run
-        # time (services/grow.py): the Prometheus read at start, and the
+        # time (save_to_config): the Prometheus read at start, and the
         # config as last saved from here
         self.configured_prometheus: str | None = self.config.fleet.prometheus
         self.saved_config: Config | None = None
@@ -124,8 +139,8 @@ class Cockpit:
         if self.started or self.replay:
             return
         self.started = True
-        for factory in SOURCE_FACTORIES:  # services/sources/factories.py
-            for source in factory(self.config, self.registry, self.session):
+        for kind in SOURCE_KINDS:  # services/sources/factories.py
+            for source in kind.start(self.config, self.registry, self.session):
                 self.add_source(source)
         from perftriage.services.investigation.named import restore_logs  # noqa: PLC0415
 
@@ -134,16 +149,14 @@ class Cockpit:
             # thread holds the GIL much of the time while it applies them)
             await asyncio.sleep(RESTORE_LOGS_AFTER_S)
             await restore_logs(self.session)
-        for host in self.registry.hosts.values():  # host config `logs`: followed from the start
-            for path in host.config.logs:
+        self.resume()  # a continued investigation: what its earlier runs added and followed
+        for host in self.registry.hosts.values():  # host config `logs`: from the start, or on
+            for path in host.config.logs:          # after what earlier runs read of them
                 self.logs.open_file(host.name, path)
-        from perftriage.services.grow import resume  # noqa: PLC0415
 
-        resume(self)  # a continued investigation: what its earlier runs added and followed
-
-    def add_host(self, host) -> None:
-        """A host joins the running cockpit (picked in the Fleet view, see
-        services/hosts/dig_in.py): sampled, probed and followed like a configured one."""
+    def add_host(self, host: Host) -> None:
+        """A host joins the running cockpit (typed in the palette, picked in
+        the Fleet view): sampled, probed and followed like a configured one."""
         self.registry.add(host)
         self.session.emit(ev.HostStatus(host=host.name, state="connecting"))
         if not self.started or self.replay:
@@ -187,6 +200,199 @@ class Cockpit:
         if info:
             self.session.emit(ev.HostInfo(host=name, info=info))
         return info
+
+    # --- growing: what joins a running cockpit ----------------------------------------
+
+    def _growable(self) -> None:
+        if self.replay:
+            raise JoinError("a replay is read-only: nothing joins it")
+
+    def add_hosts(self, spec: str, *, record: bool = True) -> list[str]:
+        """Add the host(s) ``spec`` names (``user@host[:port]``, an ssh alias, a
+        config name or a node set); returns the names added (none: all there)."""
+        from perftriage.services.hosts.registry import HostSpecError, resolve_hosts  # noqa: PLC0415
+
+        self._growable()
+        spec = spec.strip()
+        if not spec:
+            raise JoinError("a host: user@host, an ssh alias or a config name")
+        try:
+            # reached like the hosts given at start (--ssh-config, --accept-new-host-keys)
+            found = resolve_hosts(self.config, [spec], ssh=self.registry.ssh,
+                                  with_localhost=False)
+        except (HostSpecError, ValueError) as exc:
+            raise JoinError(str(exc)) from None
+        added = [h.name for h in found.hosts.values() if h.name not in self.registry.hosts]
+        for name in added:
+            self.add_host(found.hosts[name])
+        if record and added:
+            self.session.emit(ev.CockpitAdded(what="host", value=spec))
+        return added
+
+    def dig_in(self, name: str) -> bool:
+        """Add fleet host ``name`` (picked in the Fleet view) as an SSH host;
+        False when it is there already. Raises DigInError with a one-line reason."""
+        if name in self.registry.hosts:
+            return False
+        hc = fleet_host_config(self.config, name)
+        try:
+            host = make_host(hc, self.registry.ssh)
+        except ValueError as exc:
+            raise DigInError(f"{name}: {exc}") from None
+        self.add_host(host)
+        return True
+
+    async def remove_host(self, name: str) -> None:
+        """Stop sampling, following and probing ``name``; its transport is closed."""
+        self._growable()
+        if name not in self.registry.hosts:
+            raise JoinError(f"no host {name!r} in this cockpit")
+        for sid, src in list(self.logs.sources.items()):
+            if src.host == name:
+                await self.logs.close(sid, "host removed")
+        for source in list(self.sources):
+            if source.host == name:
+                await self.sources.remove(source.name)
+        host = self.registry.remove(name)
+        if host is not None:
+            await host.transport.close()
+        self.session.emit(ev.CockpitRemoved(what="host", value=name))
+
+    def follow_log(self, host: str, path: str) -> str:
+        """Follow ``path`` on ``host``; returns the log source id."""
+        self._growable()
+        if not path.strip():
+            raise JoinError("a log: the path of the file to follow")
+        if host not in self.registry.hosts:
+            raise JoinError(f"no host {host!r} in this cockpit; "
+                            f"known: {', '.join(self.registry.names)}")
+        return self.logs.open_file(host, path.strip())
+
+    def join(self, what: ev.Growable, value: str, host: str | None = None, *,
+             record: bool = True) -> Joined:
+        """A source of the kind that joins as ``what`` (``engine``, ``prometheus``:
+        :func:`~perftriage.services.sources.factories.joining`), made from
+        ``value`` on ``host``: the source and the value as recorded (normalised)."""
+        self._growable()
+        kind = joining(what)
+        if kind is None or kind.join is None:
+            raise JoinError(f"nothing joins as {what!r}")
+        joined = kind.join(Joining(self.config, self.registry, self.session, value, host,
+                                   taken=lambda name: self.sources.get(name) is not None))
+        if joined.config is not None:
+            self.config = joined.config
+        if self.started and joined.source is not None:
+            if kind.replaces and self.sources.get(joined.source.name) is not None:
+                self.spawn(self._replace(joined.source))
+            else:
+                self.add_source(joined.source)
+        if record:
+            self.session.emit(ev.CockpitAdded(what=what, value=joined.value, host=host))
+        return joined
+
+    async def _replace(self, source: Source) -> None:
+        await self.sources.remove(source.name)
+        self.add_source(source)
+
+    def add_engine(self, url: str, host: str = "localhost", *, record: bool = True) -> str:
+        """Scrape an SGLang/vLLM ``/metrics`` URL as seen from ``host``; returns
+        the source's name (``engine:HOST``)."""
+        source = self.join("engine", url, host, record=record).source
+        return source.name if source is not None else ""
+
+    def set_prometheus(self, url: str, *, record: bool = True) -> str:
+        """Read the fleet from ``url`` (replaces the Prometheus read until now);
+        returns the URL as normalised."""
+        return self.join("prometheus", url, record=record).value
+
+    def load_pack(self, spec: str, *, record: bool = True) -> int:
+        """Load the hypothesis pack ``spec`` (a file or a bundled name); returns
+        the hypotheses added."""
+        from perftriage.core.checks import pack  # noqa: PLC0415
+        from perftriage.core.store.config import ConfigError  # noqa: PLC0415
+
+        self._growable()
+        try:
+            hypotheses = pack.load(spec.strip())
+        except ConfigError as exc:  # file:line and the check's error position
+            raise JoinError(str(exc)) from None
+        except (OSError, ValueError) as exc:
+            raise JoinError(f"pack {spec!r}: {exc}") from None
+        added = add_hypotheses(self.session, hypotheses)
+        if record:
+            self.session.emit(ev.CockpitAdded(what="pack", value=spec.strip()))
+        return added
+
+    def resume(self) -> list[str]:
+        """Start again what the investigation's earlier runs had added and the
+        logs they followed (each from the line after the last one read, so what
+        the server wrote meanwhile is read too, and nothing twice; from line 1
+        of a file rotated or truncated since, saying so: ``LogFollower.open_file``).
+        Returns one line per thing that could not be started."""
+        problems: list[str] = []
+        state = self.session.state
+        for added in list(state.additions):
+            try:
+                if added.what == "host":
+                    self.add_hosts(added.value, record=False)
+                elif added.what == "prometheus" and self.config.fleet.prometheus == added.value:
+                    continue  # configured so already
+                elif joining(added.what) is not None:
+                    self.join(added.what, added.value, added.host, record=False)
+            except JoinError as exc:
+                problems.append(f"{added.what} {added.value}: {exc}")
+        for log in list(state.logs.values()):
+            was_followed = log.open or log.closed_reason == "quit"
+            if log.kind != "file" or not was_followed:
+                continue
+            if log.host not in self.registry.hosts:
+                problems.append(f"log {log.host}:{log.path}: its host is not in this run")
+                continue
+            self.logs.open_file(log.host, log.path)  # on after what it read (or already followed)
+        for line in problems:
+            self.session.emit(ev.NoteAdded(text=f"not started again: {line}"))
+        return problems
+
+    # --- saving what joined into the config file ---------------------------------------
+
+    def unsaved(self) -> Additions:
+        """What joined this investigation and is not in the config yet."""
+        config, state = self.saved_config or self.config, self.session.state
+        out = Additions()
+        configured = {h.name for h in config.hosts}
+        for added in state.additions:
+            if added.what == "host":
+                for name, host in self.registry.hosts.items():
+                    if name not in configured and (name == added.value
+                                                   or host.config.ssh == added.value):
+                        out.hosts[name] = host.config.ssh
+            elif added.what == "engine" and added.host:
+                hc = config.host(added.host)
+                if hc is None or hc.metrics_url != added.value:
+                    out.metrics_urls[added.host] = added.value
+            elif added.what == "prometheus" and added.value != self.configured_prometheus:
+                out.prometheus = added.value
+        for log in state.logs.values():
+            hc = config.host(log.host)
+            if log.kind == "file" and log.open and (hc is None or log.path not in hc.logs):
+                out.logs.setdefault(log.host, []).append(log.path)
+        return out
+
+    def save_to_config(self, path: Path) -> list[str]:
+        """Write :meth:`unsaved` into the config file ``path``; the changes made."""
+        from perftriage.core.store.config import ConfigError, load  # noqa: PLC0415
+        from perftriage.core.store.config_additions import save  # noqa: PLC0415
+
+        additions = self.unsaved()
+        if not additions:
+            return []
+        try:
+            changes = save(path, additions)
+        except (ConfigError, OSError) as exc:
+            raise JoinError(f"config not saved: {exc}") from None
+        self.saved_config = load(path)  # now configured: not offered again
+        self.configured_prometheus = self.saved_config.fleet.prometheus
+        return changes
 
     async def stop(self, reason: str = "quit") -> None:
         live = self._live

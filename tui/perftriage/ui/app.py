@@ -93,8 +93,12 @@ class PerftriageApp(OrderedKeysApp[int]):
         Binding("K", "server_stop", "Stop server", id="server.stop"),
         Binding("F", "fleet", "Fleet", id="fleet.open",
                 tooltip="Fleet view from Prometheus: medians, outliers; enter digs in over SSH"),
+        Binding("b", "baseline", "Baseline", id="baseline.mark", show=False,
+                tooltip="Mark a baseline (now, a run, a range): views compare the live state with it"),
         Binding("P", "profile", "Profile", id="profile.open",
                 tooltip="Which kernels eat the step: captures from a running server"),
+        Binding("T", "stacks", "Stacks", id="stacks.open",
+                tooltip="Where the engine's Python spends its time: the stacks samples (py-spy)"),
         Binding("equals_sign", "fanout_folded", "Fold fan-out", id="fleet.fanout",
                 tooltip="The selected fan-out's answers folded by node set, like clubak"),
         *GROW_BINDINGS,
@@ -285,10 +289,20 @@ class PerftriageApp(OrderedKeysApp[int]):
 
         self.push_screen(FleetScreen(), dug)
 
+    def action_baseline(self) -> None:
+        from perftriage.ui.flows.baseline import ask_baseline
+
+        ask_baseline(self, self.cockpit.baseline)
+
     def action_profile(self, capture: bool = False) -> None:
         from perftriage.ui.screens.profile import ProfileScreen
 
         self.push_screen(ProfileScreen(capture_on_open=capture))
+
+    def action_stacks(self) -> None:
+        from perftriage.ui.screens.stacks import StacksScreen
+
+        self.push_screen(StacksScreen())
 
     def action_fanout_folded(self) -> None:
         """The selected probe's fan-out folded by node set (else the latest fan-out)."""

@@ -26,7 +26,7 @@ from perftriage.cli import EXIT_FAILED, EXIT_UNREACHABLE, UsageFailure
 
 
 def resolve_url(g, url: str | None, config) -> str:
-    from perftriage.services.sources.fleet import normalize_url
+    from perftriage.transport.prometheus import normalize_url
 
     url = url or g.prometheus or config.fleet.prometheus
     if not url:
@@ -39,7 +39,7 @@ def resolve_url(g, url: str | None, config) -> str:
 
 
 async def _read(url: str, timeout: float):
-    from perftriage.services.sources.fleet import PrometheusClient
+    from perftriage.transport.prometheus import PrometheusClient
 
     async with PrometheusClient(url, timeout=timeout) as client:
         return await client.read_fleet()
@@ -89,7 +89,7 @@ def command(g, url: str | None, as_json: bool, threshold: float | None, top: int
 
     Exit: 0 ok, 1 Prometheus answered without data, 2 usage, 3 unreachable.
     """
-    from perftriage.services.sources.fleet import PrometheusError
+    from perftriage.transport.prometheus import PrometheusError
 
     config = g.load_config()
     url = resolve_url(g, url, config)

@@ -30,9 +30,15 @@ def command(file: str, as_json: bool, peak_gbs: float | None, gpu_name: str | No
     verdict (near roofline, memory-bound below roofline, or not memory-bound:
     compute or latency).
 
-    FILE is the output of `ncu --clock-control none --csv --metrics
-    dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed
-    COMMAND` (the default page), read as a stream. A file without the needed
+    FILE is the output of this (the default page), read as a stream:
+
+    \b
+    ncu --clock-control none --csv --metrics
+      dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,
+      dram__throughput.avg.pct_of_peak_sustained_elapsed,
+      sm__throughput.avg.pct_of_peak_sustained_elapsed COMMAND
+
+    (the metrics as one comma-separated word). A file without the needed
     columns or metrics exits 2 naming what is missing.
     """
     from perftriage.core.profile.ncu import NcuInputError, parse_must_read, summarize_file

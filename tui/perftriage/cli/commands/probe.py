@@ -118,15 +118,16 @@ DEFAULT_TIMEOUT_S = 60.0
 
 
 def _kind_options(kind: str, kernel: str | None, launches: int | None,
-                  args: tuple[str, ...]) -> tuple[str, ...]:
-    """``--kernel``/``--launches`` are the ncu kind's: they go before its
-    COMMAND (after ``--``, so a COMMAND word is never read as one)."""
-    if kernel is None and launches is None:
+                  must_read: tuple[str, ...], args: tuple[str, ...]) -> tuple[str, ...]:
+    """``--kernel``/``--launches``/``--bytes`` are the ncu kind's: they go
+    before its COMMAND (then ``--``, so a COMMAND word is never read as one)."""
+    if kernel is None and launches is None and not must_read:
         return args
     if kind != "ncu":
-        raise UsageFailure("--kernel and --launches are options of the ncu probe")
+        raise UsageFailure("--kernel, --launches and --bytes are options of the ncu probe")
     opts = (["--kernel", kernel] if kernel is not None else []) + \
-        (["--launches", str(launches)] if launches is not None else [])
+        (["--launches", str(launches)] if launches is not None else []) + \
+        [w for spec in must_read for w in ("--bytes", spec)]
     return (*opts, "--", *args)
 
 
@@ -193,17 +194,19 @@ def _kinds_usage(width: int = 72) -> str:
 @click.option("--kernel", metavar="REGEX", help="ncu: profile only kernels matching REGEX.")
 @click.option("--launches", type=click.IntRange(min=1), metavar="N",
               help="ncu: profile at most N kernel launches.")
+@click.option("--bytes", "must_read", multiple=True, metavar="KERNEL=N",
+              help="ncu: bytes a launch of KERNEL (a regex) must read, e.g. its weights.")
 @click.argument("kind")
 @click.argument("args", nargs=-1)
 @click.pass_obj
 def command(g, host: str | None, all_hosts: bool, grouped: bool, window: int, as_json: bool,
-            timeout: float | None, kernel: str | None, launches: int | None, kind: str,
-            args: tuple[str, ...]) -> None:
+            timeout: float | None, kernel: str | None, launches: int | None,
+            must_read: tuple[str, ...], kind: str, args: tuple[str, ...]) -> None:
     from perftriage.services.hosts.registry import LOCALHOST, HostSpecError, resolve_hosts
 
     if host and all_hosts:
         raise UsageFailure("give --host SPEC or --all, not both")
-    args = _kind_options(kind, kernel, launches, args)
+    args = _kind_options(kind, kernel, launches, must_read, args)
     if timeout is None:
         spec = probes.KINDS.get(kind)
         timeout = (spec.timeout_s if spec is not None else None) or DEFAULT_TIMEOUT_S

@@ -73,7 +73,8 @@ def command(g: Globals, host, url, steps, seconds, engine, trace_dir, ranks, tim
     req = CaptureRequest(
         url=url, steps=pc.steps if steps is None else (steps or None), seconds=seconds,
         engine=engine, vllm_dir=trace_dir or pc.vllm_trace_dir, ranks=ranks,
-        timeout=timeout or pc.timeout, rules=[(r.bucket, r.pattern) for r in pc.rules])
+        timeout=timeout or pc.timeout, rules=[(r.bucket, r.pattern) for r in pc.rules],
+        max_trace_mb=pc.max_trace_mb)
     dest = out_dir or g.resolved_sessions_dir() / "profiles" / time.strftime("%Y%m%d-%H%M%S")
 
     def progress(msg: str) -> None:

@@ -223,6 +223,18 @@ class Recording:
             found = self._memo[memo_key] = s.per_second(start, end)
         return found
 
+    def prune(self, before: float) -> None:
+        """Forget the readings older than ``before`` (a live recording keeps a few minutes)."""
+        self.flush()
+        for key, s in list(self.series.items()):
+            i = bisect_left(s.t, before)
+            if i:
+                del s.t[:i]
+                del s.v[:i]
+            if not s.t:
+                del self.series[key]
+        self._memo.clear()
+
     def has_readings(self, metric: str, host: str, start: float, end: float,
                      gpu: int = -1) -> bool:
         self.flush()

@@ -205,6 +205,7 @@ def _log_lines(state: SessionState, e: ev.LogLines) -> Section:
     while errors and errors[0] < oldest:
         errors.popleft()
     src.dropped += e.dropped
+    src.file_line += len(e.lines) + e.dropped
     if e.lines:
         state.log_batches.append((e.source_id, src.total_lines))
     return Section.LOGS
@@ -219,6 +220,18 @@ def _log_status(state: SessionState, e: ev.LogSourceStatus) -> str | None:
         src.follow_since, src.follow_since_wall = e.t, e.wall or None
     src.follow, src.follow_reason = e.state, e.reason
     return "logs"
+
+
+@handles(ev.LogFilePosition)
+def _log_position(state: SessionState, e: ev.LogFilePosition) -> None:
+    src = state.logs.get(e.source_id)
+    if src is None:
+        return None
+    if e.line is not None:  # (None: a size checkpoint, the count goes on)
+        src.file_line = e.line
+    src.file_id = (e.dev, e.ino) if e.dev is not None and e.ino is not None else None
+    src.file_size = e.size
+    return None
 
 
 @handles(ev.LogSourceClosed)

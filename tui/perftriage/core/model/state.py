@@ -128,6 +128,12 @@ class LogSourceState:
     # line numbers (0-based, as counted by total_lines) of the error lines still
     # in the ring, ascending: error navigation bisects this, never scans the ring
     errors: deque[int] = field(default_factory=deque)
+    # a followed file: lines of it read (recorded or not: the transcript cap),
+    # so the next line is file_line + 1, and the file they were read from
+    # ((device, inode) and its size then; LogFilePosition)
+    file_line: int = 0
+    file_id: tuple[int, int] | None = None
+    file_size: int | None = None
 
 
 @dataclass

@@ -1,5 +1,7 @@
-"""``ncu [--kernel REGEX] [--launches N] [--] COMMAND...``: run COMMAND on the
-host under Nsight Compute and say how far each kernel is from its roofline.
+"""``ncu [--kernel REGEX] [--launches N] [--bytes KERNEL=N]... [--] COMMAND...``:
+run COMMAND on the host under Nsight Compute and say how far each kernel is
+from its roofline (``--bytes``: what a launch of KERNEL must read, e.g. its
+weights — the answer says how many times over it reads them).
 
 The host runs (POSIX sh, every word quoted; COMMAND is data, argv of ncu)::
 
@@ -22,6 +24,7 @@ a live server the user did not ask to slow down.
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +39,7 @@ from perftriage.core.probe_kinds.kind import (
     script_result,
 )
 
-USAGE = "ncu [--kernel REGEX] [--launches N] -- COMMAND..."
+USAGE = "ncu [--kernel REGEX] [--launches N] [--bytes KERNEL=N]... -- COMMAND..."
 DEFAULT_TIMEOUT_S = 600.0
 DEADLINE_MARGIN_S = 10  # the fold and the way back after ncu's deadline
 PERM_FIX = ("GPU performance counters not permitted (ERR_NVGPUCTRPERM): run as root, or "
@@ -64,40 +67,51 @@ gpus=$(nvidia-smi --query-gpu=index,name --format=csv,noheader 2>/dev/null)
 exit $rc"""
 
 
-def split_args(args: list[str]) -> tuple[str | None, int | None, list[str]]:
-    """(kernel regex, launches, COMMAND) from ``[--kernel R] [--launches N]
-    [--] COMMAND...``; ProbeUsageError says what is wrong."""
-    kernel: str | None = None
-    launches: int | None = None
+@dataclass
+class NcuArgs:
+    kernel: str | None = None  # ncu -k regex:KERNEL
+    launches: int | None = None  # ncu -c N
+    must_read: list[str] = field(default_factory=list)  # --bytes KERNEL=N (bytes it must read)
+    command: list[str] = field(default_factory=list)
+
+
+def split_args(args: list[str]) -> NcuArgs:
+    """``[--kernel R] [--launches N] [--bytes KERNEL=N]... [--] COMMAND...``;
+    ProbeUsageError says what is wrong."""
+    from perftriage.core.profile.ncu import NcuInputError, parse_must_read
+
+    out = NcuArgs()
     i = 0
     while i < len(args):
         a = args[i]
         if a == "--":
             i += 1
             break
-        if a in ("--kernel", "--launches"):
-            if i + 1 >= len(args):
-                raise ProbeUsageError(f"{a} needs a value; usage: {USAGE}")
-            value = args[i + 1]
-            if a == "--kernel":
-                kernel = value
-            else:
-                try:
-                    launches = int(value)
-                except ValueError:
-                    launches = 0
-                if launches < 1:
-                    raise ProbeUsageError(f"--launches {value!r}: give a whole number ≥ 1")
-            i += 2
-            continue
-        break
-    command = args[i:]
-    if not command:
+        if a not in ("--kernel", "--launches", "--bytes"):
+            break
+        if i + 1 >= len(args):
+            raise ProbeUsageError(f"{a} needs a value; usage: {USAGE}")
+        value = args[i + 1]
+        if a == "--kernel":
+            out.kernel = value
+        elif a == "--bytes":
+            try:
+                parse_must_read([value])
+            except NcuInputError as exc:
+                raise ProbeUsageError(str(exc)) from None
+            out.must_read.append(value)
+        else:
+            out.launches = int(value) if value.isdigit() else 0
+            if out.launches < 1:
+                raise ProbeUsageError(f"--launches {value!r}: give a whole number ≥ 1")
+        i += 2
+    out.command = args[i:]
+    if not out.command:
         raise ProbeUsageError(f"no COMMAND to profile; usage: {USAGE}")
-    if command[0].startswith("-"):
-        raise ProbeUsageError(f"COMMAND starts with {command[0]!r}: ncu would read it as its "
-                              f"own option; usage: {USAGE}")
-    return kernel, launches, command
+    if out.command[0].startswith("-"):
+        raise ProbeUsageError(f"COMMAND starts with {out.command[0]!r}: ncu would read it as "
+                              f"its own option; usage: {USAGE}")
+    return out
 
 
 def _check(args: list[str]) -> None:
@@ -131,9 +145,9 @@ def deadline_s(ctx: HostContext) -> int:
 
 
 def _build(args: list[str], ctx: HostContext) -> str:
-    kernel, launches, command = split_args(args)
+    a = split_args(args)
     words = ["sh", "-c", WRAPPER, "perftriage-ncu", ctx.python, str(deadline_s(ctx)),
-             _fold_source(), RESULT_MARK, *ncu_flags(kernel, launches), *command]
+             _fold_source(), RESULT_MARK, *ncu_flags(a.kernel, a.launches), *a.command]
     return " ".join(shlex.quote(w) for w in words)
 
 
@@ -169,9 +183,15 @@ def _interpret(args: list[str], status: int | None, out: str, err: str) -> Verdi
         return Verdict("failed", f"ncu wrote no usable CSV: {str(data['error'])[:200]}{tail}",
                        {**base, "error": str(data["error"]), "notes": notes})
     try:
-        summary = ncu.summarize(data)  # the GPU's peak from its name (core/gpus.py)
+        must = ncu.parse_must_read(split_args(args).must_read)
+        # the GPU's peak from its name (core/gpus.py)
+        summary = ncu.summarize(data, must_read=must)
     except ncu.NcuInputError as exc:
         return Verdict("failed", str(exc)[:300], {**base, "error": str(exc), "notes": notes})
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, ProbeUsageError) as exc:
+        # the host's answer is not what the fold prints: say so, never crash the queue
+        return Verdict("error", f"the host's ncu result is not understood ({type(exc).__name__})",
+                       {**base, "notes": notes})
     import msgspec
 
     detail = {**base, "ncu": msgspec.to_builtins(summary)}
@@ -183,10 +203,10 @@ def _interpret(args: list[str], status: int | None, out: str, err: str) -> Verdi
 
 def _flags_of(args: list[str]) -> list[str]:
     try:
-        kernel, launches, _ = split_args(args)
+        a = split_args(args)
     except ProbeUsageError:
         return []
-    return ncu_flags(kernel, launches)
+    return ncu_flags(a.kernel, a.launches)
 
 
 def summary_line(s: Any) -> str:
@@ -194,8 +214,9 @@ def summary_line(s: Any) -> str:
     fused_moe_kernel 4.2 % of time at 50 % of peak (≈ 2.1 % recoverable)``."""
     from perftriage.core.profile.ncu import bw_pct, furthest_below, recoverable_pct
     from perftriage.core.profile.table import short_name
+    from perftriage.core.sanitize import visible
 
-    head = f"{s.gpu or 'GPU ?'}: {len(s.kernels)} kernels, {s.launches} launches"
+    head = f"{visible(s.gpu or 'GPU ?')}: {len(s.kernels)} kernels, {s.launches} launches"
     worst = furthest_below(s, 1)
     if not worst:
         return head + "; none memory-bound below its roofline"

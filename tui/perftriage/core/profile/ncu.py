@@ -1,8 +1,8 @@
 """How far each kernel is from its own roofline, from Nsight Compute's CSV.
 
 Per kernel name: launches, total time, DRAM bytes read + written, achieved
-GB/s (bytes / time), its share of the peak (the GPU's datasheet peak by name,
-or one given), ncu's own ``dram__throughput`` and ``sm__throughput`` (time-
+GB/s (bytes / time), its share of the peak (one given, else NVML's read on the
+host, else the GPU's datasheet peak by name), ncu's own ``dram__throughput`` and ``sm__throughput`` (time-
 weighted over the launches), and a verdict:
 
 - ``near-roofline`` — at least 80 % of the peak;
@@ -153,10 +153,16 @@ def parse_must_read(specs: list[str]) -> list[tuple[re.Pattern[str], int]]:
     return out
 
 
-def resolve_peak(gpu: str | None, peak_gbs: float | None) -> tuple[float | None, str]:
-    """(GB/s, where it came from): a given figure, else the GPU's datasheet."""
+def resolve_peak(gpu: str | None, peak_gbs: float | None,
+                 nvml: Sequence[float] | None = None) -> tuple[float | None, str]:
+    """(GB/s, where it came from): a given figure, else NVML's (2 x max
+    memory clock x bus width / 8, read on the host), else the GPU's datasheet."""
     if peak_gbs:
         return float(peak_gbs), "given (--peak-gbs)"
+    if nvml and len(nvml) == 2:
+        hw = gpus.peak_bandwidth(gpu, int(nvml[0]), float(nvml[1]))
+        if hw.gbs and hw.source.startswith("nvml"):
+            return hw.gbs, hw.source
     known = gpus.find(gpu)
     if known is not None:
         return known.peak_gbs, f"table: {known.source}"
@@ -183,7 +189,7 @@ def summarize(folded: dict[str, Any], *, gpu: str | None = None, peak_gbs: float
     gpu = gpu or folded.get("gpu") or None
     known = gpus.find(gpu)
     gpu = known.name if known is not None else gpu
-    peak, source = resolve_peak(gpu, peak_gbs)
+    peak, source = resolve_peak(gpu, peak_gbs, folded.get("nvml"))
     kernels_raw: dict[str, list[float]] = folded.get("kernels", {})
     total_ns = sum(a[raw.TIME_NS] for a in kernels_raw.values())
     rows = []

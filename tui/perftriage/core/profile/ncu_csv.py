@@ -201,16 +201,38 @@ def gpu_by_index(folded, listing):
     return next(iter(names.values())) if len(set(names.values())) == 1 else None
 
 
+def nvml_memory(device):
+    """[bus width bits, max memory clock MHz] of the profiled GPU from NVML
+    when the host's Python has it (nvidia-ml-py), else None: the peak is then
+    the GPU's datasheet figure by name."""
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    try:
+        pynvml.nvmlInit()
+        try:
+            h = pynvml.nvmlDeviceGetHandleByIndex(int(device or 0))
+            return [int(pynvml.nvmlDeviceGetMemoryBusWidth(h)),
+                    float(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM))]
+        finally:
+            pynvml.nvmlShutdown()
+    except (pynvml.NVMLError, AttributeError, TypeError, ValueError, OSError):
+        return None
+
+
 if __name__ == "__main__" and len(sys.argv) > 3 and sys.argv[1] == "--fold-json":
     # how the ncu probe runs this file on the host: fold the CSV at argv[2],
-    # name the GPU from the nvidia-smi listing in argv[4], print one JSON
-    # line after the marker in argv[3]; bad input travels in the JSON
+    # name the GPU from the nvidia-smi listing in argv[4] and read its memory
+    # bus from NVML, print one JSON line after the marker in argv[3]; bad
+    # input travels in the JSON
     import json
 
     try:
         result = fold_file(sys.argv[2])
         if not result["gpu"] and len(sys.argv) > 4:
             result["gpu"] = gpu_by_index(result, sys.argv[4])
+        result["nvml"] = nvml_memory(result["device"])
     except OSError as exc:
         result = {"error": str(exc), "notes": []}
     except NcuCsvError as exc:

@@ -83,9 +83,13 @@ def _skip_rest(fh, size: int) -> bytes:
             return stream.TooLong(size - (1 if piece.endswith(b"\n") else 0))
 
 
+LOG_EVENTS = (ev.LogSourceOpened, ev.LogLines, ev.LogFilePosition, ev.LogSourceStatus,
+              ev.LogSourceClosed)
+
+
 def state_at(path: Path | str, t: float | None,
              problems: list[stream.LineProblem] | None = None,
-             log_lines: Callable[[float, str, list[str]], None] | None = None,
+             log_events: Callable[[ev.Event], None] | None = None,
              ) -> tuple[SessionState, float]:
     """The state with every event of time <= ``t`` applied (``None``: all),
     as far as :func:`state_json` shows it, and the session's duration as far
@@ -96,8 +100,9 @@ def state_at(path: Path | str, t: float | None,
     at all, and of a host's samples only the latest is decoded (plus the
     first one after a host.status, which may bring the host up), so the
     reducer sees every event that changes hosts, probes, hypotheses, gaps
-    and notes, in order. ``log_lines``, when given, is called with each
-    batch of log lines (time, source id, lines) instead (the report's scan).
+    and notes, in order. ``log_events``, when given, is called with every
+    ``log.*`` event in order (the report's scan): log batches are decoded then,
+    and go to it instead of the state.
     ``event_count`` and ``last_t`` count every event, skipped or not."""
     path = Path(path)
     first, offset = stream.header_and_offset(path)
@@ -129,7 +134,7 @@ def state_at(path: Path | str, t: float | None,
     count = 0
     past_t = False
     lineno = 1
-    hosts, skip_logs = state.hosts, log_lines is None
+    hosts, skip_logs = state.hosts, log_events is None
     max_line = stream.MAX_LINE_BYTES
     with stream.open_regular(path) as fh:
         fh.seek(offset)
@@ -170,8 +175,9 @@ def state_at(path: Path | str, t: float | None,
             count += 1
             if event.t > last_t:
                 last_t = event.t
-            if log_lines is not None and type(event) is ev.LogLines:
-                log_lines(event.t, event.source_id, event.lines)
+            if log_events is not None and isinstance(event, LOG_EVENTS):
+                log_events(event)
+            if log_events is not None and type(event) is ev.LogLines:
                 if event.source_id in state.logs:
                     continue
                 event = ev.LogLines(source_id=event.source_id, t=event.t, wall=event.wall)

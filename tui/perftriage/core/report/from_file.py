@@ -10,6 +10,7 @@ from pathlib import Path
 from perftriage.core.compare.load import load
 from perftriage.core.replay.state_at import state_at
 from perftriage.core.report import markdown
+from perftriage.core.replay.log_ledger import LogLedger
 from perftriage.core.report.log_scan import session_start
 from perftriage.core.store import stream, transcript
 from perftriage.core.store.redact import Redactor
@@ -24,7 +25,8 @@ def render_file(path: Path | str, problems: list[stream.LineProblem] | None = No
     problems = [] if problems is None else problems
     start = session_start(str(header.get("started_at", "")))
     scan = markdown.LogScan(start.year if start else None)
-    state, _ = state_at(path, None, problems, log_lines=scan.feed)
+    ledger = LogLedger(scan.feed)  # each line of a followed file counted once
+    state, _ = state_at(path, None, problems, log_events=ledger.event)
     # a file name need not be UTF-8 (its bytes arrive as lone surrogates): shown as \\xff
     source = os.fsencode(path.name).decode("utf-8", "backslashreplace")
     recording = load(path)  # a second pass: every sample, for the before/after and phases

@@ -22,6 +22,7 @@ from perftriage.core.report.engine_section import engine_section
 from perftriage.core.report.md_text import cell, code, inline  # noqa: F401  (re-exported)
 from perftriage.core.report.kernels_section import kernels_section
 from perftriage.core.report.profile_section import profile_section
+from perftriage.core.report.stacks_section import stacks_section
 from perftriage.core.model import events as ev
 from perftriage.core.model import host_info
 from perftriage.core.model import reducer
@@ -389,6 +390,7 @@ def render(
     lines += engine_section(state)
     lines += profile_section(state)
     lines += kernels_section(state)
+    lines += stacks_section(state)
     lines += _hypotheses_section(state)
     lines += _probes_section(state)
     lines += _notes_section(state)

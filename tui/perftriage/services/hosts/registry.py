@@ -38,6 +38,10 @@ class HostRegistry:
         self.hosts[host.name] = host
         return host
 
+    def remove(self, name: str) -> Host | None:
+        """Forget ``name`` (the caller closes its transport); None when unknown."""
+        return self.hosts.pop(name, None)
+
     def get(self, name: str) -> Host:
         try:
             return self.hosts[name]

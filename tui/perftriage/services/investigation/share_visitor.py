@@ -21,8 +21,8 @@ from asyncio.subprocess import PIPE, Process
 
 from textual_serve.app_service import AppService
 
-QUIT_GRACE_S = 1.0  # the app's own quit (it saves nothing: a watcher writes nothing)
-TERM_GRACE_S = 0.5  # then SIGTERM to its process group
+QUIT_GRACE_S = 0.5  # the app's own quit (it saves nothing: a watcher writes nothing)
+TERM_GRACE_S = 0.3  # then SIGTERM to its process group
 END_WITHIN_S = 2.0  # then SIGKILL: the whole group is gone by now
 
 

@@ -71,16 +71,36 @@ class LogFollower:
 
     # --- opening -----------------------------------------------------------
 
-    def open_file(self, host: str, path: str, *, from_start: bool = True,
-                  source_id: str | None = None, after_line: int = 0) -> str:
+    def open_file(self, host: str, path: str, *, from_start: bool = True) -> str:
         """Follow ``path`` on ``host`` (reconnecting, resuming); returns the source
-        id. A continued investigation's log goes on under its ``source_id``
-        after the ``after_line`` lines its earlier runs read."""
+        id. Already followed: that source. Followed before in this investigation
+        (an earlier run, or closed in this one): the same source goes on after
+        the lines it read, if the path still names that file and it has not
+        shrunk (else from its line 1, saying it was rotated or truncated), so
+        no line is read twice."""
         self.hosts.get(host)  # KeyError for an unknown host, before any event
-        sid = source_id or self.session.new_id("log")
-        src = FileLogSource(self, sid, host, path, from_start=from_start)
-        src.lines_seen = after_line
+        for src in self.sources.values():
+            if isinstance(src, FileLogSource) and (src.host, src.path) == (host, path):
+                return src.source_id
+        earlier = self.earlier_file(host, path)
+        sid = earlier.source_id if earlier is not None else self.session.new_id("log")
+        # (going on after what was read, not from the last N lines)
+        src = FileLogSource(self, sid, host, path, from_start=from_start or earlier is not None)
+        if earlier is not None:
+            src.lines_seen = earlier.file_line
+            if earlier.file_id is not None and earlier.file_size is not None:
+                src.file = (*earlier.file_id, earlier.file_size)
         return self._start(src)
+
+    def earlier_file(self, host: str, path: str):
+        """The latest record of ``path`` on ``host`` followed as a file in this
+        investigation, not followed now (a :class:`LogSourceState`), or None."""
+        found = None
+        for log in self.session.state.logs.values():
+            if log.kind == "file" and (log.host, log.path) == (host, path) \
+                    and log.source_id not in self.sources:
+                found = log
+        return found
 
     def open_command(
         self,

@@ -48,6 +48,7 @@ from perftriage.core.profile.capture_ranks import (
     missing_ranks,
 )
 from perftriage.core.profile.model import ProfileSummary, TraceError
+from perftriage.core.profile.reader import DEFAULT_MAX_MB
 from perftriage.core.sanitize import visible
 from perftriage.services.profile.worker import summarize_in_child
 from perftriage.transport.base import TransportError
@@ -89,6 +90,7 @@ class CaptureRequest:
     settle: float = 2.0  # a file whose size has not changed for this long is complete
     rules: list[tuple[str, str]] = field(default_factory=list)
     max_fetch_bytes: int = MAX_FETCH_BYTES  # all rank files together
+    max_trace_mb: int = DEFAULT_MAX_MB  # each file, as the parser reads it ([profile] max_trace_mb)
     fetch: str = "auto"  # auto (SFTP, else exec) | exec
 
 
@@ -307,6 +309,12 @@ def _via_text(files) -> str:
 
 async def _fetch_all(files, directory: str, done: dict[str, int], dest: Path,
                      req: CaptureRequest, progress: Progress) -> list[Path]:
+    big = [(n, size) for n, size in done.items() if size > req.max_trace_mb << 20]
+    if big:
+        name, size = big[0]
+        raise CaptureFailed(f"{visible(name)} is {size / 2**20:,.0f} MiB, over the "
+                            f"{req.max_trace_mb} MiB cap on a trace file ([profile] max_trace_mb)"
+                            ": not fetched", "too_big")
     total = sum(done.values())
     if total > req.max_fetch_bytes:
         raise CaptureFailed(f"the rank files hold {total / 2**20:,.0f} MiB, over the "
@@ -379,7 +387,7 @@ async def capture(transport, req: CaptureRequest, dest: Path,
             await files.close()
     progress(f"parsing {len(local)} trace file(s)")
     try:
-        summary = await summarize_in_child(local, req.rules)
+        summary = await summarize_in_child(local, req.rules, req.max_trace_mb)
     except TraceError as exc:
         raise CaptureFailed(str(exc), "trace") from None
     return CaptureResult(summary=summary, files=local, remote_dir=directory, engine=engine,

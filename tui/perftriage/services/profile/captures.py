@@ -69,7 +69,7 @@ class ProfileCaptures:
     def request(self, url: str, steps: int | None) -> CaptureRequest:
         pc = self.config.profile
         return CaptureRequest(url=url, steps=steps, timeout=pc.timeout,
-                              vllm_dir=pc.vllm_trace_dir,
+                              vllm_dir=pc.vllm_trace_dir, max_trace_mb=pc.max_trace_mb,
                               rules=[(r.bucket, r.pattern) for r in pc.rules])
 
     async def capture(self, host: str, url: str, steps: int | None,
@@ -82,7 +82,8 @@ class ProfileCaptures:
                                progress)
         event = ProfileCaptured(
             capture_id=capture_id, host=host, url=url, engine=result.engine, steps=result.steps,
-            files=[str(f) for f in result.files], missing=result.missing,
+            files=[str(f) for f in result.files], missing=result.missing, via=result.via,
+            refused=[f"{n}: {what}" for n, what in sorted(result.refused.items())],
             summary=result.summary.top(KEEP_KERNELS))
         self.session.emit(event)
         return event

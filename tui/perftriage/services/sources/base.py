@@ -13,15 +13,26 @@ nvidia-smi sampler, a followed log, GPU bandwidth counters, an engine's
 - ``stop()``s cleanly: nothing it started on a host survives it.
 
 The :class:`perftriage.services.cockpit.Cockpit` keeps a list of sources and
-starts and stops them; it never reaches into one. Adding a data source is
-this file's protocol and a factory in ``factories.py``, a parser in
-``core/parse/`` and a pane (see docs/architecture.md).
+starts and stops them; it never reaches into one. Each module declares its
+kind of source as a :class:`SourceKind` (how it starts, and how it joins a
+running cockpit), listed once in ``factories.py``. Adding a data source is
+that module, its line there, a parser in ``core/parse/`` and a pane (see
+docs/architecture.md).
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Literal, Protocol, runtime_checkable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+
+from perftriage.core.model.events import Growable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from perftriage.core.store.config import Config
+    from perftriage.services.hosts.registry import HostRegistry
+    from perftriage.services.investigation.session import Session
 
 SourceState = Literal["starting", "up", "retrying", "down", "stopped"]
 SOURCE_STATES: tuple[str, ...] = ("starting", "up", "retrying", "down", "stopped")
@@ -137,3 +148,51 @@ class SourceSet:
     async def stop_all(self) -> None:
         for name in list(self._sources):
             await self.remove(name)
+
+
+class JoinError(Exception):
+    """Something cannot join the running cockpit: a one-line reason to show."""
+
+
+@dataclass(frozen=True)
+class Joining:
+    """What a source that joins at run time is made from: the cockpit's
+    config, hosts and session, what the person typed (``value``, on
+    ``host``), and the names of the sources running (``taken``)."""
+
+    config: Config
+    registry: HostRegistry
+    session: Session
+    value: str
+    host: str | None
+    taken: Callable[[str], bool]
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A joining source, the value its ``cockpit.added`` records (as
+    normalised), and the config it reads from now on (None: unchanged)."""
+
+    source: Source | None
+    value: str
+    config: Config | None = None
+
+
+SourceFactory = Callable[["Config", "HostRegistry", "Session"], Iterable[Source]]
+
+
+@dataclass(frozen=True)
+class SourceKind:
+    """One kind of source: how it starts with the cockpit (``start``), and,
+    for a kind that can join a running one, the ``cockpit.added`` word it
+    answers to (``joins``) and how it is made from what was typed (``join``,
+    which raises :class:`JoinError` with the reason); a continued
+    investigation joins it again from its recorded event. A joined source
+    whose name is running already replaces it (``replaces``) or takes a new
+    name (``join`` asks ``taken``)."""
+
+    name: str
+    start: SourceFactory
+    joins: Growable | None = None
+    join: Callable[[Joining], Joined] | None = None
+    replaces: bool = False

@@ -15,9 +15,9 @@ import asyncio
 import time
 
 from perftriage.core.checks.verdicts import Evaluator
-from perftriage.core.model.events import CheckVerdict, HypothesisAdded, NoteAdded
+from perftriage.core.model.events import CheckVerdict, NoteAdded
 from perftriage.services.investigation.session import Session
-from perftriage.services.sources.base import BaseSource
+from perftriage.services.sources.base import BaseSource, SourceKind
 
 INTERVAL_S = 1.0
 
@@ -62,23 +62,4 @@ def check_sources(config, registry, session: Session) -> list[CheckMonitor]:
     return [CheckMonitor(session)]
 
 
-def add_hypotheses(session: Session, hypotheses) -> int:
-    """Add pack hypotheses (``core.checks.pack.PackHypothesis``) to the
-    session, skipping any whose title is already there; how many were added."""
-    have = {h.title for h in session.state.hypotheses}
-    added = 0
-    for h in hypotheses:
-        if h.title in have:
-            continue
-        have.add(h.title)
-        session.emit(HypothesisAdded(hyp_id=_new_id(session), title=h.title, note=h.note,
-                                     check=h.check, for_s=h.for_s, scope=h.scope))
-        added += 1
-    return added
-
-
-def _new_id(session: Session) -> str:
-    while True:
-        hyp_id = session.new_id("h")
-        if session.state.hypothesis(hyp_id) is None:
-            return hyp_id
+CHECKS = SourceKind("checks", check_sources)

@@ -7,7 +7,7 @@ from perftriage.core.gpus import peak_bandwidth
 from perftriage.services.sources.gpm_snapshot import is_local
 from perftriage.services.sources.gpm_remote import RemoteGpmSource
 from perftriage.services.sources.gpm_local import LocalGpmSource
-from perftriage.services.sources.base import BaseSource
+from perftriage.services.sources.base import BaseSource, SourceKind
 
 
 def counter_source(host, session, interval: float = 1.0, nvml=None) -> BaseSource:
@@ -31,3 +31,6 @@ def counter_sources(config, registry, session) -> list[BaseSource]:
     """Source factory: the bandwidth counters of every host in ``registry``."""
     return [counter_source(host, session, config.ui.sample_interval)
             for host in registry.hosts.values()]
+
+
+COUNTERS = SourceKind("counters", counter_sources)

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from urllib.parse import urlsplit
 
 from perftriage.core.model import events as ev
 from perftriage.core.parse.engine_metrics import MetricsFormatError, parse_exposition
 from perftriage.core.sanitize import visible
-from perftriage.services.sources.base import BaseSource
+from perftriage.services.sources.base import BaseSource, Joined, JoinError, Joining, SourceKind
 from perftriage.transport.base import TransportError
 from perftriage.transport.http_get import BadUrl, HttpGetter
 
@@ -132,3 +133,26 @@ def configured_sources(config, registry, emit) -> list[EngineMetricsSource]:
 def engine_sources(config, registry, session) -> list[EngineMetricsSource]:
     """Source factory: :func:`configured_sources` emitting into ``session``."""
     return configured_sources(config, registry, session.emit)
+
+
+def join_engine(j: Joining) -> Joined:
+    """An engine's ``/metrics`` URL typed in the palette, scraped as seen from
+    ``j.host`` (default localhost): ``engine:HOST``, or ``engine:HOST-2``... when
+    that name is taken."""
+    url, host = j.value.strip(), j.host or "localhost"
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise JoinError("an engine URL: an http(s) URL with a host, "
+                        "e.g. http://127.0.0.1:30000/metrics")
+    if host not in j.registry.hosts:
+        raise JoinError(f"no host {host!r} in this cockpit; known: {', '.join(j.registry.names)}")
+    name, n = f"engine:{host}", 1
+    while j.taken(name):
+        n += 1
+        name = f"engine:{host}-{n}"
+    source = EngineMetricsSource(j.session.emit, host, j.registry.get(host).transport, url,
+                                 name=name)
+    return Joined(source, url)
+
+
+ENGINE = SourceKind("engine", engine_sources, joins="engine", join=join_engine)

@@ -1,35 +1,39 @@
-"""Every kind of source a cockpit starts, in one place.
+"""Every kind of source a cockpit runs, in one place: how each starts with
+the cockpit, and how it joins a running one.
 
-A source factory has one shape, ``(config, registry, session) ->
+A kind is a :class:`SourceKind`, declared by its own module next to its
+factory. ``start`` has one shape, ``(config, registry, session) ->
 Iterable[Source]``: it reads what it needs from the config (the sampling
 period is ``config.ui.sample_interval``), the hosts from the registry, and
-emits into the session. :data:`SOURCE_FACTORIES` lists them in the order the
-cockpit starts them; a new kind of source is one module with its factory and
-one line here.
+emits into the session. A kind that can join at run time (from the palette)
+also names the word its ``cockpit.added`` event records (``joins``) and how
+it is made from what the person typed (``join``); a continued investigation
+starts it again from that same event (``Cockpit.resume``). Nothing else names
+a kind: :data:`SOURCE_KINDS` lists them in the order the cockpit starts
+them, so a new kind of source is one module and one line here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from perftriage.core.model.events import Growable
+from perftriage.services.sources.base import SourceKind
+from perftriage.services.sources.checks import CHECKS
+from perftriage.services.sources.counters import COUNTERS
+from perftriage.services.sources.engine_metrics import ENGINE
+from perftriage.services.sources.fleet import FLEET
+from perftriage.services.sources.gap_monitor import GAP
+from perftriage.services.sources.samplers import SAMPLERS
 
-from perftriage.core.store.config import Config
-from perftriage.services.sources.checks import check_sources
-from perftriage.services.sources.engine_metrics import engine_sources
-from perftriage.services.sources.gap_monitor import gap_sources
-from perftriage.services.sources.counters import counter_sources
-from perftriage.services.sources.samplers import sampler_sources
-from perftriage.services.hosts.registry import HostRegistry
-from perftriage.services.sources.fleet import fleet_sources
-from perftriage.services.investigation.session import Session
-from perftriage.services.sources.base import Source
-
-SourceFactory = Callable[[Config, HostRegistry, Session], Iterable[Source]]
-
-SOURCE_FACTORIES: tuple[SourceFactory, ...] = (
-    sampler_sources,  # per host: its sampler, and its SSH connection (Hosts pane)
-    counter_sources,  # per host: GPU bandwidth counters (NVML GPM / nvidia-smi dmon)
-    gap_sources,  # the live gap recorder over those counters
-    check_sources,  # hypotheses' checks against the signals, once a second
-    engine_sources,  # engine /metrics of hosts and server profiles (metrics_url)
-    fleet_sources,  # the Fleet view's Prometheus reads ([fleet] prometheus)
+SOURCE_KINDS: tuple[SourceKind, ...] = (
+    SAMPLERS,  # per host: its sampler, and its SSH connection (Hosts pane)
+    COUNTERS,  # per host: GPU bandwidth counters (NVML GPM / nvidia-smi dmon)
+    GAP,  # the live gap recorder over those counters
+    CHECKS,  # hypotheses' checks against the signals, once a second
+    ENGINE,  # engine /metrics of hosts and server profiles (metrics_url); joins: "engine"
+    FLEET,  # the Fleet view's Prometheus reads ([fleet] prometheus); joins: "prometheus"
 )
+
+
+def joining(what: Growable) -> SourceKind | None:
+    """The kind that joins as ``what`` (a ``cockpit.added`` word), if any."""
+    return next((k for k in SOURCE_KINDS if k.joins == what), None)

@@ -16,7 +16,7 @@ from perftriage.core.analysis import gap as gap_math
 from perftriage.core.analysis.gap_live import live_gap
 from perftriage.core.model.events import Event, GapSample, HostInfo
 from perftriage.core.model.state import SessionState
-from perftriage.services.sources.base import BaseSource
+from perftriage.services.sources.base import BaseSource, SourceKind
 from perftriage.transport.base import TransportError
 
 INTERVAL_S = 1.0
@@ -74,3 +74,6 @@ class GapMonitor(BaseSource):
 def gap_sources(config, registry, session) -> list[GapMonitor]:
     """Source factory: the one live gap recorder."""
     return [GapMonitor(session.state, session.emit, registry)]
+
+
+GAP = SourceKind("gap", gap_sources)

@@ -13,7 +13,18 @@ file still has them. Lines are counted rather than bytes: a line count is
 exact whatever the encoding, where a byte count of decoded text is not.
 ``tail``'s own notices (``2>&1``, in order with the data) are not log
 lines: a missing or unreadable path is an ``error`` (tail keeps trying), a
-directory is ``lost``, a truncation or rotation restarts the count.
+directory is ``lost``; a truncation or rotation ends the follow command
+after the lines before it, and reading starts again at line 1 of the new
+file (so the count of the file's lines is exact at every start).
+
+Before each start of the follow command the file is ``stat``-ed and a
+``log.position`` event records where reading starts: line N + 1 of the file
+with this device, inode and size. A start after an outage, or a continued
+investigation's first start (from the position its earlier runs recorded,
+:meth:`LogFollower.open_file <perftriage.services.logs.follower.LogFollower.open_file>`),
+reads on from line N + 1 only when the path still names the same file and
+it has not shrunk; otherwise it says the file was rotated or truncated (a
+note and the event's ``restarted``) and reads it from its line 1.
 
 Lines are read in large chunks (``Transport.stream_batches``) and buffered,
 never sent one event per line. The buffer is sent when ``FLUSH_S`` has
@@ -33,7 +44,7 @@ import operator
 import re
 import shlex
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from perftriage.core.model import events as ev
@@ -64,6 +75,10 @@ FLUSH_LINES = 4096  # ... or until this many are buffered
 # message pumps, each hop waits at most one slice
 SLICE_LINES = 1024
 BACKOFF_FIRST_S = 0.5
+# while lines arrive, the followed file's size is recorded this often (a
+# log.position without a line): a copytruncate between two runs that regrows
+# the file past the size at the start of following is still seen as one
+CHECKPOINT_S = 30.0
 BACKOFF_CAP_S = 10.0
 # a follow state as the Source protocol's connection state
 _SOURCE_STATE: dict[ev.LogFollowState, SourceState] = {
@@ -113,6 +128,32 @@ def follow_command(path: str, start_line: int = 1) -> str:
     # knows at once that the command runs, even on a file nobody writes to
     return "printf '\\036\\n'\n" + guarded(
         f"LC_ALL=C exec tail -n +{max(1, int(start_line))} -F -- {shlex.quote(path)} 2>&1")
+
+
+def stat_command(path: str) -> str:
+    """Device, inode and size of the file ``path`` names (links followed, as tail -F does)."""
+    return f"LC_ALL=C stat -L -c '%d %i %s' -- {shlex.quote(path)} 2>/dev/null"
+
+
+def parse_stat(out: str) -> tuple[int, int, int] | None:
+    """``(device, inode, size)`` from :func:`stat_command`'s output, else None."""
+    parts = out.split()
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        return None
+    dev, ino, size = (int(p) for p in parts)
+    return dev, ino, size
+
+
+def moved_on(before: tuple[int, int, int], now: tuple[int, int, int] | None) -> str | None:
+    """Why the file read before (device, inode, size) is not the one the path
+    names now (``now``), or None when reading may go on where it stopped."""
+    if now is None:
+        return "gone (rotated away)"
+    if now[:2] != before[:2]:
+        return f"rotated (another file now: inode {before[1]} → {now[1]})"
+    if now[2] < before[2]:
+        return f"truncated ({before[2]:,} → {now[2]:,} bytes)"
+    return None
 
 
 def count_lines_command(path: str) -> str:
@@ -180,6 +221,7 @@ class CommandLogSource(BaseSource):
         self.command = command
         self.on_lines: list[Callable[[list[str]], None]] = []
         self.on_exit: list[Callable[[str], None]] = []
+        self.restart: str | None = None  # a followed file replaced: why (ends this read)
 
     @property
     def task(self) -> asyncio.Task | None:
@@ -261,9 +303,11 @@ class CommandLogSource(BaseSource):
                 if batch_holds(batch, HEARTBEAT):
                     batch = strip_heartbeats(batch)
                 batch = self._received(batch)  # (called for a heartbeat too: proof of life)
+                pending.extend(batch)
+                if self.restart is not None:  # a new file under the name: start again
+                    break
                 if not batch:
                     continue
-                pending.extend(batch)
                 if len(pending) >= FLUSH_LINES or time.monotonic() - last_flush >= FLUSH_S:
                     # a read that finds data buffered never suspends: drain yields so
                     # the UI (keys, frames) runs between slices of a flood
@@ -277,6 +321,8 @@ class CommandLogSource(BaseSource):
                 handle.cancel()
             flush()
             pipe.close_now()  # (cancelled or broken: what is queued is emitted now)
+            if isinstance(batches, AsyncGenerator):
+                await batches.aclose()  # ends the command now (a break leaves it running)
 
     def emit_lines(self, lines: list[str], found: batch_scan.Scan | None = None) -> None:
         self.follower.emit_lines(self, lines, found)
@@ -293,10 +339,15 @@ class FileLogSource(CommandLogSource):
         self.from_start = from_start
         self.last = last
         self.lines_seen = 0  # lines of the current file received: a reconnect resumes after them
+        # (device, inode, size) of the file those lines came from, as last recorded
+        self.file: tuple[int, int, int] | None = None
         self.follow: ev.LogFollowState | Literal["starting"] = "starting"
         self.follow_reason: str | None = None
         self._gave_up: str | None = None
         self._alive = False  # this attempt's command answered (a heartbeat or a line)
+        self._checkpoint_at = time.monotonic()
+        self._checkpoint: asyncio.Task | None = None
+        self._grew = False  # lines came in since the size was last recorded
 
     def _status(self, state: ev.LogFollowState, reason: str | None = None) -> None:
         if (state, reason) == (self.follow, self.follow_reason):
@@ -313,11 +364,17 @@ class FileLogSource(CommandLogSource):
         try:
             if not self.from_start:
                 self.lines_seen = await self._lines_before_last(transport)
+            await self._locate(transport)
             while True:
                 self._alive = False
                 self.command = follow_command(self.path, self.lines_seen + 1)
                 try:
                     await self._pump(transport.stream_batches(self.command))
+                    if self.restart is not None:  # rotated or truncated under tail: its line 1
+                        restarted = f"{self.restart}: reading restarts at its line 1"
+                        self.restart, self.lines_seen, self.file = None, 0, None
+                        await self._locate(transport, restarted)
+                        continue
                     why = "the follow command ended"
                 except TransportError as exc:
                     if exc.kind in GIVE_UP_KINDS:
@@ -335,11 +392,65 @@ class FileLogSource(CommandLogSource):
                 if self.follow != "error":
                     self._status("reconnecting", why)
                 await asyncio.sleep(backoff)
+                await self._locate(transport)  # rotated meanwhile? then from its line 1
         except asyncio.CancelledError:
             reason = "closed"
             raise
         finally:
+            if self._checkpoint is not None:
+                self._checkpoint.cancel()
             self._finish(reason)
+
+    def _maybe_checkpoint(self) -> None:
+        """Record the size again once lines came in, at most every
+        :data:`CHECKPOINT_S` (a task that waits out the rest of the interval)."""
+        if not self._grew or self.file is None or (
+                self._checkpoint is not None and not self._checkpoint.done()):
+            return
+        self._grew = False
+        wait = max(0.0, CHECKPOINT_S - (time.monotonic() - self._checkpoint_at))
+        self._checkpoint = asyncio.get_running_loop().create_task(self._record_size(wait))
+
+    async def _record_size(self, wait: float) -> None:
+        """The file's size, as a ``log.position`` without a line, when it is
+        still the file being read and has grown (else tail says what it is)."""
+        await asyncio.sleep(wait)
+        self._checkpoint_at = time.monotonic()
+        try:
+            res = await self.transport().run(stat_command(self.path), timeout=30)
+        except TransportError:
+            return
+        now, known = parse_stat(res.stdout), self.file
+        if now is not None and known is not None and not moved_on(known, now) and now != known:
+            self.file = now
+            self.follower.session.emit(ev.LogFilePosition(
+                source_id=self.source_id, line=None, dev=now[0], ino=now[1], size=now[2]))
+        if self._grew:  # lines came in meanwhile: their size next
+            self._checkpoint = None
+            self._maybe_checkpoint()
+
+    async def _locate(self, transport, restarted: str | None = None) -> None:
+        """Where this start reads from: on after the lines already read when
+        the path still names the file they came from, unshrunk; else from
+        line 1, saying why. Recorded as a ``log.position`` event
+        (``restarted``: tail already said the file is new)."""
+        try:
+            res = await transport.run(stat_command(self.path), timeout=30)
+            now = parse_stat(res.stdout)
+        except TransportError:
+            return  # the follow command meets the same trouble and says it
+        if self.lines_seen and self.file is not None and (why := moved_on(self.file, now)):
+            restarted = (f"{why} since line {self.lines_seen:,} was read: "
+                         "reading restarts at its line 1")
+            self.lines_seen = 0
+            self.follower.session.emit(ev.NoteAdded(
+                text=f"log {self.host}:{self.path} was {restarted}"))
+        if now is None:
+            return  # not there yet: tail says so, and reads it from line 1 once it appears
+        self.file = now
+        self.follower.session.emit(ev.LogFilePosition(
+            source_id=self.source_id, line=self.lines_seen, dev=now[0], ino=now[1], size=now[2],
+            restarted=restarted))
 
     async def _lines_before_last(self, transport) -> int:
         """Where ``last`` lines before the end start (absolute lines let a
@@ -365,9 +476,10 @@ class FileLogSource(CommandLogSource):
                     self.lines_seen += 1
                     continue
                 kind, text = found
-                if kind == "restart":  # a new file under the name, read from its start
-                    self.lines_seen = 0
-                    self._status("following", text)
+                if kind == "restart":  # a new file under the name: read from its line 1,
+                    self.restart = text  # by a new start (the lines after this one are
+                    self._status("following", text)  # read again, counted from 1)
+                    break
                 elif kind == "error":
                     self._status("error", text)
                 elif kind == "lost":
@@ -375,4 +487,6 @@ class FileLogSource(CommandLogSource):
                     self._status("lost", text)
         if self.follow in ("starting", "reconnecting") or (self.follow == "error" and keep):
             self._status("following")
+        self._grew = self._grew or bool(keep)
+        self._maybe_checkpoint()
         return keep

@@ -13,7 +13,7 @@ from perftriage.services.hosts.registry import Host
 from perftriage.services.sampling.local_sampler import LocalSampler
 from perftriage.services.sampling.remote_sampler import RemoteSampler
 from perftriage.services.investigation.session import Session
-from perftriage.services.sources.base import BaseSource, SourceState
+from perftriage.services.sources.base import BaseSource, SourceKind, SourceState
 from perftriage.transport.base import MaintainsConnection
 
 # a transport's state word, as the event and as the source state
@@ -93,3 +93,6 @@ def sampler_sources(config, registry, session: Session) -> list[BaseSource]:
     """Source factory: :func:`host_sources` of every host in ``registry``."""
     return [source for host in registry.hosts.values()
             for source in host_sources(host, session, config.ui.sample_interval)]
+
+
+SAMPLERS = SourceKind("samplers", sampler_sources)

@@ -33,7 +33,7 @@ from perftriage.core.fleet.model import FleetSnapshot, FleetSummary, Outlier, me
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.sanitize import visible
 from perftriage.core.view import fleet_view
-from perftriage.services.hosts.dig_in import DigInError, dig_in
+from perftriage.services.hosts.dig_in import DigInError
 from perftriage.ui.widgets.format import sparkline
 
 MAX_OUTLIER_ROWS = 200
@@ -285,7 +285,7 @@ class FleetScreen(Screen[str | None]):
                     load, exclusive=True, group="fleet-history", exit_on_error=False)
 
     async def _load_history(self, o: Outlier) -> None:
-        from perftriage.services.sources.fleet import PrometheusError
+        from perftriage.transport.prometheus import PrometheusError
 
         box = self.query_one("#fleet-history", Static)
         try:
@@ -318,7 +318,7 @@ class FleetScreen(Screen[str | None]):
         if host is None:
             return
         try:
-            added = dig_in(app_context(self).cockpit, host)
+            added = app_context(self).cockpit.dig_in(host)
         except DigInError as exc:
             self.notify(str(exc), severity="error")
             return

@@ -3,7 +3,8 @@
 Prometheus URL (``P``), load a hypothesis pack (``L``), and save what joined
 into the config file (``C``). Following a log is ``o``
 (:mod:`perftriage.ui.flows.servers`). The work is
-:mod:`perftriage.services.grow`; this module only asks and tells."""
+the :class:`~perftriage.services.cockpit.Cockpit`'s growing methods; this
+module only asks and tells."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from textual.binding import Binding
 
 from perftriage.core.sanitize import visible
 from perftriage.ui.screens.prompt import PromptScreen
-from perftriage.services import grow
 from perftriage.services.cockpit import Cockpit
+from perftriage.services.sources.base import JoinError
 
 T = TypeVar("T")
 SAVE_HINT = "C saves it into {config}"
@@ -58,10 +59,10 @@ class GrowFlows:
         self.app.notify(visible(str(exc)), severity="error")
 
     def _try(self, work: Callable[[], T]) -> T | None:
-        """``work()``, or None when it raised GrowError (said as an error)."""
+        """``work()``, or None when it raised JoinError (said as an error)."""
         try:
             return work()
-        except grow.GrowError as exc:
+        except JoinError as exc:
             self._failed(exc)
             return None
 
@@ -90,7 +91,7 @@ class GrowFlows:
         self._ask(PromptScreen(
             "hosts: add a host", "host-add", placeholder="user@host[:port], an ssh alias or a "
             "config name", help="sampled, probed and followed like a configured host"),
-            lambda value: grow.add_host(self.cockpit, value), said)
+            self.cockpit.add_hosts, said)
 
     def remove_host(self, name: str | None = None) -> None:
         names = list(self.cockpit.registry.names)
@@ -102,8 +103,8 @@ class GrowFlows:
             if not value:
                 return
             try:
-                await grow.remove_host(self.cockpit, value.strip())
-            except grow.GrowError as exc:
+                await self.cockpit.remove_host(value.strip())
+            except JoinError as exc:
                 self._failed(exc)
                 return
             self.app.notify(visible(f"host {value} removed: no longer sampled or probed"))
@@ -125,7 +126,7 @@ class GrowFlows:
 
         def add(value: str) -> str:
             url, _, host = value.partition(" on ")
-            return grow.add_engine(self.cockpit, url, host.strip() or default)
+            return self.cockpit.add_engine(url, host.strip() or default)
 
         self._ask(PromptScreen(
             "engine: add a /metrics URL", "engine-add",
@@ -139,14 +140,14 @@ class GrowFlows:
             "fleet: set the Prometheus URL", "prometheus-set",
             value=self.cockpit.config.fleet.prometheus or "", placeholder="http://127.0.0.1:9090",
             help="the Fleet view's medians and outliers come from here"),
-            lambda value: grow.set_prometheus(self.cockpit, value),
+            self.cockpit.set_prometheus,
             lambda _, url: f"Prometheus {url}: the Fleet view (F) reads it")
 
     def load_pack(self) -> None:
         self._ask(PromptScreen(
             "hypotheses: load a pack", "pack-load", placeholder="a pack file or a bundled name (seed)",
             help="[[hypotheses]] with title, note and check"),
-            lambda value: grow.load_pack(self.cockpit, value),
+            self.cockpit.load_pack,
             lambda value, added: f"pack {value}: {added} hypotheses added")
 
     # --- the config file ---------------------------------------------------------------
@@ -156,7 +157,7 @@ class GrowFlows:
             self.app.notify("no config file to save into", severity="warning")
             return
         path = self.config_path
-        changes = self._try(lambda: grow.save_to_config(self.cockpit, path))
+        changes = self._try(lambda: self.cockpit.save_to_config(path))
         if changes is None:
             return
         if not changes:

@@ -16,7 +16,8 @@ from perftriage.cli import EXIT_FAILED, EXIT_UNREACHABLE, cli
 from perftriage.core.model import events as ev
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts.registry import HostRegistry
-from perftriage.services.sources.fleet import FleetSource, PrometheusClient, PrometheusError
+from perftriage.services.sources.fleet import FleetSource
+from perftriage.transport.prometheus import PrometheusClient, PrometheusError
 
 assert len(FLEET_OUTLIERS) == 2
 

@@ -59,7 +59,7 @@ def _max_rss_mib() -> float:
 @pytest.mark.parametrize("path,which", [("/endless", "size"), ("/drip", "deadline"),
                                         ("/silent", "deadline"), ("/big/52428800", "size")])
 async def test_prometheus_client_stops_at_the_limit(hostile, path, which):
-    from perftriage.services.sources.fleet import PrometheusClient, PrometheusError
+    from perftriage.transport.prometheus import PrometheusClient, PrometheusError
 
     rss0 = _max_rss_mib()
     t0 = time.monotonic()
@@ -74,7 +74,7 @@ async def test_prometheus_client_stops_at_the_limit(hostile, path, which):
 
 
 def test_prometheus_timeout_is_the_overall_deadline(hostile):
-    from perftriage.services.sources.fleet import PrometheusClient
+    from perftriage.transport.prometheus import PrometheusClient
 
     client = PrometheusClient(hostile.url("/"), timeout=3.5)
     assert client.limits.deadline_s == 3.5

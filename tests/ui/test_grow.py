@@ -15,7 +15,7 @@ from tests.support.metrics_server import MetricsServer
 from perftriage.core.model import events as ev
 from perftriage.core.store import config as config_mod
 from perftriage.core.store import transcript
-from perftriage.services import grow
+from perftriage.services.sources.base import JoinError
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts.registry import HostRegistry, local_host
 from perftriage.services.investigation.named import open_investigation
@@ -46,16 +46,16 @@ async def test_a_log_and_an_engine_join_and_come_back_in_the_next_run(tmp_path):
         cockpit = _cockpit(tmp_path)
         await cockpit.start()
         try:
-            sid = grow.follow_log(cockpit, "localhost", str(log))
-            name = grow.add_engine(cockpit, server.url, "localhost")
+            sid = cockpit.follow_log("localhost", str(log))
+            name = cockpit.add_engine(server.url, "localhost")
             state = cockpit.session.state
             await wait_for(lambda: state.logs[sid].total_lines == 1, timeout=20)
             await wait_for(lambda: state.engines.get(name) is not None
                            and state.engines[name].conn_state == "up", timeout=20)
-            with pytest.raises(grow.GrowError, match="http"):
-                grow.add_engine(cockpit, "ftp://x/metrics")
-            with pytest.raises(grow.GrowError, match="no host 'nowhere'"):
-                grow.follow_log(cockpit, "nowhere", "/var/log/x")
+            with pytest.raises(JoinError, match="http"):
+                cockpit.add_engine("ftp://x/metrics")
+            with pytest.raises(JoinError, match="no host 'nowhere'"):
+                cockpit.follow_log("nowhere", "/var/log/x")
         finally:
             await cockpit.stop()
         path = cockpit.session.path
@@ -89,16 +89,16 @@ async def test_a_host_joins_over_ssh_and_leaves(quiet_sshd, tmp_path):
     cockpit.registry.ssh = SshOptions(config=quiet_sshd.ssh_config)  # as --ssh-config gives it
     await cockpit.start()
     try:
-        assert grow.add_host(cockpit, quiet_sshd.alias) == [quiet_sshd.alias]
-        assert grow.add_host(cockpit, quiet_sshd.alias) == []  # there already
+        assert cockpit.add_hosts(quiet_sshd.alias) == [quiet_sshd.alias]
+        assert cockpit.add_hosts(quiet_sshd.alias) == []  # there already
         state = cockpit.session.state
         await wait_for(lambda: state.hosts[quiet_sshd.alias].conn_state == "up", timeout=30)
         pid = cockpit.probes.enqueue(quiet_sshd.alias, "shell", ["echo joined"])
         await cockpit.probes.wait(pid)
         assert state.probes[pid].stdout == "joined\n"
-        with pytest.raises(grow.GrowError):
-            grow.add_host(cockpit, "bad host;rm -rf ~")
-        await grow.remove_host(cockpit, quiet_sshd.alias)
+        with pytest.raises(JoinError):
+            cockpit.add_hosts("bad host;rm -rf ~")
+        await cockpit.remove_host(quiet_sshd.alias)
         assert quiet_sshd.alias not in cockpit.registry.hosts
         assert quiet_sshd.alias not in state.hosts
         assert not [s for s in cockpit.sources if s.host == quiet_sshd.alias]
@@ -114,8 +114,8 @@ def test_a_bad_pack_says_where(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('[[hypotheses]]\ntitle = "t"\ncheck = "gap.trafic_ratio > 1"\n')
     cockpit = _cockpit(tmp_path, "packs")
-    with pytest.raises(grow.GrowError, match=r"bad.toml:3.*gap.traffic_ratio"):
-        grow.load_pack(cockpit, str(bad))
+    with pytest.raises(JoinError, match=r"bad.toml:3.*gap.traffic_ratio"):
+        cockpit.load_pack(str(bad))
     assert cockpit.session.state.hypotheses == []
     cockpit.session.close()
 
@@ -125,10 +125,10 @@ def test_the_bundled_pack_adds_its_hypotheses_once_and_is_recorded(tmp_path):
 
     cockpit = _cockpit(tmp_path, "packs")
     titles = [h.title for h in pack.load("seed")]
-    assert grow.load_pack(cockpit, "seed") == len(titles) > 0
+    assert cockpit.load_pack("seed") == len(titles) > 0
     assert [h.title for h in cockpit.session.state.hypotheses] == titles
     assert any(h.check for h in cockpit.session.state.hypotheses)
-    assert grow.load_pack(cockpit, "seed") == 0  # loaded again: nothing twice
+    assert cockpit.load_pack("seed") == 0  # loaded again: nothing twice
     assert [(a.what, a.value) for a in cockpit.session.state.additions] == [
         ("pack", "seed")]  # one addition, however often loaded
     cockpit.session.close()
@@ -158,7 +158,7 @@ def test_what_joined_is_saved_into_the_config_keeping_comments(tmp_path):
     session.emit(ev.CockpitAdded(what="prometheus", value="http://127.0.0.1:9090"))
     session.emit(ev.LogSourceOpened(source_id="log9", host="localhost", path="/tmp/s.log"))
     session.emit(ev.LogSourceOpened(source_id="log10", host="gpu-a", path="/var/log/a.log"))
-    changes = grow.save_to_config(cockpit, config_file)
+    changes = cockpit.save_to_config(config_file)
     assert changes == ["host localhost", "log localhost:/tmp/s.log",
                        "engine http://127.0.0.1:30000/metrics on localhost",
                        "prometheus http://127.0.0.1:9090"]
@@ -171,7 +171,7 @@ def test_what_joined_is_saved_into_the_config_keeping_comments(tmp_path):
     assert local.metrics_url == "http://127.0.0.1:30000/metrics"
     assert saved.fleet.prometheus == "http://127.0.0.1:9090"
     assert saved.host("gpu-a").logs == ["/var/log/a.log"]  # configured: not added twice
-    assert grow.save_to_config(cockpit, config_file) == []  # nothing new to offer
+    assert cockpit.save_to_config(config_file) == []  # nothing new to offer
     session.close()
 
 
@@ -180,8 +180,8 @@ def test_a_broken_config_is_not_overwritten(tmp_path):
     config_file.write_text("[ui\nbroken")
     cockpit = _cockpit(tmp_path, "broken")
     cockpit.session.emit(ev.CockpitAdded(what="prometheus", value="http://127.0.0.1:9090"))
-    with pytest.raises(grow.GrowError, match="config not saved"):
-        grow.save_to_config(cockpit, config_file)
+    with pytest.raises(JoinError, match="config not saved"):
+        cockpit.save_to_config(config_file)
     assert config_file.read_text() == "[ui\nbroken"
     cockpit.session.close()
 
@@ -216,3 +216,31 @@ async def test_keys_and_palette_grow_the_running_app(tmp_path):
             await wait_for(lambda: "metrics_url" in config_file.read_text())
             assert config_file.read_text().startswith("# mine\n")
             await pilot.press("q")
+
+
+def test_a_source_that_joins_is_found_through_its_kind_never_named(tmp_path, monkeypatch):
+    """The cockpit joins (and a continued run joins again) whatever kind in
+    SOURCE_KINDS answers the recorded word: no if/elif names a source."""
+    from perftriage.services.sources import factories
+    from perftriage.services.sources.base import BaseSource, Joined, SourceKind
+
+    made: list[tuple[str, str | None]] = []
+
+    def join(j) -> Joined:
+        made.append((j.value, j.host))
+        source = BaseSource()
+        source.name, source.host = f"stand-in:{j.value}", j.host
+        return Joined(source, j.value.strip().upper())
+
+    kind = SourceKind("stand-in", lambda config, registry, session: [], joins="engine",
+                      join=join)
+    monkeypatch.setattr(factories, "SOURCE_KINDS", (kind,))
+    cockpit = _cockpit(tmp_path)
+    joined = cockpit.join("engine", " x ", "localhost")
+    assert joined.value == "X" and joined.source is not None
+    assert [(a.what, a.value, a.host) for a in cockpit.session.state.additions] == [
+        ("engine", "X", "localhost")]
+    assert cockpit.resume() == [] and made == [(" x ", "localhost"), ("X", "localhost")]
+    with pytest.raises(JoinError, match="nothing joins as 'prometheus'"):
+        cockpit.join("prometheus", "http://127.0.0.1:9")
+    cockpit.session.close()

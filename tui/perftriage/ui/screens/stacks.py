@@ -1,0 +1,166 @@
+"""The Stacks view: where the engine's Python spends its time.
+
+Top: the sample's headline (probe, host, record or dump, processes, top
+frame). Left: the top frames of every process (self and total share,
+``file:line``). Right: Enter on a frame shows its full stack (the hottest
+sampled stack that holds it); ``d`` compares with the sample before
+(functions that grew or shrank as the top of the stack). ``[`` / ``]`` step
+through the samples; ``k`` in the Probes pane takes a new one.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from perftriage.core.model.state import Section, SessionState
+from perftriage.core.sanitize import visible
+from perftriage.core.stacks.compare import compare
+from perftriage.core.stacks.samples import headline, samples, stack_of, where
+from perftriage.core.stacks.summary import StacksSummary
+from perftriage.ui.app_context import app_context
+
+FRAME_ROWS = 15  # per process
+
+
+class StacksScreen(Screen[None]):
+    SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.PROBES})
+
+    BINDINGS = [
+        Binding("escape", "close", "back", id="stacks.close"),
+        Binding("left_square_bracket", "step(-1)", "previous", id="stacks.previous"),
+        Binding("right_square_bracket", "step(1)", "next", id="stacks.next"),
+        Binding("d", "toggle_compare", "compare", id="stacks.compare",
+                tooltip="functions that grew or shrank since the sample before"),
+    ]
+    DEFAULT_CSS = """
+    StacksScreen { layout: vertical; }
+    StacksScreen #stacks-head { height: auto; padding: 0 1; text-style: bold; }
+    StacksScreen #stacks-body { height: 1fr; }
+    StacksScreen #stacks-frames-box { width: 3fr; border: round $pane-border; }
+    StacksScreen #stacks-side { width: 2fr; border: round $pane-border; padding: 0 1; }
+    StacksScreen #stacks-frames { height: 1fr; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index: int | None = None  # None: the newest sample
+        self.comparing = False
+        self.picked: tuple[int, str, str] | None = None  # (pid, name, file) shown on the right
+        self._rows: list[tuple[int, str, str]] = []  # the table's rows, in order
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="stacks-head")
+        with Horizontal(id="stacks-body"):
+            with Vertical(id="stacks-frames-box") as box:
+                box.border_title = "Top frames (by self share, per process)"
+                yield DataTable(id="stacks-frames", cursor_type="row", zebra_stripes=True)
+            yield Static(id="stacks-side")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#stacks-frames", DataTable).add_columns(
+            "pid", "self", "total", "frame", "where")
+        app = app_context(self)
+        app.refresher.watch(self)
+        self.show_state(app.session.state)
+
+    # --- rendering -----------------------------------------------------------------
+
+    def current(self, state: SessionState) -> tuple[int, list]:
+        found = samples(state)
+        i = len(found) - 1 if self.index is None else max(0, min(self.index, len(found) - 1))
+        return i, found
+
+    def show_state(self, state: SessionState) -> None:
+        i, found = self.current(state)
+        head = self.query_one("#stacks-head", Static)
+        table = self.query_one("#stacks-frames", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        self._rows = []
+        if not found:
+            head.update(Text("No stacks sample yet: k in the Probes pane samples the engine's "
+                             "Python with py-spy (or `perftriage probe stacks --seconds 2`)."))
+            self.query_one("#stacks-side", Static).update("")
+            return
+        p, s = found[i]
+        head.update(Text(f"[{i + 1}/{len(found)}] " + visible(headline(p, s))))
+        for proc in s.processes:
+            if proc.error is not None:
+                table.add_row(str(proc.pid), "", "", Text(visible(proc.error), style="red"), "")
+                self._rows.append((proc.pid, "", ""))
+                continue
+            for f in proc.frames[:FRAME_ROWS]:
+                table.add_row(str(proc.pid), f"{f.self_pct:.1f}%", f"{f.total_pct:.1f}%",
+                              Text(visible(f.name[:60])), Text(visible(where(f)[-50:])))
+                self._rows.append((proc.pid, f.name, f.file))
+        if 0 < cursor < table.row_count:
+            table.move_cursor(row=cursor)
+        self.query_one("#stacks-side", Static).update(
+            self._compare_text(found, i) if self.comparing else self._stack_text(s))
+
+    def _stack_text(self, s: StacksSummary) -> Text:
+        if self.picked is None:
+            return Text("Enter on a frame: its full stack\nd: compare with the sample before",
+                        style="dim")
+        pid, name, file = self.picked
+        proc = next((x for x in s.processes if x.pid == pid), None)
+        st = stack_of(proc, name, file) if proc is not None else None
+        if st is None:
+            return Text(f"{visible(name)}: not in the hottest stacks kept of pid {pid}",
+                        style="dim")
+        out = Text.assemble((f"pid {pid}: {st.samples} samples ({st.pct:.1f} %), root first\n",
+                             "bold"))
+        for depth, frame in enumerate(st.frames):
+            style = "bold yellow" if frame.startswith(f"{name} ({file}") else ""
+            out.append(f"{' ' * min(depth, 12)}{visible(frame)}\n", style=style)
+        return out
+
+    def _compare_text(self, found: list, i: int) -> Text:
+        if i == 0:
+            return Text("nothing to compare with: this is the first sample", style="dim")
+        (pb, before), (pa, after) = found[i - 1], found[i]
+        grew, shrank = compare(before, after)
+        out = Text.assemble((f"{visible(pa.probe_id)} against {visible(pb.probe_id)} "
+                             "(self share of all samples)\n", "bold"))
+        for label, items, style in (("grew", grew, "red"), ("shrank", shrank, "green")):
+            out.append(f"{label} ({len(items)})\n", style=f"bold {style}")
+            for c in items[:8]:
+                out.append(f"  {c.before_pct:5.1f}% → {c.after_pct:5.1f}%  "
+                           f"{visible(c.name[:48])}\n")
+        return out
+
+    def _redraw(self) -> None:
+        self.show_state(app_context(self).session.state)
+
+    # --- actions -------------------------------------------------------------------
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        row = event.cursor_row
+        if 0 <= row < len(self._rows) and self._rows[row][1]:
+            self.picked = self._rows[row]
+            self.comparing = False
+            self._redraw()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_step(self, delta: int) -> None:
+        found = samples(app_context(self).session.state)
+        if not found:
+            return
+        i = len(found) - 1 if self.index is None else self.index
+        self.index = max(0, min(len(found) - 1, i + delta))
+        self.picked = None
+        self._redraw()
+
+    def action_toggle_compare(self) -> None:
+        self.comparing = not self.comparing
+        self._redraw()
