@@ -48,3 +48,4 @@ async def test_the_replay_footer_offers_no_key_that_is_off():
                 "probe.output"}
             assert "logs.open" not in ids and "app.quit" in ids
         await pilot.press("q")
+
