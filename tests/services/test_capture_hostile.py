@@ -263,3 +263,20 @@ async def test_the_exec_helper_runs_nothing_planted_on_the_host(no_sftp_sshd, tm
     finally:
         await files.close()
         await transport.close()
+
+
+async def test_vllm_trace_directory_links_are_refused_and_the_directory_kept(via, tmp_path):
+    # vLLM writes into its own directory (not perftriage's): nothing there is
+    # removed, and a link in it is refused like in SGLang's
+    transport, path = via
+    scene = Scene(tmp_path)
+    traces = tmp_path / "vllm-traces"
+    traces.mkdir()
+    (traces / "worker_TP9.1.pt.trace.json.gz").symlink_to(scene.secret)
+    with ProfilingServerSimulator(engine="vllm", tp_size=2, trace_dir=traces) as sim:
+        result = await capture(transport, _req(sim.url, scene.host, seconds=0.2,
+                                               vllm_dir=str(traces)), scene.out)
+    assert result.via == path and result.engine == "vllm" and len(result.files) == 2
+    assert list(result.refused.values()) == ["a symbolic link"]
+    assert not scene.leaked() and scene.intact()
+    assert len(list(traces.iterdir())) == 3  # the server's directory is left as it was
