@@ -372,3 +372,17 @@ def test_a_file_of_tiny_objects_is_refused_before_it_is_decoded(tmp_path: Path,
     # one object fewer than that is read (and costs a few times the cap at most)
     path.write_bytes(b"[" + b",".join([event] * (n - 1)) + b"]")
     summarize_files([path], limits=limits)
+
+
+def test_an_nsys_line_of_many_megabytes_is_never_held_whole(tmp_path: Path) -> None:
+    path = nsys_file(tmp_path, ["50.0,2000,4,500,500,400,600,10,nvjet_ok",
+                                "50.0,2000,4,500,500,400,600,10," + "\U0001f600" * (8 << 20)])
+    tracemalloc.start()
+    try:
+        with pytest.raises(TraceError, match="line 5"):
+            summarize_files([path])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # the file's 32 MiB text is held once; the line (128 MiB as a str) never is
+    assert peak < 80 << 20

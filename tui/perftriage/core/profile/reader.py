@@ -83,7 +83,12 @@ def read_trace_bytes(path: str, limits: TraceLimits = TraceLimits()) -> bytes | 
     """The file's text (gzip inflated, found by its magic bytes), or :class:`TraceError`."""
     with open_trace(path, limits) as fh:
         try:
-            data = fh.read(limits.max_bytes + 1)  # +1: a file that grew since is caught below
+            # what fstat says, +1 to see a file that grew since; never a buffer
+            # of the whole cap for a small file
+            size = os.fstat(fh.fileno()).st_size
+            data = fh.read(size + 1)
+            if len(data) > size:
+                data += fh.read(limits.max_bytes + 1 - len(data))
         except OSError as exc:
             raise TraceError(path, exc.strerror or str(exc)) from None
     if len(data) > limits.max_bytes:
