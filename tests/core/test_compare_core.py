@@ -222,6 +222,7 @@ def test_runs_profile_per_step_and_what_changed(runs):
     assert p["step_ms"]["a"] == pytest.approx(3.906, abs=0.01)
     assert p["step_ms"]["b"] == pytest.approx(0.603, abs=0.01)
     assert p["step_ms"]["verdict"] == "improved"
+    assert p["step_ms_per_rank"]["a"] == {"TP-0": pytest.approx(3.906, abs=0.01)}
     assert p["idle_pct"]["verdict"] == "improved"
     assert p["kernel_ms"]["verdict"] == "no change"  # the same kernels, replayed
     copy = next(k for k in p["kernels"] if k["bucket"] == "memcpy/memset")
