@@ -238,7 +238,7 @@ def half_record_trials(n: int = 1500) -> tuple[int, int, str]:
     from perftriage.core.report import markdown
     from perftriage.services.investigation.replay import Replayer
     from tests.support.event_samples import samples, write_transcript
-    from tests.core.test_half_records import OTHER_VALUES, mutated, paths
+    from tests.ui.test_half_records import OTHER_VALUES, mutated, paths
 
     found = samples()
     rng = random.Random(23)

@@ -196,3 +196,19 @@ async def test_a_rank_file_over_the_trace_cap_is_not_fetched(via, tmp_path):
             await capture(transport, _req(sim.url, scene.host, max_trace_mb=2), scene.out)
     assert err.value.kind == "too_big" and "over the 2 MiB cap" in str(err.value)
     assert not scene.out.exists() and scene.left() == []
+
+
+async def test_the_captured_event_says_how_the_files_came_and_what_was_refused(tmp_path):
+    from perftriage.services.cockpit import Cockpit
+    from tests.support.hostile_capture import link_to_secret
+
+    scene = Scene(tmp_path)
+    cockpit = Cockpit(sessions_dir=tmp_path / "sessions")
+    with ProfilingServerSimulator(tp_size=2, silent_ranks=(0,), plant=link_to_secret(scene)) as sim:
+        cap = await cockpit.profiles.capture("localhost", sim.url, 2)
+    cockpit.session.close()
+    assert cap.via == "local" and cap.missing == ["TP-0"]
+    assert len(cap.refused) == 1 and cap.refused[0].endswith("TP-0.trace.json.gz: a symbolic link")
+    assert cockpit.session.state.profiles[-1].refused == cap.refused
+    assert scene.intact() and not any(scene.secret.read_bytes()[:7] in Path(f).read_bytes()
+                                      for f in cap.files)

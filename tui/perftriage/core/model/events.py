@@ -434,6 +434,8 @@ class ProfileCaptured(Event, tag="profile.captured"):
     steps: int | None = None
     files: list[str] = []
     missing: list[str] = []  # ranks that wrote no trace in time
+    via: str = ""  # how the files came: SFTP | exec (the host has no SFTP) | local
+    refused: list[str] = []  # "NAME: what it is": trace-named entries that were no plain file
 
 
 class SessionEnded(Event, tag="session.ended"):

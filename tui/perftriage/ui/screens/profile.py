@@ -37,7 +37,7 @@ from perftriage.core.sanitize import visible
 from perftriage.core.view.baseline_view import profile_lines
 from perftriage.core.view.profile_view import bar_segments, headline
 from perftriage.ui.screens.prompt import PromptScreen
-from perftriage.services.profile.capture import CaptureFailed
+from perftriage.services.profile.capture import CaptureFailed, via_text
 from perftriage.transport.base import TransportError
 from perftriage.transport.http_get import BadUrl, parse_http_url
 
@@ -281,9 +281,12 @@ class ProfileScreen(Screen[None]):
             self.notify(f"profile: {visible(str(exc))}", severity="error", timeout=12)
             return
         self.index = None
-        progress(f"{cap.capture_id}: {len(cap.files)} trace file(s) kept next to the transcript")
+        progress(f"{cap.capture_id}: {len(cap.files)} trace file(s) fetched {via_text(cap.via)}, "
+                 "kept next to the transcript")
         if cap.missing:
-            self.notify(f"profile: no trace from {', '.join(cap.missing)}", severity="warning")
+            refused = f" (refused: {'; '.join(cap.refused)})" if cap.refused else ""
+            self.notify(visible(f"profile: no trace from {', '.join(cap.missing)}{refused}"),
+                        severity="warning")
 
 
 VERDICT_STYLE = {"improved": "green", "regressed": "red", "not enough data": "dim"}
