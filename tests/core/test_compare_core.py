@@ -281,3 +281,18 @@ def test_log_batches_in_bulk_match_the_reducers_parse_batch_by_batch():
         flat = rec.series[("decode_tps", "h", -1)].v if got else []
         assert list(flat) == [float(v) for v in lm.gen_tps], name
         assert len(flat) > 0, name
+
+
+def test_a_gpu_shows_on_its_own_row_only_where_its_verdict_differs_from_its_hosts():
+    from perftriage.core.compare.recording import Recording
+    from perftriage.core.model import events as ev
+
+    rec = Recording()
+    for t in range(60):
+        after = t >= 30
+        gpus = [ev.GpuCounters(index=0, sm_active_pct=(80.0 if after else 50.0) + t % 3),
+                ev.GpuCounters(index=1, sm_active_pct=50.0 + t % 3)]
+        rec.feed(ev.GpuCountersSample(host="n1", source="nvml-gpm", gpus=gpus, t=float(t)))
+    out = compare(side(rec, 0, 29), side(rec, 30, 59))
+    rows = [(r["name"], r["gpu"], r["verdict"]) for r in out["metrics"]]
+    assert rows == [("SM active · n1", None, "improved"), ("SM active · n1 GPU 1", 1, "no change")]
