@@ -58,3 +58,17 @@ def test_not_a_csv_exits_2(tmp_path):
 
 def test_bad_peak_is_a_usage_error():
     assert run(str(FIXTURE), "--peak-gbs", "0").exit_code == 2
+
+
+def test_a_fifo_or_a_link_to_a_device_is_refused_not_read(tmp_path):
+    # a FIFO with no writer would block the read for ever; /dev/zero never ends
+    import os
+
+    fifo = tmp_path / "capture.csv"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.csv"
+    zero.symlink_to("/dev/zero")
+    for path, kind in ((fifo, "FIFO"), (zero, "character device")):
+        r = run(str(path))
+        assert r.exit_code == 2, r.output
+        assert path.name in r.output and kind in r.output and "Traceback" not in r.output
