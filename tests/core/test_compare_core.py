@@ -1,7 +1,9 @@
 """The before/after core (perftriage.core.compare) on real recordings: the
-slow and fast phases of the H200 bandwidth run (``tests/fixtures/gpm/h200-run``
-and ``tests/fixtures/session-h200-standin.jsonl``, both from
-``../shared/fixtures/h200-bandwidth``'s machine), no false alarms between
+slow and fast phases of the H200 bandwidth stand-in
+(``tests/fixtures/session-h200-standin.jsonl``, a copy of
+``../shared/fixtures/h200-bandwidth/session-h200-standin.jsonl``, and
+``tests/fixtures/gpm/h200-run``, the same workload recorded with the live gap
+and GPM counters on the same kind of machine), no false alarms between
 slices of one steady phase, change points, the profile per step from the real
 H200 traces, and what else changed between two runs."""
 

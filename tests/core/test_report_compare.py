@@ -42,6 +42,8 @@ def test_one_run_without_a_baseline_tells_its_phases():
     assert len(rows) == 2
     assert "| 13.6 tok/s |" in rows[0] and rows[0].endswith("| — |")
     assert "| 109 tok/s |" in rows[1] and rows[1].endswith("| 8.01× |")
+    at = text.index("### Throughput")
+    assert "changed level during the session" in text[at:at + 300]
 
 
 def test_a_baseline_is_compared_with_what_followed(tmp_path):

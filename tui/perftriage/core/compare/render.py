@@ -63,7 +63,7 @@ def profile_cells(profile: dict[str, Any]) -> list[tuple[str, ...]]:
 
 
 def _side(name: str, side: dict[str, Any]) -> str:
-    hosts = ", ".join(side["hosts"]) or "no hosts"
+    hosts = ", ".join(visible(h) for h in side["hosts"]) or "no hosts"
     return (f"{name}  {visible(side['label'])}  {clock(side['from'])}–{clock(side['to'])}"
             f"  ({hosts})")
 
