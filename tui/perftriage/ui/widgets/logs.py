@@ -63,6 +63,12 @@ def metrics_line(m: LogMetrics) -> str:
     return " · ".join(parts)
 
 
+# the pane's height from which the latency heatmap (8 rows) still leaves
+# five log lines under the tabs, figures and engine strip (a 45-row terminal
+# has it; 30 rows do not)
+HEATMAP_MIN_ROWS = 20
+
+
 class LogsPane(Pane):
     # a quiet log turns stale (CLOCK); the engine strip and heatmap (ENGINES)
     SECTIONS = frozenset({Section.LOGS, Section.ENGINES, Section.CLOCK, Section.BASELINE})
@@ -191,6 +197,8 @@ class LogsPane(Pane):
 
     def on_resize(self, event) -> None:
         self._fit_spark()
+        # at 100x30 the header rows and the 8-row heatmap left no log line: lines win
+        self.query_one("#logs-latency", LatencyHeatmap).fit(self.size.height >= HEATMAP_MIN_ROWS)
 
     def _now(self, state: SessionState) -> float:
         """Session seconds now (live), or of the latest event (replay)."""
