@@ -8,7 +8,9 @@ same run, each in a fresh process:
 
 - baseline: a plain ``msgspec.json.decode`` of the file's bytes (dicts);
 - perftriage: ``summarize_files`` (typed decode, buckets, intervals, idle,
-  exposed communication), the work behind ``perftriage trace``.
+  exposed communication, the idle breakdown), the work behind ``perftriage trace``;
+- the same without the idle breakdown (the reader's events decoded without
+  ``args``): what the breakdown adds (target: ≤ 1.3×).
 
 Prints time and peak RSS of both and the ratio (target: ≤ 1.2× the
 baseline's time, RSS ≤ 1 GB). Then the event loop's responsiveness while a
@@ -42,6 +44,17 @@ BASELINE = (
     "n = len(doc['traceEvents'])\n"
     "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, n)\n")
 
+# The same summary with the idle breakdown's input left undecoded: events without
+# ``args`` (so no stream, correlation or launch), as the reader was before it.
+NO_IDLE = (
+    "import typing, msgspec\n"
+    "from perftriage.core.profile import kineto\n"
+    "class E(msgspec.Struct, gc=False):\n"
+    "    ph: str = ''\n    cat: str = ''\n    name: str = ''\n    ts: float = 0.0\n"
+    "    dur: float = 0.0\n    pid: int | str = 0\n    args: typing.ClassVar[None] = None\n"
+    "class T(msgspec.Struct, gc=False):\n    traceEvents: list[E]\n"
+    "kineto._DECODER, kineto.ChromeTrace = msgspec.json.Decoder(T | list[E]), T\n")
+
 SUMMARY = (
     "import resource, sys, time\n"
     "from perftriage.core.profile.summarize import summarize_files\n"
@@ -58,19 +71,34 @@ def build(path: Path, mb: int) -> int:
     stamped = [e for e in events if isinstance(e.get("ts"), (int, float))]
     span = max(e["ts"] + e.get("dur", 0) for e in stamped) - min(e["ts"] for e in stamped)
     head = msgspec.json.encode(doc)[:-1] + b', "traceEvents": ['
+    # each replica's launches and kernels keep their own correlation ids
+    corr_span = 1 + max((e.get("args") or {}).get("correlation", 0) for e in events
+                        if isinstance((e.get("args") or {}).get("correlation", 0), int))
     n = 0
     with path.open("wb") as out:
         out.write(head)
         i = 0
         while out.tell() < mb * 1_000_000:
             shift = i * (span + 100.0)
-            chunk = [dict(e, ts=e["ts"] + shift) if "ts" in e else e for e in events]
+            chunk = [_replica(e, shift, i * corr_span) for e in events]
             blob = msgspec.json.encode(chunk)[1:-1]
             out.write((b"," if i else b"") + blob)
             n += len(chunk)
             i += 1
         out.write(b"]}")
     return n
+
+
+def _replica(e: dict, shift: float, corr_shift: int) -> dict:
+    """An event of replica ``i``: later by ``shift`` µs, correlation ids moved on."""
+    if "ts" in e:
+        e = dict(e, ts=e["ts"] + shift)
+    corr = (e.get("args") or {}).get("correlation")
+    if isinstance(corr, int) and corr >= 0:
+        e = dict(e, args=dict(e["args"], correlation=corr + corr_shift))
+    if e.get("cat") == "ac2g" and isinstance(e.get("id"), int):
+        e = dict(e, id=e["id"] + corr_shift)
+    return e
 
 
 def measure(script: str, path: Path) -> tuple[float, float, int]:
@@ -124,13 +152,18 @@ def main() -> None:
         n = build(path, args.mb)
         size = path.stat().st_size / 1e6
         base_t, base_rss, base_n = measure(BASELINE, path)
+        plain_t, plain_rss, _ = measure(NO_IDLE + SUMMARY, path)
         ours_t, ours_rss, kernels = measure(SUMMARY, path)
         rows = [
+            ("summary without the idle breakdown (events without args)", f"{plain_t:.2f}",
+             f"{plain_rss:.0f} MiB peak RSS"),
             ("plain msgspec.json.decode (baseline)", f"{base_t:.2f}",
              f"{base_rss:.0f} MiB peak RSS, {base_n} events"),
             ("perftriage trace summary", f"{ours_t:.2f}",
              f"{ours_rss:.0f} MiB peak RSS, {kernels} kernel events"),
             ("ratio summary / baseline", f"{ours_t / base_t:.2f}", "target ≤ 1.2"),
+            ("idle breakdown's cost: summary / summary without it", f"{ours_t / plain_t:.2f}",
+             f"target ≤ 1.30; RSS {ours_rss / plain_rss:.2f}x"),
         ]
         if args.gz:
             gz = path.with_suffix(".json.gz")

@@ -84,6 +84,9 @@ def read(path: str, text: bytes | bytearray, label: str, classifier: Classifier)
     bucket = classifier.bucket
     streams: dict[object, list[Kernel]] = {}
     launches: dict[int, Launch] = {}
+    last_pid: int | str | None = None
+    last_stream: int | str | None = None
+    lane: list[Kernel] = []
     for i, ev in enumerate(events):
         if ev.ph != "X":
             continue
@@ -98,9 +101,12 @@ def read(path: str, text: bytes | bytearray, label: str, classifier: Classifier)
         if not (0.0 <= dur <= MAX_US and -MAX_US <= ts <= MAX_US):  # NaN fails too
             raise bad_time(path, i, ev)
         a = ev.args
-        if a is not None and a.stream is not None:
-            corr = a.correlation if type(a.correlation) is int else -1
-            streams.setdefault((ev.pid, a.stream), []).append((ts, ts + dur, corr))
+        if a is not None and (stream := a.stream) is not None:
+            if stream != last_stream or ev.pid != last_pid:  # kernels come in runs per stream
+                last_pid, last_stream = ev.pid, stream
+                lane = streams.setdefault((last_pid, stream), [])
+            corr = a.correlation
+            lane.append((ts, ts + dur, corr if type(corr) is int else -1))
         row = rows.get(name)
         if row is None:
             if len(rows) >= MAX_KERNEL_NAMES:
