@@ -11,7 +11,9 @@ Baselines measured in the same run, rounds interleaved (the box is shared):
 2. ``overhead``: the stall target's own loop rate (steps a second, printed
    by the target itself) in windows without py-spy and with ``py-spy record
    --nonblocking -r 100`` attached, alternating. Target: the record costs the
-   loop ≤ 2 % of its steps a second (median over the windows).
+   loop ≤ 2 % of its steps a second (median over the windows). Also the
+   loop's CPU time a step either way (what the process itself pays) and
+   py-spy's own CPU share of a core (what a box without a spare core pays).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -87,20 +90,24 @@ def dump_rows(rounds: int) -> list[tuple[str, str, str]]:
     ]
 
 
-def _rates(proc: subprocess.Popen, stop: threading.Event, out: list[tuple[float, float]]) -> None:
-    """(monotonic time, steps a second) from the target's ``steps N SECONDS`` lines."""
+def _rates(proc: subprocess.Popen, stop: threading.Event,
+           out: list[tuple[float, float, float]]) -> None:
+    """(monotonic time, steps a second, CPU ms a step) from the target's
+    ``steps N SECONDS CPU_SECONDS`` lines."""
     assert proc.stdout is not None
     for line in proc.stdout:
         if stop.is_set():
             return
         parts = line.split()
-        if len(parts) == 3 and parts[0] == "steps":
-            out.append((time.monotonic(), int(parts[1]) / float(parts[2])))
+        if len(parts) == 4 and parts[0] == "steps" and int(parts[1]) > 0:
+            out.append((time.monotonic(), int(parts[1]) / float(parts[2]),
+                        1000.0 * float(parts[3]) / int(parts[1])))
 
 
 def overhead_rows(rounds: int, window_s: float) -> list[tuple[str, str, str]]:
     assert PY_SPY, "py-spy is not installed (the test extra)"
-    rates: list[tuple[float, float]] = []
+    rates: list[tuple[float, float, float]] = []
+    spy_cpu = spy_wall = 0.0
     stop = threading.Event()
     windows: list[tuple[str, float, float]] = []  # (on/off, start, end)
     with running("--report") as (proc, _tag):
@@ -113,21 +120,27 @@ def overhead_rows(rounds: int, window_s: float) -> list[tuple[str, str, str]]:
             time.sleep(window_s)
             windows.append(("off", t0, time.monotonic()))
             t0 = time.monotonic()
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             subprocess.run([PY_SPY, "record", "--pid", str(proc.pid), "--format", "raw",
                             "--nonblocking", "-r", "100", "-d", f"{window_s:g}", "--threads",
                             "-o", os.path.join(out, f"{i}.txt")],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            spy_cpu += (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            spy_wall += time.monotonic() - t0
             windows.append(("on", t0, time.monotonic()))
         stop.set()
         shutil.rmtree(out, ignore_errors=True)
 
-    def median_in(kind: str) -> tuple[float, int]:
-        # a rate line counts for the window that holds its whole second
-        got = [r for t, r in rates for k, a, b in windows if k == kind and a + 1.0 <= t <= b]
+    def median_in(kind: str, col: int) -> tuple[float, int]:
+        # a reading counts for the window that holds its whole second
+        got = [r[col] for r in rates for k, a, b in windows if k == kind and a + 1.0 <= r[0] <= b]
         return statistics.median(got), len(got)
 
-    off, n_off = median_in("off")
-    on, n_on = median_in("on")
+    off, n_off = median_in("off", 1)
+    on, n_on = median_in("on", 1)
+    cpu_off, _ = median_in("off", 2)
+    cpu_on, _ = median_in("on", 2)
     cost = 100.0 * (1.0 - on / off)
     return [
         ("stall target's loop without py-spy (baseline)", f"{off:.1f}",
@@ -136,6 +149,10 @@ def overhead_rows(rounds: int, window_s: float) -> list[tuple[str, str, str]]:
          f"steps/s, median of {n_on} readings"),
         ("cost of the 100 Hz record", f"{cost:.2f} %",
          f"target ≤ 2 %: {'met' if cost <= 2.0 else 'NOT met'}"),
+        ("the loop's CPU a step without / with py-spy", f"{cpu_off:.3f} / {cpu_on:.3f}",
+         f"ms; {100.0 * (cpu_on / cpu_off - 1.0):+.1f} % (py-spy never stops the process)"),
+        ("py-spy's own CPU while it records", f"{100.0 * spy_cpu / spy_wall:.1f} %",
+         "of one core: what it takes from a box with no spare core"),
     ]
 
 
