@@ -56,7 +56,7 @@ def _layered() -> set[str]:
         if c["type"] != "layers":
             continue
         for layer in c["layers"]:
-            for name in (n.strip() for n in layer.split(":")):
+            for name in (n.strip() for n in re.split(r"[:|]", layer)):
                 names.update(f"{box}.{name}" for box in c.get("containers", [])) \
                     if c.get("containers") else names.add(name)
     return names
@@ -96,3 +96,26 @@ def test_the_package_comments_cite_no_issue_numbers():
              for path in sorted((REPO / "tui" / "perftriage").rglob("*.py"))
              for n, line in enumerate(path.read_text().splitlines(), 1) if cite.search(line)]
     assert not found, found
+
+
+TEST_LAYERS = ("core", "transport", "services", "ui", "cli")  # bottom to top
+
+
+def test_a_test_lives_with_the_highest_layer_it_drives():
+    """No test in tests/<layer>/ imports a layer above it (the simulator counts
+    as core, __main__ as the CLI): a test that drives the CLI is in tests/cli/."""
+    rank = {name: i for i, name in enumerate(TEST_LAYERS)} | {"simulator": 0, "__main__": 4}
+    misplaced = []
+    for folder in TEST_LAYERS:
+        for path in sorted((REPO / "tests" / folder).glob("test_*.py")):
+            used = {rank[m] for m in re.findall(r"(?:from|import)\s+perftriage\.(\w+)",
+                                                path.read_text()) if m in rank}
+            if used and max(used) > rank[folder]:
+                misplaced.append(f"{path.relative_to(REPO)} drives {TEST_LAYERS[max(used)]}")
+    assert not misplaced, misplaced
+
+
+def test_the_ui_and_services_read_in_at_most_six_floors():
+    floors = {c["containers"][0]: len(c["layers"]) for c in _contracts()
+              if c["type"] == "layers" and c.get("containers")}
+    assert floors["perftriage.ui"] <= 6 and floors["perftriage.services"] <= 6, floors

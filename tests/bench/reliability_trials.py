@@ -23,6 +23,7 @@ import time
 import zlib
 from pathlib import Path
 
+from tests.bench.reliability_capture import TRIALS as CAPTURE_TRIALS
 from tests.bench.table import print_table
 
 REPO = Path(__file__).resolve().parents[2]
@@ -237,7 +238,7 @@ def half_record_trials(n: int = 1500) -> tuple[int, int, str]:
     from perftriage.core.report import markdown
     from perftriage.services.investigation.replay import Replayer
     from tests.support.event_samples import samples, write_transcript
-    from tests.core.test_half_records import OTHER_VALUES, mutated, paths
+    from tests.ui.test_half_records import OTHER_VALUES, mutated, paths
 
     found = samples()
     rng = random.Random(23)
@@ -448,6 +449,11 @@ def trace_file_trials() -> tuple[int, int, str]:
             for i in range(1_300_000):
                 fh.write(f"0.0,{i + 1},1,1,1,1,1,0,kernel_{i:09d}\n")
         biggest = slowest = ""
+        densest = (1024 << 20) // 96  # reader.BYTES_PER_OBJECT at the default cap
+        compact = b'{"ph":"X","cat":"kernel","ts":1,"dur":1}'
+        with open(case(f"{densest + 1:,} empty objects", "tiny-TP-0.trace.json", "JSON objects"),
+                  "wb") as fh:
+            fh.write(b"[" + b",".join([b"{}"] * (densest + 1)) + b"]")
         for what, path, word in cases:
             tried += 1
             r, rss, took = traced("trace", str(path))
@@ -464,6 +470,15 @@ def trace_file_trials() -> tuple[int, int, str]:
                 print(f"trace trial {what}: rc {r.returncode} {r.stderr[-300:]!r}", file=sys.stderr)
         notes.append(f"{len(cases)} refused with exit 2 naming the file; slowest {worst_s:.1f} s "
                      f"({slowest}), peak RSS {worst_rss} MiB ({biggest}; the cap is 1024 MiB)")
+        dense = d / "dense-TP-0.trace.json"  # the densest trace the default cap accepts
+        with open(dense, "wb") as fh:
+            fh.write(b"[" + b",".join([compact] * densest) + b"]")
+        tried += 1
+        r, rss, took = traced("trace", str(dense), timeout=600)
+        held += r.returncode == 0 and rss < 5 * 1024
+        notes.append(f"the densest accepted trace ({densest:,} compact kernel events, "
+                     f"{dense.stat().st_size >> 20} MiB): {took:.0f} s, {rss} MiB peak")
+        dense.unlink()
         long_names = d / "names-TP-0.trace.json"
         long_names.write_text(json.dumps({"traceEvents": [
             kernel(name=f"ncclKernel_{i:03d}_" + "x" * (1 << 20), ts=10 * i, dur=1)
@@ -873,6 +888,7 @@ TRIALS = [
     ("R3.7 a continued investigation's followed log: written on, rotated, truncated, gone",
      log_resume_trials),
     ("R3.8 an AWS secret in free text beside its key id", aws_free_text_trials),
+    *CAPTURE_TRIALS,  # R3.1, R3.2, 35.6: the profile capture against a hostile server
 ]
 
 

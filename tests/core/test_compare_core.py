@@ -1,7 +1,9 @@
 """The before/after core (perftriage.core.compare) on real recordings: the
-slow and fast phases of the H200 bandwidth run (``tests/fixtures/gpm/h200-run``
-and ``tests/fixtures/session-h200-standin.jsonl``, both from
-``../shared/fixtures/h200-bandwidth``'s machine), no false alarms between
+slow and fast phases of the H200 bandwidth stand-in
+(``tests/fixtures/session-h200-standin.jsonl``, a copy of
+``../shared/fixtures/h200-bandwidth/session-h200-standin.jsonl``, and
+``tests/fixtures/gpm/h200-run``, the same workload recorded with the live gap
+and GPM counters on the same kind of machine), no false alarms between
 slices of one steady phase, change points, the profile per step from the real
 H200 traces, and what else changed between two runs."""
 
@@ -222,6 +224,7 @@ def test_runs_profile_per_step_and_what_changed(runs):
     assert p["step_ms"]["a"] == pytest.approx(3.906, abs=0.01)
     assert p["step_ms"]["b"] == pytest.approx(0.603, abs=0.01)
     assert p["step_ms"]["verdict"] == "improved"
+    assert p["step_ms_per_rank"]["a"] == {"TP-0": pytest.approx(3.906, abs=0.01)}
     assert p["idle_pct"]["verdict"] == "improved"
     assert p["kernel_ms"]["verdict"] == "no change"  # the same kernels, replayed
     copy = next(k for k in p["kernels"] if k["bucket"] == "memcpy/memset")
@@ -281,3 +284,18 @@ def test_log_batches_in_bulk_match_the_reducers_parse_batch_by_batch():
         flat = rec.series[("decode_tps", "h", -1)].v if got else []
         assert list(flat) == [float(v) for v in lm.gen_tps], name
         assert len(flat) > 0, name
+
+
+def test_a_gpu_shows_on_its_own_row_only_where_its_verdict_differs_from_its_hosts():
+    from perftriage.core.compare.recording import Recording
+    from perftriage.core.model import events as ev
+
+    rec = Recording()
+    for t in range(60):
+        after = t >= 30
+        gpus = [ev.GpuCounters(index=0, sm_active_pct=(80.0 if after else 50.0) + t % 3),
+                ev.GpuCounters(index=1, sm_active_pct=50.0 + t % 3)]
+        rec.feed(ev.GpuCountersSample(host="n1", source="nvml-gpm", gpus=gpus, t=float(t)))
+    out = compare(side(rec, 0, 29), side(rec, 30, 59))
+    rows = [(r["name"], r["gpu"], r["verdict"]) for r in out["metrics"]]
+    assert rows == [("SM active · n1", None, "improved"), ("SM active · n1 GPU 1", 1, "no change")]

@@ -9,7 +9,7 @@ import pytest
 from perftriage.core.analysis.gap_live import engine_rate, live_gap
 from perftriage.core.model.reducer import replay
 from perftriage.core.store import transcript
-from tests.core.test_engine_report import engine_events
+from tests.ui.test_engine_report import engine_events
 from tests.ui.test_gap_view import cut_transcript
 
 

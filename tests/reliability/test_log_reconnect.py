@@ -8,6 +8,8 @@ throughput header whose source is not following says it is stale."""
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
 
 import pytest
 
@@ -124,10 +126,28 @@ async def test_a_directory_is_lost_with_the_reason(transport, request, tmp_path)
         session.close()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file: no unreadable path to test")
+def follow_unprivileged(host: Host) -> None:
+    """Root reads every file (CI runs as root): there the follow command runs
+    as nobody (``setpriv``), so the file is unreadable to the real ``tail``
+    that follows it; everything else of the follower and transport is as it is."""
+    if os.geteuid() != 0:
+        return
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.fail("running as root needs setpriv (util-linux) to drop privileges for this case")
+    stream = host.transport.stream_batches
+
+    def as_nobody(command: str):
+        return stream(f"{setpriv} --reuid=65534 --regid=65534 --clear-groups "
+                      f"sh -c {shlex.quote(command)}")
+
+    host.transport.stream_batches = as_nobody  # type: ignore[method-assign]
+
+
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_an_unreadable_file_is_an_error(transport, request, tmp_path):
     host = make_host(transport, request)
+    follow_unprivileged(host)
     session, follower = follower_on(host, tmp_path)
     path = tmp_path / "secret.log"
     path.write_text("x\n")

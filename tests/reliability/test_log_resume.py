@@ -21,15 +21,18 @@ twice.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from perftriage.core.compare.load import load
 from perftriage.core.model import events as ev
 from perftriage.core.report.from_file import render_file
 from perftriage.core.store import config as config_mod
 from perftriage.core.store import transcript
 from perftriage.services.cockpit import Cockpit
+from perftriage.services.sources import logs as log_sources
 from perftriage.services.hosts.registry import HostRegistry
 from perftriage.services.investigation.named import open_investigation
 from tests.support.helpers import wait_for
@@ -49,9 +52,12 @@ def _write(path: Path, lines: list[str], mode: str = "w") -> None:
         fh.write("".join(f"{ln}\n" for ln in lines))
 
 
-async def _run(kind: str, request, tmp_path: Path, log: Path, file_lines: int) -> Cockpit:
+async def _run(kind: str, request, tmp_path: Path, log: Path, file_lines: int,
+               between: Callable[[], None] | None = None) -> Cockpit:
     """One run of investigation 'h200-moe' whose host follows ``log`` (its
-    config's ``logs``); returns when the file's ``file_lines`` lines are read."""
+    config's ``logs``); returns when the file's ``file_lines`` lines are read
+    (``between``: run once the file's first lines are read, then a size
+    recorded after the last line)."""
     host = make_host(kind, request, logs=[str(log)])
     reg = HostRegistry()
     reg.add(host)
@@ -59,10 +65,17 @@ async def _run(kind: str, request, tmp_path: Path, log: Path, file_lines: int) -
     cockpit = Cockpit(config_mod.Config(), registry=reg, session=session, sample_interval=1.0)
     await cockpit.start()
     try:
-        def read_all() -> bool:
-            return any(s.path == str(log) and s.file_line == file_lines and s.open
+        def read(n: int) -> bool:
+            return any(s.path == str(log) and s.file_line == n and s.open
                        for s in cockpit.session.state.logs.values())
-        await wait_for(read_all, timeout=60)
+        if between is not None:
+            await wait_for(lambda: any(s.path == str(log) and s.file_line
+                                       for s in cockpit.session.state.logs.values()), timeout=60)
+            between()
+            await wait_for(lambda: read(file_lines) and any(
+                s.file_size == log.stat().st_size for s in cockpit.session.state.logs.values()),
+                timeout=60)
+        await wait_for(lambda: read(file_lines), timeout=60)
     finally:
         await cockpit.stop()
     return cockpit
@@ -138,6 +151,33 @@ async def test_a_log_rotated_or_truncated_between_runs_is_read_from_its_line_1_a
     assert (last.line, last.restarted) == (0, restarts)
 
 
+async def test_a_copytruncate_that_regrows_past_the_first_size_is_still_seen(
+        monkeypatch, request, tmp_path):
+    """The size is recorded again while lines arrive: a file truncated between
+    the runs and grown back past its size at the start of following (a busy
+    server's night after logrotate's copytruncate) is still a truncation."""
+    monkeypatch.setattr(log_sources, "CHECKPOINT_S", 0.2)
+    log = tmp_path / "server.log"
+    _write(log, LINES)
+    first_size = log.stat().st_size
+
+    def grow() -> None:
+        _write(log, MORE * 20, "a")
+
+    await _run("local", request, tmp_path, log, len(LINES) + len(MORE) * 20, between=grow)
+    grown = log.stat().st_size
+    _write(log, MORE * 12)  # truncated in place, then more than the first size written
+    assert first_size < log.stat().st_size < grown
+    second = await _run("local", request, tmp_path, log, len(MORE) * 12)
+    _, lines, said = _recorded(second.session.path, log)
+    assert lines == LINES + MORE * 20 + MORE * 12
+    sizes = [e.size for e in said if isinstance(e, ev.LogFilePosition) and e.line is None]
+    assert sizes and sizes[-1] == grown
+    assert [e.text for e in said if isinstance(e, ev.NoteAdded)] == [
+        f"log localhost:{log} was truncated ({grown:,} → {log.stat().st_size:,} bytes) since "
+        f"line {len(LINES) + len(MORE) * 20} was read: reading restarts at its line 1"]
+
+
 @pytest.mark.parametrize("kind", TRANSPORTS)
 async def test_a_log_replaced_while_followed_is_read_from_its_line_1_once(
         kind, request, tmp_path):
@@ -183,3 +223,7 @@ def test_a_report_of_a_log_read_twice_before_the_fix_counts_each_line_once(tmp_p
     assert _throughput_rows(report) == [f"- gpu1:{log}: {len(DECODE) + len(MORE)} decode lines"]
     ready = [ln for ln in report.splitlines() if "fired up" in ln]
     assert len(ready) == 1 and "×" not in ready[0]  # the ready line once, not twice
+    # the before/after pass of the report reads the log's throughput once too
+    rec = load(s.path)
+    rec.flush()
+    assert len(rec.series[("decode_tps", "gpu1", -1)].v) == len(DECODE) + len(MORE)

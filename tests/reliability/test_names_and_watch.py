@@ -23,7 +23,7 @@ from perftriage.core.store import investigations as inv
 from perftriage.core.store import session_files
 from perftriage.services.investigation.named import open_investigation
 from perftriage.services.investigation.watch import Watcher
-from tests.ui.test_watch import Clock, _notes
+from tests.cli.test_watch import Clock, _notes
 
 TUI = str(Path(__file__).resolve().parents[2] / "tui")
 NOT_UTF8 = b"run-\xff\xfe"

@@ -276,7 +276,7 @@ def test_nsys_thousands_separators_and_long_names(tmp_path: Path) -> None:
 
 
 def test_the_real_h200_traces_read_the_same_through_the_reader() -> None:
-    # the kernel totals against torch's own numbers: tests/core/test_profile_trace.py
+    # the kernel totals against torch's own numbers: tests/cli/test_profile_trace.py
     files = sorted(PROFILE.glob("*.trace.json.gz"))
     assert len(files) == 3
     for f in files:
@@ -349,3 +349,40 @@ def test_the_built_in_buckets_decide_the_same_through_re2_and_re() -> None:
               "nvjet_" + "x" * 5000, "Memcpy DtoD (Device -> Device)", "unknown_thing"]
     c = Classifier()
     assert [c.bucket(n) for n in names] == [by_re(n) for n in names]
+
+
+@pytest.mark.parametrize("event", [b"{}", b'{"ph":"X","cat":"kernel","ts":1,"dur":1}'],
+                         ids=["empty-objects", "compact-kernels"])
+def test_a_file_of_tiny_objects_is_refused_before_it_is_decoded(tmp_path: Path,
+                                                                event: bytes) -> None:
+    # each decoded event costs ~90 bytes: 3-byte objects would cost 30x the cap
+    limits = reader.TraceLimits(max_mb=4)
+    n = limits.max_bytes // reader.BYTES_PER_OBJECT + 1
+    path = tmp_path / "tiny-TP-0.trace.json"
+    path.write_bytes(b"[" + b",".join([event] * n) + b"]")
+    assert path.stat().st_size < limits.max_bytes
+    tracemalloc.start()
+    try:
+        with pytest.raises(TraceError, match="JSON objects") as err:
+            summarize_files([path], limits=limits)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert err.value.path == str(path) and peak < 3 * limits.max_bytes
+    # one object fewer than that is read (and costs a few times the cap at most)
+    path.write_bytes(b"[" + b",".join([event] * (n - 1)) + b"]")
+    summarize_files([path], limits=limits)
+
+
+def test_an_nsys_line_of_many_megabytes_is_never_held_whole(tmp_path: Path) -> None:
+    path = nsys_file(tmp_path, ["50.0,2000,4,500,500,400,600,10,nvjet_ok",
+                                "50.0,2000,4,500,500,400,600,10," + "\U0001f600" * (8 << 20)])
+    tracemalloc.start()
+    try:
+        with pytest.raises(TraceError, match="line 5"):
+            summarize_files([path])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # the file's 32 MiB text is held once; the line (128 MiB as a str) never is
+    assert peak < 80 << 20

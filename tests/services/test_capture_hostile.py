@@ -8,17 +8,22 @@ acts done by its ``plant`` hook right before its ranks write."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from perftriage.services.profile.capture import CaptureFailed, CaptureRequest, capture
 from perftriage.transport.local import LocalTransport
-from tests.support.sglang_profile_simulator import SOURCES, ProfilingServerSimulator
+from tests.support.hostile_capture import (
+    PLANTS,
+    SERVER_INFO,
+    Scene,
+    colliding_names,
+    links_to_remove,
+    swap_dir,
+)
+from tests.support.sglang_profile_simulator import ProfilingServerSimulator
 from tests.support.sshd import SshServer, sshd_available
-
-SECRET = b"root:*:19000:0:99999:7:::\n"
 
 
 @pytest.fixture(scope="module")
@@ -54,204 +59,224 @@ def _req(url: str, parent: Path, **kw) -> CaptureRequest:
     return CaptureRequest(url=url, remote_parent=str(parent), **kw)
 
 
-def _host(tmp_path: Path) -> Path:
-    host = tmp_path / "host"
-    host.mkdir()
-    return host
-
-
-def _left(host: Path) -> list[str]:
-    return sorted(p.name for p in host.iterdir() if p.name.startswith("perftriage-profile-"))
-
-
-def _elsewhere(tmp_path: Path) -> Path:
-    """A directory of someone else's, with a file that must survive."""
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    (elsewhere / "precious.db").write_bytes(b"keep me")
-    return elsewhere
-
-
-def _secret(tmp_path: Path) -> Path:
-    secret = tmp_path / "shadow"
-    secret.write_bytes(SECRET)
-    secret.chmod(0o600)
-    return secret
-
-
-def _no_secret_in(directory: Path) -> bool:
-    return not directory.exists() or all(SECRET[:7] not in f.read_bytes()
-                                         for f in directory.iterdir())
-
-
 async def test_a_directory_swapped_for_a_symlink_is_neither_read_nor_emptied(via, tmp_path):
     transport, path = via
-    host, elsewhere = _host(tmp_path), _elsewhere(tmp_path)
-
-    def swap(out: Path, stem: str) -> None:
-        out.rename(host / "moved-away")
-        out.symlink_to(elsewhere, target_is_directory=True)
-        (elsewhere / "precious.trace.json.gz").write_bytes(SOURCES[0].read_bytes())
-
-    with ProfilingServerSimulator(tp_size=1, plant=swap) as sim:
+    scene = Scene(tmp_path)
+    with ProfilingServerSimulator(tp_size=1, plant=swap_dir(scene)) as sim:
         with pytest.raises(CaptureFailed) as err:
-            await capture(transport, _req(sim.url, host), tmp_path / "out")
+            await capture(transport, _req(sim.url, scene.host), scene.out)
     assert err.value.kind == "refused"
     assert "symbolic link" in str(err.value) and "refused" in str(err.value)
     # the server's files and the one it wrote through the link are all still there
-    assert (elsewhere / "precious.db").read_bytes() == b"keep me"
-    assert (elsewhere / "precious.trace.json.gz").exists()
-    assert any(p.name.endswith("TP-0.trace.json.gz") for p in elsewhere.iterdir())
-    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
-    assert _left(host) == []  # the link in perftriage's place is removed, itself only
+    assert scene.intact() and (scene.elsewhere / "precious.trace.json.gz").exists()
+    assert any(p.name.endswith("TP-0.trace.json.gz") for p in scene.elsewhere.iterdir())
+    assert not scene.out.exists() or not list(scene.out.iterdir())
+    assert scene.left() == []  # the link in perftriage's place is removed, itself only
 
 
-async def test_a_rank_file_that_is_a_link_to_a_secret_is_refused(via, tmp_path):
+@pytest.mark.parametrize("attack", [name for name, (_, what) in PLANTS.items() if what])
+async def test_a_rank_file_that_is_not_a_plain_file_of_its_own_is_refused(via, tmp_path, attack):
     transport, path = via
-    host, secret = _host(tmp_path), _secret(tmp_path)
-
-    def link(out: Path, stem: str) -> None:
-        (out / f"{stem}-TP-0.trace.json.gz").symlink_to(secret)
-
+    scene = Scene(tmp_path)
+    plant, what = PLANTS[attack]
     seen: list[str] = []
-    with ProfilingServerSimulator(tp_size=2, silent_ranks=(0,), plant=link) as sim:
-        result = await capture(transport, _req(sim.url, host), tmp_path / "out", seen.append)
+    with ProfilingServerSimulator(tp_size=2, silent_ranks=(0,), plant=plant(scene)) as sim:
+        result = await capture(transport, _req(sim.url, scene.host), scene.out, seen.append)
     assert result.via == path
     assert [f.name.rsplit("-TP-", 1)[1] for f in result.files] == ["1.trace.json.gz"]
     assert result.summary.ranks == 1 and result.missing == ["TP-0"]
-    assert list(result.refused.values()) == ["a symbolic link"]
-    assert any("refused" in s and "symbolic link" in s for s in seen)
-    assert _no_secret_in(tmp_path / "out")
-    assert secret.read_bytes() == SECRET  # the link was removed, not its target
-    assert _left(host) == []
-
-
-@pytest.mark.parametrize("what", ["valid trace", "FIFO", "hard link"])
-async def test_a_rank_file_that_is_not_a_plain_file_of_its_own_is_refused(via, tmp_path, what):
-    transport, path = via
-    host, secret = _host(tmp_path), _secret(tmp_path)
-    trace = tmp_path / "someone-elses.trace.json.gz"
-    trace.write_bytes(SOURCES[0].read_bytes())
-
-    def plant(out: Path, stem: str) -> None:
-        name = out / f"{stem}-TP-0.trace.json.gz"
-        if what == "valid trace":
-            name.symlink_to(trace)
-        elif what == "FIFO":
-            os.mkfifo(name)
-        else:
-            os.link(secret, name)
-
-    with ProfilingServerSimulator(tp_size=2, silent_ranks=(0,), plant=plant) as sim:
-        result = await capture(transport, _req(sim.url, host), tmp_path / "out")
-    assert len(result.files) == 1 and result.summary.ranks == 1 and result.missing == ["TP-0"]
-    assert list(result.refused.values()) == [{"valid trace": "a symbolic link",
-                                              "FIFO": "a FIFO",
-                                              "hard link": "a file with 2 hard links"}[what]]
-    assert _no_secret_in(tmp_path / "out")
-    assert secret.read_bytes() == SECRET and trace.exists()
-    assert _left(host) == []
+    assert list(result.refused.values()) == [what]
+    assert any(s.startswith("refused ") and what in s for s in seen)
+    assert not scene.leaked() and scene.intact()  # the link was removed, not its target
+    assert scene.left() == []
 
 
 async def test_removal_never_follows_links_or_subdirectories_out(via, tmp_path):
     transport, path = via
-    host, elsewhere = _host(tmp_path), _elsewhere(tmp_path)
-
-    def plant(out: Path, stem: str) -> None:
-        (out / "to-elsewhere").symlink_to(elsewhere, target_is_directory=True)
-        (out / "sub" / "deeper").mkdir(parents=True)
-        (out / "sub" / "deeper" / "link").symlink_to(elsewhere / "precious.db")
-        (out / "sub" / "precious.db").symlink_to(elsewhere / "precious.db")
-
-    with ProfilingServerSimulator(tp_size=1, plant=plant) as sim:
-        result = await capture(transport, _req(sim.url, host), tmp_path / "out")
+    scene = Scene(tmp_path)
+    with ProfilingServerSimulator(tp_size=1, plant=links_to_remove(scene)) as sim:
+        result = await capture(transport, _req(sim.url, scene.host), scene.out)
     assert result.summary.ranks == 1
-    assert (elsewhere / "precious.db").read_bytes() == b"keep me"
-    assert _left(host) == []
+    assert scene.intact() and scene.left() == []
+
+
+def _garbage(out: Path, stem: str) -> None:
+    (out / f"{stem}-TP-0.trace.json.gz").write_bytes(b"\x1f\x8b not a gzip")
 
 
 @pytest.mark.parametrize("failure", ["idle", "start refused", "timeout", "bad trace"])
 async def test_every_failed_capture_removes_its_directory(via, tmp_path, failure):
     transport, path = via
-    host = _host(tmp_path)
+    scene = Scene(tmp_path)
     kw: dict = {"tp_size": 1}
     req: dict = {}
     if failure == "idle":
         kw["busy"], req["idle_after"] = False, 0.6
     elif failure == "timeout":  # always growing: never complete
         kw["chunk_delay_s"], req["settle"], req["timeout"] = 0.4, 3.0, 1.5
-
-    def garbage(out: Path, stem: str) -> None:
-        (out / f"{stem}-TP-0.trace.json.gz").write_bytes(b"\x1f\x8b not a gzip")
-
-    if failure == "bad trace":
-        kw["silent_ranks"], kw["plant"] = (0,), garbage
+    elif failure == "bad trace":
+        kw["silent_ranks"], kw["plant"] = (0,), _garbage
     with ProfilingServerSimulator(**kw) as sim:
         if failure == "start refused":
             sim.profiling = {"already": True}  # "Profiling is already in progress"
         with pytest.raises(CaptureFailed) as err:
-            await capture(transport, _req(sim.url, host, **req), tmp_path / "out")
+            await capture(transport, _req(sim.url, scene.host, **req), scene.out)
     assert err.value.kind == {"idle": "idle", "start refused": "http", "timeout": "timeout",
                               "bad trace": "trace"}[failure]
-    assert _left(host) == []
+    assert scene.left() == []
 
 
-async def test_names_that_collide_once_made_safe_stay_two_files(via, tmp_path):
+async def test_names_that_collide_once_made_safe_stay_distinct_files(via, tmp_path):
     transport, path = via
-    host = _host(tmp_path)
-    names = [b"a b-TP-5.trace.json.gz", b"a_b-TP-5.trace.json.gz", b"a\xffb-TP-5.trace.json.gz"]
-
-    def plant(out: Path, stem: str) -> None:
-        for i, name in enumerate(names):
-            with open(os.fsencode(out) + b"/" + name, "wb") as fh:
-                fh.write(SOURCES[i % 2].read_bytes())
-
-    with ProfilingServerSimulator(tp_size=1, plant=plant) as sim:
-        result = await capture(transport, _req(sim.url, host, ranks=4), tmp_path / "out")
+    scene = Scene(tmp_path)
+    with ProfilingServerSimulator(tp_size=1, plant=colliding_names) as sim:
+        result = await capture(transport, _req(sim.url, scene.host, ranks=4), scene.out)
     local = sorted(f.name for f in result.files)
     assert len(local) == len(set(local)) == 4
     assert {"a_b-TP-5.trace.json.gz", "a_b-TP-5-2.trace.json.gz",
             "a_b-TP-5-3.trace.json.gz"} <= set(local)
-    assert result.summary.ranks == 4 == len(list((tmp_path / "out").iterdir()))
+    assert result.summary.ranks == 4 == len(list(scene.out.iterdir()))
 
 
 # -- /get_server_info is the server's word ---------------------------------------------------
 
-DEEP = b'{"tp_size": 1, "x": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
 
-
-@pytest.mark.parametrize(("body", "says"), [
-    (b'{"tp_size": 1000000000000000000}', "above the upper bound 4096"),
-    (b'{"tp_size": 1e300}', "above the upper bound 4096"),
-    (b'{"tp_size": 4097}', "above the upper bound 4096"),
-    (b'{"tp_size": 64, "pp_size": 128}', "tp_size x pp_size is 8192, above the upper bound"),
-    (b'{"tp_size": Infinity}', "no usable JSON"),
-    (b'{"tp_size": 1e400}', "Number out of range"),
-    (DEEP, "nested too deeply"),
-    (b'{"tp_size": -5}', "below the lower bound 1"),
-    (b'{"tp_size": 0}', "below the lower bound 1"),
-    (b'{"tp_size": 2.5}', "not a whole number"),
-    (b'{"tp_size": "2"}', "not a whole number"),
-    (b'{"tp_size": true}', "not a whole number"),
-    (b'{"pp_size": [1]}', "pp_size is [1], not a whole number"),
-    (b'[1, 2]', "not a JSON object"),
-    (b'garbage', "no usable JSON"),
-], ids=lambda v: v[:40].decode("latin-1") if isinstance(v, bytes) else None)
+@pytest.mark.parametrize(("body", "says"), SERVER_INFO,
+                         ids=lambda v: v[:40].decode("latin-1") if isinstance(v, bytes) else None)
 async def test_server_info_out_of_bounds_is_a_clear_error_before_anything_starts(
         tmp_path, body, says):
-    host = _host(tmp_path)
+    scene = Scene(tmp_path)
     with ProfilingServerSimulator(tp_size=1, server_info=body) as sim:
         with pytest.raises(CaptureFailed) as err:
-            await capture(LocalTransport(), _req(sim.url, host, timeout=8), tmp_path / "out")
+            await capture(LocalTransport(), _req(sim.url, scene.host, timeout=8), scene.out)
     assert err.value.kind == "server_info" and says in str(err.value), str(err.value)
     assert len(str(err.value)) < 200
     assert [p for _, p, _ in sim.requests] == ["/get_server_info"]  # nothing started
-    assert _left(host) == []
+    assert scene.left() == []
 
 
 async def test_whole_valued_floats_are_rank_counts(tmp_path):
-    host = _host(tmp_path)
+    scene = Scene(tmp_path)
     with ProfilingServerSimulator(tp_size=2, server_info=b'{"tp_size": 2.0, "pp_size": null}'
                                   ) as sim:
-        result = await capture(LocalTransport(), _req(sim.url, host), tmp_path / "out")
+        result = await capture(LocalTransport(), _req(sim.url, scene.host), scene.out)
     assert result.summary.ranks == 2 and result.missing == []
+
+
+async def test_a_file_that_grows_after_it_was_complete_is_refused_not_read_on(via, tmp_path):
+    from perftriage.transport.capture_dir import Refused
+    from perftriage.transport.files import open_files
+
+    transport, path = via
+    files = await open_files(transport)
+    try:
+        directory = await files.make_dir(str(tmp_path), "perftriage-profile-")
+        rank = Path(directory, "r-TP-0.trace.json.gz")
+        rank.write_bytes(b"x" * 1000)
+        assert (await files.listing(directory)).files == {rank.name: 1000}
+        with rank.open("ab") as fh:
+            fh.write(b"y" * 10_000_000)  # a bomb written after the file looked complete
+        with pytest.raises(Refused, match="changed size"):
+            await files.fetch(directory, rank.name, 1000, tmp_path / "copy")
+        assert not (tmp_path / "copy").exists()  # no partial copy left
+        assert await files.remove_dir(directory) == "" and not Path(directory).exists()
+    finally:
+        await files.close()
+    assert files.via == path
+
+
+async def test_a_rank_file_over_the_trace_cap_is_not_fetched(via, tmp_path):
+    transport, path = via
+    scene = Scene(tmp_path)
+
+    def bomb(out: Path, stem: str) -> None:
+        (out / f"{stem}-TP-0.trace.json.gz").write_bytes(b"\0" * (3 << 20))
+
+    with ProfilingServerSimulator(tp_size=1, silent_ranks=(0,), plant=bomb) as sim:
+        with pytest.raises(CaptureFailed) as err:
+            await capture(transport, _req(sim.url, scene.host, max_trace_mb=2), scene.out)
+    assert err.value.kind == "too_big" and "over the 2 MiB cap" in str(err.value)
+    assert not scene.out.exists() and scene.left() == []
+
+
+async def test_the_captured_event_says_how_the_files_came_and_what_was_refused(tmp_path):
+    from perftriage.services.cockpit import Cockpit
+    from tests.support.hostile_capture import link_to_secret
+
+    scene = Scene(tmp_path)
+    cockpit = Cockpit(sessions_dir=tmp_path / "sessions")
+    with ProfilingServerSimulator(tp_size=2, silent_ranks=(0,), plant=link_to_secret(scene)) as sim:
+        cap = await cockpit.profiles.capture("localhost", sim.url, 2)
+    cockpit.session.close()
+    assert cap.via == "local" and cap.missing == ["TP-0"]
+    assert len(cap.refused) == 1 and cap.refused[0].endswith("TP-0.trace.json.gz: a symbolic link")
+    assert cockpit.session.state.profiles[-1].refused == cap.refused
+    assert scene.intact() and not any(scene.secret.read_bytes()[:7] in Path(f).read_bytes()
+                                      for f in cap.files)
+
+
+async def test_a_directory_swapped_after_it_was_listed_is_neither_read_nor_emptied(via, tmp_path):
+    from perftriage.transport.capture_dir import Refused
+    from perftriage.transport.files import open_files
+
+    transport, path = via
+    scene = Scene(tmp_path)
+    files = await open_files(transport)
+    try:
+        directory = await files.make_dir(str(scene.host), "perftriage-profile-")
+        Path(directory, "precious.db").write_bytes(b"x" * 7)
+        assert (await files.listing(directory)).files == {"precious.db": 7}
+        Path(directory).rename(scene.host / "moved-away")  # the swap, after the listing
+        Path(directory).symlink_to(scene.elsewhere, target_is_directory=True)
+        with pytest.raises(Refused, match="no longer the directory perftriage made"):
+            await files.fetch(directory, "precious.db", 7, tmp_path / "copy")
+        assert "removed that, not what it points at" in await files.remove_dir(directory)
+    finally:
+        await files.close()
+    assert not (tmp_path / "copy").exists() and scene.intact() and scene.left() == []
+
+
+@pytest.mark.ssh
+async def test_the_exec_helper_runs_nothing_planted_on_the_host(no_sftp_sshd, tmp_path):
+    # a server that writes where the SSH user's Python looks (PYTHONPATH,
+    # sitecustomize) must not get its code run by the helper: python3 -I -S
+    from perftriage.transport.files import open_files
+    from perftriage.transport.ssh import SSHTransport
+
+    marker = tmp_path / "PWNED"
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    (planted / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    transport = SSHTransport("loopback", no_sftp_sshd.alias, ssh_config=no_sftp_sshd.ssh_config,
+                             preamble=f"export PYTHONPATH={planted}")
+    files = await open_files(transport)
+    try:
+        assert files.via == "exec"
+        directory = await files.make_dir(str(tmp_path), "perftriage-profile-")
+        Path(directory, "r-TP-0.trace.json.gz").write_bytes(b"trace")
+        await files.listing(directory)
+        await files.fetch(directory, "r-TP-0.trace.json.gz", 5, tmp_path / "copy")
+        await files.remove_dir(directory)
+        assert not marker.exists()
+        probe = await transport.run("python3 -c 'import sys'")  # the plant itself works
+        assert probe.exit_status == 0 and marker.exists()
+    finally:
+        await files.close()
+        await transport.close()
+
+
+async def test_vllm_trace_directory_links_are_refused_and_the_directory_kept(via, tmp_path):
+    # vLLM writes into its own directory (not perftriage's): nothing there is
+    # removed, and a link in it is refused like in SGLang's
+    transport, path = via
+    scene = Scene(tmp_path)
+    traces = tmp_path / "vllm-traces"
+    traces.mkdir()
+    (traces / "worker_TP9.1.pt.trace.json.gz").symlink_to(scene.secret)
+    with ProfilingServerSimulator(engine="vllm", tp_size=2, trace_dir=traces) as sim:
+        result = await capture(transport, _req(sim.url, scene.host, seconds=0.2,
+                                               vllm_dir=str(traces)), scene.out)
+    assert result.via == path and result.engine == "vllm" and len(result.files) == 2
+    assert list(result.refused.values()) == ["a symbolic link"]
+    assert not scene.leaked() and scene.intact()
+    assert len(list(traces.iterdir())) == 3  # the server's directory is left as it was

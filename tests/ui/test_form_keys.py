@@ -63,9 +63,10 @@ def burst(app: App, text: str) -> None:
         app.post_message(events.Key(NAMES.get(ch, ch), ch if ch.isprintable() else None))
 
 
-async def typed(app: App, text: str, settle: float = 1.5) -> None:
+async def typed(app: App, text: str, settle: float = 1.5, wait: bool = True) -> None:
     """``text`` in one burst while the event loop is loaded (30 ms of
-    blocking work every few ms, like a busy cockpit on a shared box)."""
+    blocking work every few ms, like a busy cockpit on a shared box); then
+    until the keys have run (``wait``), at least ``settle`` seconds."""
     stop = asyncio.Event()
 
     async def load() -> None:
@@ -76,8 +77,37 @@ async def typed(app: App, text: str, settle: float = 1.5) -> None:
     task = asyncio.create_task(load())
     burst(app, text)
     await asyncio.sleep(settle)
+    if wait:  # a box loaded by other work may need longer than settle
+        await keys_run(app)
     stop.set()
     await task
+
+
+def _keys_waiting(app: App) -> bool:
+    """Whether a key of the burst may still be on its way: a message queued
+    at the App or a widget of the screen, keys held, spilled or buffered by
+    a form."""
+    if app._message_queue.qsize() or getattr(app, "_spilled_keys", None) \
+            or getattr(app, "_held_keys", None):
+        return True
+    try:
+        screens = app.screen_stack
+    except Exception:  # noqa: BLE001 - the app has quit
+        return False
+    if any(getattr(screen, "_pending", None) for screen in screens):
+        return True
+    return any(node._message_queue.qsize() for node in screens[-1].walk_children(with_self=True))
+
+
+async def keys_run(app: App, timeout: float = 30.0) -> None:
+    """Until nothing of a burst is waiting anywhere for 0.25 s running
+    (what it set off, a form opening or closing, has run by then); never an
+    assertion of its own: the test's checks say what went wrong."""
+    loop = asyncio.get_running_loop()
+    deadline, quiet = loop.time() + timeout, 0
+    while quiet < 5 and loop.time() < deadline:
+        quiet = 0 if _keys_waiting(app) else quiet + 1
+        await asyncio.sleep(0.05)
 
 
 def field(app: App, widget_id: str) -> str:

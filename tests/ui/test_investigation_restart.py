@@ -13,7 +13,7 @@ from perftriage.core.model import events as ev
 from perftriage.core.store import investigations as inv
 from perftriage.core.store import transcript
 from tests.ui.test_tmux_typing import TMUX, tmux, wait_for
-from tests.ui.test_watch import perftriage_in_tmux
+from tests.cli.test_watch import perftriage_in_tmux
 
 TITLE = "MoE runs on the slow flashinfer_cutlass path"
 NOTE = "before the crash"

@@ -41,3 +41,23 @@ async def test_at_100x30_every_gpu_has_its_row_and_results_have_room():
         assert sum(c.width + 2 * table.cell_padding for c in table.columns.values()) \
             <= table.size.width + 2
         await pilot.press("q")
+
+
+@pytest.mark.parametrize("size", [(160, 45), (175, 45)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_probes_host_column_fits_the_host_names(size, tmp_path):
+    """At 160 columns (and a 1400 px browser, ~175) the Probes pane is
+    under 90 wide: the host column showed 8 characters, "localhos"."""
+    from perftriage.core.model import events as ev
+    from tests.ui.test_logs_pane import make_app
+
+    app = make_app(tmp_path)
+    for n, host in enumerate(["localhost", "gpu-a", "h200-node-017"]):
+        app.cockpit.session.emit(ev.ProbeQueued(probe_id=f"p{n}", host=host, kind="which",
+                                                args=["nsys"]))
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause(1.0)
+        table = app.screen.query_one(ProbesPane).table
+        host = next(c for c in table.columns.values() if c.key.value == "host")
+        assert host.width == len("h200-node-017")
+        assert "localhost" in table.get_row("p0")[1].plain
+        await pilot.press("q")

@@ -59,7 +59,7 @@ async def test_a_request_that_shows_nothing_gives_the_keys_back(tmp_path):
         view = await _focused_log_view(app, pilot)
         wrap = view.wrap
         app.expect_screen()  # a request whose handler decides to show nothing
-        await typed(app, "W", settle=0.1)
+        await typed(app, "W", settle=0.1, wait=False)  # held: it waits by design
         assert view.wrap == wrap  # held for the screen that was asked for
         await asyncio.sleep(SCREEN_EXPECTED_S + 0.5)
         await pilot.pause()

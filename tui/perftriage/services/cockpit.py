@@ -29,6 +29,7 @@ import msgspec
 
 from perftriage.core.model import events as ev
 from perftriage.core.store.config import Config
+from perftriage.services.compare.baseline import Baseline
 from perftriage.core.store.config_additions import Additions
 from perftriage.services.hosts.dig_in import DigInError, fleet_host_config
 from perftriage.services.hosts.registry import Host, HostRegistry, build_registry, make_host
@@ -87,6 +88,8 @@ class Cockpit:
         )
         self.sources = SourceSet()  # every Source this cockpit runs (services/sources/base.py)
         self._live = self._live_parts() if self.session.mode.live else None
+        # the before of a before/after (b), and the live state against it
+        self.baseline: Baseline | None = Baseline(self.session) if self.session.mode.live else None
         self.sample_interval = self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
         self.started = False

@@ -17,7 +17,10 @@ moment the simulated uvicorn starts, with figures that follow the log lines.
 ``accept rate`` parts, ``--mfu-metrics`` the ``--enable-mfu-metrics`` estimates
 (``est. read BW (GB/s per GPU)``, also served as
 ``sglang:estimated_read_bytes_per_gpu_total``), ``--dp N`` rank tags
-``DPk TPk`` for N data-parallel schedulers taking turns. Values are made up.
+``DPk TPk`` for N data-parallel schedulers taking turns, ``--moe-runner-backend
+NAME`` the MoE backend in ``server_args`` and its made-up speed
+(:data:`BACKEND_SPEEDUP`: the demo's ``S`` restarts it with another backend,
+and the baseline ``b`` shows the difference). Values are made up.
 Each pass of the loop spends a little CPU in ``simulated_host_stall`` (under
 ``simulated_scheduler_pass``): the real Python frames ``perftriage probe
 stacks`` shows on the demo (its default finds ``sglang_sim`` like an SGLang
@@ -35,6 +38,11 @@ import time
 from datetime import datetime
 
 READY = "The server is fired up and ready to roll!"
+# decode speed of a simulated MoE runner backend, relative to the seed case's
+# slow path (made up: 3.3x for the fused CuTe DSL kernels, as in the README's case)
+BACKEND_SPEEDUP = {"flashinfer_cutlass": 1.0, "triton": 0.9, "flashinfer_cutedsl": 3.3,
+                   "deep_gemm": 2.0}
+DEFAULT_BACKEND = "flashinfer_cutlass"
 
 
 def stamp(tag: str = "TP0") -> str:
@@ -42,11 +50,12 @@ def stamp(tag: str = "TP0") -> str:
     return f"[{now} {tag}]" if tag else f"[{now}]"
 
 
-def startup_lines(tp: int = 8, port: int = 30000, model: str = "zai-org/GLM-5-NVFP4") -> list[tuple[float, str]]:
+def startup_lines(tp: int = 8, port: int = 30000, model: str = "zai-org/GLM-5-NVFP4",
+                  backend: str = DEFAULT_BACKEND) -> list[tuple[float, str]]:
     """(delay before the line in seconds at --startup-s 1.0, line)"""
     return [
         (0.0, f"{stamp('')} server_args={{'model_path': '{model}', 'tp_size': {tp}, 'ep_size': 1, "
-              "'quantization': 'modelopt_fp4', 'moe_runner_backend': 'flashinfer_cutlass', "
+              f"'quantization': 'modelopt_fp4', 'moe_runner_backend': '{backend}', "
               "'moe_a2a_backend': 'none', 'mem_fraction_static': 0.85, 'cuda_graph_max_bs': 64, "
               f"'host': '127.0.0.1', 'port': {port}}}"),
         (0.1, f"{stamp()} Load weight begin. avail mem=93.12 GB"),
@@ -89,7 +98,7 @@ class Steady:
 
     def __init__(self, seed: int | None = None, error_every: int = 400, metrics=None,
                  step_s: float = 0.1, spec_accept_len: float | None = None,
-                 mfu: bool = False, dp: int = 1) -> None:
+                 mfu: bool = False, dp: int = 1, speedup: float = 1.0) -> None:
         self.rng = random.Random(seed)
         self.n = 0
         self.tokens = 852
@@ -99,6 +108,7 @@ class Steady:
         self.spec_accept_len = spec_accept_len  # tokens per step with speculation, or None
         self.mfu = mfu  # append the --enable-mfu-metrics estimates to decode lines
         self.dp = max(1, dp)  # data-parallel schedulers, each logging with a DPk tag
+        self.speedup = speedup  # the MoE backend's decode speed (BACKEND_SPEEDUP)
 
     def _tag(self) -> str:
         if self.dp == 1:
@@ -131,7 +141,7 @@ class Steady:
                     f"#running-req: {running}, #queue-req: {queued}, #pending-token: {queued * 800}, "
                     f"cuda graph: False, input throughput (token/s): {r.uniform(300, 6000):.2f}")
         self.tokens += running * 40
-        gen = running * (6.3 + r.uniform(-0.4, 0.4))
+        gen = running * (6.3 + r.uniform(-0.4, 0.4)) * self.speedup
         spec = ""
         if self.spec_accept_len:  # metrics_reporter.py:1005
             gen *= self.spec_accept_len
@@ -203,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="write --enable-mfu-metrics' estimates (est. read BW ...)")
     ap.add_argument("--dp", type=int, default=1, help="data-parallel schedulers (DPk tags)")
     ap.add_argument("--tp", type=int, default=8, help="tensor-parallel size in server_args")
+    ap.add_argument("--moe-runner-backend", default=DEFAULT_BACKEND,
+                    choices=sorted(BACKEND_SPEEDUP),
+                    help="the MoE backend in server_args; decode speed follows it (made up)")
     args = ap.parse_args(argv)
     metrics = None
     if args.metrics_port is not None:
@@ -212,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     out = open(args.log, "a", encoding="utf-8", buffering=1) if args.log else sys.stdout  # noqa: SIM115
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        for i, (delay, text) in enumerate(startup_lines(tp=args.tp)):
+        for i, (delay, text) in enumerate(startup_lines(tp=args.tp,
+                                                        backend=args.moe_runner_backend)):
             time.sleep(delay * args.startup_s)
             if args.fail and i == 2:
                 for ln in FAIL_LINES:
@@ -231,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
             out.flush()
         sim = Steady(args.seed, args.error_every, metrics,
                      step_s=1.0 / args.rate if args.rate > 0 else 0.01,
-                     spec_accept_len=args.spec_accept_len, mfu=args.mfu_metrics, dp=args.dp)
+                     spec_accept_len=args.spec_accept_len, mfu=args.mfu_metrics, dp=args.dp,
+                     speedup=BACKEND_SPEEDUP[args.moe_runner_backend])
         n = 0
         t0 = time.monotonic()
         while not args.lines or n < args.lines:

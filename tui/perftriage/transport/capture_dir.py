@@ -162,21 +162,31 @@ def read_exact(fd: int, offset: int, length: int) -> bytes:
     return b"".join(parts)
 
 
-def read_chunk(path: str, ident: list, name: str, size: int, offset: int, length: int,
-               follow: bool = False) -> dict:
-    """One piece of a file for the exec path: base64 data and the file's
-    (device, inode), so the caller checks every piece came from one file."""
+LINE_BYTES = 45 * 1024  # raw bytes per base64 line: 61,440 characters, under a stream's cut
+
+
+def read_stream(path: str, ident: list, name: str, size: int, follow: bool = False,
+                out=None) -> None:
+    """The exec path's fetch: the checked file as a JSON header line, base64
+    lines of LINE_BYTES, and a JSON end line with the bytes sent."""
+    out = out or sys.stdout
     dfd = open_dir(path, ident, follow)
     try:
         fd = open_file(dfd, name, size)
     finally:
         os.close(dfd)
     try:
-        st = os.fstat(fd)
-        data = read_exact(fd, offset, length)
+        out.write(json.dumps({"ok": {"size": size}}) + "\n")
+        offset = 0
+        while offset < size:
+            data = read_exact(fd, offset, min(LINE_BYTES, size - offset))
+            if not data:
+                break
+            out.write(base64.b64encode(data).decode("ascii") + "\n")
+            offset += len(data)
+        out.write(json.dumps({"end": offset}) + "\n")
     finally:
         os.close(fd)
-    return {"data": base64.b64encode(data).decode("ascii"), "file": [st.st_dev, st.st_ino]}
 
 
 def _open_subdir(dfd: int, name: str) -> int | None:
@@ -254,16 +264,21 @@ def remove_dir(path: str, ident: list) -> dict:
         os.close(pfd)
 
 
-OPS: dict[str, Callable[..., object]] = {"make_dir": make_dir, "list_dir": list_dir, "read_chunk": read_chunk,
-       "remove_dir": remove_dir}
+OPS: dict[str, Callable[..., object]] = {
+    "make_dir": make_dir, "list_dir": list_dir, "read_stream": read_stream,
+    "remove_dir": remove_dir}
 
 
 def main(argv: list) -> int:
-    """The exec path: one JSON request in argv[1], one JSON line answered."""
+    """The exec path: one JSON request in argv[1], one JSON line answered
+    (``read_stream`` writes its own lines; a failure is then its last line)."""
     req = json.loads(argv[1])
     op = OPS[req.pop("op")]
     try:
-        out = {"ok": op(**req)}
+        done = op(**req)
+        if done is None:
+            return 0
+        out = {"ok": done}
     except Refused as exc:
         out = {"refused": str(exc)}
     except OSError as exc:

@@ -27,14 +27,16 @@ import json
 import os
 import secrets
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from perftriage.transport import capture_dir
 from perftriage.transport.base import OTHER, TIMEOUT, TransportError
 from perftriage.transport.capture_dir import Refused, kind_of
 
-FETCH_CHUNK = 4 * 1024 * 1024  # bytes per read (one exec call: its base64 is 5.6 MB)
+FETCH_CHUNK = 4 * 1024 * 1024  # bytes per read and write of a copy
 
 
 @dataclass
@@ -47,11 +49,19 @@ class SftpUnavailable(TransportError):
     """The host's sshd has no SFTP subsystem (the exec path is used instead)."""
 
 
-def _new_private(local: Path):
-    """The local copy: created here (never an existing file or link), 0600."""
+@contextlib.contextmanager
+def _new_private(local: Path) -> Iterator[BinaryIO]:
+    """The local copy: created here (never an existing file or link), 0600;
+    removed again when the copy fails (no partial file is left)."""
     fd = os.open(local, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  0o600)
-    return os.fdopen(fd, "wb")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            yield out
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(local)
+        raise
 
 
 class LocalFiles:
@@ -128,7 +138,7 @@ class LocalFiles:
 class ExecFiles(LocalFiles):
     """The same operations on a host without SFTP: ``capture_dir.py`` runs
     under the host's ``python3`` over an exec channel, one JSON request per
-    call, one JSON line back (file data in base64, ``FETCH_CHUNK`` at a time)."""
+    call, one JSON line back; a file comes as a stream of base64 lines."""
 
     via = "exec"
     python = "python3"
@@ -140,28 +150,38 @@ class ExecFiles(LocalFiles):
         self.transport = transport
         self._script = Path(capture_dir.__file__).read_text(encoding="utf-8")
 
-    async def _call(self, op: str, **args) -> dict:
+    def _command(self, op: str, **args) -> str:
         request = json.dumps({"op": op, **args})
-        command = f"{self.python} -c {shlex.quote(self._script)} {shlex.quote(request)}"
-        res = await self.transport.run(command, timeout=self.timeout, limit=2 * FETCH_CHUNK)
-        if res.timed_out:
-            raise TransportError(f"{op} on the host took over {self.timeout:g}s", TIMEOUT,
-                                 self.name)
-        lines = res.stdout.strip().splitlines()
-        if res.exit_status == 127 or not lines:
-            why = res.stderr.strip().splitlines()[-1:] or [f"exit {res.exit_status}"]
+        # -I -S: no PYTHON* variables, no site-packages, no sitecustomize or .pth
+        # file: nothing on the host (the server's user may write there) runs in it
+        return f"{self.python} -I -S -c {shlex.quote(self._script)} {shlex.quote(request)}"
+
+    def _answer(self, op: str, line: str, status: int | None = 0, stderr: str = ""):
+        """The helper's JSON answer line as its ``ok`` value; Refused or
+        TransportError for what it refused or failed at."""
+        if status == 127 or not line:
+            why = stderr.strip().splitlines()[-1:] or [f"exit {status}"]
             raise TransportError(f"no SFTP subsystem, and {self.python} could not run the file "
                                  f"helper on the host ({why[0][:200]})", OTHER, self.name)
         try:
-            answer = json.loads(lines[-1])
+            answer = json.loads(line)
         except ValueError:
-            raise TransportError(f"the file helper answered no JSON: {lines[-1][:200]!r}",
+            raise TransportError(f"the file helper answered no JSON: {line[:200]!r}",
                                  OTHER, self.name) from None
         if "refused" in answer:
             raise Refused(str(answer["refused"]))
         if "error" in answer:
             raise TransportError(f"{op}: {answer['error']}", OTHER, self.name)
-        return answer["ok"]
+        return answer.get("ok", answer)
+
+    async def _call(self, op: str, **args) -> dict:
+        res = await self.transport.run(self._command(op, **args), timeout=self.timeout,
+                                       limit=1 << 20)
+        if res.timed_out:
+            raise TransportError(f"{op} on the host took over {self.timeout:g}s", TIMEOUT,
+                                 self.name)
+        lines = res.stdout.strip().splitlines()
+        return self._answer(op, lines[-1] if lines else "", res.exit_status, res.stderr)
 
     async def make_dir(self, parent: str, prefix: str) -> str:
         made = await self._call("make_dir", parent=parent, prefix=prefix)
@@ -174,23 +194,36 @@ class ExecFiles(LocalFiles):
         return self._listed(directory, found)
 
     async def fetch(self, directory: str, name: str, size: int, local: Path) -> None:
-        ident, follow = self._ident(directory), directory in self._follow
-        first = None
-        with _new_private(local) as out:
-            offset = 0
-            while offset < size or first is None:
-                got = await self._call("read_chunk", path=directory, ident=ident, name=name,
-                                       size=size, offset=offset,
-                                       length=min(FETCH_CHUNK, size - offset), follow=follow)
-                if first is None:
-                    first = got["file"]
-                elif got["file"] != first:
-                    raise Refused(f"{name} was replaced while it was read: refused")
-                data = base64.b64decode(got["data"])
-                if not data and offset < size:
-                    raise Refused(f"{name} ended at {offset} of {size} bytes: refused")
-                out.write(data)
-                offset += len(data)
+        """One exec channel streams the checked file as base64 lines; at
+        most ``size`` bytes are taken, and exactly that many must come."""
+        command = self._command("read_stream", path=directory, ident=self._ident(directory),
+                                name=name, size=size, follow=directory in self._follow)
+        got, header, end = 0, False, None
+        stream = self.transport.stream_batches(command)
+        try:
+            with _new_private(local) as out:
+                async with asyncio.timeout(self.timeout + size / (1 << 20)):  # >= 1 MiB/s
+                    async for batch in stream:
+                        for line in batch:
+                            if line.startswith("{"):
+                                answer = self._answer("read", line)
+                                header = True
+                                end = answer.get("end") if isinstance(answer, dict) else None
+                                continue
+                            data = base64.b64decode(line)
+                            got += len(data)
+                            if not header or got > size:
+                                raise Refused(f"{name}: more than the {size} bytes that were "
+                                              "complete came: refused")
+                            out.write(data)
+        except TimeoutError:
+            raise TransportError(f"reading {name} took too long", TIMEOUT, self.name) from None
+        finally:
+            await stream.aclose()
+        if not header:
+            self._answer("read", "")
+        if end != size or got != size:
+            raise Refused(f"{name} ended at {got} of {size} bytes: refused")
 
     async def remove_dir(self, directory: str) -> str:
         done = await self._call("remove_dir", path=directory, ident=self._ident(directory))
@@ -414,19 +447,17 @@ class SftpFiles:
             self._sftp = None
 
 
-async def open_files(transport, prefer: str = "auto"):
+async def open_files(transport):
     """The file access that goes with a transport: local files, else SFTP,
-    else (no SFTP subsystem, or ``prefer="exec"``) the exec path. Raises
-    TransportError when the host cannot be reached."""
+    else (no SFTP subsystem) the exec path. Raises TransportError when the
+    host cannot be reached."""
     if getattr(transport, "connection", None) is None:
         return LocalFiles(getattr(transport, "name", "localhost"))
-    if prefer != "exec":
-        sftp = SftpFiles(transport)
-        try:
-            await sftp.start()
-            return sftp
-        except SftpUnavailable as exc:
-            files = ExecFiles(transport)
-            files.fallback_reason = exc.reason
-            return files
-    return ExecFiles(transport)
+    sftp = SftpFiles(transport)
+    try:
+        await sftp.start()
+        return sftp
+    except SftpUnavailable as exc:
+        files = ExecFiles(transport)
+        files.fallback_reason = exc.reason
+        return files

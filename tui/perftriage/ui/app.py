@@ -93,6 +93,8 @@ class PerftriageApp(OrderedKeysApp[int]):
         Binding("K", "server_stop", "Stop server", id="server.stop"),
         Binding("F", "fleet", "Fleet", id="fleet.open",
                 tooltip="Fleet view from Prometheus: medians, outliers; enter digs in over SSH"),
+        Binding("b", "baseline", "Baseline", id="baseline.mark", show=False,
+                tooltip="Mark a baseline (now, a run, a range): views compare the live state with it"),
         Binding("P", "profile", "Profile", id="profile.open",
                 tooltip="Which kernels eat the step: captures from a running server"),
         Binding("T", "stacks", "Stacks", id="stacks.open",
@@ -286,6 +288,11 @@ class PerftriageApp(OrderedKeysApp[int]):
                 self.notify(f"{host}: connecting over SSH; probes and logs can target it now")
 
         self.push_screen(FleetScreen(), dug)
+
+    def action_baseline(self) -> None:
+        from perftriage.ui.flows.baseline import ask_baseline
+
+        ask_baseline(self, self.cockpit.baseline)
 
     def action_profile(self, capture: bool = False) -> None:
         from perftriage.ui.screens.profile import ProfileScreen

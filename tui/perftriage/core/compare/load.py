@@ -9,7 +9,9 @@ import msgspec
 
 from perftriage.core.compare.recording import Recording
 from perftriage.core.model import events as ev
-from perftriage.core.replay.state_at import HOST_SAMPLE_PREFIX, LOG_LINES_PREFIX, raw_t
+from perftriage.core.replay.log_ledger import LogLedger
+from perftriage.core.replay.state_at import (HOST_SAMPLE_PREFIX, LOG_EVENTS, LOG_LINES_PREFIX,
+                                            raw_t)
 from perftriage.core.store import stream, transcript
 
 # what a comparison outside its slices needs of these bulky lines: their time only
@@ -49,6 +51,10 @@ def load(path: Path | str, problems: list[stream.LineProblem] | None = None,
     _, offset = stream.header_and_offset(path)
     rec = Recording(name=str(header.get("name") or path.stem))
     feed, decode = rec.feed, ev._decoder.decode
+    # each line of a followed file once (a transcript older than log.position
+    # may hold one read twice): the ledger hands on the lines not counted before
+    ledger = LogLedger(lambda t, sid, lines: feed(ev.LogLines(source_id=sid, lines=lines,
+                                                                t=t or 0.0)))
     spans = [(a - 1.0, b + 1.0) for a, b in sorted(windows)] if windows is not None else None
     lineno = 1
     for _, line, terminated in stream.iter_raw(path, offset):
@@ -77,6 +83,10 @@ def load(path: Path | str, problems: list[stream.LineProblem] | None = None,
             if problems is not None:
                 problems.append(stream.line_problem(lineno, line, exc, terminated))
             continue
+        if isinstance(event, LOG_EVENTS):
+            ledger.event(event)
+            if type(event) is ev.LogLines:
+                continue
         feed(event)
     rec.flush()
     return rec

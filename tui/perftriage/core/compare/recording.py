@@ -57,7 +57,8 @@ METRICS: dict[str, MetricDef] = {m.id: m for m in (
     MetricDef("engine_running", "running requests (engine)", "req", "higher", context=True),
     MetricDef("engine_queued", "queued requests (engine)", "req", "lower", context=True),
     MetricDef("gap", "gap to the floor", "×", "lower"),
-    MetricDef("dram_gbs", "achieved DRAM GB/s", "GB/s", "higher"),
+    # the host's from the live gap; per GPU from the GPM counters
+    MetricDef("dram_gbs", "achieved DRAM GB/s", "GB/s", "higher", per_gpu="sum"),
     MetricDef("useful_gbs", "useful GB/s", "GB/s", "higher"),
     MetricDef("traffic_ratio", "traffic ratio", "×", "lower"),
     MetricDef("idle_pct", "GPU idle (gap)", "%", "lower"),
@@ -223,6 +224,18 @@ class Recording:
             found = self._memo[memo_key] = s.per_second(start, end)
         return found
 
+    def prune(self, before: float) -> None:
+        """Forget the readings older than ``before`` (a live recording keeps a few minutes)."""
+        self.flush()
+        for key, s in list(self.series.items()):
+            i = bisect_left(s.t, before)
+            if i:
+                del s.t[:i]
+                del s.v[:i]
+            if not s.t:
+                del self.series[key]
+        self._memo.clear()
+
     def has_readings(self, metric: str, host: str, start: float, end: float,
                      gpu: int = -1) -> bool:
         self.flush()
@@ -324,6 +337,8 @@ class Recording:
     def _counters(self, e: ev.GpuCountersSample) -> None:
         sm: list[float] = []
         for g in e.gpus:
+            if g.dram_bw_gbs is not None and not g.stuck:
+                self.add("dram_gbs", e.host, e.t, g.dram_bw_gbs, gpu=g.index)
             if g.sm_active_pct is not None and not g.stuck:
                 self.add("sm_active_pct", e.host, e.t, g.sm_active_pct, gpu=g.index)
                 sm.append(g.sm_active_pct)

@@ -204,10 +204,12 @@ class LogFilePosition(Event, tag="log.position"):
     follow command. A continued investigation reads on from here when the
     path still names the same file (device, inode) and it has not shrunk;
     else the file was rotated or truncated and is read from its line 1
-    (``line`` 0). ``restarted``: why reading restarted there, if it did."""
+    (``line`` 0). ``restarted``: why reading restarted there, if it did.
+    While lines arrive the size is recorded again now and then, without a
+    ``line`` (the count of lines read goes on from the log batches)."""
 
     source_id: str
-    line: Annotated[int, msgspec.Meta(ge=0)] = 0
+    line: Annotated[int, msgspec.Meta(ge=0)] | None = 0
     dev: int | None = None
     ino: int | None = None
     size: Annotated[int, msgspec.Meta(ge=0)] | None = None
@@ -432,6 +434,8 @@ class ProfileCaptured(Event, tag="profile.captured"):
     steps: int | None = None
     files: list[str] = []
     missing: list[str] = []  # ranks that wrote no trace in time
+    via: str = ""  # how the files came: SFTP | exec (the host has no SFTP) | local
+    refused: list[str] = []  # "NAME: what it is": trace-named entries that were no plain file
 
 
 class SessionEnded(Event, tag="session.ended"):

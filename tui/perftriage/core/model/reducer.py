@@ -227,7 +227,8 @@ def _log_position(state: SessionState, e: ev.LogFilePosition) -> None:
     src = state.logs.get(e.source_id)
     if src is None:
         return None
-    src.file_line = e.line
+    if e.line is not None:  # (None: a size checkpoint, the count goes on)
+        src.file_line = e.line
     src.file_id = (e.dev, e.ino) if e.dev is not None and e.ino is not None else None
     src.file_size = e.size
     return None

@@ -7,9 +7,7 @@ Covered forms (each tested on real H200 captures in ``tests/fixtures/nvidia-smi`
   ``"31731 MiB"``): :func:`parse_query_csv`, :func:`parse_query_rows`;
 - the streaming ``-lms N`` form of the same: :class:`QueryStream`;
 - ``--query-compute-apps``: :func:`parse_compute_apps`;
-- the default table view: :func:`parse_table`;
-- ``topo -m`` (its header wrapped in ANSI codes even in a pipe): :func:`parse_topo`;
-- ``-q -x`` XML: :func:`parse_xml`.
+- ``topo -m`` (its header wrapped in ANSI codes even in a pipe): :func:`parse_topo`.
 
 ``dmon`` has its own module, :mod:`perftriage.core.parse.dmon` (one parser).
 
@@ -18,25 +16,19 @@ they become ``None`` and never raise. Memory is reported in MiB, power in
 W, clocks in MHz, like nvidia-smi itself.
 
 This module is the one import for callers; the value converters live in
-:mod:`nvsmi_values`, the one-shot report parsers (table, topo, XML, ``-q``)
-in :mod:`nvsmi_reports`.
+:mod:`nvsmi_values`, ``topo -m`` in :mod:`nvsmi_reports`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from perftriage.core.parse.gpu_sample import GpuProcess, GpuSample
 from perftriage.core.parse.nvsmi_reports import (  # noqa: F401 - the one import for callers
     Topology,
-    parse_q_text,
-    parse_q_tree,
-    parse_table,
     parse_topo,
-    parse_xml,
 )
 from perftriage.core.parse.nvsmi_values import (  # noqa: F401
     _FIELD_MAP,
@@ -108,8 +100,7 @@ def parse_query_line(line: str, fields: Sequence[str] = QUERY_FIELDS) -> GpuSamp
 def parse_query_csv(text: str, fields: Sequence[str] = QUERY_FIELDS) -> list[GpuSample]:
     """Output of ``nvidia-smi --query-gpu=<fields> --format=csv[,noheader][,nounits]``
     -> one :class:`GpuSample` per line. ``fields`` is what was asked for
-    (``QUERY_FIELDS`` by default); with a header line present, pass
-    ``fields=None``-free :func:`parse_query_csv_with_header` instead."""
+    (``QUERY_FIELDS`` by default); a header line is skipped (it is no row)."""
     return [g for g in (row_to_gpu(r) for r in parse_query_rows(text, fields)) if g is not None]
 
 
@@ -121,48 +112,6 @@ def query_command(fields: Sequence[str] = QUERY_FIELDS, period_ms: int | None = 
     if period_ms is not None:
         cmd += f" -lms {int(period_ms)}"
     return cmd
-
-
-@dataclass
-class CsvSection:
-    fields: list[str]
-    rows: list[dict[str, Any]] = field(default_factory=list)
-
-
-def parse_csv_sections(text: str) -> list[CsvSection]:
-    """CSV output *with* header lines, possibly several queries concatenated
-    (``--query-gpu`` then ``--query-compute-apps``): one section per header.
-    Lines starting with ``#`` (dmon) end a section and are ignored here."""
-    sections: list[CsvSection] = []
-    current: CsvSection | None = None
-    for line in text.splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            if line.lstrip().startswith("#"):
-                current = None
-            continue
-        if current is not None:
-            rows = parse_query_rows([line], current.fields)
-            if rows:
-                current.rows.extend(rows)
-                continue
-        # a header: every part looks like a field name, none is a number
-        parts = split_csv_line(line)
-        if all(re.match(r"^[a-z_][\w.]*(\s*\[[^\]]*\])?$", p.strip(), re.I) for p in parts) and \
-                not any(_NUM_RE.match(p) for p in parts):
-            current = CsvSection([canonical_field(p) for p in parts])
-            sections.append(current)
-        else:
-            current = None
-    return sections
-
-
-def parse_query_csv_with_header(text: str) -> list[GpuSample]:
-    """``--format=csv`` output with its header line (units or not)."""
-    gpus: list[GpuSample] = []
-    for sec in parse_csv_sections(text):
-        if "index" in sec.fields or "uuid" in sec.fields:
-            gpus.extend(g for g in (row_to_gpu(r) for r in sec.rows) if g is not None)
-    return gpus
 
 
 COMPUTE_APPS_FIELDS = ("gpu_uuid", "pid", "process_name", "used_memory")

@@ -24,6 +24,7 @@ from perftriage.core.profile.reader import MAX_KERNEL_NAMES, MAX_US, cut_name, t
 from perftriage.core.profile.rank import RankData
 
 _COUNT = re.compile(r"\d{1,15}")  # Instances: a whole number (below 10**15)
+_LINE_PIECE = 1 << 18  # characters: twice the csv module's field limit
 
 
 def _norm(col: str) -> str:
@@ -54,7 +55,10 @@ def _count(field: str) -> int:
 
 
 def read(path: str, data: bytes | bytearray, label: str) -> RankData:
-    lines = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline="")
+    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline="")
+    # a line is read in pieces of at most _LINE_PIECE characters: a 1 GiB line
+    # is never one string (a row that long is over the csv field limit anyway)
+    lines = iter(lambda: text.readline(_LINE_PIECE), "")
     start = 0
     for start, line in enumerate(lines, 1):
         if _is_header(line):

@@ -15,7 +15,9 @@ deep, or hold a million distinct megabyte-long kernel names. Here:
   and a short hash of the whole name, so two names that differ only past the
   cut stay apart) before it is classified or shown;
 - a file with more than :data:`MAX_KERNEL_NAMES` distinct kernels is refused
-  (a real capture has hundreds);
+  (a real capture has hundreds), and so is a JSON trace with more objects
+  than one per :data:`BYTES_PER_OBJECT` bytes of the cap (each costs ~90
+  bytes decoded), so decoding costs at most a few times the cap;
 - a time or duration outside 0..:data:`MAX_US` is refused with the event's
   index (or the CSV line).
 
@@ -36,6 +38,11 @@ DEFAULT_MAX_MB = 1024  # a busy rank's trace is tens to hundreds of MB decompres
 MAX_NAME_CHARS = 1024  # a CUTLASS template name is a few hundred characters
 MAX_KERNEL_NAMES = 20_000  # distinct kernels in one file
 MAX_US = 1e15  # µs (31 years): beyond it a time or duration is no time
+# the decoder builds an object per JSON object (~90 bytes, more with its
+# strings): a file of ``{},{},...`` would cost 30x its size. Real Kineto traces
+# have ~140 bytes of text per ``{``; more objects than one per this many
+# bytes of the cap is refused before decoding, so memory stays near 4x the cap
+BYTES_PER_OBJECT = 96
 CAP_HINT = "[profile] max_trace_mb, --max-trace-mb"
 _GZIP_MAGIC = b"\x1f\x8b"
 _IN_PIECE = 1 << 16  # compressed bytes fed at once
@@ -76,7 +83,12 @@ def read_trace_bytes(path: str, limits: TraceLimits = TraceLimits()) -> bytes | 
     """The file's text (gzip inflated, found by its magic bytes), or :class:`TraceError`."""
     with open_trace(path, limits) as fh:
         try:
-            data = fh.read(limits.max_bytes + 1)  # +1: a file that grew since is caught below
+            # what fstat says, +1 to see a file that grew since; never a buffer
+            # of the whole cap for a small file
+            size = os.fstat(fh.fileno()).st_size
+            data = fh.read(size + 1)
+            if len(data) > size:
+                data += fh.read(limits.max_bytes + 1 - len(data))
         except OSError as exc:
             raise TraceError(path, exc.strerror or str(exc)) from None
     if len(data) > limits.max_bytes:
@@ -106,6 +118,8 @@ def _gunzip(path: str, data: bytes, limits: TraceLimits) -> bytearray:
                     tail = d.unconsumed_tail
             if not d.eof:
                 out += d.flush()  # what is left is less than zlib's window
+                if len(out) > cap:
+                    raise over_cap(path, limits, "decompresses to more than")
         except zlib.error as exc:
             raise TraceError(path, f"corrupt gzip: {exc}") from None
         if not d.eof:
@@ -115,6 +129,16 @@ def _gunzip(path: str, data: bytes, limits: TraceLimits) -> bytearray:
             return out  # the end, or zero padding after it (as gzip itself allows)
         if data[start:start + 2] != _GZIP_MAGIC:
             raise TraceError(path, f"not gzip after byte {start} (trailing garbage)")
+
+
+def check_objects(path: str, text: bytes | bytearray, limits: TraceLimits) -> None:
+    """:class:`TraceError` when ``text`` holds more JSON objects than a trace
+    within the cap can (counted as ``{``, strings included: an over-count)."""
+    most = limits.max_bytes // BYTES_PER_OBJECT
+    n = text.count(b"{")
+    if n > most:
+        raise TraceError(path, f"{n:,} JSON objects is more than a trace within the "
+                               f"{limits.max_mb} MiB limit holds (at most {most:,}; {CAP_HINT})")
 
 
 def cut_name(name: str) -> str:

@@ -26,7 +26,7 @@ from perftriage.core.profile.model import (
     TraceError,
 )
 from perftriage.core.profile.rank import RankData, rank_label
-from perftriage.core.profile.reader import TraceLimits, read_trace_bytes
+from perftriage.core.profile.reader import TraceLimits, check_objects, read_trace_bytes
 
 
 def read_file(path: str | Path, index: int, classifier: Classifier,
@@ -41,6 +41,7 @@ def read_file(path: str | Path, index: int, classifier: Classifier,
             raise TraceError(p, "empty file")
         if _first_byte(data) not in (b"{", b"[") and nsys.looks_like(data):
             return nsys.read(p, data, label)
+        check_objects(p, data, limits)
         return kineto.read(p, data, label, classifier)
     except MemoryError:
         raise TraceError(p, "not enough memory to summarise it (lower [profile] "

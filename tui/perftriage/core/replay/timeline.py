@@ -46,7 +46,7 @@ class Marker:
 
     index: int
     t: float
-    kind: str  # probe, hypothesis, verdict, note, gap, error, server
+    kind: str  # probe, hypothesis, verdict, note, gap, error, server, segment, baseline
     label: str
 
 
@@ -95,6 +95,9 @@ def marker_for(state: SessionState, event: ev.Event, index: int, before: Any) ->
         return Marker(index, t, "gap", f"floor {event.floor_ms:.2f} ms/token{gap}")
     if isinstance(event, ev.ServerEvent):
         return Marker(index, t, "server", f"{event.server} {event.state}")
+    if isinstance(event, ev.BaselineMarked):
+        label = f" {event.label}" if event.label else ""
+        return Marker(index, t, "baseline", f"baseline{label}")
     if isinstance(event, ev.SegmentStarted) and event.segment > 1:
         return Marker(index, t, "segment", segment_label(event))
     if isinstance(event, ev.LogLines):

@@ -10,7 +10,7 @@ from pathlib import Path
 from perftriage.core.compare.load import load
 from perftriage.core.replay.state_at import state_at
 from perftriage.core.report import markdown
-from perftriage.core.report.log_ledger import LogLedger
+from perftriage.core.replay.log_ledger import LogLedger
 from perftriage.core.report.log_scan import session_start
 from perftriage.core.store import stream, transcript
 from perftriage.core.store.redact import Redactor

@@ -126,11 +126,6 @@ class Notable:
     last: Sighting | None = None
     backlog: int = 0  # how many of the first/last sightings are backlog (0, 1 or 2)
 
-    @property
-    def logged_at(self) -> datetime | None:
-        return self.first.ts if self.first else None
-
-
 @dataclass
 class Throughput:
     """Generation tok/s of every decode line of one source, and of the

@@ -123,21 +123,6 @@ def lock(fd: int, name: str) -> None:
         raise
 
 
-def is_recording(path: Path) -> bool:
-    """Whether a cockpit holds the file's recording lock now."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
 @dataclass
 class Restored:
     """An investigation's state after all its events, and what a writer

@@ -10,7 +10,8 @@ from perftriage.core.report.markdown import clock  # noqa: F401  (the bar's time
 
 # one glyph per marker kind; when several fall in one cell the first kind
 # of this order wins (an error is worth more than one more finished probe)
-GLYPHS = {"error": "✖", "segment": "║", "server": "⟳", "hypothesis": "◆", "verdict": "◇",
+GLYPHS = {"error": "✖", "segment": "║", "baseline": "┃", "server": "⟳", "hypothesis": "◆",
+          "verdict": "◇",
           "gap": "▲", "note": "✎",
           "probe": "•"}
 PRIORITY = tuple(GLYPHS)

@@ -82,7 +82,8 @@ class ProfileCaptures:
                                progress)
         event = ProfileCaptured(
             capture_id=capture_id, host=host, url=url, engine=result.engine, steps=result.steps,
-            files=[str(f) for f in result.files], missing=result.missing,
+            files=[str(f) for f in result.files], missing=result.missing, via=result.via,
+            refused=[f"{n}: {what}" for n, what in sorted(result.refused.items())],
             summary=result.summary.top(KEEP_KERNELS))
         self.session.emit(event)
         return event

@@ -75,6 +75,10 @@ FLUSH_LINES = 4096  # ... or until this many are buffered
 # message pumps, each hop waits at most one slice
 SLICE_LINES = 1024
 BACKOFF_FIRST_S = 0.5
+# while lines arrive, the followed file's size is recorded this often (a
+# log.position without a line): a copytruncate between two runs that regrows
+# the file past the size at the start of following is still seen as one
+CHECKPOINT_S = 30.0
 BACKOFF_CAP_S = 10.0
 # a follow state as the Source protocol's connection state
 _SOURCE_STATE: dict[ev.LogFollowState, SourceState] = {
@@ -341,6 +345,9 @@ class FileLogSource(CommandLogSource):
         self.follow_reason: str | None = None
         self._gave_up: str | None = None
         self._alive = False  # this attempt's command answered (a heartbeat or a line)
+        self._checkpoint_at = time.monotonic()
+        self._checkpoint: asyncio.Task | None = None
+        self._grew = False  # lines came in since the size was last recorded
 
     def _status(self, state: ev.LogFollowState, reason: str | None = None) -> None:
         if (state, reason) == (self.follow, self.follow_reason):
@@ -390,7 +397,37 @@ class FileLogSource(CommandLogSource):
             reason = "closed"
             raise
         finally:
+            if self._checkpoint is not None:
+                self._checkpoint.cancel()
             self._finish(reason)
+
+    def _maybe_checkpoint(self) -> None:
+        """Record the size again once lines came in, at most every
+        :data:`CHECKPOINT_S` (a task that waits out the rest of the interval)."""
+        if not self._grew or self.file is None or (
+                self._checkpoint is not None and not self._checkpoint.done()):
+            return
+        self._grew = False
+        wait = max(0.0, CHECKPOINT_S - (time.monotonic() - self._checkpoint_at))
+        self._checkpoint = asyncio.get_running_loop().create_task(self._record_size(wait))
+
+    async def _record_size(self, wait: float) -> None:
+        """The file's size, as a ``log.position`` without a line, when it is
+        still the file being read and has grown (else tail says what it is)."""
+        await asyncio.sleep(wait)
+        self._checkpoint_at = time.monotonic()
+        try:
+            res = await self.transport().run(stat_command(self.path), timeout=30)
+        except TransportError:
+            return
+        now, known = parse_stat(res.stdout), self.file
+        if now is not None and known is not None and not moved_on(known, now) and now != known:
+            self.file = now
+            self.follower.session.emit(ev.LogFilePosition(
+                source_id=self.source_id, line=None, dev=now[0], ino=now[1], size=now[2]))
+        if self._grew:  # lines came in meanwhile: their size next
+            self._checkpoint = None
+            self._maybe_checkpoint()
 
     async def _locate(self, transport, restarted: str | None = None) -> None:
         """Where this start reads from: on after the lines already read when
@@ -450,4 +487,6 @@ class FileLogSource(CommandLogSource):
                     self._status("lost", text)
         if self.follow in ("starting", "reconnecting") or (self.follow == "error" and keep):
             self._status("following")
+        self._grew = self._grew or bool(keep)
+        self._maybe_checkpoint()
         return keep

@@ -29,14 +29,15 @@ from textual.widgets import DataTable, Footer, Static
 from perftriage.ui.app_context import app_context, refuse_in_replay
 from perftriage.core.model.events import ProfileCaptured
 from perftriage.core.model.state import Section, SessionState
-from perftriage.core.profile.compare import compare
+from perftriage.core.compare.profile_diff import diff
 from perftriage.core.profile.ncu import MEMORY, NEAR, NcuKernel, bw_pct
 from perftriage.core.profile.ncu_join import latest_summary, match_profile
 from perftriage.core.profile.table import idle_line, short_name
 from perftriage.core.sanitize import visible
+from perftriage.core.view.baseline_view import profile_lines
 from perftriage.core.view.profile_view import bar_segments, headline
 from perftriage.ui.screens.prompt import PromptScreen
-from perftriage.services.profile.capture import CaptureFailed
+from perftriage.services.profile.capture import CaptureFailed, via_text
 from perftriage.transport.base import TransportError
 from perftriage.transport.http_get import BadUrl, parse_http_url
 
@@ -76,7 +77,8 @@ def bar_text(cap: ProfileCaptured, width: int = BAR_WIDTH) -> Text:
 
 class ProfileScreen(Screen[None]):
     # PROBES: an ncu probe's result joins the kernels (achieved GB/s, % of peak)
-    SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.PROFILES, Section.PROBES})
+    SECTIONS: ClassVar[frozenset[Section]] = frozenset(
+        {Section.PROFILES, Section.PROBES, Section.BASELINE})
 
     BINDINGS = [
         Binding("escape", "close", "back", id="profile.close"),
@@ -197,24 +199,20 @@ class ProfileScreen(Screen[None]):
         self.query_one("#profile-compare", Static).update(self._compare_text(state, cap))
 
     def _compare_text(self, state: SessionState, cap: ProfileCaptured) -> Text:
-        i = state.profiles.index(cap)
         if not self.comparing:
-            return Text("d: compare with the capture before", style="dim")
-        if i == 0:
+            return Text("d: compare with the baseline's capture, else the one before", style="dim")
+        prev = against(state, cap)
+        if prev is None:
             return Text("nothing to compare with: this is the first capture", style="dim")
-        prev = state.profiles[i - 1]
-        c = compare(prev.summary, cap.summary)
-        out = Text.assemble((f"{visible(cap.capture_id)} against {visible(prev.capture_id)}\n",
+        d = diff(prev, cap)
+        out = Text.assemble((f"{visible(cap.capture_id)} against {visible(prev.capture_id)}"
+                             f"{' (the baseline)' if prev is baseline_capture(state) else ''}\n",
                              "bold"))
-        if c.idle_before is not None and c.idle_after is not None:
-            out.append(f"GPU idle {c.idle_before:.1f}% → {c.idle_after:.1f}%\n")
-        for label, items, style in (("appeared", c.appeared, "green"),
-                                    ("vanished", c.vanished, "red"),
-                                    ("changed", c.changed, "yellow")):
-            out.append(f"{label} ({len(items)})\n", style=f"bold {style}")
-            for x in items[:6]:
-                out.append(f"  {x.before_pct:5.1f}% → {x.after_pct:5.1f}%  "
-                           f"{short_name(x.name, 48)}\n")
+        for text, verdict in profile_lines(d):
+            if verdict == "heading":
+                out.append(text + "\n", style="bold")
+            else:
+                out.append(text + "\n", style=VERDICT_STYLE.get(verdict, ""))
         return out
 
     def _redraw(self) -> None:
@@ -283,9 +281,33 @@ class ProfileScreen(Screen[None]):
             self.notify(f"profile: {visible(str(exc))}", severity="error", timeout=12)
             return
         self.index = None
-        progress(f"{cap.capture_id}: {len(cap.files)} trace file(s) kept next to the transcript")
+        progress(f"{cap.capture_id}: {len(cap.files)} trace file(s) fetched {via_text(cap.via)}, "
+                 "kept next to the transcript")
         if cap.missing:
-            self.notify(f"profile: no trace from {', '.join(cap.missing)}", severity="warning")
+            refused = f" (refused: {'; '.join(cap.refused)})" if cap.refused else ""
+            self.notify(visible(f"profile: no trace from {', '.join(cap.missing)}{refused}"),
+                        severity="warning")
+
+
+VERDICT_STYLE = {"improved": "green", "regressed": "red", "not enough data": "dim"}
+
+
+def baseline_capture(state: SessionState) -> ProfileCaptured | None:
+    """The last capture inside the baseline's window (None: no baseline, none there)."""
+    b = state.baseline
+    if b is None:
+        return None
+    inside = [p for p in state.profiles if b.start <= p.t <= b.end]
+    return inside[-1] if inside else None
+
+
+def against(state: SessionState, cap: ProfileCaptured) -> ProfileCaptured | None:
+    """What ``d`` compares ``cap`` with: the baseline's capture, else the one before."""
+    base = baseline_capture(state)
+    if base is not None and base is not cap:
+        return base
+    i = state.profiles.index(cap)
+    return state.profiles[i - 1] if i > 0 else None
 
 
 def bandwidth_cells(k: NcuKernel | None) -> list[str | Text]:

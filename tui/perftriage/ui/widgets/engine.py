@@ -57,11 +57,17 @@ class LatencyHeatmap(Widget):
         self.engine: EngineState | None = None
         self._seen: tuple = ()
         self.display = False
+        self._room = True  # the pane it sits in has rows to spare (see fit)
+
+    def fit(self, room: bool) -> None:
+        """Shown only where the pane has rows to spare: its log lines win."""
+        self._room = room
+        self.display = self.engine is not None and room
 
     def show(self, engine: EngineState | None) -> None:
         key = (None,) if engine is None else (engine.source, len(engine.itl_rows),
                                               engine.itl_rows[-1].t if engine.itl_rows else None)
-        self.display = engine is not None
+        self.display = engine is not None and self._room
         if key == self._seen:
             return
         self._seen = key

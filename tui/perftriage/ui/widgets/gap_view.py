@@ -22,7 +22,9 @@ from perftriage.core.analysis.verdict_spans import current_span
 from perftriage.core.model.verdict_hold import HOLD_S
 from perftriage.core.profile.ncu_join import bandwidth_lines
 from perftriage.core.report.markdown import clock
+from perftriage.core.view.baseline_view import GAP_METRICS
 from perftriage.ui.app_context import app_context
+from perftriage.ui.widgets.baseline_text import baseline_lines
 from perftriage.core.model.state import Section, SessionState
 from perftriage.ui.widgets.format import bar, safe
 from perftriage.ui.widgets.status_style import styled, threshold
@@ -73,7 +75,7 @@ class GapView(Static):
 
     SECTIONS: ClassVar[frozenset[Section]] = frozenset(
         {Section.HOSTS, Section.GAPS, Section.LOGS, Section.ENGINES, Section.PROBES,
-         Section.PROFILES})
+         Section.PROFILES, Section.BASELINE})
 
     DEFAULT_CSS = "GapView { height: auto; padding: 1 0 0 0; }"
 
@@ -99,6 +101,7 @@ class GapView(Static):
             lines.append(f"[$text-muted]held: {safe(span.verdict_kind)} since "
                          f"{clock(span.start_t)} (a verdict changes after {HOLD_S:g} s)[/]")
         lines += where_lines(self.session_state)
+        lines += baseline_lines(self, self.session_state, GAP_METRICS, host)
         self.update("\n".join(lines))
 
 

@@ -15,6 +15,8 @@ from perftriage.core.view.log_window import ALL, source_label
 from perftriage.core.parse.log_metrics import LogMetrics
 from perftriage.core.model.state import Section, SessionState
 from perftriage.ui.widgets.format import safe
+from perftriage.core.view.baseline_view import ENGINE_METRICS
+from perftriage.ui.widgets.baseline_text import baseline_lines
 from perftriage.ui.widgets.engine import EngineStrip, LatencyHeatmap, shown_engines
 from perftriage.ui.widgets.log_view import LogView
 from perftriage.ui.widgets.pane import Pane
@@ -61,9 +63,15 @@ def metrics_line(m: LogMetrics) -> str:
     return " · ".join(parts)
 
 
+# the pane's height from which the latency heatmap (8 rows) still leaves
+# five log lines under the tabs, figures and engine strip (a 45-row terminal
+# has it; 30 rows do not)
+HEATMAP_MIN_ROWS = 20
+
+
 class LogsPane(Pane):
     # a quiet log turns stale (CLOCK); the engine strip and heatmap (ENGINES)
-    SECTIONS = frozenset({Section.LOGS, Section.ENGINES, Section.CLOCK})
+    SECTIONS = frozenset({Section.LOGS, Section.ENGINES, Section.CLOCK, Section.BASELINE})
     DEFAULT_CSS = """
     LogsPane Tabs { height: 2; }
     LogsPane #logs-metrics-row { height: 1; }
@@ -71,6 +79,8 @@ class LogsPane(Pane):
     LogsPane #logs-spark { width: 24; height: 1; }
     LogsPane #logs-status { height: 1; color: $text-muted; }
     LogsPane #logs-latency { height: 7; }
+    LogsPane #logs-baseline { height: auto; max-height: 3; text-wrap: nowrap;
+                              text-overflow: ellipsis; }
     """
     BINDINGS = [
         Binding("right_square_bracket", "cycle(1)", "Next log", id="logs.next_source"),
@@ -95,6 +105,9 @@ class LogsPane(Pane):
             yield Sparkline([], id="logs-spark")
         # the engine's own figures from its /metrics, when an endpoint is configured
         yield EngineStrip(id="logs-engine")
+        against = Static("", id="logs-baseline")  # the engine against the baseline (b)
+        against.display = False
+        yield against
         yield LatencyHeatmap(id="logs-latency")
         yield LogView(self.ctx.session.state, ALL, id="logs-view")
         yield Static("", id="logs-status")
@@ -103,6 +116,12 @@ class LogsPane(Pane):
         src = state.logs.get(self.selected)
         engines = shown_engines(state, src.host if src is not None else None)
         self.query_one("#logs-engine", EngineStrip).show(engines)
+        lines = baseline_lines(self, state, ENGINE_METRICS, src.host if src is not None else None,
+                               per_line=4)
+        shown = self.query_one("#logs-baseline", Static)
+        shown.display = bool(lines)
+        if lines:
+            shown.update("\n".join(lines[:3]))
         with_rows = [es for es in engines if es.itl_rows]
         self.query_one("#logs-latency", LatencyHeatmap).show(
             with_rows[0] if with_rows else (engines[0] if engines else None))
@@ -178,6 +197,8 @@ class LogsPane(Pane):
 
     def on_resize(self, event) -> None:
         self._fit_spark()
+        # at 100x30 the header rows and the 8-row heatmap left no log line: lines win
+        self.query_one("#logs-latency", LatencyHeatmap).fit(self.size.height >= HEATMAP_MIN_ROWS)
 
     def _now(self, state: SessionState) -> float:
         """Session seconds now (live), or of the latest event (replay)."""

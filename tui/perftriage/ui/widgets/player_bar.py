@@ -16,6 +16,7 @@ MARKER_VAR = {
     "error": "$status-failed", "server": "$status-warn", "hypothesis": "$status-running",
     "gap": "$status-ok", "verdict": "$status-warn", "note": "$status-neutral", "probe": "$status-muted",
     "cursor": "$accent", "played": "$status-running", "segment": "$accent",
+    "baseline": "$accent",
 }
 
 

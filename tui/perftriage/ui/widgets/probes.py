@@ -153,13 +153,16 @@ class ProbesPane(Pane):
         table = self.table
         state = self.ctx.session.state
         width = self.size.width - 2
-        caps = {"id": 4, "host": 12, "status": 11, "probe": 24, "time": 7}
+        # the host column fits the names (``localhost`` whole in an 80-column
+        # pane), up to a fifth of the pane
+        host_cap = max(6, width // 5)
+        caps = {"id": 4, "host": host_cap, "status": 11, "probe": 24, "time": 7}
         if width < 90:  # narrow: the status icon says it, probes keep their end
-            caps.update(host=8, status=2, probe=16, time=6)
+            caps.update(status=2, probe=16, time=6)
         if width < 60:  # a 100-column terminal: the result and the probe get the room;
             # the host only when probes went to several, the time not at all
             one_host = len({p.host for p in state.probes.values()}) <= 1
-            caps.update(id=3, host=0 if one_host else 6, probe=18, time=0)
+            caps.update(id=3, host=0 if one_host else host_cap, probe=18, time=0)
         longest = {
             "id": max((len(p.probe_id) for p in state.probes.values()), default=2),
             "host": max((len(p.host) for p in state.probes.values()), default=4),

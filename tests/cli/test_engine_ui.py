@@ -42,6 +42,23 @@ async def test_strip_and_heatmap_show_in_replay(tmp_path):
         assert heat.engine is not None and len(heat.engine.itl_rows) == 59
 
 
+async def test_at_100x30_log_lines_win_over_the_heatmap(tmp_path):
+    """A 30-row terminal: the tabs, figures, engine strip and an 8-row
+    heatmap filled the Logs pane and no log line showed (until z)."""
+    from perftriage.ui.widgets.log_view import LogView
+    from perftriage.ui.widgets.logs import LogsPane
+
+    app = replay_app(session_with_engine(tmp_path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        pane = app.screen.query_one(LogsPane)
+        assert not pane.query_one(LatencyHeatmap).display
+        assert pane.query_one(LogView).size.height >= 5
+        await pilot.press("3", "z")  # the Logs pane maximized: room again for the heatmap
+        await pilot.pause()
+        assert pane.query_one(LatencyHeatmap).display
+
+
 async def test_no_endpoint_no_strip():
     app = replay_app()
     async with app.run_test(size=(160, 45)) as pilot:
@@ -53,9 +70,10 @@ async def test_no_endpoint_no_strip():
 async def test_demo_shows_the_simulated_engine_live(tmp_path):
     from perftriage.ui.app import PerftriageApp
     from perftriage.cli.commands.demo import build, start_demo
+    from perftriage.cli.globals import Globals
     from tests.support.helpers import wait_for
 
-    cockpit = build(tmp_path / "sessions", 40.0, tmp_path)
+    cockpit = build(Globals(sessions_dir=tmp_path / "sessions"), 40.0, tmp_path)
     cockpit.config.servers[0].args["startup"] = "0.05"
     app = PerftriageApp(cockpit)
     async with app.run_test(size=(160, 50)) as pilot:

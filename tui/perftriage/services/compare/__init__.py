@@ -1,0 +1,1 @@
+"""Before/after in the cockpit: the baseline (``b``) and the live state against it."""
