@@ -8,7 +8,9 @@ same run, each in a fresh process:
 
 - baseline: a plain ``msgspec.json.decode`` of the file's bytes (dicts);
 - perftriage: ``summarize_files`` (typed decode, buckets, intervals, idle,
-  exposed communication), the work behind ``perftriage trace``.
+  exposed communication, the idle breakdown), the work behind ``perftriage trace``;
+- the same without the idle breakdown (the reader's events decoded without
+  ``args``): what the breakdown adds (target: ≤ 1.3×).
 
 Prints time and peak RSS of both and the ratio (target: ≤ 1.2× the
 baseline's time, RSS ≤ 1 GB). Then the event loop's responsiveness while a
@@ -23,6 +25,7 @@ import argparse
 import asyncio
 import gzip
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,6 +45,17 @@ BASELINE = (
     "n = len(doc['traceEvents'])\n"
     "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, n)\n")
 
+# The same summary with the idle breakdown's input left undecoded: events without
+# ``args`` (so no stream, correlation or launch), as the reader was before it.
+NO_IDLE = (
+    "import typing, msgspec\n"
+    "from perftriage.core.profile import kineto\n"
+    "class E(msgspec.Struct, gc=False):\n"
+    "    ph: str = ''\n    cat: str = ''\n    name: str = ''\n    ts: float = 0.0\n"
+    "    dur: float = 0.0\n    pid: int | str = 0\n    args: typing.ClassVar[None] = None\n"
+    "class T(msgspec.Struct, gc=False):\n    traceEvents: list[E]\n"
+    "kineto._DECODER, kineto.ChromeTrace = msgspec.json.Decoder(T | list[E]), T\n")
+
 SUMMARY = (
     "import resource, sys, time\n"
     "from perftriage.core.profile.summarize import summarize_files\n"
@@ -49,6 +63,15 @@ SUMMARY = (
     "s = summarize_files([sys.argv[1]])\n"
     "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,\n"
     "      sum(k.calls for k in s.kernels))\n")
+
+# the summary's CPU seconds (user + system of this process): steadier than wall time
+# on a shared box
+SUMMARY_CPU = (
+    "import sys, time\n"
+    "from perftriage.core.profile.summarize import summarize_files\n"
+    "t = time.process_time()\n"
+    "summarize_files([sys.argv[1]])\n"
+    "print(time.process_time() - t, 0, 0)\n")
 
 
 def build(path: Path, mb: int) -> int:
@@ -58,19 +81,34 @@ def build(path: Path, mb: int) -> int:
     stamped = [e for e in events if isinstance(e.get("ts"), (int, float))]
     span = max(e["ts"] + e.get("dur", 0) for e in stamped) - min(e["ts"] for e in stamped)
     head = msgspec.json.encode(doc)[:-1] + b', "traceEvents": ['
+    # each replica's launches and kernels keep their own correlation ids
+    corr_span = 1 + max((e.get("args") or {}).get("correlation", 0) for e in events
+                        if isinstance((e.get("args") or {}).get("correlation", 0), int))
     n = 0
     with path.open("wb") as out:
         out.write(head)
         i = 0
         while out.tell() < mb * 1_000_000:
             shift = i * (span + 100.0)
-            chunk = [dict(e, ts=e["ts"] + shift) if "ts" in e else e for e in events]
+            chunk = [_replica(e, shift, i * corr_span) for e in events]
             blob = msgspec.json.encode(chunk)[1:-1]
             out.write((b"," if i else b"") + blob)
             n += len(chunk)
             i += 1
         out.write(b"]}")
     return n
+
+
+def _replica(e: dict, shift: float, corr_shift: int) -> dict:
+    """An event of replica ``i``: later by ``shift`` µs, correlation ids moved on."""
+    if "ts" in e:
+        e = dict(e, ts=e["ts"] + shift)
+    corr = (e.get("args") or {}).get("correlation")
+    if isinstance(corr, int) and corr >= 0:
+        e = dict(e, args=dict(e["args"], correlation=corr + corr_shift))
+    if e.get("cat") == "ac2g" and isinstance(e.get("id"), int):
+        e = dict(e, id=e["id"] + corr_shift)
+    return e
 
 
 def measure(script: str, path: Path) -> tuple[float, float, int]:
@@ -117,6 +155,8 @@ def responsiveness(path: Path) -> list[tuple[str, str, str]]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=int, default=300)
+    ap.add_argument("--idle-rounds", type=int, default=3,
+                    help="alternating pairs with and without the idle breakdown")
     ap.add_argument("--gz", action="store_true", help="also time the gzip-compressed file")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -124,13 +164,27 @@ def main() -> None:
         n = build(path, args.mb)
         size = path.stat().st_size / 1e6
         base_t, base_rss, base_n = measure(BASELINE, path)
+        plain_t, plain_rss, _ = measure(NO_IDLE + SUMMARY, path)
         ours_t, ours_rss, kernels = measure(SUMMARY, path)
+        walls, cpus = [plain_t], []
+        for _ in range(args.idle_rounds):  # alternating, each in a fresh process
+            cpus.append((measure(NO_IDLE + SUMMARY_CPU, path)[0], measure(SUMMARY_CPU, path)[0]))
+            walls.append(measure(NO_IDLE + SUMMARY, path)[0] / measure(SUMMARY, path)[0])
+        cpu_ratio = statistics.median(ours / plain for plain, ours in cpus)
+        wall_ratio = statistics.median([ours_t / plain_t, *(1 / w for w in walls[1:])])
         rows = [
+            ("summary without the idle breakdown (events without args)", f"{plain_t:.2f}",
+             f"{plain_rss:.0f} MiB peak RSS"),
             ("plain msgspec.json.decode (baseline)", f"{base_t:.2f}",
              f"{base_rss:.0f} MiB peak RSS, {base_n} events"),
             ("perftriage trace summary", f"{ours_t:.2f}",
              f"{ours_rss:.0f} MiB peak RSS, {kernels} kernel events"),
             ("ratio summary / baseline", f"{ours_t / base_t:.2f}", "target ≤ 1.2"),
+            ("idle breakdown's cost: summary / summary without it, CPU", f"{cpu_ratio:.2f}",
+             f"median of {len(cpus)} alternating pairs; target ≤ 1.30: "
+             f"{'met' if cpu_ratio <= 1.3 else 'NOT met'}"),
+            ("the same, wall clock", f"{wall_ratio:.2f}",
+             f"median of {len(cpus) + 1} pairs; RSS {ours_rss / plain_rss:.2f}x"),
         ]
         if args.gz:
             gz = path.with_suffix(".json.gz")

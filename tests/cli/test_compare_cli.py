@@ -84,3 +84,29 @@ def test_a_slice_without_readings_says_what_it_lacks():
     r = run(f"{RUN}@0-1", f"{RUN}@36-78")
     assert r.exit_code == 2
     assert "no readings in 0:00–0:01" in r.output and "decode log lines" in r.output
+
+
+def test_hostile_names_and_commands_reach_the_terminal_as_text(tmp_path):
+    """A host named with an escape sequence and a server command holding one
+    (remote text is hostile): shown, never obeyed, in the text and the JSON."""
+    from perftriage.core.model import events as ev
+    from tests.support.compare_recordings import real_events
+
+    evil = "\x1b[2J\x1b]0;pwned\x07gpu"
+    import msgspec
+
+    events = [msgspec.structs.replace(e, host=evil) if getattr(e, "host", None) == "localhost"
+              else e for e in real_events()]
+    events.insert(0, ev.ServerEvent(server="s\x1b[31m", host=evil, state="starting",
+                                    command="x --moe-runner-backend \x1b[5mtriton", t=0.0))
+    events.append(ev.ServerEvent(server="s\x1b[31m", host=evil, state="starting",
+                                 command="x --moe-runner-backend cutedsl\x1b]0;t\x07", t=34.0))
+    path = tmp_path / "evil.jsonl"
+    header = '{"format":"perftriage-session","version":1,"started_at":"","hosts":[]}'
+    path.write_text(header + "\n" + "\n".join(
+        ev.encode(e).decode() for e in sorted(events, key=lambda e: e.t)) + "\n")
+    for extra in ((), ("--json",)):
+        r = run(f"{path}@5-33", f"{path}@36-78", *extra)
+        assert r.exit_code == 0, r.output
+        assert "\x1b" not in r.output and "\x07" not in r.output
+    assert "--moe-runner-backend" in r.output

@@ -58,3 +58,49 @@ def test_not_a_csv_exits_2(tmp_path):
 
 def test_bad_peak_is_a_usage_error():
     assert run(str(FIXTURE), "--peak-gbs", "0").exit_code == 2
+
+
+def test_a_fifo_or_a_link_to_a_device_is_refused_not_read(tmp_path):
+    # a FIFO with no writer would block the read for ever; /dev/zero never ends
+    import os
+
+    fifo = tmp_path / "capture.csv"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.csv"
+    zero.symlink_to("/dev/zero")
+    for path, kind in ((fifo, "FIFO"), (zero, "character device")):
+        r = run(str(path))
+        assert r.exit_code == 2, r.output
+        assert path.name in r.output and kind in r.output and "Traceback" not in r.output
+
+
+# per layer: dense wq+wo+router, routed experts (tests/fixtures/ncu/README.md); 4 layers
+WEIGHTS_GB = str(4 * (100_663_296 + 33_554_432 + 524_288 + 100_663_296) / 1e9)
+EXPERT_GB = str(4 * 100_663_296 / 1e9)
+
+
+def test_roofline_weights_give_the_bytes_a_step_must_read():
+    r = run(str(FIXTURE), "--json", "--top", "1", "--weights-gb", WEIGHTS_GB, "--steps", "2",
+            "--gpus", "1", "--expert-gb", EXPERT_GB)
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    # item 6's shape first, unchanged; step_reads added after
+    assert list(doc)[:3] == ["gpu", "peak_gbs", "kernels"] and list(doc)[-1] == "step_reads"
+    # computed over every kernel, not only the --top ones shown
+    assert len(doc["kernels"]) == 1
+    rows = {r["bucket"]: r for r in doc["step_reads"]}
+    assert {b: r["read_ratio"] for b, r in rows.items()} == {"weights": 1.0, "moe": 1.0, "gemm": 1.0}
+    assert rows["moe"]["kernels"] == ["fused_moe_kernel"]
+    assert rows["moe"]["must_read"] == 4 * 100_663_296
+    text = run(str(FIXTURE), "--weights-gb", WEIGHTS_GB, "--steps", "1").output
+    assert "weights (" in text and "2.0× — it reads its weights twice" in text
+
+
+def test_step_read_flags_incomplete_exit_2():
+    r = run(str(FIXTURE), "--weights-gb", "1")
+    assert r.exit_code == 2 and "--steps N" in r.output
+    r = run(str(FIXTURE), "--steps", "2", "--gpus", "2")
+    assert r.exit_code == 2 and "--gpus, --steps: only with --weights-gb" in r.output
+    r = run(str(FIXTURE), "--weights-gb", "1", "--steps", "2", "--expert-gb", "2")
+    assert r.exit_code == 2 and "--expert-gb 2 must be less than --weights-gb 1" in r.output
+    assert "Traceback" not in r.output

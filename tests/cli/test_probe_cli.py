@@ -122,3 +122,14 @@ def test_text_output_shows_the_answer_the_output_view_shows():
     assert body[-2:] == ["    stderr: Traceback (most recent call last):",
                          '    stderr:   File "<string>", line 9']
     assert sum("No module named" in line for line in body) == 1
+
+
+def test_help_lists_every_kind_from_the_kind_itself():
+    from perftriage.core import probes
+
+    r = CliRunner().invoke(cli, ["probe", "--help"], terminal_width=100)
+    assert r.exit_code == 0
+    text = " ".join(r.output.split())
+    for kind in probes.KINDS.values():
+        assert " ".join(kind.usage.split()) in text, kind.name
+    assert "a [[probes]] template name" in text

@@ -58,3 +58,12 @@ def test_bytes_it_must_read_reaches_the_answer(monkeypatch, tmp_path):
     r = run(monkeypatch, tmp_path, "ncu", "--host", "localhost", "--bytes", "fused_moe",
             "--", "python3", "-c", "pass")
     assert r.exit_code == 2 and "KERNEL=BYTES" in r.output
+
+
+def test_steps_and_experts_reach_the_probe(monkeypatch, tmp_path):
+    r = run(monkeypatch, tmp_path, "ncu", "--host", "localhost", "--kernel", "fused_moe",
+            "--steps", "2", "--expert-gb", "0.402653184", "--json", "--", "python3", "-c", "pass")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["detail"]["step_read"] == {"steps": 2, "expert_gb": 0.402653184}
+    r = run(monkeypatch, tmp_path, "which", "--steps", "2", "sh")
+    assert r.exit_code == 2 and "options of the ncu probe" in r.output

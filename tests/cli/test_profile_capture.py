@@ -172,3 +172,22 @@ def test_profile_command_without_sftp_reads_over_exec_and_says_so(make_sshd, tmp
     assert [f.read_bytes() for f in kept] == [s.read_bytes() for s in SOURCES]
     start = next(b for _, p, b in sim.requests if p == "/start_profile")
     assert start is not None and not Path(start["output_dir"]).exists()  # removed on the host
+
+
+def test_profile_command_refuses_a_hostile_server_in_one_line(tmp_path: Path) -> None:
+    from tests.support.hostile_capture import Scene, swap_dir
+
+    scene = Scene(tmp_path)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[profile]\ntimeout = 8\n")
+    for kw, says in (({"plant": swap_dir(scene)}, "is a symbolic link now (refused to follow"),
+                     ({"server_info": b'{"tp_size": 1000000000000000000}'},
+                      "tp_size is 1000000000000000000, above the upper bound 4096")):
+        with ProfilingServerSimulator(tp_size=1, **kw) as sim:
+            res = CliRunner().invoke(cli, ["--config", str(cfg), "profile", "--url", sim.url,
+                                           "--steps", "2", "--json",
+                                           "--out", str(tmp_path / "keep")])
+        assert res.exit_code == 1, res.output
+        assert says in res.stderr and len(res.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in res.output
+    assert scene.intact()

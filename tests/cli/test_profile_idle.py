@@ -198,3 +198,15 @@ def test_check_signals_read_the_breakdown() -> None:
     assert _verdict("profile.launch_delay_us_p99 > 10", "eager-TP-0")[0] == "supported"
     verdict, reason = _verdict("profile.short_kernels > 1", "graph-TP-0")
     assert verdict == "no data" and "short_kernels" in reason
+
+
+def test_only_calls_that_put_work_on_a_stream_are_launches() -> None:
+    from perftriage.core.profile.idle import MANY_KERNELS, NO_WORK, ONE_KERNEL, launch_kind
+
+    for name in ("cudaLaunchKernel", "cuLaunchKernelEx", "cudaMemcpyAsync", "cudaMemsetAsync"):
+        assert launch_kind(name) == ONE_KERNEL, name
+    for name in ("cudaGraphLaunch", "cudaLaunchCooperativeKernelMultiDevice", "cudaMemcpy"):
+        assert launch_kind(name) == MANY_KERNELS, name
+    for name in ("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaEventRecord",
+                 "cudaStreamIsCapturing", "cudaDeviceSynchronize"):
+        assert launch_kind(name) == NO_WORK, name

@@ -1,7 +1,9 @@
 """The before/after core (perftriage.core.compare) on real recordings: the
-slow and fast phases of the H200 bandwidth run (``tests/fixtures/gpm/h200-run``
-and ``tests/fixtures/session-h200-standin.jsonl``, both from
-``../shared/fixtures/h200-bandwidth``'s machine), no false alarms between
+slow and fast phases of the H200 bandwidth stand-in
+(``tests/fixtures/session-h200-standin.jsonl``, a copy of
+``../shared/fixtures/h200-bandwidth/session-h200-standin.jsonl``, and
+``tests/fixtures/gpm/h200-run``, the same workload recorded with the live gap
+and GPM counters on the same kind of machine), no false alarms between
 slices of one steady phase, change points, the profile per step from the real
 H200 traces, and what else changed between two runs."""
 
@@ -222,6 +224,7 @@ def test_runs_profile_per_step_and_what_changed(runs):
     assert p["step_ms"]["a"] == pytest.approx(3.906, abs=0.01)
     assert p["step_ms"]["b"] == pytest.approx(0.603, abs=0.01)
     assert p["step_ms"]["verdict"] == "improved"
+    assert p["step_ms_per_rank"]["a"] == {"TP-0": pytest.approx(3.906, abs=0.01)}
     assert p["idle_pct"]["verdict"] == "improved"
     assert p["kernel_ms"]["verdict"] == "no change"  # the same kernels, replayed
     copy = next(k for k in p["kernels"] if k["bucket"] == "memcpy/memset")
@@ -270,8 +273,8 @@ def test_log_batches_in_bulk_match_the_reducers_parse_batch_by_batch():
     logs = {"standin": (FIX / "gpm" / "standin-server.log").read_text().splitlines(),
             "vllm": (FIX / "logs" / "vllm-0.33.0.log").read_text().splitlines(),
             "sglang": (FIX / "logs" / "sglang-0.5.23-tp8.log").read_text().splitlines()}
-    for name, lines in logs.items():
-        rec = Recording()
+    for (name, lines), bulk in [(item, b) for item in logs.items() for b in (True, False)]:
+        rec = Recording(bulk_logs=bulk)
         rec.feed(ev.LogSourceOpened(source_id=name, host="h", path=name))
         for i in range(0, len(lines), 3):
             rec.feed(ev.LogLines(source_id=name, lines=lines[i:i + 3], t=float(i)))
@@ -281,3 +284,38 @@ def test_log_batches_in_bulk_match_the_reducers_parse_batch_by_batch():
         flat = rec.series[("decode_tps", "h", -1)].v if got else []
         assert list(flat) == [float(v) for v in lm.gen_tps], name
         assert len(flat) > 0, name
+
+
+def test_a_gpu_shows_on_its_own_row_only_where_its_verdict_differs_from_its_hosts():
+    from perftriage.core.compare.recording import Recording
+    from perftriage.core.model import events as ev
+
+    rec = Recording()
+    for t in range(60):
+        after = t >= 30
+        gpus = [ev.GpuCounters(index=0, sm_active_pct=(80.0 if after else 50.0) + t % 3),
+                ev.GpuCounters(index=1, sm_active_pct=50.0 + t % 3)]
+        rec.feed(ev.GpuCountersSample(host="n1", source="nvml-gpm", gpus=gpus, t=float(t)))
+    out = compare(side(rec, 0, 29), side(rec, 30, 59))
+    rows = [(r["name"], r["gpu"], r["verdict"]) for r in out["metrics"]]
+    assert rows == [("SM active · n1", None, "improved"), ("SM active · n1 GPU 1", 1, "no change")]
+
+
+def test_fed_live_a_flood_is_read_a_few_batches_a_second():
+    """The cockpit's live recording reads a source's batches at most every
+    0.25 s (a flood's per-second medians from a few batches), every batch of
+    a server that logs once a second."""
+    from perftriage.core.compare.recording import Recording
+    from perftriage.core.model import events as ev
+    from tests.support.compare_recordings import FIX
+
+    lines = [ln for ln in (FIX / "gpm" / "standin-server.log").read_text().splitlines()
+             if "Decode batch" in ln]
+    flood = Recording(bulk_logs=False, log_every_s=0.25)
+    calm = Recording(bulk_logs=False, log_every_s=0.25)
+    for i, line in enumerate(lines):
+        flood.feed(ev.LogLines(source_id="s", lines=[line], t=i * 0.05))
+        calm.feed(ev.LogLines(source_id="s", lines=[line], t=float(i)))
+    read = len(flood.series[("decode_tps", "?", -1)].t)
+    assert read == len(range(0, len(lines), 5))  # one batch in five (0.25 s / 0.05 s)
+    assert len(calm.series[("decode_tps", "?", -1)].t) == len(lines)

@@ -22,7 +22,7 @@ def test_two_runs_open_with_the_before_after_table(tmp_path):
     assert sections(text)[:3] == ["## Before / after", "## Phases", "## Runs"]
     assert "A: run 1 (0:00–0:34) · B: run 2 (0:34–1:21)" in text
     assert "**B is 8.0× faster than A in decode throughput · localhost (13.6 → 109 tok/s" in text
-    assert "| traffic ratio · localhost | 5.0 × | 1.0 × | 0.20× | \\< 0.001 | ▲ improved |" in text
+    assert "| traffic ratio · localhost | 5.0× | 1.0× | 0.20× | \\< 0.001 | ▲ improved |" in text
     assert "| step time | 3.9 ms | 0.60 ms | 0.15× |  | ▲ improved |" in text
     assert "- server arguments: --moe-runner-backend triton → flashinfer_cutedsl" in text
     assert "straddles run 2" not in text  # a run that starts where A ends is not inside it
@@ -42,6 +42,8 @@ def test_one_run_without_a_baseline_tells_its_phases():
     assert len(rows) == 2
     assert "| 13.6 tok/s |" in rows[0] and rows[0].endswith("| — |")
     assert "| 109 tok/s |" in rows[1] and rows[1].endswith("| 8.01× |")
+    at = text.index("### Throughput")
+    assert "changed level during the session" in text[at:at + 300]
 
 
 def test_a_baseline_is_compared_with_what_followed(tmp_path):

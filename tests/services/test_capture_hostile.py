@@ -178,6 +178,7 @@ async def test_a_file_that_grows_after_it_was_complete_is_refused_not_read_on(vi
             fh.write(b"y" * 10_000_000)  # a bomb written after the file looked complete
         with pytest.raises(Refused, match="changed size"):
             await files.fetch(directory, rank.name, 1000, tmp_path / "copy")
+        assert not (tmp_path / "copy").exists()  # no partial copy left
         assert await files.remove_dir(directory) == "" and not Path(directory).exists()
     finally:
         await files.close()
@@ -212,3 +213,70 @@ async def test_the_captured_event_says_how_the_files_came_and_what_was_refused(t
     assert cockpit.session.state.profiles[-1].refused == cap.refused
     assert scene.intact() and not any(scene.secret.read_bytes()[:7] in Path(f).read_bytes()
                                       for f in cap.files)
+
+
+async def test_a_directory_swapped_after_it_was_listed_is_neither_read_nor_emptied(via, tmp_path):
+    from perftriage.transport.capture_dir import Refused
+    from perftriage.transport.files import open_files
+
+    transport, path = via
+    scene = Scene(tmp_path)
+    files = await open_files(transport)
+    try:
+        directory = await files.make_dir(str(scene.host), "perftriage-profile-")
+        Path(directory, "precious.db").write_bytes(b"x" * 7)
+        assert (await files.listing(directory)).files == {"precious.db": 7}
+        Path(directory).rename(scene.host / "moved-away")  # the swap, after the listing
+        Path(directory).symlink_to(scene.elsewhere, target_is_directory=True)
+        with pytest.raises(Refused, match="no longer the directory perftriage made"):
+            await files.fetch(directory, "precious.db", 7, tmp_path / "copy")
+        assert "removed that, not what it points at" in await files.remove_dir(directory)
+    finally:
+        await files.close()
+    assert not (tmp_path / "copy").exists() and scene.intact() and scene.left() == []
+
+
+@pytest.mark.ssh
+async def test_the_exec_helper_runs_nothing_planted_on_the_host(no_sftp_sshd, tmp_path):
+    # a server that writes where the SSH user's Python looks (PYTHONPATH,
+    # sitecustomize) must not get its code run by the helper: python3 -I -S
+    from perftriage.transport.files import open_files
+    from perftriage.transport.ssh import SSHTransport
+
+    marker = tmp_path / "PWNED"
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    (planted / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    transport = SSHTransport("loopback", no_sftp_sshd.alias, ssh_config=no_sftp_sshd.ssh_config,
+                             preamble=f"export PYTHONPATH={planted}")
+    files = await open_files(transport)
+    try:
+        assert files.via == "exec"
+        directory = await files.make_dir(str(tmp_path), "perftriage-profile-")
+        Path(directory, "r-TP-0.trace.json.gz").write_bytes(b"trace")
+        await files.listing(directory)
+        await files.fetch(directory, "r-TP-0.trace.json.gz", 5, tmp_path / "copy")
+        await files.remove_dir(directory)
+        assert not marker.exists()
+        probe = await transport.run("python3 -c 'import sys'")  # the plant itself works
+        assert probe.exit_status == 0 and marker.exists()
+    finally:
+        await files.close()
+        await transport.close()
+
+
+async def test_vllm_trace_directory_links_are_refused_and_the_directory_kept(via, tmp_path):
+    # vLLM writes into its own directory (not perftriage's): nothing there is
+    # removed, and a link in it is refused like in SGLang's
+    transport, path = via
+    scene = Scene(tmp_path)
+    traces = tmp_path / "vllm-traces"
+    traces.mkdir()
+    (traces / "worker_TP9.1.pt.trace.json.gz").symlink_to(scene.secret)
+    with ProfilingServerSimulator(engine="vllm", tp_size=2, trace_dir=traces) as sim:
+        result = await capture(transport, _req(sim.url, scene.host, seconds=0.2,
+                                               vllm_dir=str(traces)), scene.out)
+    assert result.via == path and result.engine == "vllm" and len(result.files) == 2
+    assert list(result.refused.values()) == ["a symbolic link"]
+    assert not scene.leaked() and scene.intact()
+    assert len(list(traces.iterdir())) == 3  # the server's directory is left as it was

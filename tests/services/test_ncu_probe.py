@@ -143,3 +143,19 @@ async def test_the_peak_comes_from_nvml_on_the_host_when_it_has_it(request, tmp_
     assert p.status == "ok", (p.summary, p.stderr)
     s = p.detail["ncu"]
     assert s["peak_gbs"] == 4814.3 and s["peak_source"].startswith("nvml: 2 x 3201 MHz x 6016 bit")
+
+
+async def test_steps_meet_the_recorded_gaps_weights(request, tmp_path):
+    # the probe keeps --steps/--expert-gb; with a recorded gap the Gap view's lines follow
+    from perftriage.core.analysis.must_read import must_read_lines
+    from perftriage.core.model import events as ev
+
+    host, _ = host_with("local", request, tmp_path)
+    p = await run_probe(host, "ncu", ["--steps", "2", "--expert-gb", "0.402653184", "--",
+                                      "python3", "-c", "pass"])
+    assert p.status == "ok", (p.summary, p.stderr)
+    assert p.detail["step_read"] == {"steps": 2, "expert_gb": 0.402653184}
+    gap = ev.GapComputed(floor_ms=0.2, ceiling_tps=5000.0, bandwidth_gbs_total=4800.0,
+                         inputs={"weights_gb": 0.941621248, "gpus": 1})
+    lines = must_read_lines([p], [gap])
+    assert lines[2].startswith("  moe (fused_moe_kernel): 1.0× the bytes it must")

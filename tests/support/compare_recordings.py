@@ -1,9 +1,10 @@
 """Recordings for the before/after tests, made of real captures.
 
 ``two_runs(path)`` writes a named investigation of two runs: run 1 is the
-slow phase of the real H200 run (``tests/fixtures/gpm/h200-run``, copied from
-``../shared/fixtures/h200-bandwidth``'s run for issue 13), run 2 its fast
-phase, as if the server had been restarted with another MoE backend in
+slow phase of the real H200 run (``tests/fixtures/gpm/h200-run``: the
+cockpit's transcript of ``decode_standin.py`` on an H200, the workload of
+``../shared/fixtures/h200-bandwidth``, with the live gap and GPM counters),
+run 2 its fast phase, as if the server had been restarted with another MoE backend in
 between. Around them: the server starts (with their commands), a version
 probe per run, a hypothesis that becomes supported, and a profile capture per
 run summarised from the real H200 traces in ``tests/fixtures/profile`` (eager

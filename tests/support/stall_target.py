@@ -3,7 +3,8 @@ tests and benches: a decode-like loop whose every step spends ``--stall-ms``
 (default 4) burning CPU in a function no other code is named like,
 ``perftriage_planted_stall_q7x``, then a short step and a 1 ms sleep; a
 second thread waits idle. Prints ``ready PID`` once, then with ``--report``
-one line ``steps N`` a second (the loop's own rate, for the overhead bench).
+one line ``steps N SECONDS CPU_SECONDS`` a second (the loop's own rate and
+CPU time, for the overhead bench).
 
     python3 -m tests.support.stall_target [--stall-ms 4] [--report] [--tag WORD]
 """
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     threading.Thread(target=idle_waiter_q7x, name="waiter", daemon=True).start()
     print(f"ready {os.getpid()}", flush=True)
-    steps, mark = 0, time.monotonic()
+    steps, mark, cpu = 0, time.monotonic(), time.process_time()
     while True:
         decode_step_q7x()
         if args.stall_ms > 0:
@@ -80,9 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         steps += 1
         now = time.monotonic()
         if args.report and now - mark >= 1.0:
-            sys.stdout.write(f"steps {steps} {now - mark:.4f}\n")
+            used = time.process_time()
+            sys.stdout.write(f"steps {steps} {now - mark:.4f} {used - cpu:.4f}\n")
             sys.stdout.flush()
-            steps, mark = 0, now
+            steps, mark, cpu = 0, now, used
 
 
 if __name__ == "__main__":

@@ -27,8 +27,10 @@ import json
 import os
 import secrets
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from perftriage.transport import capture_dir
 from perftriage.transport.base import OTHER, TIMEOUT, TransportError
@@ -47,11 +49,19 @@ class SftpUnavailable(TransportError):
     """The host's sshd has no SFTP subsystem (the exec path is used instead)."""
 
 
-def _new_private(local: Path):
-    """The local copy: created here (never an existing file or link), 0600."""
+@contextlib.contextmanager
+def _new_private(local: Path) -> Iterator[BinaryIO]:
+    """The local copy: created here (never an existing file or link), 0600;
+    removed again when the copy fails (no partial file is left)."""
     fd = os.open(local, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  0o600)
-    return os.fdopen(fd, "wb")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            yield out
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(local)
+        raise
 
 
 class LocalFiles:
@@ -142,7 +152,9 @@ class ExecFiles(LocalFiles):
 
     def _command(self, op: str, **args) -> str:
         request = json.dumps({"op": op, **args})
-        return f"{self.python} -c {shlex.quote(self._script)} {shlex.quote(request)}"
+        # -I -S: no PYTHON* variables, no site-packages, no sitecustomize or .pth
+        # file: nothing on the host (the server's user may write there) runs in it
+        return f"{self.python} -I -S -c {shlex.quote(self._script)} {shlex.quote(request)}"
 
     def _answer(self, op: str, line: str, status: int | None = 0, stderr: str = ""):
         """The helper's JSON answer line as its ``ok`` value; Refused or
@@ -435,19 +447,17 @@ class SftpFiles:
             self._sftp = None
 
 
-async def open_files(transport, prefer: str = "auto"):
+async def open_files(transport):
     """The file access that goes with a transport: local files, else SFTP,
-    else (no SFTP subsystem, or ``prefer="exec"``) the exec path. Raises
-    TransportError when the host cannot be reached."""
+    else (no SFTP subsystem) the exec path. Raises TransportError when the
+    host cannot be reached."""
     if getattr(transport, "connection", None) is None:
         return LocalFiles(getattr(transport, "name", "localhost"))
-    if prefer != "exec":
-        sftp = SftpFiles(transport)
-        try:
-            await sftp.start()
-            return sftp
-        except SftpUnavailable as exc:
-            files = ExecFiles(transport)
-            files.fallback_reason = exc.reason
-            return files
-    return ExecFiles(transport)
+    sftp = SftpFiles(transport)
+    try:
+        await sftp.start()
+        return sftp
+    except SftpUnavailable as exc:
+        files = ExecFiles(transport)
+        files.fallback_reason = exc.reason
+        return files

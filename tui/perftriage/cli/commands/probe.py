@@ -118,15 +118,19 @@ DEFAULT_TIMEOUT_S = 60.0
 
 
 def _kind_options(kind: str, kernel: str | None, launches: int | None,
-                  must_read: tuple[str, ...], args: tuple[str, ...]) -> tuple[str, ...]:
-    """``--kernel``/``--launches``/``--bytes`` are the ncu kind's: they go
-    before its COMMAND (then ``--``, so a COMMAND word is never read as one)."""
-    if kernel is None and launches is None and not must_read:
+                  must_read: tuple[str, ...], args: tuple[str, ...],
+                  steps: int | None = None, expert_gb: float | None = None) -> tuple[str, ...]:
+    """``--kernel``/``--launches``/``--bytes``/``--steps``/``--expert-gb`` are
+    the ncu kind's: they go before its COMMAND (then ``--``, so a COMMAND word
+    is never read as one)."""
+    valued = (("--kernel", kernel), ("--launches", launches), ("--steps", steps),
+              ("--expert-gb", expert_gb))
+    if all(v is None for _, v in valued) and not must_read:
         return args
     if kind != "ncu":
-        raise UsageFailure("--kernel, --launches and --bytes are options of the ncu probe")
-    opts = (["--kernel", kernel] if kernel is not None else []) + \
-        (["--launches", str(launches)] if launches is not None else []) + \
+        raise UsageFailure("--kernel, --launches, --bytes, --steps and --expert-gb are options "
+                           "of the ncu probe")
+    opts = [w for flag, v in valued if v is not None for w in (flag, str(v))] + \
         [w for spec in must_read for w in ("--bytes", spec)]
     return (*opts, "--", *args)
 
@@ -196,17 +200,23 @@ def _kinds_usage(width: int = 72) -> str:
               help="ncu: profile at most N kernel launches.")
 @click.option("--bytes", "must_read", multiple=True, metavar="KERNEL=N",
               help="ncu: bytes a launch of KERNEL (a regex) must read, e.g. its weights.")
+@click.option("--steps", type=click.IntRange(min=1), metavar="N",
+              help="ncu: decode steps COMMAND runs (bytes a step must read, against the "
+                   "cockpit's recorded gap).")
+@click.option("--expert-gb", type=click.FloatRange(min=0, min_open=True), metavar="E",
+              help="ncu: the routed experts' GB of a step's weights (with --steps).")
 @click.argument("kind")
 @click.argument("args", nargs=-1)
 @click.pass_obj
 def command(g, host: str | None, all_hosts: bool, grouped: bool, window: int, as_json: bool,
             timeout: float | None, kernel: str | None, launches: int | None,
-            must_read: tuple[str, ...], kind: str, args: tuple[str, ...]) -> None:
+            must_read: tuple[str, ...], steps: int | None, expert_gb: float | None, kind: str,
+            args: tuple[str, ...]) -> None:
     from perftriage.services.hosts.registry import LOCALHOST, HostSpecError, resolve_hosts
 
     if host and all_hosts:
         raise UsageFailure("give --host SPEC or --all, not both")
-    args = _kind_options(kind, kernel, launches, must_read, args)
+    args = _kind_options(kind, kernel, launches, must_read, args, steps, expert_gb)
     if timeout is None:
         spec = probes.KINDS.get(kind)
         timeout = (spec.timeout_s if spec is not None else None) or DEFAULT_TIMEOUT_S

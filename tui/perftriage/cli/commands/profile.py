@@ -55,8 +55,9 @@ def command(g: Globals, host, url, steps, seconds, engine, trace_dir, ranks, tim
     exec channel by the host's python3 (the output says which). Nothing the
     server puts in that directory is followed: links, FIFOs and hard links
     are refused, and the directory is removed after every capture.
-    Exit: 0 ok, 1 capture failed (idle server, profiling off),
-    2 bad input, 3 unreachable, 4 timeout.
+    Exit: 0 ok, 1 capture failed (idle server, profiling off, a refused
+    directory or file, a /get_server_info out of bounds), 2 bad input,
+    3 unreachable, 4 timeout.
     """
     from perftriage.cli.commands.trace import emit
     from perftriage.core.sanitize import visible

@@ -47,12 +47,19 @@ def fmt(x: float | None) -> str:
     """3,076 / 13.6 / 0.78: as many digits as the size needs."""
     if x is None:
         return "—"
+    if x == 0:
+        return "0"
     a = abs(x)
     if a >= 100:
         return f"{x:,.0f}"
     if a >= 1:
         return f"{x:.1f}"
     return f"{x:.2f}"
+
+
+def with_unit(x: float | None, unit: str) -> str:
+    """``13.6 tok/s``, ``43.5 %``, ``8.9×`` (a ratio's sign sticks to its number)."""
+    return f"{fmt(x)}{unit}" if unit == "×" else f"{fmt(x)} {unit}"
 
 
 def _host_label(a: str, b: str) -> str:
@@ -192,7 +199,7 @@ def _straddle_warnings(name: str, side: Side) -> list[str]:
             found = changepoints.phases(ts, vs)
             for before, after in zip(found, found[1:]):
                 out.append(f"{name} straddles a phase change at {clock(after.start)} on {host}: "
-                           f"{m.label} {fmt(before.median)} → {fmt(after.median)} {m.unit}")
+                           f"{m.label} {fmt(before.median)} → {with_unit(after.median, m.unit)}")
     for p in side.rec.profiles:
         if p.t in w:
             out.append(f"{name} holds a profile capture ({visible(p.capture_id)}, ending at "
@@ -206,7 +213,7 @@ def _straddle_warnings(name: str, side: Side) -> list[str]:
 def _headline(row: dict[str, Any]) -> str:
     a, b = row["a"]["median"], row["b"]["median"]
     label = row["name"]
-    numbers = f"{fmt(a)} → {fmt(b)} {row['unit']}, {p_text(row['p_value'])}"
+    numbers = f"{fmt(a)} → {with_unit(b, row['unit'])}, {p_text(row['p_value'])}"
     if row["verdict"] == "not enough data":
         return (f"{label}: not enough data (A {row['a']['n']}, B {row['b']['n']} readings; "
                 f"{MIN_READINGS} a side needed)")

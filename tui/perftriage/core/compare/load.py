@@ -51,8 +51,8 @@ def load(path: Path | str, problems: list[stream.LineProblem] | None = None,
     _, offset = stream.header_and_offset(path)
     rec = Recording(name=str(header.get("name") or path.stem))
     feed, decode = rec.feed, ev._decoder.decode
-    # each line of a followed file once (a transcript from before issue 31 may
-    # hold one read twice): the ledger hands on the lines not counted before
+    # each line of a followed file once (a transcript older than log.position
+    # may hold one read twice): the ledger hands on the lines not counted before
     ledger = LogLedger(lambda t, sid, lines: feed(ev.LogLines(source_id=sid, lines=lines,
                                                                 t=t or 0.0)))
     spans = [(a - 1.0, b + 1.0) for a, b in sorted(windows)] if windows is not None else None

@@ -66,6 +66,8 @@ class ProfileDiff:
     exposed_comm_ms: Figure
     buckets: list[Figure]
     kernels: list[Figure]
+    # each rank's window ÷ steps, by rank label (step_ms is their median)
+    step_ms_per_rank: dict[str, dict[str, float]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -75,6 +77,7 @@ class ProfileDiff:
             "exposed_comm_ms": self.exposed_comm_ms.to_json(),
             "buckets": [f.to_json(bucket=True) for f in self.buckets],
             "kernels": [f.to_json(kernel=True) for f in self.kernels],
+            "step_ms_per_rank": self.step_ms_per_rank,
         }
 
 
@@ -96,6 +99,13 @@ def step_ms(summary: ProfileSummary, steps: int | None) -> float | None:
     if not windows or not steps:
         return None
     return median(windows) / steps
+
+
+def rank_steps(summary: ProfileSummary, steps: int | None) -> dict[str, float]:
+    """Each rank's window ÷ steps (ms), by rank label."""
+    if not steps:
+        return {}
+    return {r.rank: r.window_ms / steps for r in summary.per_rank if r.window_ms is not None}
 
 
 def diff(a: ProfileCaptured, b: ProfileCaptured,
@@ -121,7 +131,8 @@ def diff(a: ProfileCaptured, b: ProfileCaptured,
         idle_pct=_fig("idle", sa.idle_pct, sb.idle_pct, min_effect),
         exposed_comm_ms=_fig("exposed communication", per(sa.exposed_comm_ms, da),
                              per(sb.exposed_comm_ms, db), min_effect),
-        buckets=buckets, kernels=_kernels(sa, sb, da, db, min_effect))
+        buckets=buckets, kernels=_kernels(sa, sb, da, db, min_effect),
+        step_ms_per_rank={"a": rank_steps(sa, a.steps), "b": rank_steps(sb, b.steps)})
 
 
 def _kernels(sa: ProfileSummary, sb: ProfileSummary, da: int, db: int,

@@ -57,7 +57,8 @@ METRICS: dict[str, MetricDef] = {m.id: m for m in (
     MetricDef("engine_running", "running requests (engine)", "req", "higher", context=True),
     MetricDef("engine_queued", "queued requests (engine)", "req", "lower", context=True),
     MetricDef("gap", "gap to the floor", "×", "lower"),
-    MetricDef("dram_gbs", "achieved DRAM GB/s", "GB/s", "higher"),
+    # the host's from the live gap; per GPU from the GPM counters
+    MetricDef("dram_gbs", "achieved DRAM GB/s", "GB/s", "higher", per_gpu="sum"),
     MetricDef("useful_gbs", "useful GB/s", "GB/s", "higher"),
     MetricDef("traffic_ratio", "traffic ratio", "×", "lower"),
     MetricDef("idle_pct", "GPU idle (gap)", "%", "lower"),
@@ -183,6 +184,12 @@ class Recording:
     _engines: dict[str, tuple[float, EngineSnapshot]] = field(default_factory=dict, repr=False)
     _probes: dict[str, _ProbeSeen] = field(default_factory=dict, repr=False)
     _memo: dict[tuple, tuple[list[float], list[float]]] = field(default_factory=dict, repr=False)
+    # read a transcript's log batches many at a time by one regex (False: batch
+    # by batch from their scans, as the live session has them)
+    bulk_logs: bool = True
+    # fed live: a source's batches are read at most this often (0: every one)
+    log_every_s: float = 0.0
+    _log_read_t: dict[str, float] = field(default_factory=dict, repr=False)
     _log_queue: list[ev.LogLines] = field(default_factory=list, repr=False)
     _queued_lines: int = 0
     # host -> [(t, GPU indexes, power W)] not yet in the series
@@ -251,8 +258,16 @@ class Recording:
             handler(self, e)
 
     def _log_lines(self, e: ev.LogLines) -> None:
-        """Queued: read with the batches around it (:meth:`flush`)."""
+        """Queued: read with the batches around it (:meth:`flush`); fed live
+        (``bulk_logs`` False), at once from the batch's own scan, which the
+        reducer has made already."""
         if not e.lines:
+            return
+        if not self.bulk_logs:
+            if e.t - self._log_read_t.get(e.source_id, -1e9) < self.log_every_s:
+                return  # a flood: a few batches a second make the per-second readings
+            self._log_read_t[e.source_id] = e.t
+            self._parse_batch(e)
             return
         self._log_queue.append(e)
         self._queued_lines += len(e.lines)
@@ -336,6 +351,8 @@ class Recording:
     def _counters(self, e: ev.GpuCountersSample) -> None:
         sm: list[float] = []
         for g in e.gpus:
+            if g.dram_bw_gbs is not None and not g.stuck:
+                self.add("dram_gbs", e.host, e.t, g.dram_bw_gbs, gpu=g.index)
             if g.sm_active_pct is not None and not g.stuck:
                 self.add("sm_active_pct", e.host, e.t, g.sm_active_pct, gpu=g.index)
                 sm.append(g.sm_active_pct)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perftriage.core.compare.compare import fmt
+from perftriage.core.compare.compare import with_unit
 from perftriage.core.compare.slices import clock
 from perftriage.core.compare.stats import p_text
 from perftriage.core.profile.table import short_name
@@ -29,8 +29,8 @@ def _change(row: dict[str, Any]) -> str:
 
 def metric_cells(row: dict[str, Any]) -> tuple[str, ...]:
     unit = row["unit"]
-    return (visible(row["name"]), f"{fmt(row['a']['median'])} {unit}",
-            f"{fmt(row['b']['median'])} {unit}", _change(row),
+    return (visible(row["name"]), with_unit(row['a']['median'], unit),
+            with_unit(row['b']['median'], unit), _change(row),
             p_text(row["p_value"]).removeprefix("p ").removeprefix("= "),
             f"{MARK.get(row['verdict'], '')} {row['verdict']}")
 
@@ -43,7 +43,7 @@ def profile_cells(profile: dict[str, Any]) -> list[tuple[str, ...]]:
         if f["a"] is None and f["b"] is None:
             return
         r = f["ratio"]
-        rows.append((name, f"{fmt(f['a'])} {unit}", f"{fmt(f['b'])} {unit}",
+        rows.append((name, with_unit(f['a'], unit), with_unit(f['b'], unit),
                      "—" if r is None else f"{r:.2f}×", "",
                      f"{MARK.get(f['verdict'], '')} {f['verdict']}"))
 
@@ -63,7 +63,7 @@ def profile_cells(profile: dict[str, Any]) -> list[tuple[str, ...]]:
 
 
 def _side(name: str, side: dict[str, Any]) -> str:
-    hosts = ", ".join(side["hosts"]) or "no hosts"
+    hosts = ", ".join(visible(h) for h in side["hosts"]) or "no hosts"
     return (f"{name}  {visible(side['label'])}  {clock(side['from'])}–{clock(side['to'])}"
             f"  ({hosts})")
 

@@ -1,7 +1,11 @@
-"""``ncu [--kernel REGEX] [--launches N] [--bytes KERNEL=N]... [--] COMMAND...``:
-run COMMAND on the host under Nsight Compute and say how far each kernel is
-from its roofline (``--bytes``: what a launch of KERNEL must read, e.g. its
-weights — the answer says how many times over it reads them).
+"""``ncu [--kernel REGEX] [--launches N] [--bytes KERNEL=N]... [--steps N]
+[--expert-gb E] [--] COMMAND...``: run COMMAND on the host under Nsight
+Compute and say how far each kernel is from its roofline (``--bytes``: what a
+launch of KERNEL must read, e.g. its weights — the answer says how many times
+over it reads them; ``--steps``: how many decode steps COMMAND runs, so the
+Gap view and the report compare a step's reads with the recorded gap's
+weights, ``--expert-gb`` the experts' share of them — kept in the detail as
+``step_read``).
 
 The host runs (POSIX sh, every word quoted; COMMAND is data, argv of ncu)::
 
@@ -23,6 +27,7 @@ a live server the user did not ask to slow down.
 
 from __future__ import annotations
 
+import math
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +44,8 @@ from perftriage.core.probe_kinds.kind import (
     script_result,
 )
 
-USAGE = "ncu [--kernel REGEX] [--launches N] [--bytes KERNEL=N]... -- COMMAND..."
+USAGE = ("ncu [--kernel REGEX] [--launches N] [--bytes KERNEL=N]... [--steps N] [--expert-gb E] "
+         "-- COMMAND...")
 DEFAULT_TIMEOUT_S = 600.0
 DEADLINE_MARGIN_S = 10  # the fold and the way back after ncu's deadline
 PERM_FIX = ("GPU performance counters not permitted (ERR_NVGPUCTRPERM): run as root, or "
@@ -72,6 +78,8 @@ class NcuArgs:
     kernel: str | None = None  # ncu -k regex:KERNEL
     launches: int | None = None  # ncu -c N
     must_read: list[str] = field(default_factory=list)  # --bytes KERNEL=N (bytes it must read)
+    steps: int | None = None  # --steps N: decode steps COMMAND runs (bytes a step must read)
+    expert_gb: float | None = None  # --expert-gb E: the routed experts' GB of the step's weights
     command: list[str] = field(default_factory=list)
 
 
@@ -87,7 +95,7 @@ def split_args(args: list[str]) -> NcuArgs:
         if a == "--":
             i += 1
             break
-        if a not in ("--kernel", "--launches", "--bytes"):
+        if a not in ("--kernel", "--launches", "--bytes", "--steps", "--expert-gb"):
             break
         if i + 1 >= len(args):
             raise ProbeUsageError(f"{a} needs a value; usage: {USAGE}")
@@ -100,6 +108,12 @@ def split_args(args: list[str]) -> NcuArgs:
             except NcuInputError as exc:
                 raise ProbeUsageError(str(exc)) from None
             out.must_read.append(value)
+        elif a == "--steps":
+            out.steps = int(value) if value.isdigit() else 0
+            if out.steps < 1:
+                raise ProbeUsageError(f"--steps {value!r}: give a whole number ≥ 1")
+        elif a == "--expert-gb":
+            out.expert_gb = _positive(a, value)
         else:
             out.launches = int(value) if value.isdigit() else 0
             if out.launches < 1:
@@ -112,6 +126,16 @@ def split_args(args: list[str]) -> NcuArgs:
         raise ProbeUsageError(f"COMMAND starts with {out.command[0]!r}: ncu would read it as "
                               f"its own option; usage: {USAGE}")
     return out
+
+
+def _positive(flag: str, value: str) -> float:
+    try:
+        v = float(value)
+    except ValueError:
+        v = -1.0
+    if not math.isfinite(v) or v <= 0:
+        raise ProbeUsageError(f"{flag} {value!r}: give a number of GB > 0")
+    return v
 
 
 def _check(args: list[str]) -> None:
@@ -183,7 +207,8 @@ def _interpret(args: list[str], status: int | None, out: str, err: str) -> Verdi
         return Verdict("failed", f"ncu wrote no usable CSV: {str(data['error'])[:200]}{tail}",
                        {**base, "error": str(data["error"]), "notes": notes})
     try:
-        must = ncu.parse_must_read(split_args(args).must_read)
+        a = split_args(args)
+        must = ncu.parse_must_read(a.must_read)
         # the GPU's peak from its name (core/gpus.py)
         summary = ncu.summarize(data, must_read=must)
     except ncu.NcuInputError as exc:
@@ -195,6 +220,8 @@ def _interpret(args: list[str], status: int | None, out: str, err: str) -> Verdi
     import msgspec
 
     detail = {**base, "ncu": msgspec.to_builtins(summary)}
+    if a.steps is not None:
+        detail["step_read"] = {"steps": a.steps, "expert_gb": a.expert_gb}
     line = summary_line(summary)
     if status != 0:
         return Verdict("failed", f"command exit {status}; {line}", detail)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import msgspec
 
 from perftriage.core.profile.buckets import COMMUNICATION, Classifier
-from perftriage.core.profile.idle import SINGLE_LAUNCHES, Kernel, Launch, breakdown
+from perftriage.core.profile.idle import ONE_KERNEL, Kernel, Launch, breakdown, launch_kind
 from perftriage.core.profile.model import TraceError
 from perftriage.core.profile.reader import MAX_KERNEL_NAMES, MAX_US, cut_name, quoted, too_many_kernels
 from perftriage.core.profile.rank import RankData
@@ -84,23 +84,33 @@ def read(path: str, text: bytes | bytearray, label: str, classifier: Classifier)
     bucket = classifier.bucket
     streams: dict[object, list[Kernel]] = {}
     launches: dict[int, Launch] = {}
+    call_kinds: dict[str, int] = {}  # CUDA call name -> launch_kind
+    last_pid: int | str | None = None
+    last_stream: int | str | None = None
+    lane: list[Kernel] = []
     for i, ev in enumerate(events):
         if ev.ph != "X":
             continue
-        name, ts, dur = ev.name, ev.ts, ev.dur
-        if ev.cat not in KERNEL_CATS:
-            a = ev.args
-            if a is not None and type(a.correlation) is int and ev.cat in LAUNCH_CATS:
-                if not (0.0 <= dur <= MAX_US and -MAX_US <= ts <= MAX_US):
-                    raise bad_time(path, i, ev, "launch call")
-                launches[a.correlation] = (ts, dur, name in SINGLE_LAUNCHES)
+        name, ts, dur, cat = ev.name, ev.ts, ev.dur, ev.cat
+        if cat not in KERNEL_CATS:
+            if cat in LAUNCH_CATS:
+                kind = call_kinds.get(name)
+                if kind is None:  # decided once per distinct call name
+                    kind = call_kinds[name] = launch_kind(name)
+                if kind and (a := ev.args) is not None and type(corr := a.correlation) is int:
+                    if not (0.0 <= dur <= MAX_US and -MAX_US <= ts <= MAX_US):
+                        raise bad_time(path, i, ev, "launch call")
+                    launches[corr] = (ts, dur, kind == ONE_KERNEL)
             continue
         if not (0.0 <= dur <= MAX_US and -MAX_US <= ts <= MAX_US):  # NaN fails too
             raise bad_time(path, i, ev)
         a = ev.args
-        if a is not None and a.stream is not None:
-            corr = a.correlation if type(a.correlation) is int else -1
-            streams.setdefault((ev.pid, a.stream), []).append((ts, ts + dur, corr))
+        if a is not None and (stream := a.stream) is not None:
+            if stream != last_stream or ev.pid != last_pid:  # kernels come in runs per stream
+                last_pid, last_stream = ev.pid, stream
+                lane = streams.setdefault((last_pid, stream), [])
+            corr = a.correlation
+            lane.append((ts, ts + dur, corr if type(corr) is int else -1))
         row = rows.get(name)
         if row is None:
             if len(rows) >= MAX_KERNEL_NAMES:

@@ -19,7 +19,9 @@ the sustained peak) in place of the share of the datasheet peak.
 
 ``--bytes KERNEL=N`` says what a launch must read (a layer's weights): each
 matching kernel gets ``must_read`` and ``read_ratio`` — "1.0× the bytes it
-must", or "2.0×: it reads its weights twice".
+must", or "2.0×: it reads its weights twice". From the roofline's weights
+instead (``--weights-gb``, per decode step), :mod:`ncu_step_read` fills
+``step_reads``: per bucket, bytes read per step against what it must read.
 
 The JSON shape (``perftriage kernels --json``) is the field order of
 :class:`NcuSummary` / :class:`NcuKernel`: ``gpu, peak_gbs, kernels: [{name,
@@ -76,6 +78,18 @@ class NcuKernel(msgspec.Struct, frozen=True):
     read_ratio: float | None = None  # bytes read per launch / must_read
 
 
+class StepRead(msgspec.Struct, frozen=True):
+    """(:mod:`ncu_step_read`) One bucket's bytes read per decode step against what it must read."""
+
+    bucket: str  # weights | moe | gemm | attention
+    must: str  # what it must read: weights, expert weights, dense weights, KV cache
+    kernels: list[str]  # kernel names in it, by bytes read
+    read_per_step: int  # bytes, per GPU
+    must_read: int  # bytes, per GPU
+    read_ratio: float
+    na_launches: int = 0  # launches left out (an n/a value): the read is a lower bound
+
+
 class NcuSummary(msgspec.Struct, frozen=True):
     gpu: str | None
     peak_gbs: float | None
@@ -85,6 +99,7 @@ class NcuSummary(msgspec.Struct, frozen=True):
     launches: int = 0
     na: dict[str, int] = {}  # metric -> n/a values
     notes: list[str] = []  # ncu's ==ERROR== / ==WARNING== lines
+    step_reads: list[StepRead] = []  # per bucket, from the roofline's weights (ncu_step_read)
 
     def top(self, n: int | None) -> "NcuSummary":
         if n is None or n >= len(self.kernels):

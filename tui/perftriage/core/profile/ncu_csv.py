@@ -182,8 +182,27 @@ def fold(lines):
 
 
 def fold_file(path):
-    """:func:`fold` over a file, read as a stream."""
-    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+    """:func:`fold` over a file, read as a stream. Only a regular file is read:
+    a FIFO would block for ever and a link to ``/dev/zero`` never ends (the
+    package's ``open_regular`` does the same; this file stays stdlib only)."""
+    import io
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a character device"
+                    if stat.S_ISCHR(mode) else "a directory" if stat.S_ISDIR(mode)
+                    else "not a regular file")
+            raise NcuCsvError("not a regular file (%s)" % kind)
+        os.set_blocking(fd, True)
+        raw_file = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with io.TextIOWrapper(raw_file, encoding="utf-8", errors="replace", newline="") as f:
         return fold(f)
 
 

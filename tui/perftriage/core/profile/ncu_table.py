@@ -4,7 +4,7 @@ and the ``ncu`` probe's text). Kernel names are remote text: shortened by
 
 from __future__ import annotations
 
-from perftriage.core.profile.ncu import VERDICT_TEXT, NcuKernel, NcuSummary
+from perftriage.core.profile.ncu import VERDICT_TEXT, NcuKernel, NcuSummary, StepRead
 from perftriage.core.profile.table import short_name
 from perftriage.core.sanitize import visible
 
@@ -13,14 +13,30 @@ def _opt(v: float | None, fmt: str) -> str:
     return "-" if v is None else format(v, fmt)
 
 
-def read_ratio_text(k: NcuKernel) -> str:
+def ratio_text(ratio: float) -> str:
     """"1.0× the bytes it must" / "2.0× — it reads its weights twice"."""
-    if k.read_ratio is None:
-        return ""
-    if k.read_ratio >= 1.5:
-        return f"{k.read_ratio:.1f}× the bytes it must — it reads its weights {k.read_ratio:.0f} times" \
-            if k.read_ratio >= 2.5 else f"{k.read_ratio:.1f}× — it reads its weights twice"
-    return f"{k.read_ratio:.1f}× the bytes it must"
+    if ratio >= 1.5:
+        return f"{ratio:.1f}× the bytes it must — it reads its weights {ratio:.0f} times" \
+            if ratio >= 2.5 else f"{ratio:.1f}× — it reads its weights twice"
+    if ratio < 0.8:
+        return f"{ratio:.1f}× the bytes it must — less than it must: check --gpus and --steps"
+    return f"{ratio:.1f}× the bytes it must"
+
+
+def read_ratio_text(k: NcuKernel) -> str:
+    """A kernel's :func:`ratio_text` (``--bytes``), or ""."""
+    return "" if k.read_ratio is None else ratio_text(k.read_ratio)
+
+
+def step_read_line(r: StepRead) -> str:
+    """``moe (fused_moe_kernel): 1.0× the bytes it must (402.97 MB read per
+    step, 402.65 MB of expert weights)``."""
+    names = ", ".join(short_name(n) for n in r.kernels[:3])
+    more = f" +{len(r.kernels) - 3}" if len(r.kernels) > 3 else ""
+    na = f"; {r.na_launches} launches n/a: a lower bound" if r.na_launches else ""
+    return (f"  {r.bucket} ({names}{more}): {ratio_text(r.read_ratio)} "
+            f"({r.read_per_step / 1e6:.2f} MB read per step, {r.must_read / 1e6:.2f} MB of "
+            f"{r.must}{na})")
 
 
 def headline(s: NcuSummary) -> str:
@@ -51,6 +67,9 @@ def render(s: NcuSummary, top: int | None = 20) -> str:
         lines += [f"  {short_name(k.name)}: {read_ratio_text(k)} "
                   f"({k.bytes_read / max(k.launches - k.na_launches, 1) / 1e6:.2f} MB read per launch, "
                   f"{(k.must_read or 0) / 1e6:.2f} MB needed)" for k in reads]
+    if s.step_reads:
+        lines += ["", "bytes a decode step must read (per GPU, from the roofline's weights):"]
+        lines += [step_read_line(r) for r in s.step_reads]
     if s.na:
         lines += ["", "n/a values (launches left out of the totals): "
                   + ", ".join(f"{visible(m)} {n}" for m, n in s.na.items())]

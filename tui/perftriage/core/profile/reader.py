@@ -118,6 +118,8 @@ def _gunzip(path: str, data: bytes, limits: TraceLimits) -> bytearray:
                     tail = d.unconsumed_tail
             if not d.eof:
                 out += d.flush()  # what is left is less than zlib's window
+                if len(out) > cap:
+                    raise over_cap(path, limits, "decompresses to more than")
         except zlib.error as exc:
             raise TraceError(path, f"corrupt gzip: {exc}") from None
         if not d.eof:

@@ -1,10 +1,10 @@
 """Which recorded log lines a report counts: each line of a followed file once.
 
 A followed file is one report row (``host:path``), whatever sources read it.
-Since issue 31 a continued investigation reads a file on under its earlier
-source from the line after the last one read (``log.position`` events say
-where each start read from), so no line is recorded twice. A transcript
-recorded before that may hold a file read again from line 1 under a second
+A continued investigation reads a file on under its earlier source from
+the line after the last one read (``log.position`` events say where each
+start read from), so no line is recorded twice. A transcript recorded
+before ``log.position`` existed may hold a file read again from line 1 under a second
 source in a later run (seen on an H200: 1,305 lines twice, and throughput
 over both copies). The ledger knows, for every file source, which line of
 its file each recorded line is, and how far each file has been counted;

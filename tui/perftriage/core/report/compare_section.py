@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from perftriage.core.compare.changepoints import phases
-from perftriage.core.compare.compare import PHASE_METRICS, Side, compare, fmt
+from perftriage.core.compare.compare import PHASE_METRICS, Side, compare, with_unit
 from perftriage.core.compare.recording import METRICS, Recording
 from perftriage.core.compare.render import HEADER, changes_lines, metric_cells, profile_cells
 from perftriage.core.compare.slices import Window, clock
@@ -100,7 +100,7 @@ def phases_section(rec: Recording | None) -> list[str]:
                 vs_prev = "—" if prev is None or not prev.median else \
                     f"{ph.median / prev.median:.2f}×"
                 rows.append(f"| {cell(m.label)} · {cell(host)} | {clock(ph.start)} | "
-                            f"{clock(ph.end)} | {fmt(ph.median)} {cell(m.unit)} | {ph.n} | "
+                            f"{clock(ph.end)} | {cell(with_unit(ph.median, m.unit))} | {ph.n} | "
                             f"{vs_prev} |")
                 prev = ph
     if not rows:

@@ -1,10 +1,12 @@
 """The report's "Kernels against their roofline" section: the latest ncu
 probe's kernels (achieved GB/s, share of the peak, verdict), and where the
 bandwidth goes — the kernels furthest below their roofline weighted by their
-share of the step (core/profile/ncu_join.py)."""
+share of the step (core/profile/ncu_join.py), and the bytes a decode step
+must read against the recorded gap's weights (core/analysis/must_read.py)."""
 
 from __future__ import annotations
 
+from perftriage.core.analysis.must_read import must_read_lines
 from perftriage.core.model.state import SessionState
 from perftriage.core.profile.ncu import VERDICT_TEXT
 from perftriage.core.profile.ncu_join import bandwidth_lines, latest_summary
@@ -32,6 +34,9 @@ def kernels_section(state: SessionState) -> list[str]:
     where = bandwidth_lines(state.probes.values(), state.profiles)
     if where is not None:
         out += ["Where the bandwidth goes:", *(f"- {inline(x)}" for x in where[1]), ""]
+    must = must_read_lines(state.probes.values(), state.gaps)
+    if must:
+        out += [inline(must[0]), *(f"- {inline(x.strip())}" for x in must[1:]), ""]
     out += ["| kernel | launches | time share | GB/s | % of peak | verdict |",
             "|---|---:|---:|---:|---:|---|"]
     for k in s.kernels[:TOP]:

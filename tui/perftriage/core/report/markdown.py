@@ -379,7 +379,8 @@ def render(
         meta.append(f"- Transcript: {source} ({state.event_count} events)")
     lines += [*meta, ""]
     lines += before_after_section(recording)
-    lines += phases_section(recording)
+    phases = phases_section(recording)
+    lines += phases
     lines += segments_section(state, clock)
     lines += _hosts_section(state, hosts)
     for p in problems:
@@ -394,7 +395,14 @@ def render(
     lines += _hypotheses_section(state)
     lines += _probes_section(state)
     lines += _notes_section(state)
-    lines += _logs_section(state, events, log_scan)
+    logs = _logs_section(state, events, log_scan)
+    tps_phases = any(row.startswith("| decode throughput") for row in phases)
+    if tps_phases and "### Throughput" in logs:  # one median over phases hides the change
+        at = logs.index("### Throughput") + 2
+        logs[at:at] = ["Decode throughput changed level during the session: its phases, each "
+                       "with its median, are under Phases above; the figures below are over "
+                       "the whole session.", ""]
+    lines += logs
     lines.append("Times are minutes:seconds since the session started.")
     # every remote byte (log lines, probe output, host reasons) shown, never
     # obeyed by the terminal that `cat`s the report

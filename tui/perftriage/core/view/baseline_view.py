@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perftriage.core.compare.compare import fmt
+from perftriage.core.compare.compare import fmt, with_unit
 from perftriage.core.compare.profile_diff import Figure, ProfileDiff
 from perftriage.core.compare.slices import clock
 from perftriage.core.profile.table import short_name
@@ -54,7 +54,7 @@ def metric_phrases(result: dict[str, Any] | None, metrics: tuple[str, ...],
             continue  # one host per metric: the view's own host first
         seen.add(r["metric"])
         name = r["name"].split(" · ")[0]
-        text = (f"{name} {fmt(r['a']['median'])} → {fmt(r['b']['median'])} {r['unit']} "
+        text = (f"{name} {fmt(r['a']['median'])} → {with_unit(r['b']['median'], r['unit'])} "
                 f"{MARK[r['verdict']]} {r['verdict']}")
         if r["verdict"] == "not enough data":
             text += f" ({r['a']['n']}/{r['b']['n']} s)"

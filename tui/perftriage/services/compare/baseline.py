@@ -26,6 +26,7 @@ from perftriage.services.investigation.session import Session
 LIVE_S = 30.0  # the live side: this much of the latest readings
 KEEP_S = 300.0  # the live recording keeps this much (a baseline "now" takes 30 s of it)
 NOW = "now"
+LOG_EVERY_S = 0.25  # a log source's batches read at most this often (a flood's are many)
 
 
 class BaselineError(ValueError):
@@ -54,7 +55,9 @@ def _copy_window(rec: Recording, start: float, end: float) -> Recording:
 class Baseline:
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.live = Recording(name=session.state.name)
+        # live log batches come with their scan (the reducer's): read from it, no regex
+        # again, and during a flood a few batches a second (per-second readings are medians)
+        self.live = Recording(name=session.state.name, bulk_logs=False, log_every_s=LOG_EVERY_S)
         # what the session knew before this listened (a continued investigation)
         state = session.state
         self.live.log_hosts = {sid: src.host for sid, src in state.logs.items()}

@@ -91,7 +91,6 @@ class CaptureRequest:
     rules: list[tuple[str, str]] = field(default_factory=list)
     max_fetch_bytes: int = MAX_FETCH_BYTES  # all rank files together
     max_trace_mb: int = DEFAULT_MAX_MB  # each file, as the parser reads it ([profile] max_trace_mb)
-    fetch: str = "auto"  # auto (SFTP, else exec) | exec
 
 
 @dataclass
@@ -322,11 +321,16 @@ async def _fetch_all(files, directory: str, done: dict[str, int], dest: Path,
                             "too_big")
     dest.mkdir(parents=True, exist_ok=True, mode=0o700)
     local: list[Path] = []
-    for name, safe in local_names(list(done)).items():
-        target = dest / safe
-        progress(f"fetching {name} {_via_text(files)}")
-        await files.fetch(directory, name, done[name], target)
-        local.append(target)
+    try:
+        for name, safe in local_names(list(done)).items():
+            target = dest / safe
+            progress(f"fetching {name} {_via_text(files)}")
+            await files.fetch(directory, name, done[name], target)
+            local.append(target)
+    except BaseException:
+        for path in local:  # a failed capture leaves no partial set of rank files
+            path.unlink(missing_ok=True)
+        raise
     return local
 
 
@@ -348,7 +352,7 @@ async def capture(transport, req: CaptureRequest, dest: Path,
     info = await _server_info(transport, req.url) if req.engine != "vllm" else None
     engine = req.engine if req.engine != "auto" else ("sglang" if info is not None else "vllm")
     expected = _expected(req, info if engine == "sglang" else None)
-    files = await open_files(transport, req.fetch)
+    files = await open_files(transport)
     progress(f"files {_via_text(files)}")
     made: str | None = None  # perftriage's own directory on the host (SGLang)
     refused: dict[str, str] = {}

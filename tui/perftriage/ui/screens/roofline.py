@@ -201,7 +201,9 @@ class RooflineScreen(FormScreen[tuple[roofline.RooflineResult, dict[str, Any]] |
                     yield Label(label)
                     yield Input(value=self.initial.values.get(key, ""), id=f"rl-{key}",
                                 compact=True)
-                    yield Label(self.initial.notes.get(key, help_text), classes="help")
+                    # a note quotes a host or server name: remote text, never markup
+                    yield Label(self.initial.notes.get(key, help_text), classes="help",
+                                markup=False)
             yield Static("", id="roofline-result")
             action = "Esc close" if self.read_only else "Enter record in the session · Esc close"
             yield Label(f"Tab next field · {action}", classes="help")

@@ -7,7 +7,8 @@ DRAM, useful, the engine's own estimate) and the achieved/useful ratio; DRAM
 idle share; NVLink against its capacity; one bar per GPU with the GPU that
 deviates from the others marked; the verdict in words; and, with an ``ncu``
 probe's result, where the bandwidth goes: the kernels furthest below their
-roofline weighted by their share of the step.
+roofline weighted by their share of the step, and the bytes a decode step
+must read against the recorded gap's weights (core/analysis/must_read.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from textual.widgets import Static
 
 from perftriage.core.analysis.gap import GapResult
 from perftriage.core.analysis.gap_live import counters_host, live_gap
+from perftriage.core.analysis.must_read import must_read_lines
 from perftriage.core.analysis.verdict_spans import current_span
 from perftriage.core.model.verdict_hold import HOLD_S
 from perftriage.core.profile.ncu_join import bandwidth_lines
@@ -112,5 +114,6 @@ def where_lines(state: SessionState) -> list[str]:
     if got is None:
         return []
     probe_id, lines = got
+    must = must_read_lines(state.probes.values(), state.gaps)
     return [f"[b]where the bandwidth goes[/b]  [$text-muted]ncu {safe(probe_id)}[/]",
-            *(f" {safe(x)}" for x in lines)]
+            *(f" {safe(x)}" for x in lines), *(f" {safe(x)}" for x in must)]
