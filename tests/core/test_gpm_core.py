@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from perftriage.core.analysis import counters as cnt
-from perftriage.core.analysis import gap, gpus
+from perftriage.core import gpus
+from perftriage.core.analysis import gap
 from perftriage.core.model import events as ev
 from perftriage.core.model.reducer import replay
 from perftriage.core.parse import dmon

@@ -90,3 +90,40 @@ def _snapshot_app():
 
 def test_stacks_view_snapshot(snap_compare):
     assert snap_compare(_snapshot_app(), terminal_size=(160, 45), press=["enter"])
+
+
+async def test_k_samples_a_real_process_from_the_cockpit(tmp_path) -> None:
+    """k opens the stacks form; its answer goes to py-spy as arguments; the
+    finished probe is in the Stacks view. An empty answer is a dump."""
+    import sys
+
+    from perftriage.core.store.config import HostConfig
+    from perftriage.services.hosts.registry import local_host
+    from tests.support.stall_target import running
+
+    registry = HostRegistry()
+    registry.add(local_host(HostConfig(name="localhost", python=sys.executable)))
+    cockpit = Cockpit(registry=registry, sessions_dir=tmp_path)
+    app = PerftriageApp(cockpit)
+    state = cockpit.session.state
+    with running() as (_proc, tag):
+        async with app.run_test(size=(160, 45)) as pilot:
+            await pilot.press("k")
+            await wait_for(lambda: app.screen.__class__.__name__ == "PromptScreen")
+            app.screen.query_one("Input").value = f"--match {tag} --seconds 1"  # type: ignore[attr-defined]
+            await pilot.press("enter")
+            await wait_for(lambda: any(p.kind == "stacks" and p.finished
+                                       for p in state.probes.values()), timeout=30)
+            (p,) = [p for p in state.probes.values() if p.kind == "stacks"]
+            assert p.status == "ok" and p.detail["top"]["name"] == STALL_FUNCTION, p.summary
+            await pilot.press("k")
+            await wait_for(lambda: app.screen.__class__.__name__ == "PromptScreen")
+            await pilot.press("enter")  # empty: a dump of the engine's processes
+            await wait_for(lambda: len([q for q in state.probes.values()
+                                        if q.kind == "stacks" and q.finished]) == 2, timeout=30)
+            second = [q for q in state.probes.values() if q.kind == "stacks"][-1]
+            assert second.args == [] and second.status in ("ok", "no-match")
+            await pilot.press("T")
+            await wait_for(lambda: isinstance(app.screen, StacksScreen))
+            head = str(app.screen.query_one("#stacks-head", Static).render())
+            assert STALL_FUNCTION in head or "dump" in head

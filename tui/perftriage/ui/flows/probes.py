@@ -96,6 +96,7 @@ class ProbeLauncher:
             choices=choices if len(choices) > 1 else None,
             choice=current if len(choices) > 1 else None,
             choice_label="host",
+            allow_empty=spec.min_args == 0,  # stacks: ⏎ alone dumps the engine's processes
         )
 
         def launched(value: str | None) -> None:

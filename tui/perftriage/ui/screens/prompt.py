@@ -54,8 +54,10 @@ class PromptScreen(FormScreen[str | None]):
         choices: list[tuple[str, str]] | None = None,
         choice: str | None = None,
         choice_label: str = "",
+        allow_empty: bool = False,
     ) -> None:
         super().__init__()
+        self.allow_empty = allow_empty  # an empty answer is one (a probe that needs no argument)
         self.title_text = title
         self.kind = kind
         self.placeholder = placeholder
@@ -91,7 +93,7 @@ class PromptScreen(FormScreen[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         value = event.value.strip()
-        error = "enter a value" if not value else None
+        error = "enter a value" if not value and not self.allow_empty else None
         if error is None and self.validator is not None:
             error = self.validator(value)
         if error:
