@@ -108,6 +108,7 @@ def test_the_summary_counts_driver_launches_too() -> None:
     assert 0 < s.launch.short_kernels < s.launch.launches
 
 
+@pytest.mark.filterwarnings("ignore")  # pandas' deprecation notes on HTA's own code
 def test_hta_itself_agrees() -> None:
     """Runs HTA on the fixtures (the `hta` extra; skipped without it)."""
     pytest.importorskip("hta.trace_analysis")

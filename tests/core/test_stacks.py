@@ -94,11 +94,12 @@ def test_bad_lines_are_counted_never_fatal():
 
 def test_arguments():
     assert parse_args([]).seconds is None  # a dump
-    a = parse_args(["--match", "sglang::sched", "--seconds", "2.5", "--native", "--gil"])
-    assert (a.match, a.seconds, a.native, a.gil, a.pid) == ("sglang::sched", 2.5, True, True, None)
+    a = parse_args(["--match", "sglang::sched", "--seconds", "3", "--native", "--gil"])
+    assert (a.match, a.seconds, a.native, a.gil, a.pid) == ("sglang::sched", 3, True, True, None)
     assert parse_args(["--pid=42"]).pid == 42
     for bad in (["--pid", "x"], ["--pid", "1", "--match", "y"], ["--seconds", "0"],
-                ["--seconds"], ["--frobnicate"], ["--seconds", "nan"]):
+                ["--seconds"], ["--frobnicate"], ["--seconds", "nan"],
+                ["--seconds", "0.5"], ["--seconds", "601"]):  # py-spy takes whole seconds
         with pytest.raises(ProbeUsageError):
             STACKS_KIND.validate(bad)
 

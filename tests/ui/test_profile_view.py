@@ -212,3 +212,25 @@ def test_profile_view_with_ncu_snapshot(snap_compare):
     session.emit(ev.ProbeFinished(probe_id="p1", status="ok", exit_status=0, summary="ncu",
                                   detail=record["detail"]))
     assert snap_compare(app, terminal_size=(160, 45))
+
+
+async def test_keys_help_in_the_view_lists_its_keys_first_from_the_top():
+    """`?` in the Profile view: the view's own keys first (they came last,
+    after every global key), and the list opens at its top."""
+    from textual.containers import VerticalScroll
+
+    from perftriage.ui.screens.keys_help import KeysScreen
+
+    app = _snapshot_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen))
+        await pilot.press("question_mark")
+        await wait_for(lambda: isinstance(app.screen, KeysScreen))
+        help_screen = app.screen
+        title, rows = help_screen.sections[0]
+        assert title == "Profile view"
+        assert ("c", "Ask the running server for a new capture") in rows or \
+            any(key == "c" for key, _ in rows)
+        assert help_screen.sections[1][0] == "everywhere"
+        await pilot.pause()
+        assert help_screen.query_one(VerticalScroll).scroll_y == 0

@@ -48,3 +48,32 @@ async def test_the_replay_footer_offers_no_key_that_is_off():
                 "probe.output"}
             assert "logs.open" not in ids and "app.quit" in ids
         await pilot.press("q")
+
+
+
+async def test_watch_offers_only_what_works_read_only():
+    """watch: no N, H, G or M in the footer or the keys help (pressed, N
+    answered that it is read-only), and no 'o opens a log file'."""
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.services.hosts.registry import HostRegistry
+    from perftriage.services.investigation.watch import Watcher
+    from perftriage.ui.app import PerftriageApp
+    from perftriage.ui.screens.keys_help import key_sections
+
+    watcher = Watcher(EXAMPLE_SESSION)
+    watcher.go_live()
+    app = PerftriageApp(Cockpit(registry=HostRegistry(), session=watcher.session))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause(0.5)
+        for key in ("1", "3", "4"):
+            await pilot.press(key)
+            await pilot.pause(0.2)
+            _, local, everywhere = footer_groups(app.screen)
+            ids = {b.id for b, _, _ in local + everywhere}
+            assert not ids & {"session.note", "hypothesis.add", "roofline.open", "report.write",
+                              "logs.open", "hypothesis.edit", "hypothesis.status_next"}
+            everywhere = dict(key_sections(app.screen))["everywhere"]
+            assert not {k for k, _ in everywhere} & {"N", "H", "G", "M", "o"}
+        assert "o opens" not in str(app.screen.query_one("#logs-metrics").render())
+        await pilot.press("q")
+    watcher.close()

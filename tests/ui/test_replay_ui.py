@@ -84,6 +84,20 @@ async def test_keys_play_step_back_and_jump_to_markers():
         await pilot.press("q")
 
 
+async def test_end_clears_the_marker_line_it_left_behind():
+    """`>` then `end`: the bar still named the hypothesis jumped to."""
+    app, r = player_app(at=200.0)
+    async with app.run_test(size=(160, 45)) as pilot:
+        bar = app.screen.query_one(PlayerBar)
+        await pilot.press("greater_than_sign")
+        assert bar.message.startswith("probe: p1")
+        await pilot.press("end")
+        assert r.player.at_end and bar.message == ""
+        await pilot.pause(0.2)
+        assert "■ end" in str(bar.render()) and "p1" not in str(bar.render())
+        await pilot.press("q")
+
+
 async def test_host_keys_are_off_and_a_note_goes_to_a_derived_session(tmp_path):
     original = tmp_path / "example-moe-gap.jsonl"
     shutil.copy(EXAMPLE_SESSION, original)

@@ -79,12 +79,30 @@ def ask_for_screen(widget: Widget, message: Message) -> None:
     widget.post_message(message)
 
 
-def off_in_replay(binding_id: str | None) -> bool:
-    """A key that touches a host (a probe, a server, a log follow): refused
-    in a replay, so not offered in its footer (pressed, it says why)."""
+# keys that add to the session (refused where the session takes no notes or
+# hypotheses: watch, a saved session read whole) and keys that write a file
+ANNOTATING = frozenset({
+    "session.note", "hypothesis.add", "hypothesis.edit", "hypothesis.status_next",
+    "hypothesis.evidence_for", "hypothesis.evidence_against", "hypothesis.evidence_pick",
+    "hypothesis.move_up", "hypothesis.move_down", "hypothesis.delete", "hypothesis.undo",
+    "hypothesis_detail.unlink", "roofline.open", "grow.load_pack",
+})
+WRITING = frozenset({"report.write"})
+
+
+def off_in_mode(binding_id: str | None, mode) -> bool:
+    """A key the session's mode (``SessionMode``) refuses: a key that touches
+    a host (a probe, a server, a log follow, a capture) where no host runs, a
+    note or hypothesis edit where none is taken, a report where nothing is
+    written. Not offered in the footer or the keys help (pressed, it says why)."""
     if not binding_id or binding_id == "probe.output":  # reading a probe's output is fine
         return False
-    return binding_id.startswith(("probe.", "server.")) or binding_id == "logs.open"
+    if not mode.live and (binding_id.startswith(("probe.", "server.", "grow."))
+                          or binding_id in ("logs.open", "profile.capture")):
+        return True
+    if not mode.annotations and binding_id in ANNOTATING:
+        return True
+    return not mode.writes and binding_id in WRITING
 
 
 def refuse_in_replay(node: Widget | App, *, annotation: bool = False) -> bool:

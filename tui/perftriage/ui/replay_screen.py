@@ -121,9 +121,9 @@ class ReplayScreen(MainScreen):
 
     def action_edge(self, end: int) -> None:
         player = self.replayer.player
+        self.bar.message = ""  # the marker jumped to before is not where this lands
         if end and isinstance(self.replayer, Watcher):
             self.replayer.go_live()  # perftriage watch: back to live
-            self.bar.message = ""
         elif end:
             self.replayer.timeline.scan()
             player.seek(len(self.replayer.timeline))

@@ -90,12 +90,11 @@ def parse_args(args: list[str]) -> StacksArgs:
         elif name == "--match":
             match = value
         else:
-            try:
-                seconds = float(value)
-            except ValueError:
-                raise ProbeUsageError(f"--seconds must be a number, not {value!r}") from None
-            if not 0 < seconds <= MAX_SECONDS:
-                raise ProbeUsageError(f"--seconds must be in (0, {MAX_SECONDS:g}]")
+            # py-spy's --duration is a whole number of seconds
+            if not value.isdigit() or not 1 <= int(value) <= MAX_SECONDS:
+                raise ProbeUsageError(f"--seconds must be a whole number from 1 to "
+                                      f"{MAX_SECONDS:g}, not {value!r}")
+            seconds = float(value)
     if pid is not None and match is not None:
         raise ProbeUsageError(f"usage: {USAGE} (--pid or --match, not both)")
     return StacksArgs(pid, match, seconds, native, gil)

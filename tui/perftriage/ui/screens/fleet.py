@@ -62,6 +62,8 @@ def history_text(o: Outlier, one: list, median: list) -> Text:
 class FleetScreen(Screen[str | None]):
     """Returns the name of the host dug into (or None)."""
 
+    VIEW_NAME = "Fleet"  # the keys help (?) lists this view's keys first
+
     # the head shows the update's age
     SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.FLEET, Section.CLOCK})
 

@@ -1,6 +1,7 @@
-"""``?``: every key that works here, the app's first.
+"""``?``: every key that works here, the app's first (a view's own first).
 
-Three sections, in this order: keys that work everywhere (the app's and
+Three sections, in this order (after a view's own keys, in a view such as
+Profile that declares ``VIEW_NAME``): keys that work everywhere (the app's and
 the cockpit screen's), keys of the focused pane under its name (its own
 and those of its body, e.g. the log view's: they mean something only
 there — the footer shows them as a group under the pane's name), and the
@@ -19,6 +20,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from perftriage.ui.app_context import off_in_mode
 from perftriage.ui.widgets.pane import pane_of
 
 
@@ -29,6 +31,11 @@ def _key_name(app, binding: Binding) -> str:
 def key_sections(screen) -> list[tuple[str, list[tuple[str, str]]]]:
     """[(section title, [(key, description)])] for the screen below the help."""
     app = screen.app
+    cockpit = getattr(app, "cockpit", None)
+    mode = cockpit.session.mode if cockpit is not None else None
+    # a view over the cockpit (Profile, Stacks, Fleet): its own keys come first
+    view_name = getattr(screen, "VIEW_NAME", "")
+    view: list[tuple[str, str]] = []
     everywhere: list[tuple[str, str]] = []
     pane: list[tuple[str, str]] = []
     widget: list[tuple[str, str]] = []
@@ -39,13 +46,15 @@ def key_sections(screen) -> list[tuple[str, list[tuple[str, str]]]]:
         owner = pane_of(node)
         for binding in bindings.key_to_bindings.values():
             for b in binding:
-                if not b.description:
+                if not b.description or (mode is not None and off_in_mode(b.id, mode)):
                     continue
                 row = (_key_name(app, b), b.tooltip or b.description)
                 if (row[0], b.action) in seen:
                     continue
                 seen.add((row[0], b.action))
-                if node is app or node is screen:
+                if node is screen and view_name:
+                    view.append(row)
+                elif node is app or node is screen:
                     everywhere.append(row)
                 elif owner is not None and (node is owner or b.id is not None):
                     pane_name = owner.name_shown  # ours (every binding of ours has an id)
@@ -55,7 +64,8 @@ def key_sections(screen) -> list[tuple[str, list[tuple[str, str]]]]:
                     widget.append(row)
     everywhere = [(k, f"{d}  (in {pane_name}: {pane_short[k]})" if k in pane_short else d)
                   for k, d in everywhere]
-    sections = [("everywhere", everywhere)]
+    sections = [(f"{view_name} view", view)] if view else []
+    sections.append(("everywhere", everywhere))
     if pane:
         sections.append((f"{pane_name} pane only", pane))
     if widget:

@@ -76,6 +76,7 @@ def bar_text(cap: ProfileCaptured, width: int = BAR_WIDTH) -> Text:
 
 
 class ProfileScreen(Screen[None]):
+    VIEW_NAME = "Profile"  # the keys help (?) lists this view's keys first
     # PROBES: an ncu probe's result joins the kernels (achieved GB/s, % of peak)
     SECTIONS: ClassVar[frozenset[Section]] = frozenset(
         {Section.PROFILES, Section.PROBES, Section.BASELINE})

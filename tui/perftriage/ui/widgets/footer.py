@@ -19,7 +19,7 @@ from textual.widget import Widget
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey, FooterLabel
 
-from perftriage.ui.app_context import off_in_replay
+from perftriage.ui.app_context import off_in_mode
 from perftriage.ui.widgets.pane import pane_of
 
 Shown = tuple[Binding, bool, str]  # binding, enabled, tooltip
@@ -32,9 +32,9 @@ def footer_groups(screen) -> tuple[str, list[Shown], list[Shown]]:
     local: dict[str, Shown] = {}
     everywhere: dict[str, Shown] = {}
     cockpit = getattr(screen.app, "cockpit", None)  # a footer under another app: none
-    replay = bool(cockpit is not None and cockpit.replay)
+    mode = cockpit.session.mode if cockpit is not None else None
     for node, binding, enabled, tooltip in screen.active_bindings.values():
-        if not binding.show or (replay and off_in_replay(binding.id)):
+        if not binding.show or (mode is not None and off_in_mode(binding.id, mode)):
             continue
         pane = pane_of(node)
         if pane is not None:

@@ -96,12 +96,15 @@ class LogsPane(Pane):
         # what the one-row widgets show now: a new text costs a repaint
         self._metrics_shown: tuple = ()
         self._status_shown: str | None = None
-        self._metrics_markup = "no log sources — o opens a log file"
+        self._metrics_markup = ""  # set in compose: what the mode offers
 
     def compose(self):
         yield Tabs(Tab("all", id=_tab_id(ALL)), id="logs-tabs")
         with Horizontal(id="logs-metrics-row"):
-            yield Static("no log sources — o opens a log file", id="logs-metrics")
+            # o follows a log only where hosts run (not in a replay or watch)
+            live = self.ctx.session.mode.live
+            self._metrics_markup = "no log sources" + (" — o opens a log file" if live else "")
+            yield Static(self._metrics_markup, id="logs-metrics")
             yield Sparkline([], id="logs-spark")
         # the engine's own figures from its /metrics, when an endpoint is configured
         yield EngineStrip(id="logs-engine")
