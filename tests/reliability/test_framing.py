@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -56,11 +57,18 @@ def probe_args(kind: str, payload: str) -> list[str]:
         return ["http://127.0.0.1:9/?q=" + payload]
     if kind == "shell":
         return [f"printf '%s' {shlex.quote(payload)}"]
+    if kind == "ncu":  # the kernel regex and the profiled command's words
+        return ["--kernel", payload, "--", "printf", "%s", payload]
+    if kind == "stacks":  # the command-line pattern the engine's processes are found by
+        return ["--match", payload]
     spec = probes.get(kind)
     return [payload] * (spec.max_args or 2)
 
 
-ARG_KINDS = ["import", "grep", "version", "which", "http", "shell"]
+ARG_KINDS = ["import", "grep", "version", "which", "http", "shell", "ncu", "stacks"]
+# ncu cannot run here: a FAKE ncu (a test double that runs the profiled
+# program as ncu does) stands on the host's PATH
+FAKE_NCU_DIR = Path(__file__).parents[1] / "support" / "fake_ncu"
 
 
 def test_every_kind_with_arguments_is_covered():
@@ -73,7 +81,9 @@ def test_every_kind_with_arguments_is_covered():
 async def test_every_control_byte_and_payload_in_every_argument_position(transport, kind,
                                                                           request, tmp_path):
     marker = tmp_path / "pwned"
-    host = make_host(transport, request, python=sys.executable)
+    preamble = (f"export PATH={FAKE_NCU_DIR}:$PATH FAKE_NCU_LOG={tmp_path}/ncu.jsonl "
+                f"TMPDIR={tmp_path}") if kind == "ncu" else None
+    host = make_host(transport, request, python=sys.executable, preamble=preamble)
     runner = runner_for(host)
     queued: dict[str, tuple[str, list[str]]] = {}
     for payload in cases(marker):
@@ -94,13 +104,20 @@ async def test_every_control_byte_and_payload_in_every_argument_position(transpo
     assert len(queued) >= len(CONTROL_BYTES) - 1  # nearly every case really ran
     for pid, (payload, args) in queued.items():
         p = runner.session.state.probes[pid]
-        if payload == TOO_LONG and p.status == "error":  # said so, in one line
+        # said so, in one line (ncu's command carries its payload twice and the fold's source)
+        if len(payload) > 50_000 and p.status == "error":
             assert "argument list too long" in p.summary.lower(), p.summary
             continue
-        assert p.status in ("ok", "failed"), (kind, repr(payload[:40]), p.summary, p.stderr[-300:])
+        # ncu, stacks: no kernel or process matches a payload (a verdict, never an error)
+        ended = ("ok", "failed", "no-match") if kind in ("ncu", "stacks") else ("ok", "failed")
+        assert p.status in ended, (kind, repr(payload[:40]), p.summary, p.stderr[-300:])
         assert RESULT_MARK not in p.stdout or RESULT_MARK in payload, p.stdout[-300:]
-        if kind == "shell":
-            assert p.stdout == payload
+        if kind == "ncu" and RESULT_MARK in payload:  # the program's forged mark forges nothing
+            assert p.detail.get("argv") != ["forged"] and "ncu" not in p.detail or p.detail["ncu"]
+        elif kind in ("shell", "ncu"):  # ncu: the profiled printf printed the payload
+            assert p.stdout == payload, (kind, repr(payload[:40]), p.summary)
+        elif kind == "stacks":
+            assert p.status == "no-match" or "py-spy" in p.summary, p.summary
         elif kind != "http":
             assert p.detail["argv"] == args  # reached the program exactly as typed
     # the pool still frames correctly after all of that

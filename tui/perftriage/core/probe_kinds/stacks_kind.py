@@ -105,6 +105,7 @@ def _check(args: list[str]) -> None:
 
 
 _SCRIPT = r"""
+# perftriage-stacks-probe: another probe like this one (its pattern is in its command line) is never a target
 import re, shutil, subprocess, tempfile, time
 mode, seconds, target, value, native, gil, rate, budget, max_targets = sys.argv[1:10]
 native, gil, rate, budget, max_targets = native == "1", gil == "1", int(rate), int(budget), int(max_targets)
@@ -146,6 +147,8 @@ for entry in os.listdir("/proc"):
     pid = int(entry)
     cmd = _cmdline(pid)
     if not cmd or not _is_python(pid, cmd):
+        continue
+    if b"# perftriage-stacks-probe:" in (_read("/proc/%d/cmdline" % pid, True) or b""):
         continue
     seen.append([pid, cmd])
     if target == "pid":
