@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 TTFT_BUCKETS = [0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400]
 E2E_BUCKETS = [0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 600,
@@ -32,6 +32,7 @@ class SimulatedSglangMetrics:
 
     def __init__(self, model: str, tp: int = 8, seed: int | None = None) -> None:
         self.registry = reg = CollectorRegistry()
+        self.model = model
         self.rng = random.Random(seed)
         self.ranks = [("unified", model, "0", str(r)) for r in range(tp)]
 
@@ -78,8 +79,12 @@ class SimulatedSglangMetrics:
                              registry=reg, buckets=E2E_BUCKETS).labels(model)
 
     def serve(self, port: int, host: str = "127.0.0.1") -> None:
-        """Serve ``/metrics`` on ``host:port`` from a daemon thread."""
-        start_http_server(port, addr=host, registry=self.registry)
+        """Serve ``/metrics`` (and the simulated ``/get_server_info``,
+        ``/start_profile``, ``/stop_profile``: ``sglang_http``) on ``host:port``
+        from a daemon thread."""
+        from perftriage.simulator.sglang_http import serve
+
+        serve(self, port, tp=len(self.ranks), model=self.model, host=host)
 
     def _scheduler(self, running: int, queued: int, usage: float, gen: float) -> None:
         for rank in self.ranks:  # every TP rank's scheduler reports the same batch

@@ -12,7 +12,10 @@ OOM traceback (exit status 1); ``--lines N`` stops after N steady-state lines;
 ``--rate 0`` writes as fast as it can (benchmarks). With ``--metrics-port N``
 it also serves SGLang's Prometheus ``/metrics`` on 127.0.0.1:N (SGLang's
 metric names, through prometheus_client; see ``sglang_metrics``) from the
-moment the simulated uvicorn starts, with figures that follow the log lines.
+moment the simulated uvicorn starts, with figures that follow the log lines,
+and on the same port SGLang's profiling contract (``/get_server_info``,
+``/start_profile``, ``/stop_profile``; see ``sglang_http``: the rank files it
+writes are copies of a real bundled trace, not a profile of this simulator).
 ``--spec-accept-len X`` writes speculative decoding's ``accept len`` /
 ``accept rate`` parts, ``--mfu-metrics`` the ``--enable-mfu-metrics`` estimates
 (``est. read BW (GB/s per GPU)``, also served as
@@ -221,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.metrics_port is not None:
         from perftriage.simulator.sglang_metrics import SimulatedSglangMetrics
 
-        metrics = SimulatedSglangMetrics("zai-org/GLM-5-NVFP4", seed=args.seed)
+        metrics = SimulatedSglangMetrics("zai-org/GLM-5-NVFP4", tp=args.tp, seed=args.seed)
     out = open(args.log, "a", encoding="utf-8", buffering=1) if args.log else sys.stdout  # noqa: SIM115
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
