@@ -29,10 +29,11 @@ def command_for(backend: str, tmp_path: Path) -> str:
     return render(profile.command, {**profile.args, "backend": backend})
 
 
-def run_of(rec: Recording, backend: str, t0: float, seconds: int, tmp_path: Path) -> None:
+def run_of(rec: Recording, backend: str, t0: float, seconds: int, tmp_path: Path,
+           seed: int = 7) -> None:
     rec.feed(ev.ServerEvent(server=DEMO_SERVER, host="localhost", state="starting",
                             command=command_for(backend, tmp_path), t=t0))
-    sim = Steady(seed=7, error_every=0, speedup=BACKEND_SPEEDUP[backend])
+    sim = Steady(seed=seed, error_every=0, speedup=BACKEND_SPEEDUP[backend])
     for s in range(seconds):
         rec.feed(ev.LogLines(source_id="log1", lines=[sim.line() for _ in range(RATE)],
                              t=t0 + 1 + s))
@@ -66,3 +67,29 @@ def test_the_simulator_process_writes_its_backend_and_speed(backend: str):
                                     for g, line in zip(gens, [ln for ln in out
                                                               if "Decode batch" in ln]))
     assert per_request == pytest.approx(6.3 * BACKEND_SPEEDUP[backend], rel=0.05)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_thirty_seconds_each_side_read_improved_without_phase_warnings(tmp_path: Path, seed):
+    """The simulated load is steady (a constant arrival rate, small noise): 30 s
+    before and 30 s after the restart read ``improved``, comparably, whatever
+    the seed (a sine-wave load flipped between improved and no change and
+    made ``compare`` warn of phase changes)."""
+    rec = Recording()
+    rec.feed(ev.LogSourceOpened(source_id="log1", host="localhost", path="sim.log"))
+    run_of(rec, DEFAULT_BACKEND, 0.0, 30, tmp_path, seed=seed)
+    run_of(rec, "flashinfer_cutedsl", 31.0, 30, tmp_path, seed=seed + 100)
+    rec.flush()
+    out = compare(Side(rec, Window("before", 1, 31)), Side(rec, Window("after", 32, 62)))
+    tps = next(r for r in out["metrics"] if r["metric"] == "decode_tps")
+    assert tps["verdict"] == "improved"
+    assert out["comparable"] is True
+    assert not [w for w in out["warnings"] if "phase" in w or "load" in w], out["warnings"]
+
+
+def test_the_load_is_steady():
+    sim = Steady(seed=9, error_every=0)
+    running = [int(line.split("#running-req: ")[1].split(",")[0])
+               for line in (sim.line() for _ in range(2000)) if "Decode batch" in line]
+    assert max(running) - min(running) <= 16
+    assert statistics.pstdev(running) < 3

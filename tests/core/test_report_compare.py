@@ -55,3 +55,17 @@ def test_a_baseline_is_compared_with_what_followed(tmp_path):
     assert sections(text)[0] == "## Before / after"
     assert "A: baseline 0:05-0:33 (0:05–0:33) · B: after the baseline (0:33–1:21)" in text
     assert json.dumps("improved") and "| decode throughput · localhost | 13.6 tok/s |" in text
+
+
+def test_phases_of_a_live_recording_with_batches_still_queued():
+    # the cockpit's report (M) hands over its live recording, fed event by event:
+    # its last log batches are still queued when the phases are read
+    from perftriage.core.compare.recording import Recording
+    from perftriage.core.report.compare_section import phases_section
+    from tests.support.compare_recordings import real_events
+
+    rec = Recording(name="live")
+    for e in real_events():
+        rec.feed(e)
+    rows = [x for x in phases_section(rec) if x.startswith("| decode throughput")]
+    assert len(rows) == 2 and rows[1].endswith("| 8.01× |")

@@ -5,7 +5,8 @@
 Writes SGLang's startup lines in its exact format (server_args, weight
 loading, KV cache, CUDA graph capture, uvicorn, "The server is fired up and
 ready to roll!"), then ``Decode batch`` / ``Prefill batch`` lines at
-``--rate`` lines per second with wandering throughput, and now and then a
+``--rate`` lines per second under a steady load (a constant arrival rate,
+small noise), and now and then a
 warning (``KV cache pool is full. Retract requests.``) or an error line. Without
 ``--log`` it writes to stdout. ``--fail`` makes the start fail with a CUDA
 OOM traceback (exit status 1); ``--lines N`` stops after N steady-state lines;
@@ -33,7 +34,6 @@ scheduler).
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import signal
 import sys
@@ -96,8 +96,12 @@ FAIL_LINES = [
 ]
 
 
+STEADY_RUNNING = 48  # requests in the decode batch at the simulated arrival rate
+MAX_RUNNING = 64  # max_running_requests in the startup lines
+
+
 class Steady:
-    """Decode/prefill lines with throughput that wanders like a loaded server."""
+    """Decode/prefill lines of a server under a steady load (small noise)."""
 
     def __init__(self, seed: int | None = None, error_every: int = 400, metrics=None,
                  step_s: float = 0.1, spec_accept_len: float | None = None,
@@ -122,8 +126,7 @@ class Steady:
     def line(self) -> str:
         self.n += 1
         r = self.rng
-        phase = math.sin(self.n / 50.0)
-        running = max(1, int(32 + 31 * phase))
+        running, waiting = self._load()
         if self.error_every and self.n % self.error_every == 0:
             if self.n // self.error_every % 2:  # a warning (managers/scheduler.py:4526)
                 return (f"{stamp()} KV cache pool is full. Retract requests. #retracted_reqs: "
@@ -133,7 +136,7 @@ class Steady:
             return (f"{stamp()} ValueError: request {r.randrange(16**8):08x} failed: "
                     "input length exceeds the maximum allowed length (simulated)")
         if self.n % 10 == 0:
-            queued = r.randint(0, 48)
+            queued = waiting
             new_tok = r.randint(200, 13000)
             new_seq = r.randint(1, 16)
             if self.metrics is not None:
@@ -151,17 +154,25 @@ class Steady:
             rate = (self.spec_accept_len - 1) / 3
             spec = f"accept len: {self.spec_accept_len:.2f}, accept rate: {rate:.2f}, "
         if self.metrics is not None:
-            self.metrics.decode(running, max(0, int(-20 * phase)), running / 400, gen, self.step_s,
+            self.metrics.decode(running, waiting, running / 400, gen, self.step_s,
                                 read_gbs=self._read_gbs(running) if self.mfu else None,
                                 spec_accept_len=self.spec_accept_len)
         line = (f"{stamp(self._tag())} Decode batch, #running-req: {running}, "
                 f"#token: {self.tokens}, token usage: {running / 400:.2f}, {spec}cuda graph: True, "
-                f"gen throughput (token/s): {gen:.2f}, #queue-req: {max(0, int(-20 * phase))}")
+                f"gen throughput (token/s): {gen:.2f}, #queue-req: {waiting}")
         if self.mfu:  # metrics_reporter.py:1052-1056
             line += (f", est. decode TFLOPS/s (per GPU): {running * 0.9:.2f}, "
                      f"est. read BW (GB/s per GPU): {self._read_gbs(running):.2f}, "
                      f"est. write BW (GB/s per GPU): {running * 0.4:.2f}")
         return line
+
+    def _load(self) -> tuple[int, int]:
+        """(running, queued) requests: a steady load, as from a benchmark client
+        at a constant arrival rate, with small noise (a few requests either way),
+        so that a before/after on the demo compares like with like; no phases
+        for ``compare`` to warn about."""
+        running = min(MAX_RUNNING, max(1, round(self.rng.gauss(STEADY_RUNNING, 1.5))))
+        return running, max(0, round(self.rng.gauss(1.0, 1.0)))
 
     @staticmethod
     def _read_gbs(running: int) -> float:

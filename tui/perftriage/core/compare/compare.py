@@ -95,7 +95,7 @@ def _metric_rows(a: Side, b: Side, min_effect: float) -> list[dict[str, Any]]:
         for ha, hb in _pairs(m.id, a, b):
             va = a.rec.readings(m.id, ha, a.window.start, a.window.end)[1]
             vb = b.rec.readings(m.id, hb, b.window.start, b.window.end)[1]
-            j = judge(va, vb, m.better, min_effect)
+            j = judge(va, vb, m.better, min_effect, load=m.context)
             host = _host_label(ha, hb)
             rows.append(_row(m, host, None, j))
             if m.per_gpu:
@@ -114,7 +114,7 @@ def _gpu_rows(m: MetricDef, a: Side, b: Side, ha: str, hb: str, host_verdict: st
         vb = b.rec.readings(m.id, hb, b.window.start, b.window.end, gpu)[1]
         if not va or not vb:
             continue
-        j = judge(va, vb, m.better, min_effect)
+        j = judge(va, vb, m.better, min_effect, load=m.context)
         if j.verdict != host_verdict:
             rows.append(_row(m, _host_label(ha, hb), gpu, j))
     return rows
@@ -218,6 +218,8 @@ def _headline(row: dict[str, Any]) -> str:
         return (f"{label}: not enough data (A {row['a']['n']}, B {row['b']['n']} readings; "
                 f"{MIN_READINGS} a side needed)")
     if row["verdict"] == "no change" or not a or not b:
+        if a and b and abs(row["change_pct"] or 0) >= MIN_EFFECT_PCT:
+            return f"B differs from A in {label}, but not significantly ({numbers})"
         return f"B is no different from A in {label} ({numbers})"
     times = b / a if row["better"] == "higher" else a / b
     word = "faster" if times > 1 else "slower"

@@ -40,7 +40,8 @@ class MetricDef:
     unit: str
     better: Better
     per_gpu: str = ""  # how GPUs make the host's reading: "mean" / "sum" ("": per host only)
-    context: bool = False  # what the slices measured under (load), not a result
+    # what the slices ran under (load, power): a change is "changed", never better or worse
+    context: bool = False
 
 
 METRICS: dict[str, MetricDef] = {m.id: m for m in (
@@ -63,7 +64,7 @@ METRICS: dict[str, MetricDef] = {m.id: m for m in (
     MetricDef("traffic_ratio", "traffic ratio", "×", "lower"),
     MetricDef("idle_pct", "GPU idle (gap)", "%", "lower"),
     MetricDef("sm_active_pct", "SM active", "%", "higher", per_gpu="mean"),
-    MetricDef("power_w", "power", "W", "lower", per_gpu="sum"),
+    MetricDef("power_w", "power", "W", "lower", per_gpu="sum", context=True),
 )}
 # readings kept for the comparability checks only, never judged
 CONTEXT_ONLY = {"context_tokens": "context (#token)", "batch": "batch"}
@@ -162,7 +163,9 @@ class Recording:
     """Everything a comparison reads, fed event by event (see the module doc)."""
 
     name: str = ""
-    series: dict[SeriesKey, Series] = field(default_factory=dict)
+    # read through the ``series`` property: it reads the queued log batches first, so
+    # a loop over the series never sees one appear under it (a live report crashed so)
+    _all: dict[SeriesKey, Series] = field(default_factory=dict)
     duration: float = 0.0
     segments: list[tuple[int, float]] = field(default_factory=list)  # (run, start t)
     servers: list[ev.ServerEvent] = field(default_factory=list)
@@ -204,11 +207,17 @@ class Recording:
             return
         self._series(metric, host, gpu).add(t, float(value))
 
+    @property
+    def series(self) -> dict[SeriesKey, Series]:
+        """Every series, the queued log batches read first."""
+        self.flush()
+        return self._all
+
     def _series(self, metric: str, host: str, gpu: int = -1) -> Series:
         key = (metric, host, gpu)
-        s = self.series.get(key)
+        s = self._all.get(key)
         if s is None:
-            s = self.series[key] = Series()
+            s = self._all[key] = Series()
         return s
 
     def hosts(self) -> list[str]:
@@ -219,7 +228,7 @@ class Recording:
                  gpu: int = -1) -> tuple[list[float], list[float]]:
         """Per-second readings in ``[start, end]`` (remembered until the series grows)."""
         self.flush()
-        s = self.series.get((metric, host, gpu))
+        s = self._all.get((metric, host, gpu))
         if s is None:
             return [], []
         memo_key = (metric, host, gpu, start, end, len(s.t))
@@ -233,19 +242,19 @@ class Recording:
     def prune(self, before: float) -> None:
         """Forget the readings older than ``before`` (a live recording keeps a few minutes)."""
         self.flush()
-        for key, s in list(self.series.items()):
+        for key, s in list(self._all.items()):
             i = bisect_left(s.t, before)
             if i:
                 del s.t[:i]
                 del s.v[:i]
             if not s.t:
-                del self.series[key]
+                del self._all[key]
         self._memo.clear()
 
     def has_readings(self, metric: str, host: str, start: float, end: float,
                      gpu: int = -1) -> bool:
         self.flush()
-        s = self.series.get((metric, host, gpu))
+        s = self._all.get((metric, host, gpu))
         return s is not None and bisect_left(s.t, start) < bisect_right(s.t, end)
 
     # --- feeding --------------------------------------------------------------

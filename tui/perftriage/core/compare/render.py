@@ -15,7 +15,8 @@ from perftriage.core.sanitize import visible
 KERNEL_SHARE = 0.02
 KERNELS_SHOWN = 8
 HEADER = ("metric", "A", "B", "change", "p", "verdict")
-MARK = {"improved": "▲", "regressed": "▼", "no change": "=", "not enough data": "?"}
+MARK = {"improved": "▲", "regressed": "▼", "no change": "=", "not enough data": "?",
+        "changed": "≠"}
 
 
 def _change(row: dict[str, Any]) -> str:

@@ -20,7 +20,8 @@ MIN_EFFECT_PCT = 5.0
 MIN_READINGS = 10  # a side with fewer: "not enough data"
 
 Better = Literal["higher", "lower"]
-VerdictKind = Literal["improved", "regressed", "no change", "not enough data"]
+# "changed": a load reading (running requests, power) moved; neither better nor worse
+VerdictKind = Literal["improved", "regressed", "no change", "not enough data", "changed"]
 
 
 @dataclass(frozen=True)
@@ -116,16 +117,19 @@ class Judgement:
 
 def judge(a: Sequence[float], b: Sequence[float], better: Better,
           min_effect_pct: float = MIN_EFFECT_PCT, alpha: float = ALPHA,
-          min_readings: int = MIN_READINGS) -> Judgement:
-    """The verdict on one metric from the readings of A and of B."""
+          min_readings: int = MIN_READINGS, load: bool = False) -> Judgement:
+    """The verdict on one metric from the readings of A and of B (``load``:
+    what the slices ran under, never better or worse: ``changed``)."""
     sa, sb = summarize(a), summarize(b)
     r, pct = ratio(sa.median, sb.median), change_pct(sa.median, sb.median)
     if sa.n < min_readings or sb.n < min_readings:
         return Judgement(sa, sb, r, pct, None, "not enough data")
     p = mann_whitney_p(a, b)
     assert sa.median is not None and sb.median is not None and p is not None
-    return Judgement(sa, sb, r, pct, p, direction(sa.median, sb.median, better,
-                                                   p < alpha, min_effect_pct))
+    verdict = direction(sa.median, sb.median, better, p < alpha, min_effect_pct)
+    if load and verdict in ("improved", "regressed"):
+        verdict = "changed"
+    return Judgement(sa, sb, r, pct, p, verdict)
 
 
 def direction(a: float, b: float, better: Better, significant: bool,

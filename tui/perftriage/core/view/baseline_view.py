@@ -19,10 +19,11 @@ GAP_METRICS = ("gap", "traffic_ratio", "dram_gbs", "useful_gbs", "idle_pct", "de
                "sm_active_pct", "power_w")
 ENGINE_METRICS = ("engine_gen_tps", "decode_tps", "ms_per_token", "itl_p50", "itl_p90",
                   "itl_p99", "ttft_p50", "engine_running", "engine_queued")
-MARK = {"improved": "▲", "regressed": "▼", "no change": "=", "not enough data": "?"}
+MARK = {"improved": "▲", "regressed": "▼", "no change": "=", "not enough data": "?",
+        "changed": "≠"}
 # verdict -> the hypothesis status whose colour it borrows (the themes' palette)
 STATUS = {"improved": "supported", "regressed": "refuted", "no change": "open",
-          "not enough data": "parked"}
+          "not enough data": "parked", "changed": "open"}
 
 
 def heading(result: dict[str, Any] | None, marked: Any, live: bool = True) -> str:
