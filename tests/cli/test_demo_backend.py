@@ -5,18 +5,23 @@ argument that changed."""
 
 from __future__ import annotations
 
+import json
+import re
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from perftriage.cli import cli
 from perftriage.cli.commands.demo import DEMO_SERVER, demo_config
 from perftriage.core.compare.compare import Side, compare
 from perftriage.core.compare.recording import Recording
 from perftriage.core.compare.slices import Window
 from perftriage.core.model import events as ev
+from perftriage.core.store import investigations
 from perftriage.services.logs.server_launcher import render
 from perftriage.simulator.sglang_sim import BACKEND_SPEEDUP, DEFAULT_BACKEND, Steady
 
@@ -93,3 +98,38 @@ def test_the_load_is_steady():
                for line in (sim.line() for _ in range(2000)) if "Decode batch" in line]
     assert max(running) - min(running) <= 16
     assert statistics.pstdev(running) < 3
+
+
+def test_the_help_s_compare_example_reads_a_restart(tmp_path: Path):
+    """``demo --help`` tells how to compare before and after an ``S`` restart;
+    its example, run on an investigation of one run with a restart at 1:01, reads
+    ``improved`` (``NAME#1 NAME#2`` cannot: a restart is no new run)."""
+    help_text = " ".join(CliRunner().invoke(cli, ["demo", "--help"]).output.split())
+    assert "-s NAME" in help_text and "#1" not in help_text
+    a, b = re.search(r"perftriage compare (NAME@\S+) (NAME@[^\s`]+)", help_text).groups()
+
+    rec_events: list[ev.Event] = [
+        ev.SegmentStarted(segment=1, started_at="2026-12-02T08:00:00+00:00", t=0.0),
+        ev.LogSourceOpened(source_id="log1", host="localhost", path="sglang-sim.log", t=0.0)]
+    for backend, t0 in ((DEFAULT_BACKEND, 0.0), ("flashinfer_cutedsl", 61.0)):
+        rec_events.append(ev.ServerEvent(server=DEMO_SERVER, host="localhost", state="starting",
+                                         command=command_for(backend, tmp_path), t=t0))
+        sim = Steady(seed=int(t0), error_every=0, speedup=BACKEND_SPEEDUP[backend])
+        rec_events += [ev.LogLines(source_id="log1", lines=[sim.line() for _ in range(RATE)],
+                                   t=t0 + 1 + s) for s in range(60)]
+    path = investigations.path_for("restart", tmp_path)
+    with open(path, "wb") as fh:
+        fh.write(json.dumps(investigations.header_for(
+            "restart", "2026-12-02T08:00:00+00:00", ["localhost"])).encode() + b"\n")
+        fh.writelines(ev.encode(e) + b"\n" for e in rec_events)
+
+    def compare_cli(*slices: str):
+        return CliRunner().invoke(cli, ["--sessions-dir", str(tmp_path), "compare", *slices,
+                                        "--json"])
+
+    r = compare_cli(a.replace("NAME", "restart"), b.replace("NAME", "restart"))
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert next(m for m in out["metrics"] if m["metric"] == "decode_tps")["verdict"] == "improved"
+    assert out["warnings"] == [] and out["changes"]["args"]
+    assert compare_cli("restart#1", "restart#2").exit_code == 2

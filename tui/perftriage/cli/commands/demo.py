@@ -85,8 +85,12 @@ def command(g, rate: float) -> None:
     A before/after: b marks a baseline, S restarts the server with another
     MoE backend (`sglang-sim backend=flashinfer_cutedsl`, simulated 3.3x
     faster decode), and 30 s later the Gap view (G) and the Logs pane's
-    engine line give the verdicts; `perftriage compare NAME#1 NAME#2` or
-    the report tell it afterwards.
+    engine line give the verdicts. Afterwards `perftriage compare` or the
+    report tell it: a restart is not a new run, so compare session times
+    either side of it, e.g. `perftriage compare NAME@0:20-0:50
+    NAME@1:20-1:50`, where NAME is the investigation's name (give one with
+    `perftriage -s NAME demo`; `perftriage sessions` lists them) or the
+    transcript path printed on exit.
     """
     from perftriage.ui.app import PerftriageApp
     from perftriage.cli.launch import app_options
