@@ -216,3 +216,14 @@ def test_a_bare_event_array_is_a_trace_too(tmp_path: Path) -> None:
     path.write_text(json.dumps(_trace([dict(name="nvjet_x", ts=0, dur=7)])["traceEvents"]))
     s = summarize_files([path])
     assert s.kernels[0].name == "nvjet_x" and s.kernel_ms == pytest.approx(0.007)
+
+
+def test_the_headline_is_per_rank_and_per_step() -> None:
+    """Two ~19 ms ranks read as 'a window of 38.267 ms': the summed figures
+    are given per rank, and per step when --steps says how many."""
+    r = CliRunner().invoke(cli, ["trace", *map(str, EAGER), "--steps", "10"])
+    assert r.exit_code == 0, r.output
+    head = r.output.splitlines()[0]
+    assert "kernel 2.895 ms in a window of 19.134 ms per rank (mean of 2)" in head
+    assert "per step 0.289 ms of kernels in 1.913 ms" in head
+    assert "38.267" not in head

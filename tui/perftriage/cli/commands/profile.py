@@ -105,5 +105,5 @@ def command(g: Globals, host, url, steps, seconds, engine, trace_dir, ranks, tim
     if not as_json:
         click.echo(f"{result.engine}: {len(result.files)} trace file(s) kept in {dest} "
                    f"(fetched {via_text(result.via, result.via_note)})", err=True)
-    emit(result.summary, as_json, top)
+    emit(result.summary, as_json, top, result.steps)
     sys.stdout.flush()

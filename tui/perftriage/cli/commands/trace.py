@@ -29,13 +29,14 @@ def trace_limits(g: Globals | None, max_mb: int | None) -> TraceLimits:
     return TraceLimits(max_mb=max_mb)
 
 
-def emit(summary: ProfileSummary, as_json: bool, top: int | None) -> None:
+def emit(summary: ProfileSummary, as_json: bool, top: int | None,
+         steps: int | None = None) -> None:
     from perftriage.core.profile.table import render
 
     if as_json:
         sys.stdout.write(msgspec.json.encode(summary.top(top)).decode() + "\n")
     else:
-        sys.stdout.write(render(summary, top if top is not None else 20) + "\n")
+        sys.stdout.write(render(summary, top if top is not None else 20, steps) + "\n")
 
 
 @click.command(name="trace")
@@ -46,9 +47,11 @@ def emit(summary: ProfileSummary, as_json: bool, top: int | None) -> None:
 @click.option("--max-trace-mb", "max_mb", type=click.IntRange(1, 1 << 20), default=None,
               metavar="MIB", help="Refuse a file larger than this, on disk or once "
               f"decompressed (default: [profile] max_trace_mb, {DEFAULT_MAX_MB}).")
+@click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N",
+              help="The decode steps the traces hold: the headline also gives per-step figures.")
 @click.pass_context
 def command(ctx: click.Context, files: tuple[str, ...], as_json: bool, top: int | None,
-            max_mb: int | None) -> None:
+            max_mb: int | None, steps: int | None) -> None:
     """Summarise profiler traces: each kernel's total ms, calls, mean µs, share
     of all kernel time and spread over ranks; kernels in buckets
     (communication, moe, attention, gemm, memcpy/memset, elementwise/norm,
@@ -68,4 +71,4 @@ def command(ctx: click.Context, files: tuple[str, ...], as_json: bool, top: int 
         summary = summarize_files(list(files), user_rules(g), trace_limits(g, max_mb))
     except (TraceError, RuleError) as exc:
         raise UsageFailure(visible(str(exc))) from None
-    emit(summary, as_json, top)
+    emit(summary, as_json, top, steps)

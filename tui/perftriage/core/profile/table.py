@@ -43,10 +43,23 @@ def idle_line(s: ProfileSummary) -> str | None:
     return " · ".join(parts) or None
 
 
-def render(s: ProfileSummary, top: int | None = 20) -> str:
+def per_rank(s: ProfileSummary, steps: int | None = None) -> str:
+    """Kernel time and window per rank (the summary's figures are summed over
+    ranks: two ~19 ms ranks read as a 38 ms window), and per step when the
+    step count is known."""
+    n = max(1, s.ranks)
+    window = None if s.window_ms is None else s.window_ms / n
+    text = (f"kernel {s.kernel_ms / n:.3f} ms in a window of {_opt(window, '.3f')} ms"
+            + (f" per rank (mean of {n})" if n > 1 else ""))
+    if steps:
+        text += (f"; per step {s.kernel_ms / n / steps:.3f} ms of kernels in "
+                 f"{_opt(None if window is None else window / steps, '.3f')} ms")
+    return text
+
+
+def render(s: ProfileSummary, top: int | None = 20, steps: int | None = None) -> str:
     lines = [
-        f"{s.ranks} rank(s), {len(s.kernels)} kernels ({s.source}): "
-        f"kernel {s.kernel_ms:.3f} ms in a window of {_opt(s.window_ms, '.3f')} ms, "
+        f"{s.ranks} rank(s), {len(s.kernels)} kernels ({s.source}): {per_rank(s, steps)}, "
         f"GPU idle {_opt(s.idle_pct, '.1f')} %, exposed communication "
         f"{_opt(s.exposed_comm_ms, '.3f')} ms",
         *([line] if (line := idle_line(s)) else []),

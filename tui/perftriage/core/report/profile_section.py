@@ -24,7 +24,11 @@ def headline(cap: ProfileCaptured) -> str:
              f"{s.ranks} rank(s)"]
     if cap.steps:
         parts.append(f"{cap.steps} steps")
-    parts += [f"kernel {s.kernel_ms:.1f} ms", f"GPU idle {_opt(s.idle_pct, '.1f', ' %')}",
+    per_rank = s.kernel_ms / max(1, s.ranks)  # summed over ranks in the summary
+    kernel = f"kernel {per_rank:.1f} ms" + ("/rank" if s.ranks > 1 else "")
+    if cap.steps:
+        kernel += f" ({per_rank / cap.steps:.2f} ms/step)"
+    parts += [kernel, f"GPU idle {_opt(s.idle_pct, '.1f', ' %')}",
               f"exposed comm {_opt(s.exposed_comm_ms, '.2f', ' ms')}"]
     if cap.missing:
         parts.append("no trace from " + ", ".join(cap.missing))

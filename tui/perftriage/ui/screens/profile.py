@@ -96,12 +96,15 @@ class ProfileScreen(Screen[None]):
     ProfileScreen #profile-progress { height: 1; padding: 0 1; color: $text-muted; }
     ProfileScreen #profile-bar { height: 1; padding: 0 1; }
     ProfileScreen #profile-body { height: 1fr; }
-    ProfileScreen #profile-kernels-box { width: 3fr; border: round $pane-border; }
-    ProfileScreen #profile-side { width: 2fr; }
+    ProfileScreen #profile-kernels-box { height: 1fr; border: round $pane-border; }
+    ProfileScreen #profile-side { height: auto; max-height: 14; }
     ProfileScreen #profile-buckets-box, ProfileScreen #profile-ranks-box {
-        height: auto; max-height: 12; border: round $pane-border;
+        height: auto; max-height: 14; border: round $pane-border;
     }
-    ProfileScreen #profile-compare { height: 1fr; border: round $pane-border; padding: 0 1; }
+    ProfileScreen #profile-buckets-box { width: 40; }
+    ProfileScreen #profile-ranks-box { width: 58; }
+    ProfileScreen #profile-compare { width: 1fr; height: auto; max-height: 14;
+                                     border: round $pane-border; padding: 0 1; }
     ProfileScreen DataTable { height: auto; max-height: 100%; }
     ProfileScreen #profile-kernels { height: 1fr; }
     """
@@ -117,11 +120,13 @@ class ProfileScreen(Screen[None]):
         yield Static(id="profile-head")
         yield Static(id="profile-progress")
         yield Static(id="profile-bar")
-        with Horizontal(id="profile-body"):
+        # the kernels get the whole width (their names are long); buckets, ranks
+        # and the comparison sit below them side by side
+        with Vertical(id="profile-body"):
             with Vertical(id="profile-kernels-box") as box:
                 box.border_title = "Kernels (by total time, summed over ranks)"
                 yield DataTable(id="profile-kernels", cursor_type="row", zebra_stripes=True)
-            with Vertical(id="profile-side"):
+            with Horizontal(id="profile-side"):
                 with Vertical(id="profile-buckets-box") as b:
                     b.border_title = "Buckets"
                     yield DataTable(id="profile-buckets", cursor_type="none")
@@ -189,7 +194,7 @@ class ProfileScreen(Screen[None]):
             if s.ranks > 1:
                 row.append(f"{k.spread_pct:.0f}%")
             row += [Text(visible(k.bucket), style=BUCKET_STYLE.get(k.bucket, "")),
-                    Text(short_name(k.name, 60))]
+                    Text(short_name(k.name, 100))]
             kernels.add_row(*row)
         for b in s.buckets:
             buckets.add_row(Text(visible(b.bucket), style=BUCKET_STYLE.get(b.bucket, "")),
