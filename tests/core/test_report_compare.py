@@ -69,3 +69,22 @@ def test_phases_of_a_live_recording_with_batches_still_queued():
         rec.feed(e)
     rows = [x for x in phases_section(rec) if x.startswith("| decode throughput")]
     assert len(rows) == 2 and rows[1].endswith("| 8.01× |")
+
+
+def _with_events(tmp_path: Path, *events: ev.Event) -> Path:
+    lines = H200_RUN.read_text().splitlines()
+    path = tmp_path / "with-events.jsonl"
+    path.write_text("\n".join([*lines, *(ev.encode(e).decode() for e in events)]) + "\n")
+    return path
+
+
+def test_the_gap_line_says_the_batch_and_source_the_gap_was_measured_at(tmp_path):
+    gap = dict(floor_ms=3.2, ceiling_tps=312.5, bandwidth_gbs_total=4800.0, measured_ms=47.8,
+               gap=14.9, efficiency_pct=6.7, t=40.0)
+    text = render_file(_with_events(tmp_path, ev.GapComputed(
+        **gap, measured_from="engine n1: mean ITL, last 10 s", measured_batch=21)))
+    assert ("The server decodes 14.9x slower than the floor: it uses 6.7% of the memory "
+            "bandwidth at batch 21 (engine n1: mean ITL, last 10 s).") in text
+    # a gap recorded without its source claims no batch
+    text = render_file(_with_events(tmp_path, ev.GapComputed(**gap)))
+    assert "it uses 6.7% of the memory bandwidth." in text and "at batch 1" not in text

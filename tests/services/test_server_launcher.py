@@ -173,3 +173,35 @@ async def test_simulator_launched_over_ssh_is_ready_and_stops_cleanly(sshd, tmp_
     finally:
         await transport.close()
         session.close()
+
+
+async def test_a_restart_goes_on_in_its_one_log_source(tmp_path) -> None:
+    """After a restart (``S``) the server's output continues in the source it
+    had (one Logs tab, no prefixed merged lines), after the lines it wrote
+    before; another server gets its own."""
+    log = tmp_path / "server.log"
+    profile = ServerProfile(name="sim", command=SIM + " --seed 12", log=str(log),
+                            args={"startup": "0.05", "rate": "50"})
+    other = ServerProfile(name="sim2", command=SIM + " --seed 13",
+                          args={"startup": "0.05", "rate": "50"})
+    session, servers = launcher(tmp_path, profile, other)
+    first = servers.start("sim", "--error-every 0")
+    await wait_for(lambda: first.state == "ready")
+    src = session.state.logs[first.source_id]
+    before = src.total_lines
+    again = await servers.restart("sim", "--error-every 0")
+    await wait_for(lambda: again.state == "ready")
+    assert again.source_id == first.source_id and again is not first
+    assert list(session.state.logs) == [first.source_id]
+    assert src.open and src.total_lines > before
+    fired = [ln for ln in src.lines if "fired up" in ln]
+    assert len(fired) == 2  # both starts, in the one source
+    assert servers.follower.sources[first.source_id].task is not None  # the new one runs
+    second = servers.start("sim2")
+    assert second.source_id != first.source_id
+    await servers.stop_all()
+    await wait_for(lambda: not sims_running("--seed 12") and not sims_running("--seed 13"),
+                   timeout=5)
+    opened = [e for e in session.state.server_events if e.server == "sim"]
+    assert [e.state for e in opened][:3] == ["starting", "ready", "stopped"]
+    session.close()

@@ -65,7 +65,11 @@ def test_roofline_panel_takes_measured_ms_from_the_itl():
             "token usage: 0.00, cuda graph: True, gen throughput (token/s): 10.00, #queue-req: 0")
     log = [ev.LogSourceOpened(source_id="l1", host="n1", path="/x"),
            ev.LogLines(source_id="l1", lines=[line])]
-    assert prefill(replay(log))["measured_ms"] == "100.0"  # the log's 10 tok/s
+    got = prefill(replay(log))
+    assert got.values["measured_ms"] == "100.0"  # the log's 10 tok/s
+    assert (got.measured_from, got.measured_batch) == ("the log", 1.0)
     # with the endpoint: mean ITL over the window, (50 x 9 + 40 x 12 + 10 x 50) / 100 ms
     both = replay(log + engine_events("sglang-0.5", ["a", "b"]))
-    assert prefill(both)["measured_ms"] == "14.3"
+    got = prefill(both)
+    assert got.values["measured_ms"] == "14.3"
+    assert got.measured_from.endswith(": mean ITL, last 10 s") and got.notes["measured_ms"].startswith("from engine")

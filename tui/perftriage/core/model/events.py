@@ -311,6 +311,10 @@ class GapComputed(Event, tag="gap.computed"):
     gap: float | None = None
     efficiency_pct: float | None = None
     inputs: dict[str, Any] = {}
+    # where measured_ms came from ("engine n1: mean ITL, last 10 s", "the log",
+    # "typed in") and the batch it was measured at (None: not known)
+    measured_from: str | None = None
+    measured_batch: float | None = None
 
 
 # --- GPU bandwidth counters and the live gap -------------------------

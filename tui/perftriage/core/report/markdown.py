@@ -160,6 +160,14 @@ def _hosts_section(state: SessionState, hosts: list[str]) -> list[str]:
     return [*out, ""]
 
 
+def measured_at(gap: ev.GapComputed) -> str:
+    """`` at batch 21 (engine n1: mean ITL, last 10 s)``: the batch and the
+    source the recorded gap was measured at, as far as it was recorded."""
+    batch = "" if gap.measured_batch is None else f" at batch {gap.measured_batch:g}"
+    source = "" if not gap.measured_from else f" ({inline(gap.measured_from)})"
+    return batch + source
+
+
 def _gap_section(state: SessionState) -> list[str]:
     out = ["## Gap to the memory-bandwidth floor", ""]
     if not state.gaps:
@@ -174,7 +182,7 @@ def _gap_section(state: SessionState) -> list[str]:
     )
     if latest.gap is not None:  # a record may hold the gap but not the efficiency
         uses = "" if latest.efficiency_pct is None else \
-            f": it uses {latest.efficiency_pct:.1f}% of the memory bandwidth at batch 1"
+            f": it uses {latest.efficiency_pct:.1f}% of the memory bandwidth{measured_at(latest)}"
         out.append(f"The server decodes {roofline.fmt_gap(latest.gap)} slower than the floor{uses}.")
     if len(state.gaps) > 1:
         out += ["", "| time | floor ms | measured ms | gap | efficiency |", "|---|---|---|---|---|"]

@@ -95,9 +95,15 @@ class LogFollower:
     def earlier_file(self, host: str, path: str):
         """The latest record of ``path`` on ``host`` followed as a file in this
         investigation, not followed now (a :class:`LogSourceState`), or None."""
+        return self.earlier(host, path, "file")
+
+    def earlier(self, host: str, path: str, kind: ev.LogKind):
+        """The latest source of ``kind`` named ``path`` on ``host`` in this
+        investigation that is not open now (a :class:`LogSourceState`), or None:
+        a restarted server's output goes on in its source (one Logs tab)."""
         found = None
         for log in self.session.state.logs.values():
-            if log.kind == "file" and (log.host, log.path) == (host, path) \
+            if log.kind == kind and (log.host, log.path) == (host, path) \
                     and log.source_id not in self.sources:
                 found = log
         return found
@@ -147,7 +153,8 @@ class LogFollower:
 
     def source_ended(self, src: CommandLogSource, reason: str) -> None:
         """A source's run() is over (by itself, or cancelled by close())."""
-        if reason != "closed":
+        if reason != "closed" and self.sources.get(src.source_id) is src:
+            # (a server restarted under the same source id has a new one by now)
             self.sources.pop(src.source_id, None)
             self.running.forget(src.name)  # ended by itself: nothing left to stop
             self._closed(src, reason)

@@ -164,11 +164,14 @@ class ServerLauncher:
         self.runs[name] = run
         self.session.emit(ev.ServerEvent(server=name, host=profile.host, state="starting",
                                          command=command))
+        path = f"{name}: {profile.log or 'output'}"
+        earlier = self.follower.earlier(profile.host, path, "server")  # a restart: its tab
         run.source_id = self.follower.open_command(
             profile.host,
             launch_script(command),
-            path=f"{name}: {profile.log or 'output'}",
+            path=path,
             kind="server",
+            source_id=earlier.source_id if earlier is not None else None,
             on_lines=lambda lines: self._lines(name, run, lines),
             on_exit=lambda reason: self._exited(name, run, reason),
         )

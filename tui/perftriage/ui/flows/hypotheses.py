@@ -104,14 +104,17 @@ class HypothesisFlows:
         pane.link_evidence(h, c.ref_kind, c.ref_id, stance, c.summary)
 
     def roofline(self) -> None:
-        def computed(value: tuple[roofline.RooflineResult, dict] | None) -> None:
+        def computed(value: tuple[roofline.RooflineResult, dict,
+                                  tuple[str | None, float | None]] | None) -> None:
             if value is None:
                 return
-            r, inputs = value
+            r, inputs, (measured_from, measured_batch) = value
             self.session.emit(ev.GapComputed(
                 floor_ms=r.floor_ms, ceiling_tps=r.ceiling_tps,
                 bandwidth_gbs_total=r.bandwidth_gbs_total, measured_ms=r.measured_ms,
                 gap=r.gap, efficiency_pct=r.efficiency_pct, inputs=inputs,
+                measured_from=measured_from if r.measured_ms is not None else None,
+                measured_batch=measured_batch if r.measured_ms is not None else None,
             ))
             self.app.notify(f"gap recorded: {roofline.summary_line(r)}")
 

@@ -50,6 +50,9 @@ class Prefill:
 
     values: dict[str, str] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
+    # where the prefilled measured ms/token came from, and its batch
+    measured_from: str | None = None
+    measured_batch: float | None = None
 
 
 def prefill(state: SessionState, servers: Iterable[ServerProfile] = ()) -> Prefill:
@@ -108,26 +111,28 @@ def _from_server(out: Prefill, state: SessionState, servers: Iterable[ServerProf
 def _measured(out: Prefill, state: SessionState) -> None:
     """The measured ms per token and the batch it was measured at: the
     engine's mean inter-token latency, else the log's batch-1 decode line."""
-    measured, note = None, None
+    measured, note, batch_size = None, None, None
     for src in state.logs.values():
         last = src.metrics.last_decode  # the log parser's newest decode metric
         if last is not None and last.running == 1 and last.gen_tps:
-            measured, note = 1000.0 / last.gen_tps, "the log, @bs1"
+            measured, note, batch_size = 1000.0 / last.gen_tps, "the log", 1.0
         else:
             got = batch1_ms_per_token(src.lines)
             if got is not None:
-                measured, note = got, "the log, @bs1"
+                measured, note, batch_size = got, "the log", 1.0
     # the engine's own inter-token latency, when a /metrics endpoint reports it, is
     # more exact than the log's tokens/s (mean over the last 10 s, any batch: a step)
     for es in state.engines.values():
         if es.ms_per_token is not None:
             running = es.latest.gauges.get("running") if es.latest is not None else None
-            batch = f" @bs{running:g}" if running else ""
-            measured, note = es.ms_per_token, f"engine {es.host}: mean ITL{batch}, last 10 s"
+            measured, note = es.ms_per_token, f"engine {es.host}: mean ITL, last 10 s"
+            batch_size = float(running) if running else None
             break
     if measured is not None:
         out.values["measured_ms"] = f"{measured:.1f}"
-        out.notes["measured_ms"] = f"from {note}"
+        batch = "" if batch_size is None else f" @bs{batch_size:g}"
+        out.notes["measured_ms"] = f"from {note}{batch}"
+        out.measured_from, out.measured_batch = note, batch_size
 
 
 def parse(values: dict[str, str]) -> dict[str, Any]:
@@ -155,7 +160,8 @@ def parse(values: dict[str, str]) -> dict[str, Any]:
     return kwargs
 
 
-class RooflineScreen(FormScreen[tuple[roofline.RooflineResult, dict[str, Any]] | None]):
+class RooflineScreen(FormScreen[tuple[roofline.RooflineResult, dict[str, Any],
+                                      tuple[str | None, float | None]] | None]):
     """A typed-order form (:class:`~perftriage.ui.key_order_workaround.FormScreen`):
     ``G 16 Tab …`` typed at once puts each figure in the field it was typed
     for (Tab bubbled to the App and ran after the digits behind it)."""
@@ -273,7 +279,17 @@ class RooflineScreen(FormScreen[tuple[roofline.RooflineResult, dict[str, Any]] |
                 self.notify(f"fix the inputs first: {exc.worded(LABELS)}", severity="warning")
             return
         inputs = {k: v for k, v in self.kwargs.items()}
-        self.dismiss((self.result, inputs))
+        self.dismiss((self.result, inputs, self.measured_source()))
+
+    def measured_source(self) -> tuple[str | None, float | None]:
+        """Where the measured ms/token came from and its batch: the prefill's
+        source while the field holds the prefilled value, else typed in."""
+        typed = self.values().get("measured_ms", "").strip()
+        if not typed:
+            return None, None
+        if typed == self.initial.values.get("measured_ms"):
+            return self.initial.measured_from, self.initial.measured_batch
+        return "typed in", None
 
     def action_cancel(self) -> None:
         self.dismiss(None)
