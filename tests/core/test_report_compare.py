@@ -88,3 +88,16 @@ def test_the_gap_line_says_the_batch_and_source_the_gap_was_measured_at(tmp_path
     # a gap recorded without its source claims no batch
     text = render_file(_with_events(tmp_path, ev.GapComputed(**gap)))
     assert "it uses 6.7% of the memory bandwidth." in text and "at batch 1" not in text
+
+
+def test_profile_noise_and_rank_counts_in_the_report(tmp_path):
+    text = render_file(two_runs(tmp_path / "tp.jsonl", eager_ranks=2))
+    warning = "profiles of different rank counts (prof1 2, prof2 1): the work per rank differs"
+    before_after = text[:text.index("## Phases")]
+    assert f"- ⚠ {warning}" in before_after
+    copy = next(line for line in before_after.splitlines()
+                if line.startswith("| memcpy/memset per step"))
+    assert copy.endswith("| = no change |")
+    profiles = text[text.index("Against prof1:"):]
+    assert f"- ⚠ {warning}" in profiles.split("\n\n")[0]
+    assert "buckets per step" not in profiles.split("\n\n")[0]  # none moved beyond the floor
