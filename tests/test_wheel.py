@@ -88,6 +88,7 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_outside_the_checkout(tmp_
     names = zipfile.ZipFile(wheel).namelist()
     assert "perftriage/data/themes/perftriage-dark.toml" in names
     assert "perftriage/data/sessions/example-moe-gap.jsonl" in names
+    assert "perftriage/simulator/traces/eager-TP-0.trace.json.gz" in names  # the demo's P, c
     assert not [n for n in names if n.startswith("tui/")]
 
     venv = tmp_path / "venv"
