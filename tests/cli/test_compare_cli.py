@@ -120,3 +120,19 @@ def test_load_readings_change_but_are_never_better_or_worse():
     load = [m for m in rows if m["metric"] in ("running", "engine_running", "power_w")]
     assert load and all(m["verdict"] in ("changed", "no change", "not enough data")
                         for m in load), [(m["metric"], m["verdict"]) for m in load]
+
+
+def test_profile_noise_and_rank_counts_in_the_terminal(tmp_path):
+    # run 1's capture is the real eager trace of both ranks (TP 2), run 2's one rank
+    two_runs(investigations.path_for("tp", tmp_path), "tp", eager_ranks=2)
+    r = run("tp#1", "tp#2", sessions=tmp_path)
+    assert r.exit_code == 0, r.output
+    rows = r.output.splitlines()
+    assert rows[0].startswith("A  tp#1 (0:00–0:34)  (localhost")  # the range once
+    copy = next(line for line in rows if line.startswith("memcpy/memset per step"))
+    assert copy.endswith("= no change") and "1.48×" in copy  # 2 % of the step is the floor
+    attention = next(line for line in rows if line.startswith("attention per step"))
+    assert "0.0255 ms" in attention and "0.0244 ms" in attention and "0.96×" in attention
+    at = rows.index("Not comparable:")
+    assert "  - profiles of different rank counts (prof1 2, prof2 1): the work per rank differs" \
+        in rows[at:]

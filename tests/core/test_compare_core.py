@@ -319,3 +319,53 @@ def test_fed_live_a_flood_is_read_a_few_batches_a_second():
     read = len(flood.series[("decode_tps", "?", -1)].t)
     assert read == len(range(0, len(lines), 5))  # one batch in five (0.25 s / 0.05 s)
     assert len(calm.series[("decode_tps", "?", -1)].t) == len(lines)
+
+
+@pytest.mark.parametrize("a, b, shown", [
+    (0.02553, 0.02441, ("0.0255", "0.0244")),  # 0.96×: not 0.03 → 0.02
+    (0.0024, 0.0035, ("0.0024", "0.0035")),
+    (13.6, 109.0, ("13.6", "109")),  # fmt's digits already give the ratio
+    (3076.0, 3100.0, ("3,076", "3,100")),
+    (0.0, 0.5, ("0", "0.50")),
+])
+def test_a_pair_shows_the_digits_its_ratio_needs(a, b, shown):
+    from perftriage.core.compare.numbers import pair_texts
+
+    assert pair_texts(a, b) == shown
+    ta, tb = (float(x.replace(",", "")) for x in shown)
+    if ta and tb:
+        assert f"{tb / ta:.2f}" == f"{b / a:.2f}"
+
+
+def test_buckets_and_kernels_below_the_noise_floor_read_no_change(tmp_path):
+    """The real eager (TP 2) and graph-replay (TP 1) H200 captures: memcpy goes
+    0.0024 → 0.0035 ms of a 3.9 ms step, 1.48×: noise, not a regression; the
+    rank counts differ, and every view says so."""
+    from perftriage.core.compare.profile_diff import NOISE_SHARE, diff
+    from perftriage.core.view.baseline_view import profile_lines
+
+    rec = load(two_runs(tmp_path / "tp2.jsonl", eager_ranks=2))
+    a, b = (next(p for p in rec.profiles if p.capture_id == c) for c in ("prof1", "prof2"))
+    d = diff(a, b)
+    assert d.noise_ms == pytest.approx(NOISE_SHARE * d.step_ms.a)
+    copy = next(f for f in d.buckets if f.name == "memcpy/memset")
+    assert (copy.ratio or 0) > 1.4 and copy.verdict == "no change"
+    assert all(f.verdict == "no change" for f in d.buckets if abs(f.b - f.a) < d.noise_ms)
+    assert all(f.verdict == "no change" for f in d.kernels
+               if abs((f.b or 0) - (f.a or 0)) < d.noise_ms)
+    assert d.step_ms.verdict == "improved"  # the floor is for buckets and kernels only
+    assert d.warnings() == ["profiles of different rank counts (prof1 2, prof2 1): "
+                            "the work per rank differs"]
+    lines = [text for text, _ in profile_lines(d)]
+    assert lines[3] == "⚠ profiles of different rank counts (prof1 2, prof2 1): " \
+                       "the work per rank differs"
+    assert not any("memcpy" in t and "regressed" in t for t in lines)
+    assert "  attention 0.0255 → 0.0244 ms (0.96×, unchanged) = no change" in lines
+    # the CLI's and the report's comparison: the same floor, the warning among the rest
+    out = compare(Side(rec, window(parse_slice("x#1"), rec.segments, rec.duration)),
+                  Side(rec, window(parse_slice("x#2"), rec.segments, rec.duration)))
+    assert out["profile"]["noise_ms"] == pytest.approx(d.noise_ms)
+    assert out["profile"]["ranks"] == [2, 1]
+    assert d.warnings()[0] in out["warnings"] and not out["comparable"]
+    assert next(f for f in out["profile"]["buckets"]
+                if f["bucket"] == "memcpy/memset")["verdict"] == "no change"

@@ -53,7 +53,7 @@ def test_a_baseline_is_compared_with_what_followed(tmp_path):
     path.write_text("\n".join([lines[0], ev.encode(mark).decode(), *lines[1:]]) + "\n")
     text = render_file(path)
     assert sections(text)[0] == "## Before / after"
-    assert "A: baseline 0:05-0:33 (0:05–0:33) · B: after the baseline (0:33–1:21)" in text
+    assert "A: baseline 0:05-0:33 · B: after the baseline (0:33–1:21)" in text
     assert json.dumps("improved") and "| decode throughput · localhost | 13.6 tok/s |" in text
 
 
@@ -88,3 +88,26 @@ def test_the_gap_line_says_the_batch_and_source_the_gap_was_measured_at(tmp_path
     # a gap recorded without its source claims no batch
     text = render_file(_with_events(tmp_path, ev.GapComputed(**gap)))
     assert "it uses 6.7% of the memory bandwidth." in text and "at batch 1" not in text
+
+
+def test_profile_noise_and_rank_counts_in_the_report(tmp_path):
+    text = render_file(two_runs(tmp_path / "tp.jsonl", eager_ranks=2))
+    warning = "profiles of different rank counts (prof1 2, prof2 1): the work per rank differs"
+    before_after = text[:text.index("## Phases")]
+    assert f"- ⚠ {warning}" in before_after
+    copy = next(line for line in before_after.splitlines()
+                if line.startswith("| memcpy/memset per step"))
+    assert copy.endswith("| = no change |")
+    profiles = text[text.index("Against prof1:"):]
+    assert f"- ⚠ {warning}" in profiles.split("\n\n")[0]
+    assert "buckets per step" not in profiles.split("\n\n")[0]  # none moved beyond the floor
+
+
+def test_the_header_says_each_range_once_and_b_starts_at_a_restart(tmp_path):
+    # baseline 0:00–0:15, then the server restarted at 0:50 (not a new run): B is
+    # what runs since the restart, never a slice across it
+    text = render_file(_with_events(
+        tmp_path, ev.BaselineMarked(start=0.0, end=15.0, label="0:00–0:15", t=16.0),
+        ev.ServerEvent(server="sglang", host="localhost", state="starting", t=50.0)))
+    assert "A: baseline 0:00–0:15 · B: after the restart at 0:50 (0:50–1:21)" in text
+    assert "straddles a restart" not in text

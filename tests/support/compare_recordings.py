@@ -40,8 +40,9 @@ def _probe(pid: str, t: float, version: str) -> list[ev.Event]:
                              t=t + 0.5)]
 
 
-def added_events(model_b: str = "Qwen/Qwen3-30B-A3B") -> list[ev.Event]:
-    eager = summarize_files([str(PROFILE / "eager-TP-0.trace.json.gz")])
+def added_events(model_b: str = "Qwen/Qwen3-30B-A3B", eager_ranks: int = 1) -> list[ev.Event]:
+    eager = summarize_files([str(PROFILE / f"eager-TP-{r}.trace.json.gz")
+                             for r in range(eager_ranks)])
     graph = summarize_files([str(PROFILE / "graph-TP-0.trace.json.gz")])
     command_b = COMMAND.format(backend="flashinfer_cutedsl").replace(
         "Qwen/Qwen3-30B-A3B", model_b)
@@ -62,8 +63,10 @@ def added_events(model_b: str = "Qwen/Qwen3-30B-A3B") -> list[ev.Event]:
     ]
 
 
-def two_runs(path: Path, name: str = "moe-restart", model_b: str = "Qwen/Qwen3-30B-A3B") -> Path:
-    events = sorted([*real_events(), *added_events(model_b)], key=lambda e: e.t)
+def two_runs(path: Path, name: str = "moe-restart", model_b: str = "Qwen/Qwen3-30B-A3B",
+             eager_ranks: int = 1) -> Path:
+    """``eager_ranks`` 2: run 1's capture holds both ranks of the eager trace (TP 2)."""
+    events = sorted([*real_events(), *added_events(model_b, eager_ranks)], key=lambda e: e.t)
     header = investigations.header_for(name, "2026-12-01T01:00:00+00:00", ["localhost"])
     with open(path, "wb") as fh:
         fh.write(json.dumps(header).encode() + b"\n")

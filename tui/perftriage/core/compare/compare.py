@@ -17,6 +17,7 @@ from typing import Any
 
 from perftriage.core.compare import changepoints
 from perftriage.core.compare.changes import changes as what_changed
+from perftriage.core.compare.numbers import fmt, pair_texts, with_unit  # noqa: F401  (re-exported)
 from perftriage.core.compare.profile_diff import ProfileDiff, diff
 from perftriage.core.compare.recording import METRICS, MetricDef, Recording
 from perftriage.core.compare.slices import Window, clock
@@ -41,25 +42,6 @@ PHASE_METRICS = ("decode_tps", "engine_gen_tps", "gap")
 class Side:
     rec: Recording
     window: Window
-
-
-def fmt(x: float | None) -> str:
-    """3,076 / 13.6 / 0.78: as many digits as the size needs."""
-    if x is None:
-        return "—"
-    if x == 0:
-        return "0"
-    a = abs(x)
-    if a >= 100:
-        return f"{x:,.0f}"
-    if a >= 1:
-        return f"{x:.1f}"
-    return f"{x:.2f}"
-
-
-def with_unit(x: float | None, unit: str) -> str:
-    """``13.6 tok/s``, ``43.5 %``, ``8.9×`` (a ratio's sign sticks to its number)."""
-    return f"{fmt(x)}{unit}" if unit == "×" else f"{fmt(x)} {unit}"
 
 
 def _host_label(a: str, b: str) -> str:
@@ -238,20 +220,20 @@ def summary_line(rows: list[dict[str, Any]], profile: ProfileDiff | None) -> str
     if profile is not None:
         s = profile.step_ms
         if s.a is not None and s.b is not None:
-            parts.append(f"step {fmt(s.a)} → {fmt(s.b)} ms ({s.speedup_text()})")
+            sa, sb = pair_texts(s.a, s.b)
+            parts.append(f"step {sa} → {sb} ms ({s.speedup_text()})")
         if idle is None and profile.idle_pct.a is not None and profile.idle_pct.b is not None:
             parts.append(f"GPU idle {fmt(profile.idle_pct.a)} → {fmt(profile.idle_pct.b)} % "
                          "(profile)")
         if profile.buckets:
-            # a bucket that moved by a twentieth of the kernel time, else the biggest one
-            floor = 0.05 * (profile.kernel_ms.a or 0.0)
-            moved = [f for f in profile.buckets if f.verdict != "no change"
-                     and abs((f.b or 0.0) - (f.a or 0.0)) >= floor]
+            # a bucket that moved (beyond the noise floor), else the biggest one
+            moved = [f for f in profile.buckets if f.verdict != "no change"]
             top = moved[0] if moved else max(profile.buckets, key=lambda f: f.a or 0.0)
             if not moved:
                 parts.append(f"{top.name} time per {profile.per} unchanged")
             else:
-                parts.append(f"{top.name} {fmt(top.a)} → {fmt(top.b)} ms/{profile.per} "
+                ta, tb = pair_texts(top.a, top.b)
+                parts.append(f"{top.name} {ta} → {tb} ms/{profile.per} "
                              f"({top.speedup_text()})")
     return "; ".join(parts) if parts else "nothing to compare"
 
@@ -279,7 +261,8 @@ def compare(a: Side, b: Side, min_effect: float = MIN_EFFECT_PCT) -> dict[str, A
     profile = diff(ca, cb, min_effect) if ca is not None and cb is not None else None
     hosts_a, hosts_b = slice_hosts(a), slice_hosts(b)
     not_comparable = [*_load_warnings(a, b), *_machine_warnings(a, b, hosts_a, hosts_b),
-                      *_straddle_warnings("A", a), *_straddle_warnings("B", b)]
+                      *_straddle_warnings("A", a), *_straddle_warnings("B", b),
+                      *(visible(w) for w in (profile.warnings() if profile else []))]
     notes = [f"{r['name']}: not enough data (A {r['a']['n']}, B {r['b']['n']} readings; "
              f"{MIN_READINGS} a side needed)" for r in rows if r["verdict"] == "not enough data"]
     for name, n, chosen in (("A", n_a, ca), ("B", n_b, cb)):

@@ -7,7 +7,11 @@ summed over ranks, so they are divided by ranks × steps. Kernels are matched
 by name, then by bucket: a Triton ``fused_moe_kernel`` replaced by a cutedsl
 kernel reads as the MoE bucket's kernel going from 0.83 to 0.21 ms/step, not
 as one vanished and one appeared. A capture averages its steps (there are no
-per-second readings to test): the effect gate alone decides the verdicts.
+per-second readings to test): the effect gate alone decides the verdicts, and
+a bucket or kernel that moved by less than :data:`NOISE_SHARE` of the step
+reads ``no change`` (memcpy going from 0.002 to 0.003 ms of a 4 ms step is
+noise, however large its ratio) — the one floor the Profile view, the CLI
+``compare`` and the report all use.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ from typing import Any
 from perftriage.core.compare.stats import MIN_EFFECT_PCT, direction, ratio
 from perftriage.core.model.events import ProfileCaptured
 from perftriage.core.profile.model import ProfileSummary
+
+
+NOISE_SHARE = 0.02  # a bucket or kernel that moved by less than this share of the step
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,17 @@ class ProfileDiff:
     kernels: list[Figure]
     # each rank's window ÷ steps, by rank label (step_ms is their median)
     step_ms_per_rank: dict[str, dict[str, float]] | None = None
+    # a bucket or kernel that moved by less reads "no change" (ms per step or capture)
+    noise_ms: float = 0.0
+    ranks: tuple[int, int] = (1, 1)
+
+    def warnings(self) -> list[str]:
+        """Why the two captures compare less well (each sentence a warning)."""
+        ra, rb = self.ranks
+        if ra == rb:
+            return []
+        return [f"profiles of different rank counts ({self.a_id} {ra}, {self.b_id} {rb}): "
+                "the work per rank differs"]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,17 +96,28 @@ class ProfileDiff:
             "buckets": [f.to_json(bucket=True) for f in self.buckets],
             "kernels": [f.to_json(kernel=True) for f in self.kernels],
             "step_ms_per_rank": self.step_ms_per_rank,
+            "noise_ms": self.noise_ms, "ranks": list(self.ranks),
         }
 
 
-def _verdict(a: float | None, b: float | None, min_effect: float) -> str:
+def _verdict(a: float | None, b: float | None, min_effect: float, noise_ms: float = 0.0) -> str:
     if a is None or b is None:
         return "not enough data"
+    if abs(b - a) < noise_ms:
+        return "no change"
     return direction(a, b, "lower", True, min_effect)
 
 
-def _fig(name: str, a: float | None, b: float | None, min_effect: float, **kw) -> Figure:
-    return Figure(name, a, b, _verdict(a, b, min_effect), **kw)
+def _fig(name: str, a: float | None, b: float | None, min_effect: float,
+         noise_ms: float = 0.0, **kw) -> Figure:
+    return Figure(name, a, b, _verdict(a, b, min_effect, noise_ms), **kw)
+
+
+def noise_floor(step: Figure, kernel: Figure) -> float:
+    """:data:`NOISE_SHARE` of the longer step (of the kernel time per step or
+    per capture without a step time)."""
+    ref = step if step.a is not None and step.b is not None else kernel
+    return NOISE_SHARE * max(ref.a or 0.0, ref.b or 0.0)
 
 
 def step_ms(summary: ProfileSummary, steps: int | None) -> float | None:
@@ -118,30 +147,33 @@ def diff(a: ProfileCaptured, b: ProfileCaptured,
     def per(x: float | None, d: int) -> float | None:
         return None if x is None else x / d
 
+    step = _fig("step", step_ms(sa, a.steps), step_ms(sb, b.steps), min_effect)
+    kernel = _fig("kernel", sa.kernel_ms / da, sb.kernel_ms / db, min_effect)
+    noise = noise_floor(step, kernel)
     buckets_a = {s.bucket: s.total_ms / da for s in sa.buckets}
     buckets_b = {s.bucket: s.total_ms / db for s in sb.buckets}
     buckets = [_fig(name, buckets_a.get(name, 0.0), buckets_b.get(name, 0.0), min_effect,
-                    bucket=name)
+                    noise, bucket=name)
                for name in dict.fromkeys([*buckets_a, *buckets_b])]
     buckets.sort(key=lambda f: -abs((f.b or 0.0) - (f.a or 0.0)))
     return ProfileDiff(
         a_id=a.capture_id, b_id=b.capture_id, per="step" if both_steps else "capture",
-        step_ms=_fig("step", step_ms(sa, a.steps), step_ms(sb, b.steps), min_effect),
-        kernel_ms=_fig("kernel", sa.kernel_ms / da, sb.kernel_ms / db, min_effect),
+        step_ms=step, kernel_ms=kernel,
         idle_pct=_fig("idle", sa.idle_pct, sb.idle_pct, min_effect),
         exposed_comm_ms=_fig("exposed communication", per(sa.exposed_comm_ms, da),
                              per(sb.exposed_comm_ms, db), min_effect),
-        buckets=buckets, kernels=_kernels(sa, sb, da, db, min_effect),
-        step_ms_per_rank={"a": rank_steps(sa, a.steps), "b": rank_steps(sb, b.steps)})
+        buckets=buckets, kernels=_kernels(sa, sb, da, db, min_effect, noise),
+        step_ms_per_rank={"a": rank_steps(sa, a.steps), "b": rank_steps(sb, b.steps)},
+        noise_ms=noise, ranks=(max(1, sa.ranks), max(1, sb.ranks)))
 
 
 def _kernels(sa: ProfileSummary, sb: ProfileSummary, da: int, db: int,
-             min_effect: float) -> list[Figure]:
+             min_effect: float, noise: float) -> list[Figure]:
     ka = {k.name: (k.bucket, k.total_ms / da) for k in sa.kernels}
     kb = {k.name: (k.bucket, k.total_ms / db) for k in sb.kernels}
     out: list[Figure] = []
     for name in ka.keys() & kb.keys():
-        f = _fig(name, ka[name][1], kb[name][1], min_effect, bucket=kb[name][0])
+        f = _fig(name, ka[name][1], kb[name][1], min_effect, noise, bucket=kb[name][0])
         out.append(Figure(f.name, f.a, f.b, f.verdict, f.bucket,
                           "same" if f.verdict == "no change" else "changed"))
     # unmatched names, by bucket: what replaced what
@@ -159,13 +191,17 @@ def _kernels(sa: ProfileSummary, sb: ProfileSummary, da: int, db: int,
             ms_a = sum(ka[n][1] for n in old_names)
             ms_b = sum(kb[n][1] for n in new_names)
             label = f"{_names(old_names)} → {_names(new_names)}"
-            f = _fig(label, ms_a, ms_b, min_effect, bucket=bucket)
+            f = _fig(label, ms_a, ms_b, min_effect, noise, bucket=bucket)
             out.append(Figure(f.name, f.a, f.b, f.verdict, bucket, "replaced"))
             continue
         for n in old_names:
-            out.append(Figure(n, ka[n][1], 0.0, "improved", bucket, "vanished"))
+            quiet = ka[n][1] < noise
+            out.append(Figure(n, ka[n][1], 0.0, "no change" if quiet else "improved", bucket,
+                              "vanished"))
         for n in new_names:
-            out.append(Figure(n, 0.0, kb[n][1], "regressed", bucket, "appeared"))
+            quiet = kb[n][1] < noise
+            out.append(Figure(n, 0.0, kb[n][1], "no change" if quiet else "regressed", bucket,
+                              "appeared"))
     out.sort(key=lambda f: -abs((f.b or 0.0) - (f.a or 0.0)))
     return out
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from perftriage.core.compare.compare import with_unit
+from perftriage.core.compare.numbers import pair_texts
 from perftriage.core.compare.slices import clock
 from perftriage.core.compare.stats import p_text
 from perftriage.core.profile.table import short_name
 from perftriage.core.sanitize import visible
 
-KERNEL_SHARE = 0.02
 KERNELS_SHOWN = 8
 HEADER = ("metric", "A", "B", "change", "p", "verdict")
 MARK = {"improved": "▲", "regressed": "▼", "no change": "=", "not enough data": "?",
@@ -44,7 +44,8 @@ def profile_cells(profile: dict[str, Any]) -> list[tuple[str, ...]]:
         if f["a"] is None and f["b"] is None:
             return
         r = f["ratio"]
-        rows.append((name, with_unit(f['a'], unit), with_unit(f['b'], unit),
+        ta, tb = pair_texts(f["a"], f["b"])
+        rows.append((name, f"{ta} {unit}", f"{tb} {unit}",
                      "—" if r is None else f"{r:.2f}×", "",
                      f"{MARK.get(f['verdict'], '')} {f['verdict']}"))
 
@@ -54,19 +55,24 @@ def profile_cells(profile: dict[str, Any]) -> list[tuple[str, ...]]:
     add(f"exposed communication per {per}", profile["exposed_comm_ms"], "ms")
     for b in profile["buckets"]:
         add(f"{b['bucket']} per {per}", b, "ms")
-    # the kernels that moved by a fiftieth of the kernel time, biggest first
-    floor = KERNEL_SHARE * max(profile["kernel_ms"]["a"] or 0.0, profile["kernel_ms"]["b"] or 0.0)
-    moved = [k for k in profile["kernels"]
-             if k["change"] != "same" and abs((k["b"] or 0.0) - (k["a"] or 0.0)) >= floor]
+    # the kernels that moved beyond the noise floor (its "noise_ms"), biggest first
+    moved = [k for k in profile["kernels"] if k["verdict"] != "no change"]
     for k in moved[:KERNELS_SHOWN]:
         add(f"{short_name(visible(k['name']), 60)} ({k['change']})", k, "ms")
     return rows
 
 
+def side_title(side: dict[str, Any]) -> str:
+    """``baseline 0:00–0:15`` / ``run 2 (0:34–1:21)``: a side's label, and its
+    range unless the label already says it."""
+    span = f"{clock(side['from'])}–{clock(side['to'])}"
+    label = visible(side["label"])
+    return label if span in label.replace("-", "–") else f"{label} ({span})"
+
+
 def _side(name: str, side: dict[str, Any]) -> str:
     hosts = ", ".join(visible(h) for h in side["hosts"]) or "no hosts"
-    return (f"{name}  {visible(side['label'])}  {clock(side['from'])}–{clock(side['to'])}"
-            f"  ({hosts})")
+    return f"{name}  {side_title(side)}  ({hosts})"
 
 
 def changes_lines(changes: dict[str, list[dict]]) -> list[str]:

@@ -3,7 +3,7 @@ kernels, and what changed between consecutive captures."""
 
 from __future__ import annotations
 
-from perftriage.core.compare.compare import fmt
+from perftriage.core.compare.numbers import pair_texts
 from perftriage.core.compare.profile_diff import diff
 from perftriage.core.model.state import SessionState
 from perftriage.core.profile.compare import compare
@@ -44,13 +44,15 @@ def _per_step_lines(prev: ProfileCaptured, cap: ProfileCaptured) -> list[str]:
                           (f"kernel time per {d.per}", d.kernel_ms, " ms")):
         if f.a is not None and f.b is not None:
             how = f" ({f.speedup_text()})" if unit == " ms" else ""
-            lead.append(f"{name} {fmt(f.a)} → {fmt(f.b)}{unit}{how}")
+            ta, tb = pair_texts(f.a, f.b)
+            lead.append(f"{name} {ta} → {tb}{unit}{how}")
     out = [f"- {'; '.join(lead)}"] if lead else []
     moved = [f for f in d.buckets if f.verdict != "no change"]
     if moved:
         out.append(f"- buckets per {d.per}: " + "; ".join(
-            f"{inline(f.name)} {fmt(f.a)} → {fmt(f.b)} ms ({f.speedup_text()})"
+            "{} {} → {} ms ({})".format(inline(f.name), *pair_texts(f.a, f.b), f.speedup_text())
             for f in moved[:5]))
+    out += [f"- ⚠ {inline(w)}" for w in d.warnings()]
     return out
 
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from perftriage.core.compare.compare import fmt, with_unit
+from perftriage.core.compare.numbers import pair_texts
 from perftriage.core.compare.profile_diff import Figure, ProfileDiff
 from perftriage.core.compare.slices import clock
 from perftriage.core.profile.table import short_name
 from perftriage.core.sanitize import visible
-
-KERNEL_SHARE = 0.02
 
 GAP_METRICS = ("gap", "traffic_ratio", "dram_gbs", "useful_gbs", "idle_pct", "decode_tps",
                "sm_active_pct", "power_w")
@@ -66,25 +65,26 @@ def metric_phrases(result: dict[str, Any] | None, metrics: tuple[str, ...],
 def _figure(name: str, f: Figure, unit: str) -> tuple[str, str]:
     how = f", {f.speedup_text()}" if unit == "ms" else ""
     ratio = "" if f.ratio is None else f" ({f.ratio:.2f}×{how})"
-    return (f"{name} {fmt(f.a)} → {fmt(f.b)} {unit}{ratio} {MARK.get(f.verdict, '')} "
+    ta, tb = pair_texts(f.a, f.b)
+    return (f"{name} {ta} → {tb} {unit}{ratio} {MARK.get(f.verdict, '')} "
             f"{f.verdict}", f.verdict)
 
 
 def profile_lines(d: ProfileDiff, buckets: int = 6, kernels: int = 6) -> list[tuple[str, str]]:
     """Step time and kernel time per step with their ratio first, then GPU idle,
-    then the buckets and the kernels that moved (ms per step)."""
+    a warning where the captures' rank counts differ, then the buckets and the
+    kernels that moved (ms per step; "warning" lines have no verdict)."""
     per = d.per
     out = [_figure("step time", d.step_ms, "ms"),
            _figure(f"kernel time per {per}", d.kernel_ms, "ms"),
            _figure("GPU idle", d.idle_pct, "%")]
     out = [line for line, f in zip(out, (d.step_ms, d.kernel_ms, d.idle_pct))
            if f.a is not None and f.b is not None]
+    out += [(f"⚠ {visible(w)}", "warning") for w in d.warnings()]
     out.append((f"buckets (ms per {per})", "heading"))
     out += [_figure(f"  {visible(b.name)}", b, "ms") for b in d.buckets[:buckets]]
-    # kernels that moved by a fiftieth of the kernel time (a 1 µs kernel's 10 % is noise)
-    floor = KERNEL_SHARE * max(d.kernel_ms.a or 0.0, d.kernel_ms.b or 0.0)
-    moved = [k for k in d.kernels
-             if k.change != "same" and abs((k.b or 0.0) - (k.a or 0.0)) >= floor]
+    # kernels that moved beyond the noise floor (a 1 µs kernel's 10 % is noise)
+    moved = [k for k in d.kernels if k.verdict != "no change"]
     out.append((f"kernels that moved ({len(moved)})", "heading"))
     for k in moved[:kernels]:
         out.append(_figure(f"  {short_name(k.name, 40)} [{k.change}]", k, "ms"))
