@@ -128,6 +128,7 @@ def test_profile_noise_and_rank_counts_in_the_terminal(tmp_path):
     r = run("tp#1", "tp#2", sessions=tmp_path)
     assert r.exit_code == 0, r.output
     rows = r.output.splitlines()
+    assert rows[0].startswith("A  tp#1 (0:00–0:34)  (localhost")  # the range once
     copy = next(line for line in rows if line.startswith("memcpy/memset per step"))
     assert copy.endswith("= no change") and "1.48×" in copy  # 2 % of the step is the floor
     attention = next(line for line in rows if line.startswith("attention per step"))

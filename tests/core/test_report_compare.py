@@ -53,7 +53,7 @@ def test_a_baseline_is_compared_with_what_followed(tmp_path):
     path.write_text("\n".join([lines[0], ev.encode(mark).decode(), *lines[1:]]) + "\n")
     text = render_file(path)
     assert sections(text)[0] == "## Before / after"
-    assert "A: baseline 0:05-0:33 (0:05–0:33) · B: after the baseline (0:33–1:21)" in text
+    assert "A: baseline 0:05-0:33 · B: after the baseline (0:33–1:21)" in text
     assert json.dumps("improved") and "| decode throughput · localhost | 13.6 tok/s |" in text
 
 
@@ -101,3 +101,13 @@ def test_profile_noise_and_rank_counts_in_the_report(tmp_path):
     profiles = text[text.index("Against prof1:"):]
     assert f"- ⚠ {warning}" in profiles.split("\n\n")[0]
     assert "buckets per step" not in profiles.split("\n\n")[0]  # none moved beyond the floor
+
+
+def test_the_header_says_each_range_once_and_b_starts_at_a_restart(tmp_path):
+    # baseline 0:00–0:15, then the server restarted at 0:50 (not a new run): B is
+    # what runs since the restart, never a slice across it
+    text = render_file(_with_events(
+        tmp_path, ev.BaselineMarked(start=0.0, end=15.0, label="0:00–0:15", t=16.0),
+        ev.ServerEvent(server="sglang", host="localhost", state="starting", t=50.0)))
+    assert "A: baseline 0:00–0:15 · B: after the restart at 0:50 (0:50–1:21)" in text
+    assert "straddles a restart" not in text

@@ -62,10 +62,17 @@ def profile_cells(profile: dict[str, Any]) -> list[tuple[str, ...]]:
     return rows
 
 
+def side_title(side: dict[str, Any]) -> str:
+    """``baseline 0:00–0:15`` / ``run 2 (0:34–1:21)``: a side's label, and its
+    range unless the label already says it."""
+    span = f"{clock(side['from'])}–{clock(side['to'])}"
+    label = visible(side["label"])
+    return label if span in label.replace("-", "–") else f"{label} ({span})"
+
+
 def _side(name: str, side: dict[str, Any]) -> str:
     hosts = ", ".join(visible(h) for h in side["hosts"]) or "no hosts"
-    return (f"{name}  {visible(side['label'])}  {clock(side['from'])}–{clock(side['to'])}"
-            f"  ({hosts})")
+    return f"{name}  {side_title(side)}  ({hosts})"
 
 
 def changes_lines(changes: dict[str, list[dict]]) -> list[str]:

@@ -8,7 +8,8 @@ from typing import Any
 from perftriage.core.compare.changepoints import phases
 from perftriage.core.compare.compare import PHASE_METRICS, Side, compare, with_unit
 from perftriage.core.compare.recording import METRICS, Recording
-from perftriage.core.compare.render import HEADER, changes_lines, metric_cells, profile_cells
+from perftriage.core.compare.render import (HEADER, changes_lines, metric_cells, profile_cells,
+                                            side_title)
 from perftriage.core.compare.slices import Window, clock
 from perftriage.core.report.md_text import cell
 
@@ -22,8 +23,7 @@ def markdown(result: dict[str, Any], title: str = TITLE) -> list[str]:
 
     a, b = result["a"], result["b"]
     out = [title, "",
-           f"A: {cell(a['label'])} ({clock(a['from'])}–{clock(a['to'])}) · "
-           f"B: {cell(b['label'])} ({clock(b['from'])}–{clock(b['to'])})", "",
+           f"A: {cell(side_title(a))} · B: {cell(side_title(b))}", "",
            f"**{cell(result['summary'])}**", "",
            row(HEADER), "|" + "---|" * len(HEADER)]
     out += [row(metric_cells(r)) for r in result["metrics"]]
@@ -43,7 +43,8 @@ def markdown(result: dict[str, Any], title: str = TITLE) -> list[str]:
 
 def report_sides(rec: Recording) -> tuple[Side, Side] | None:
     """The before and after the report compares: the baseline against the last
-    run (or, when the baseline is in the last run, against what followed it);
+    run (or, when the baseline is in the last run, against what followed it,
+    from the last server restart after it: never a slice across a restart);
     without a baseline, the first run against the last. None for one run
     without a baseline."""
     runs = rec.segments
@@ -52,13 +53,20 @@ def report_sides(rec: Recording) -> tuple[Side, Side] | None:
     b = rec.baseline
     if b is not None:
         before = Window(f"baseline {b.label}".strip(), b.start, b.end)
-        after = last if b.end <= last_start else Window(
-            f"after the baseline ({clock(b.end)}–{clock(rec.duration)})", b.end, rec.duration)
+        after = last if b.end <= last_start else _after(rec, b.end)
         return Side(rec, before), Side(rec, after)
     if len(runs) < 2:
         return None
     first = Window(f"run {runs[0][0]}", 0.0, runs[1][1])
     return Side(rec, first), Side(rec, last)
+
+
+def _after(rec: Recording, t: float) -> Window:
+    """What followed ``t``: from the last server restart after it, if any."""
+    restarts = [s.t for s in rec.servers if s.state == "starting" and t + 1.0 < s.t < rec.duration]
+    if restarts:
+        return Window(f"after the restart at {clock(max(restarts))}", max(restarts), rec.duration)
+    return Window("after the baseline", t, rec.duration)
 
 
 def before_after_section(rec: Recording | None) -> list[str]:
