@@ -227,3 +227,18 @@ def test_the_headline_is_per_rank_and_per_step() -> None:
     assert "kernel 2.895 ms in a window of 19.134 ms per rank (mean of 2)" in head
     assert "per step 0.289 ms of kernels in 1.913 ms" in head
     assert "38.267" not in head
+
+
+def test_trace_with_session_brings_the_files_into_the_investigation(tmp_path: Path) -> None:
+    from perftriage.core.model import events as ev
+    from perftriage.core.store import investigations as inv
+    from perftriage.core.store import transcript
+
+    for args in (["--session", "moe gap"], ["-s", "moe gap"]):  # the command's, the global
+        r = CliRunner().invoke(cli, ["--sessions-dir", str(tmp_path), "trace", *map(str, EAGER),
+                                     "--top", "1", *args])
+        assert r.exit_code == 0, r.output
+    caps = [e for e in transcript.read(inv.path_for("moe gap", tmp_path)).events
+            if isinstance(e, ev.ProfileCaptured)]
+    assert [c.capture_id for c in caps] == ["prof1", "prof2"]
+    assert caps[0].summary.ranks == 2 and all(Path(f).is_file() for f in caps[0].files)

@@ -1,10 +1,11 @@
-"""``perftriage trace FILE... [--json] [--top N]``: which kernels eat the step,
+"""``perftriage trace FILE... [--json] [--top N] [--steps N] [--session NAME]``: which kernels eat the step,
 from torch.profiler / Kineto traces (one file per rank) or an nsys
 ``cuda_gpu_kern_sum`` CSV (headless, no Textual)."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 import msgspec
@@ -49,9 +50,12 @@ def emit(summary: ProfileSummary, as_json: bool, top: int | None,
               f"decompressed (default: [profile] max_trace_mb, {DEFAULT_MAX_MB}).")
 @click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N",
               help="The decode steps the traces hold: the headline also gives per-step figures.")
+@click.option("--session", "session", metavar="NAME",
+              help="Also bring the files into the investigation NAME as a capture "
+                   "(copied next to its transcript; its Profile view shows it).")
 @click.pass_context
 def command(ctx: click.Context, files: tuple[str, ...], as_json: bool, top: int | None,
-            max_mb: int | None, steps: int | None) -> None:
+            max_mb: int | None, steps: int | None, session: str | None) -> None:
     """Summarise profiler traces: each kernel's total ms, calls, mean µs, share
     of all kernel time and spread over ranks; kernels in buckets
     (communication, moe, attention, gemm, memcpy/memset, elementwise/norm,
@@ -82,3 +86,28 @@ def command(ctx: click.Context, files: tuple[str, ...], as_json: bool, top: int 
     except (TraceError, RuleError) as exc:
         raise UsageFailure(visible(str(exc))) from None
     emit(summary, as_json, top, steps)
+    name = session or (g.session if g is not None else None)  # -s NAME after the command
+    if name:
+        import_into(g or Globals(), name, [Path(f) for f in files])
+
+
+def import_into(g: Globals, name: str, paths: list[Path]) -> None:
+    """The files as a capture of the investigation ``name`` (a new one, or
+    continued; exit 2 while a cockpit records it), like the palette's
+    ``profile: import FILE…``."""
+    import asyncio
+    import dataclasses
+
+    from perftriage.cli.launch import open_named
+    from perftriage.services.hosts.registry import HostRegistry
+    from perftriage.services.profile.captures import ProfileCaptures
+
+    config = g.load_config()
+    named = open_named(dataclasses.replace(g, session=name), config, ["localhost"])
+    try:
+        cap = asyncio.run(ProfileCaptures(named, HostRegistry(), config).import_files(paths))
+    except (TraceError, OSError) as exc:
+        raise UsageFailure(str(exc)) from None
+    finally:
+        named.close("trace import")
+    click.echo(f"imported as {cap.capture_id} into {name!r} ({named.path})", err=True)

@@ -38,6 +38,14 @@ class ProfileCaptures:
             self._scratch = Path(tempfile.mkdtemp(prefix="perftriage-profiles-"))
         return self._scratch
 
+    def _new_id(self) -> str:
+        """``prof<n>`` not taken yet: a continued investigation already has
+        the captures of its earlier segments (the session counts from 1)."""
+        taken = {p.capture_id for p in self.session.state.profiles}
+        while (capture_id := self.session.new_id("prof")) in taken:
+            pass
+        return capture_id
+
     def dest(self, capture_id: str) -> Path:
         root = self._root()
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -76,7 +84,7 @@ class ProfileCaptures:
                       progress: Progress = lambda _m: None) -> ProfileCaptured:
         """Capture through ``host``'s transport; CaptureFailed / TransportError
         on failure (nothing is emitted then)."""
-        capture_id = self.session.new_id("prof")
+        capture_id = self._new_id()
         transport = self.registry.get(host).transport
         result = await capture(transport, self.request(url, steps), self.dest(capture_id),
                                progress)
@@ -91,7 +99,7 @@ class ProfileCaptures:
     async def import_files(self, paths: list[Path], host: str = "localhost") -> ProfileCaptured:
         """Trace files already here (from nsys, a colleague, an earlier run):
         copied next to the transcript and summarised like a capture."""
-        capture_id = self.session.new_id("prof")
+        capture_id = self._new_id()
         dest = self.dest(capture_id)
         dest.mkdir(mode=0o700, exist_ok=True)
         limits = TraceLimits(max_mb=self.config.profile.max_trace_mb)
