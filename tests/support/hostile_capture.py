@@ -127,7 +127,7 @@ SERVER_INFO: list[tuple[bytes, str]] = [
     (b'{"tp_size": 1e300}', "above the upper bound 4096"),
     (b'{"tp_size": 4097}', "above the upper bound 4096"),
     (b'{"tp_size": 64, "pp_size": 128}', "tp_size x pp_size is 8192, above the upper bound"),
-    (b'{"tp_size": Infinity}', "no usable JSON"),
+    (b'{"tp_size": Infinity}', "no usable JSON (JSON is malformed: invalid character at offset 12)"),
     (b'{"tp_size": 1e400}', "Number out of range"),
     (DEEP, "nested too deeply"),
     (b'{"tp_size": -5}', "below the lower bound 1"),
@@ -137,5 +137,5 @@ SERVER_INFO: list[tuple[bytes, str]] = [
     (b'{"tp_size": true}', "not a whole number"),
     (b'{"pp_size": [1]}', "pp_size is [1], not a whole number"),
     (b'[1, 2]', "not a JSON object"),
-    (b'garbage', "no usable JSON"),
+    (b'garbage', "no usable JSON (not JSON: invalid character at offset 0)"),
 ]

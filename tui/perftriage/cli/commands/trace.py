@@ -61,12 +61,22 @@ def command(ctx: click.Context, files: tuple[str, ...], as_json: bool, top: int 
     FILE is a torch.profiler / Kineto Chrome trace (.json or .json.gz, one
     per rank) or an nsys `cuda_gpu_kern_sum` CSV. A file that cannot be read
     (missing, not a regular file, over --max-trace-mb, truncated, not a trace)
-    exits 2 naming it.
+    exits 2 naming it, and so does one with no GPU kernel (a CPU-only
+    trace). Files that claim the same rank (TP-0 of an eager and of a
+    CUDA-graph capture) come from different captures: exit 2, trace each
+    capture on its own.
     """
+    from perftriage.core.profile.rank import repeated_ranks
     from perftriage.core.profile.summarize import summarize_files
     from perftriage.core.sanitize import visible
 
     g = ctx.find_object(Globals)
+    repeated = repeated_ranks(list(files))
+    if repeated:
+        label, same = next(iter(repeated.items()))
+        raise UsageFailure(visible(
+            f"{len(same)} files claim rank {label} ({', '.join(same)}): they come from "
+            "different captures (eager and CUDA graph?); trace each capture on its own"))
     try:
         summary = summarize_files(list(files), user_rules(g), trace_limits(g, max_mb))
     except (TraceError, RuleError) as exc:

@@ -16,6 +16,7 @@ from typing import Literal
 
 import msgspec
 
+from perftriage.core.json_errors import decode_error_text
 from perftriage.core.fleet.model import ENGINE_PREFIXES, GPU_METRICS, FleetSample
 from perftriage.core.sanitize import visible
 
@@ -82,7 +83,7 @@ def decode(body: bytes, series: msgspec.json.Decoder = _series_decoder) -> list:
     try:
         resp = _decoder.decode(body)
     except msgspec.DecodeError as exc:
-        raise ApiError(f"not a Prometheus API answer ({exc})") from None
+        raise ApiError(f"not a Prometheus API answer ({decode_error_text(exc)})") from None
     if resp.status != "success" or resp.data is None:
         raise ApiError(visible(f"{resp.errorType or 'error'}: {resp.error or 'no data'}"))
     if resp.data.resultType not in ("vector", "matrix"):
@@ -90,7 +91,7 @@ def decode(body: bytes, series: msgspec.json.Decoder = _series_decoder) -> list:
     try:
         return series.decode(resp.data.result)
     except msgspec.DecodeError as exc:
-        raise ApiError(f"malformed {resp.data.resultType} ({exc})") from None
+        raise ApiError(f"malformed {resp.data.resultType} ({decode_error_text(exc)})") from None
 
 
 def decode_gpu(body: bytes) -> list[_GpuSeries]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import msgspec
 
+from perftriage.core.json_errors import decode_error_text
 from perftriage.core.profile.buckets import COMMUNICATION, Classifier
 from perftriage.core.profile.idle import ONE_KERNEL, Kernel, Launch, breakdown, launch_kind
 from perftriage.core.profile.model import TraceError
@@ -60,7 +61,13 @@ def decode_events(path: str, text: bytes | bytearray) -> list[TraceEvent]:
     try:
         doc = _DECODER.decode(text)
     except msgspec.DecodeError as exc:
-        raise TraceError(path, f"not a Chrome/Kineto trace (truncated?): {exc}") from None
+        why = decode_error_text(exc)
+        if why.startswith("not JSON"):
+            raise TraceError(path, f"not a JSON trace ({why.removeprefix('not JSON: ')}); expected "
+                                   "a torch.profiler / Kineto trace (.json, .json.gz) or an nsys "
+                                   "cuda_gpu_kern_sum CSV") from None
+        hint = " (truncated?)" if "truncated" in why else ""
+        raise TraceError(path, f"not a Chrome/Kineto trace{hint}: {why}") from None
     except RecursionError:  # msgspec recurses into what it skips too (``args``)
         raise TraceError(path, "not a Chrome/Kineto trace: JSON nested too deeply") from None
     return doc.traceEvents if isinstance(doc, ChromeTrace) else doc

@@ -21,6 +21,16 @@ def rank_label(path: str, index: int) -> str:
     return m.group(1) if m else f"rank{index}"
 
 
+def repeated_ranks(paths: list[str]) -> dict[str, list[str]]:
+    """Rank labels more than one file claims (``TP-0`` from an eager and a
+    CUDA-graph capture), each with its files: such files come from different
+    captures and must not be summed as one."""
+    by_label: dict[str, list[str]] = {}
+    for i, p in enumerate(paths):
+        by_label.setdefault(rank_label(p, i), []).append(p)
+    return {label: files for label, files in by_label.items() if len(files) > 1}
+
+
 @dataclass
 class RankData:
     file: str

@@ -145,7 +145,11 @@ def summarize_files(paths: Sequence[str | Path],
                     user_rules: list[tuple[str, str]] | None = None,
                     limits: TraceLimits = TraceLimits()) -> ProfileSummary:
     """Read and summarise trace files (one per rank); :class:`TraceError` names
-    the first file that cannot be read."""
+    the first file that cannot be read or holds no GPU kernel."""
     classifier = Classifier(user_rules)
-    return summarize([read_file(p, i, classifier, limits) for i, p in enumerate(paths)],
-                     classifier)
+    ranks = [read_file(p, i, classifier, limits) for i, p in enumerate(paths)]
+    for r in ranks:
+        if not r.kernels:
+            raise TraceError(r.file, "holds no GPU kernels: is it a CPU-only trace? (profile "
+                                     "with activities CPU and CUDA)")
+    return summarize(ranks, classifier)

@@ -57,11 +57,25 @@ def per_rank(s: ProfileSummary, steps: int | None = None) -> str:
     return text
 
 
+NO_TIMELINE = ("nsys's kernel summary has no timeline: no capture window, GPU idle or "
+               "exposed communication (a Kineto trace gives them)")
+
+
+def timeline_part(s: ProfileSummary, steps: int | None = None) -> str:
+    """Window, GPU idle and exposed communication; an nsys summary (no
+    timeline) gives only its kernel time, never ``-`` placeholders."""
+    if s.window_ms is None:
+        n = max(1, s.ranks)
+        text = f"kernel {s.kernel_ms / n:.3f} ms" + (f" per rank (mean of {n})" if n > 1 else "")
+        return text + (f"; per step {s.kernel_ms / n / steps:.3f} ms" if steps else "")
+    return (f"{per_rank(s, steps)}, GPU idle {_opt(s.idle_pct, '.1f')} %, exposed communication "
+            f"{_opt(s.exposed_comm_ms, '.3f')} ms")
+
+
 def render(s: ProfileSummary, top: int | None = 20, steps: int | None = None) -> str:
     lines = [
-        f"{s.ranks} rank(s), {len(s.kernels)} kernels ({s.source}): {per_rank(s, steps)}, "
-        f"GPU idle {_opt(s.idle_pct, '.1f')} %, exposed communication "
-        f"{_opt(s.exposed_comm_ms, '.3f')} ms",
+        f"{s.ranks} rank(s), {len(s.kernels)} kernels ({s.source}): {timeline_part(s, steps)}",
+        *([NO_TIMELINE] if s.window_ms is None else []),
         *([line] if (line := idle_line(s)) else []),
         "",
         "buckets: " + "  ".join(f"{b.bucket} {b.pct:.1f}%" for b in s.buckets),

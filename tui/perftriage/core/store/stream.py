@@ -22,6 +22,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from perftriage.core.json_errors import decode_error_text
 from perftriage.core.model import events as ev
 from perftriage.core.regular_files import NotRegularFile, open_regular  # noqa: F401 - re-exported
 
@@ -68,7 +69,7 @@ def line_problem(lineno: int, line: bytes, exc: Exception, terminated: bool) -> 
     if isinstance(line, TooLong):
         return LineProblem(lineno, f"event of {line.size / (1 << 20):.1f} MiB is over the "
                            f"{MAX_LINE_BYTES >> 20} MiB limit: skipped", torn_tail=not terminated)
-    return LineProblem(lineno, str(exc), torn_tail=not terminated)
+    return LineProblem(lineno, decode_error_text(exc), torn_tail=not terminated)
 
 
 def iter_raw(path: Path | str, start: int = 0, chunk: int = CHUNK) -> Iterator[tuple[int, bytes, bool]]:
@@ -184,7 +185,7 @@ def parse_summary(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
     try:
         return msgspec.to_builtins(_decode_summary(line)), None
     except DECODE_ERRORS as exc:
-        return None, str(exc).replace("`", "")
+        return None, decode_error_text(exc).replace("`", "")
 
 
 @dataclass

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import msgspec
 
+from perftriage.core.json_errors import decode_error_text
 from perftriage.core.profile.capture_ranks import (
     MAX_RANKS,
     TRACE_NAME,
@@ -133,7 +134,7 @@ async def _server_info(transport, url: str) -> dict | None:
     try:
         info = msgspec.json.decode(resp.body)
     except (msgspec.DecodeError, RecursionError) as exc:
-        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:120]
+        why = decode_error_text(exc)[:120]
         raise CaptureFailed(f"/get_server_info answered HTTP 200 but no usable JSON ({why})",
                             "server_info") from None
     if not isinstance(info, dict):
