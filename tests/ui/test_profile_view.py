@@ -6,6 +6,8 @@ evidence, the report section, comparing two captures, and the Profile view
 from __future__ import annotations
 
 import stat
+
+import pytest
 from pathlib import Path
 
 from textual.widgets import DataTable
@@ -234,3 +236,26 @@ async def test_keys_help_in_the_view_lists_its_keys_first_from_the_top():
         assert help_screen.sections[1][0] == "everywhere"
         await pilot.pause()
         assert help_screen.query_one(VerticalScroll).scroll_y == 0
+
+
+async def test_palette_import_brings_trace_files_into_the_investigation(tmp_path: Path):
+    """`profile: import FILE…`: a glob of rank files becomes a capture of
+    this session (copied next to the transcript) and the view opens on it."""
+    from perftriage.ui.flows.profile_import import trace_paths
+
+    cockpit = Cockpit(registry=HostRegistry(), sessions_dir=tmp_path)
+    app = PerftriageApp(cockpit)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        await app.run_action("profile_import")
+        await wait_for(lambda: app.screen.__class__.__name__ == "PromptScreen"
+                       and bool(app.screen.query("Input")))
+        app.screen.query_one("Input").value = str(PROF / "eager-TP-*.trace.json.gz")
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen), timeout=30)
+        (cap,) = cockpit.session.state.profiles
+        assert cap.summary.ranks == 2 and all(Path(f).exists() for f in cap.files)
+    assert trace_paths(f"{PROF}/eager-TP-0.trace.json.gz '{PROF}/graph-TP-0.trace.json.gz'") \
+        == [EAGER[0], GRAPH]
+    with pytest.raises(ValueError, match="no such file"):
+        trace_paths(str(tmp_path / "missing.json.gz"))

@@ -299,6 +299,11 @@ class PerftriageApp(OrderedKeysApp[int]):
 
         self.push_screen(ProfileScreen(capture_on_open=capture))
 
+    def action_profile_import(self) -> None:
+        from perftriage.ui.flows.profile_import import import_traces
+
+        import_traces(self)
+
     def action_stacks(self) -> None:
         from perftriage.ui.screens.stacks import StacksScreen
 

@@ -92,7 +92,7 @@ class HypothesisCommands(EntryProvider):
 
 
 class ProfileCommands(EntryProvider):
-    """``profile: open``, ``profile: capture`` and ``stacks: open``."""
+    """``profile: open``, ``profile: capture``, ``profile: import FILE…`` and ``stacks: open``."""
 
     def entries(self) -> Iterator[Entry]:
         app = self.app
@@ -100,6 +100,8 @@ class ProfileCommands(EntryProvider):
                "Which kernels eat the step: the captures of this session")
         yield ("profile: capture", app_action(app, "profile(True)"),
                "Profile N steps of a running SGLang/vLLM server through its host")
+        yield ("profile: import FILE…", app_action(app, "profile_import"),
+               "Trace files already here (one per rank, or an nsys CSV) into this investigation")
         yield ("stacks: open", app_action(app, "stacks"),
                "Where the engine's Python spends its time: the stacks samples of this session")
 
