@@ -104,3 +104,51 @@ def test_step_read_flags_incomplete_exit_2():
     r = run(str(FIXTURE), "--weights-gb", "1", "--steps", "2", "--expert-gb", "2")
     assert r.exit_code == 2 and "--expert-gb 2 must be less than --weights-gb 1" in r.output
     assert "Traceback" not in r.output
+
+
+GRAPH_CSV = FIXTURE.with_name("moe-step-graph.csv")
+
+
+def test_several_files_give_one_table_each_headed_by_the_file():
+    r = run(str(FIXTURE), str(GRAPH_CSV), "--gpu", "H200", "--top", "3")
+    assert r.exit_code == 0, r.output
+    heads = [x for x in r.output.splitlines() if x.startswith("== ")]
+    assert heads == [f"== {FIXTURE} ==", f"== {GRAPH_CSV} =="]
+    assert "18 kernels, 190 launches" in r.output and "19 kernels, 344 launches" in r.output
+
+
+def test_several_files_as_json_are_a_list_one_file_stays_one_object():
+    one = json.loads(run(str(FIXTURE), "--json").output)
+    assert list(one)[:3] == ["gpu", "peak_gbs", "kernels"] and "file" not in one
+    r = run(str(FIXTURE), str(GRAPH_CSV), "--json")
+    assert r.exit_code == 0, r.output
+    docs = json.loads(r.output)
+    assert [d["file"] for d in docs] == [str(FIXTURE), str(GRAPH_CSV)]
+    assert [d["launches"] for d in docs] == [190, 344]
+    assert {k: v for k, v in docs[0].items() if k != "file"} == one
+
+
+def test_an_unknown_gpu_exits_2_with_the_known_names():
+    r = run(str(FIXTURE), "--gpu", "foo")
+    assert r.exit_code == 2 and r.stdout == ""
+    assert "unknown GPU 'foo'; known: NVIDIA H200, " in r.stderr and "NVIDIA L40S" in r.stderr
+    # with the peak given, the name is only a label
+    assert run(str(FIXTURE), "--gpu", "foo", "--peak-gbs", "4800").exit_code == 0
+
+
+def test_bytes_that_match_no_kernel_warn_on_stderr():
+    r = run(str(FIXTURE), "--bytes", "nomatch=5", "--bytes", "fused_moe_kernel=100663296")
+    assert r.exit_code == 0, r.output
+    assert "warning: --bytes 'nomatch=5': no kernel name matches 'nomatch'" in r.stderr
+    assert "fused_moe" not in r.stderr and "nomatch" not in r.stdout
+
+
+def test_the_headline_never_nests_parentheses():
+    head = run(str(FIXTURE), "--gpu", "H200").output.splitlines()[0]
+    assert head == ("NVIDIA H200, peak 4800 GB/s: 18 kernels, 190 launches; "
+                    "peak from table: NVIDIA H200 datasheet (4.8 TB/s HBM3e)")
+    depth = deepest = 0
+    for ch in head:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        deepest = max(deepest, depth)
+    assert deepest == 1

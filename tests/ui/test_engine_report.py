@@ -21,6 +21,18 @@ def engine_events(base: str, pages: list[str]) -> list[ev.Event]:
     return out
 
 
+def engine_transcript(path):
+    """A transcript of the two scrapes of :func:`engine_events`."""
+    from perftriage.core.store import transcript
+
+    writer = transcript.TranscriptWriter(path, transcript.make_header("2026-12-01T00:00:00+00:00",
+                                                                      ["n1"], name="s"))
+    for event in engine_events("sglang-0.5", ["a", "b"]):
+        writer.write(event)
+    writer.close()
+    return path
+
+
 def test_report_has_the_session_figures():
     text = render(replay(engine_events("sglang-0.5", ["a", "b"])))
     assert "## Engine metrics" in text
@@ -46,14 +58,8 @@ def test_no_engine_no_section():
 
 def test_report_of_a_transcript_file(tmp_path):
     from perftriage.core.report.from_file import render_file
-    from perftriage.core.store import transcript
 
-    path = tmp_path / "s.jsonl"
-    writer = transcript.TranscriptWriter(path, transcript.make_header("2026-12-01T00:00:00+00:00",
-                                                                      ["n1"], name="s"))
-    for event in engine_events("sglang-0.5", ["a", "b"]):
-        writer.write(event)
-    writer.close()
+    path = engine_transcript(tmp_path / "s.jsonl")
     text = render_file(path)
     assert "inter-token latency: p50 10.0 / p90 15.0 / p99 58.0 ms" in text
 
@@ -73,3 +79,21 @@ def test_roofline_panel_takes_measured_ms_from_the_itl():
     got = prefill(both)
     assert got.values["measured_ms"] == "14.3"
     assert got.measured_from.endswith(": mean ITL, last 10 s") and got.notes["measured_ms"].startswith("from engine")
+
+
+async def test_the_gap_form_records_where_its_measured_figure_came_from(tmp_path):
+    from perftriage.ui.screens.roofline import RooflineScreen
+    from tests.support.helpers import replay_app
+
+    path = engine_transcript(tmp_path / "s.jsonl")
+    app = replay_app(path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        screen = RooflineScreen(app.cockpit.session.state)
+        app.push_screen(screen)
+        await pilot.pause()
+        # the prefilled figure: the engine's mean ITL (the batch: its running gauge)
+        source, _ = screen.measured_source()
+        assert source == "engine n1: mean ITL, last 10 s"
+        screen.query_one("#rl-measured_ms").value = "20"
+        assert screen.measured_source() == ("typed in", None)

@@ -63,6 +63,12 @@ for _gpu in TABLE:
         _BY_KEY.setdefault(_alias, _gpu)
 
 
+def unknown_text(name: str) -> str:
+    """``unknown GPU 'foo'; known: NVIDIA H200, ...``: the refusal of a name
+    :func:`find` does not know (``roofline --gpu``, ``kernels --gpu``)."""
+    return f"unknown GPU {name!r}; known: {', '.join(g.name for g in TABLE)}"
+
+
 def find(name: str | None) -> KnownGpu | None:
     """The table entry for a GPU name or alias, else None."""
     return _BY_KEY.get(norm(name)) if name else None

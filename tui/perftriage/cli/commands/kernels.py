@@ -1,5 +1,7 @@
-"""``perftriage kernels FILE.csv [--json] [--peak-gbs N]``: how far each
-kernel is from its own roofline, from Nsight Compute's CSV (headless)."""
+"""``perftriage kernels FILE.csv... [--json] [--peak-gbs N]``: how far each
+kernel is from its own roofline, from Nsight Compute's CSV (headless).
+Several files give one table each (each CSV is its own capture: an eager
+and a CUDA-graph run, two GPUs), never summed."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
 
 
 @click.command(name="kernels")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @click.option("--peak-gbs", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="N", help="Peak memory bandwidth per GPU, GB/s (default: from the GPU name).")
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
               help="KV cache GB a step reads (all GPUs): attention kernels against it.")
 @click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
               help="Only the N biggest kernels (default: all with --json, 20 in the table).")
-def command(file: str, as_json: bool, peak_gbs: float | None, gpu_name: str | None,
+def command(files: tuple[str, ...], as_json: bool, peak_gbs: float | None, gpu_name: str | None,
             must_read: tuple[str, ...], weights_gb: float | None, gpus: int | None,
             steps: int | None, expert_gb: float | None, kv_gb: float | None,
             top: int | None) -> None:
@@ -57,26 +59,47 @@ def command(file: str, as_json: bool, peak_gbs: float | None, gpu_name: str | No
       sm__throughput.avg.pct_of_peak_sustained_elapsed COMMAND
 
     (the metrics as one comma-separated word). A file without the needed
-    columns or metrics exits 2 naming what is missing.
+    columns or metrics exits 2 naming what is missing; so does a --gpu the
+    datasheet table does not know (unless --peak-gbs gives the peak).
+
+    Several files give one table each, headed by the file's name (each CSV
+    is its own capture; nothing is summed across them); with --json, one
+    object for one file, else a list of them, each with its "file".
 
     With the roofline's weights (--weights-gb G --steps N [--gpus N]
     [--expert-gb E] [--kv-gb K]) it says how many times over a decode step
     reads them: "1.0× the bytes it must" or "2.0× — it reads its weights
     twice".
     """
+    from perftriage.core import gpus as gpu_table
     from perftriage.core.profile.ncu import NcuInputError, parse_must_read, summarize_file
     from perftriage.core.profile.ncu_table import render
+    from perftriage.core.sanitize import visible
 
+    if gpu_name and peak_gbs is None and gpu_table.find(gpu_name) is None:
+        raise UsageFailure(visible(f"--gpu: {gpu_table.unknown_text(gpu_name)} "
+                                   "(or give --peak-gbs)"))
     try:
-        summary = summarize_file(file, gpu=gpu_name, peak_gbs=peak_gbs,
-                                 must_read=parse_must_read(list(must_read)))
+        patterns = parse_must_read(list(must_read))
+        summaries = [summarize_file(f, gpu=gpu_name, peak_gbs=peak_gbs, must_read=patterns)
+                     for f in files]
     except NcuInputError as exc:
         raise UsageFailure(str(exc)) from None
-    summary = _with_step_reads(summary, weights_gb, gpus, steps, expert_gb, kv_gb)
+    summaries = [_with_step_reads(s, weights_gb, gpus, steps, expert_gb, kv_gb)
+                 for s in summaries]
+    for spec, (pattern, _) in zip(must_read, patterns):
+        if not any(pattern.search(k.name) for s in summaries for k in s.kernels):
+            click.echo(visible(f"warning: --bytes {spec!r}: no kernel name matches "
+                               f"{pattern.pattern!r}; it is ignored"), err=True)
     if as_json:
-        sys.stdout.write(msgspec.json.encode(summary.top(top)).decode() + "\n")
-    else:
-        sys.stdout.write(render(summary, top if top is not None else 20) + "\n")
+        docs = [msgspec.to_builtins(s.top(top)) for s in summaries]
+        out = docs[0] if len(files) == 1 else [{**d, "file": f} for d, f in zip(docs, files)]
+        sys.stdout.write(msgspec.json.encode(out).decode() + "\n")
+        return
+    tables = [render(s, top if top is not None else 20) for s in summaries]
+    if len(files) > 1:
+        tables = [f"== {visible(f)} ==\n{t}" for f, t in zip(files, tables)]
+    sys.stdout.write("\n\n".join(tables) + "\n")
 
 
 def _with_step_reads(summary: NcuSummary, weights_gb: float | None, gpus: int | None,

@@ -54,10 +54,7 @@ def lookup_gpu(name: str) -> tuple[str, float]:
     """(canonical name, GB/s) for a known GPU name or alias, else RooflineError."""
     known = gpus.find(name)
     if known is None:
-        names = ", ".join(KNOWN_GPUS)
-        raise RooflineError(
-            literal(f"unknown GPU {name!r}; known: {names}") + " (or give {bandwidth_gbs})"
-        )
+        raise RooflineError(literal(gpus.unknown_text(name)) + " (or give {bandwidth_gbs})")
     return known.name, known.peak_gbs
 
 

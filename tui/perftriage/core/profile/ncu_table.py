@@ -40,10 +40,14 @@ def step_read_line(r: StepRead) -> str:
 
 
 def headline(s: NcuSummary) -> str:
-    peak = f"peak {s.peak_gbs:g} GB/s ({visible(s.peak_source)})" if s.peak_gbs \
-        else f"peak unknown ({visible(s.peak_source)})"
+    """``NVIDIA H200, peak 4800 GB/s: 12 kernels, 345 launches; peak from
+    table: NVIDIA H200 datasheet (4.8 TB/s HBM3e)`` (the source last: it
+    has parentheses of its own, never nested in ours)."""
+    peak = f"peak {s.peak_gbs:g} GB/s" if s.peak_gbs else "peak unknown"
     gpu = visible(s.gpu) if s.gpu else "GPU ?"
-    return f"{gpu}, {peak}: {len(s.kernels)} kernels, {s.launches} launches"
+    source = f"; peak from {visible(s.peak_source)}" if s.peak_gbs else \
+        f"; {visible(s.peak_source)}"
+    return f"{gpu}, {peak}: {len(s.kernels)} kernels, {s.launches} launches{source}"
 
 
 def kernel_line(k: NcuKernel) -> str:
