@@ -35,7 +35,7 @@ async def key_sections() -> dict[str, list[tuple[str, str]]]:
         for key in PANES:
             await pilot.press(key)
             await pilot.pause()
-            for title, rows in sections_of(app.screen):
+            for title, rows in sections_of(app.screen, every_mode=True):  # the live cockpit's
                 if title == "everywhere":  # without the "(in Logs: ...)" of the pane focused
                     out.setdefault("Everywhere", [(k, d.split("  (in ")[0]) for k, d in rows])
                 elif title.endswith(" pane only"):

@@ -259,3 +259,22 @@ async def test_palette_import_brings_trace_files_into_the_investigation(tmp_path
         == [EAGER[0], GRAPH]
     with pytest.raises(ValueError, match="no such file"):
         trace_paths(str(tmp_path / "missing.json.gz"))
+
+
+async def test_enter_on_a_kernel_shows_it_whole():
+    """Enter on a row: the whole name (the table cuts templates), the rule
+    that chose its bucket, calls, and each rank's total with the spread."""
+    from perftriage.ui.screens.profile import KernelDetailScreen
+
+    app = _snapshot_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen))
+        await pilot.press("left_square_bracket")  # prof1: the eager capture, two ranks
+        app.screen.query_one("#profile-kernels", DataTable).focus()
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, KernelDetailScreen))
+        body = app.screen.body
+        assert "indexSelectSmallIndex<" in body and "no rule matched: 'other'" in body
+        assert "40 calls" in body and "TP-0" in body and "TP-1" in body and "spread" in body
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen))

@@ -110,6 +110,15 @@ class Classifier:
         self._rules = compile_rules(user_rules)
         self._cache: dict[str, str] = {}
 
+    def rule_for(self, name: str) -> str:
+        """Which rule chose ``name``'s bucket, in words (the kernel detail)."""
+        builtin = len(self._rules) - len(BUILTIN_RULES)
+        for i, r in enumerate(self._rules):
+            if r.search(name):
+                where = "built-in rule" if i >= builtin else "[[profile.rules]]"
+                return f"{where} {r.bucket!r}: /{r.pattern.pattern}/i"
+        return f"no rule matched: {OTHER!r}"
+
     def bucket(self, name: str) -> str:
         hit = self._cache.get(name)
         if hit is None:

@@ -91,3 +91,17 @@ def render(s: ProfileSummary, top: int | None = 20, steps: int | None = None) ->
     if len(shown) < len(s.kernels):
         lines.append(f"… {len(s.kernels) - len(shown)} more (--top N)")
     return "\n".join(lines)
+
+
+def kernel_detail(s: ProfileSummary, k, rule: str) -> str:
+    """Everything the summary holds of one kernel: its whole name, bucket and
+    the rule that chose it, calls, mean, share, per-rank totals and spread."""
+    lines = [visible(k.name), "",
+             f"bucket   {visible(k.bucket)}  ({visible(rule)})",
+             f"total    {k.total_ms:.3f} ms over {k.calls} calls, mean {k.avg_us:.2f} µs, "
+             f"{k.pct:.1f} % of kernel time"]
+    if len(k.rank_ms) > 1:
+        lines.append(f"spread   {k.spread_pct:.1f} % between the fastest and slowest rank")
+        lines += [f"  {visible(label):<12} {ms:.3f} ms"
+                  for label, ms in zip(s.rank_labels, k.rank_ms, strict=False)]
+    return "\n".join(lines)

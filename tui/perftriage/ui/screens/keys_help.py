@@ -28,11 +28,13 @@ def _key_name(app, binding: Binding) -> str:
     return app.get_key_display(binding)
 
 
-def key_sections(screen) -> list[tuple[str, list[tuple[str, str]]]]:
-    """[(section title, [(key, description)])] for the screen below the help."""
+def key_sections(screen, *, every_mode: bool = False) -> list[tuple[str, list[tuple[str, str]]]]:
+    """[(section title, [(key, description)])] for the screen below the help:
+    the keys that work in the session's mode (``every_mode``: all of them,
+    for the README's list)."""
     app = screen.app
     cockpit = getattr(app, "cockpit", None)
-    mode = cockpit.session.mode if cockpit is not None else None
+    mode = cockpit.session.mode if cockpit is not None and not every_mode else None
     # a view over the cockpit (Profile, Stacks, Fleet): its own keys come first
     view_name = getattr(screen, "VIEW_NAME", "")
     view: list[tuple[str, str]] = []

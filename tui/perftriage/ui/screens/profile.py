@@ -22,7 +22,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
@@ -32,10 +32,12 @@ from perftriage.core.model.state import Section, SessionState
 from perftriage.core.compare.profile_diff import diff
 from perftriage.core.profile.ncu import MEMORY, NEAR, NcuKernel, bw_pct
 from perftriage.core.profile.ncu_join import latest_summary, match_profile
-from perftriage.core.profile.table import idle_line, short_name
+from perftriage.core.profile.buckets import Classifier
+from perftriage.core.profile.table import idle_line, kernel_detail, short_name
 from perftriage.core.sanitize import visible
 from perftriage.core.view.baseline_view import profile_lines
 from perftriage.core.view.profile_view import bar_segments, headline
+from perftriage.ui.screens.detail_modal import DetailModal
 from perftriage.ui.screens.prompt import PromptScreen
 from perftriage.services.profile.capture import CaptureFailed, via_text
 from perftriage.transport.base import TransportError
@@ -145,6 +147,23 @@ class ProfileScreen(Screen[None]):
         self.show_state(app.session.state)
         if self.capture_on_open:
             self.call_later(self.action_capture)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a kernel: all the summary holds of it (its whole name, the
+        rule that chose its bucket, per-rank totals)."""
+        if event.data_table.id != "profile-kernels":
+            return
+        event.stop()
+        app = app_context(self)
+        cap = self.current(app.session.state)
+        row = event.cursor_row
+        if cap is None or not 0 <= row < min(len(cap.summary.kernels), KERNEL_ROWS):
+            return
+        k = cap.summary.kernels[row]
+        rules = [(r.bucket, r.pattern) for r in app.cockpit.config.profile.rules]
+        self.app.push_screen(KernelDetailScreen(
+            f"kernel {row + 1} of {cap.capture_id}",
+            kernel_detail(cap.summary, k, Classifier(rules).rule_for(k.name))))
 
     # --- rendering -----------------------------------------------------------------
 
@@ -330,3 +349,22 @@ def bandwidth_cells(k: NcuKernel | None) -> list[str | Text]:
 
 def _num(v: float | None, fmt: str, unit: str = "") -> str:
     return "n/a" if v is None else f"{v:{fmt}}{unit}"
+
+
+class KernelDetailScreen(DetailModal):
+    """One kernel of a capture, whole (Enter in the kernels table)."""
+
+    BINDINGS = [Binding("escape,q", "close", "Close", id="kernel_detail.close")]
+
+    def __init__(self, title: str, body: str) -> None:
+        super().__init__()
+        self.title_text, self.body = title, body
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(self.title_text), classes="detail-title")
+            with VerticalScroll():
+                yield Static(Text(self.body))
+
+    def action_close(self) -> None:
+        self.dismiss(None)
