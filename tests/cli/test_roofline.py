@@ -136,7 +136,7 @@ def test_panel_prefill_from_hosts_and_log():
     values = filled.values
     assert values["gpus"] == "8" and values["bandwidth_gbs"] == "4917"
     assert values["measured_ms"] == "100.0"
-    assert filled.notes["measured_ms"] == "from the log, @bs1"
+    assert filled.notes["measured_ms"] == "from the log @bs1"
     # NVML names map to the table when no bandwidth is known
     gpus = [ev.GpuSample(index=0, name="NVIDIA H200")]
     assert prefill(replay([ev.HostSample(host="g", gpus=gpus)])).values["gpu"] == "NVIDIA H200"
