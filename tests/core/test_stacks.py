@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shlex
 
+import msgspec
 import pytest
 
 from perftriage.core.probe_kinds.kind import RESULT_MARK, HostContext, ProbeUsageError
@@ -20,7 +21,9 @@ from perftriage.core.probe_kinds.stacks_kind import (
 )
 from perftriage.core.model.state import ProbeState
 from perftriage.core.stacks.folded import Frame, parse_dump, parse_frame, parse_raw
-from perftriage.core.stacks.summary import summarise_process
+from perftriage.core.stacks.compare import baseline
+from perftriage.core.stacks.samples import short_command, short_where, where
+from perftriage.core.stacks.summary import FrameRow, summarise_process
 from tests.support.stacks_support import TARGET, result, text
 from tests.support.stall_target import STALL_FUNCTION
 
@@ -153,16 +156,67 @@ def test_ptrace_refused_says_so(stderr: str):
     out = result([{"pid": 7, "name": TARGET, "rc": 1, "out": "", "err": text(stderr)}],
                  euid=1000, ptrace_scope="1", cap_sys_ptrace=False)
     v = STACKS_KIND.interpret([], 1, out, "")
-    assert v.status == "failed" and v.summary.startswith("ptrace refused")
-    assert "kernel.yama.ptrace_scope=1" in v.summary and "not root" in v.summary
+    assert v.status == "failed" and v.summary.startswith("ptrace refused: py-spy said ")
+    assert "Permission" in v.summary  # what py-spy said
+    assert "run it as root" in v.summary and "kernel.yama.ptrace_scope is 1" in v.summary
     assert "SYS_PTRACE" in v.summary
+
+
+def test_ptrace_refused_as_root_names_no_remedy_that_does_not_apply():
+    """`--pid 1` as root: py-spy's "Permission denied", never "needs root"."""
+    out = result([{"pid": 1, "name": "/sbin/init", "rc": 1, "out": "",
+                   "err": text("err-permission.stderr")}],
+                 euid=0, ptrace_scope="1", cap_sys_ptrace=True)
+    v = STACKS_KIND.interpret(["--pid", "1"], 1, out, "")
+    assert v.summary.startswith("ptrace refused: py-spy said '0: Permission denied (os error 13)'")
+    assert "root" in v.summary and "needs root" not in v.summary
+    assert "run it as root" not in v.summary and "ptrace_scope" not in v.summary
+    assert "ran as root with SYS_PTRACE" in v.summary
+
+
+def test_one_sample_one_process_are_singular_and_a_native_dump_says_it_paused():
+    out = result([{"pid": 8, "name": TARGET, "rc": 0, "out": text("dump-native.json"),
+                   "err": ""}])
+    v = STACKS_KIND.interpret(["--native"], 0, out, "")
+    assert "(1 process, one dump, --native paused the process)" in v.summary
+    none = STACKS_KIND.interpret(["--match", "x"], 1, result([], seen=[[11, "python3"]],
+                                                            seen_total=1), "")
+    assert none.summary == "no --match 'x' process: 1 Python process seen"
+    one = summarise_process(7, TARGET, [parse_raw("a (a.py:1) 1").samples[0]], mode="record")
+    p = ProbeState(probe_id="p1", host="gpu-a", kind="stacks", args=[], status="ok",
+                   summary="", detail={"processes": [msgspec.to_builtins(one)], "top": None})
+    assert answer(p)[0] == f"pid 7 {TARGET}: 1 sample"
+
+
+def test_short_where_keeps_the_file_name_and_line():
+    f = FrameRow("step", "/opt/venv/lib/python3.11/site-packages/perftriage/sim/engine.py",
+                 412, 10.0, 20.0)
+    assert short_where(f, 200) == where(f)
+    assert short_where(f, 30) == "…/perftriage/sim/engine.py:412"
+    assert short_where(f, 12) == "…/engine.py:412"  # never cut inside the file name
+    assert short_where(FrameRow("f", "<frozen runpy>", 88, 0.0, 0.0), 5) == "<frozen runpy>:88"
+
+
+def test_short_command_cuts_at_a_word_with_an_ellipsis():
+    cmd = "/usr/bin/python3 -m tests.support.sglang_sim --random-seed 7 --port 30000"
+    assert short_command(cmd, 200) == cmd
+    assert short_command(cmd, 48) == "/usr/bin/python3 -m tests.support.sglang_sim …"
+    assert len(short_command(cmd, 48)) <= 48
+
+
+def test_like_compares_with_like():
+    kinds = ["dump", "record", "record --gil", "record"]
+    assert baseline(kinds, 0) is None
+    assert baseline(kinds, 1) == (0, False)  # no earlier record: the kinds differ
+    assert baseline(kinds, 2) == (1, False)
+    assert baseline(kinds, 3) == (1, True)  # skips the --gil record
 
 
 def test_a_process_that_exited_and_one_that_was_read():
     out = result([{"pid": 7, "name": TARGET, "rc": 1, "out": "", "err": text("err-no-process.stderr")},
                   {"pid": 8, "name": TARGET, "rc": 0, "out": text("dump.json"), "err": ""}])
     v = STACKS_KIND.interpret([], 0, out, "")
-    assert v.status == "ok" and "1 process(es) not read" in v.summary
+    assert v.status == "ok" and "1 process not read" in v.summary
     s = summarise_result([], json.loads(out.split(RESULT_MARK)[1]))
     assert s.processes[0].error == "the process exited" and s.mode == "dump"
 
@@ -171,7 +225,7 @@ def test_no_match_lists_the_python_processes_seen():
     seen = [[11, "python3 -m http.server"], [12, "python3 train.py"]]
     out = result([], seen=seen, seen_total=2)
     v = STACKS_KIND.interpret(["--match", "sglang"], 1, out, "")
-    assert v.status == "no-match" and v.summary == "no --match 'sglang' process: 2 Python process(es) seen"
+    assert v.status == "no-match" and v.summary == "no --match 'sglang' process: 2 Python processes seen"
     assert answer(probe_of(["--match", "sglang"], v)) == [
         "seen: pid 11: python3 -m http.server", "seen: pid 12: python3 train.py"]
 

@@ -20,10 +20,13 @@ from tests.support.stacks_support import result, text
 from tests.support.stall_target import STALL_FUNCTION
 
 SCHEDULER = "sglang::scheduler_TP0"
+LONG_COMMAND = ("/opt/venv/bin/python3 -m tests.support.sglang_sim --random-seed 7 "
+                "--port 30000 --tp-size 2 --model-path /models/llama")
 
 
-def emit_sample(session, probe_id: str, fixture: str, args: list[str]) -> None:
-    v = STACKS_KIND.interpret(args, 0, result([{"pid": 4242, "name": SCHEDULER, "rc": 0,
+def emit_sample(session, probe_id: str, fixture: str, args: list[str],
+                name: str = SCHEDULER) -> None:
+    v = STACKS_KIND.interpret(args, 0, result([{"pid": 4242, "name": name, "rc": 0,
                                                 "out": text(fixture), "err": ""}]), "")
     session.emit(ev.ProbeQueued(probe_id=probe_id, host="gpu-a", kind="stacks", args=args))
     session.emit(ev.ProbeFinished(probe_id=probe_id, status=v.status, summary=v.summary,
@@ -35,17 +38,31 @@ def two_samples(session) -> None:
     emit_sample(session, "p2", "record-threads.raw", ["--seconds", "2"])
 
 
+def four_samples(session) -> None:
+    """A dump, a record, a --gil record, a record: only the two records compare."""
+    two_samples(session)
+    emit_sample(session, "p3", "record-gil.raw", ["--seconds", "2", "--gil"])
+    emit_sample(session, "p4", "record-plain.raw", ["--seconds", "2"], name=LONG_COMMAND)
+
+
 def test_compare_and_report_section() -> None:
     cockpit = Cockpit(registry=HostRegistry())
-    two_samples(cockpit.session)
-    (_, before), (_, after) = samples(cockpit.session.state)
+    four_samples(cockpit.session)
+    (_, before), (_, after), _, (_, plain) = samples(cockpit.session.state)
     grew, shrank = compare(before, after)
     assert grew[0].name == STALL_FUNCTION and grew[0].before_pct == 0 and grew[0].after_pct > 80
     assert {c.name for c in shrank} >= {"Condition.wait"}
     md = render(cockpit.session.state)
     assert "## Stacks" in md and "### p2" in md
     assert f"| `{STALL_FUNCTION}` | tests/support/stall_target.py:27 | 87.5 % | 87.5 % |" in md
-    assert f"- grew since p1: `{STALL_FUNCTION}` 0.0 → 87.5 %" in md
+    # a dump, a --gil record and a plain record are different kinds: not compared
+    assert "- not compared with p1: a dump, this a record (different kinds of sample)" in md
+    assert "- not compared with p2: a record, this a record --gil" in md
+    assert "grew since p1" not in md and "since p3" not in md
+    assert any(ln.startswith("- shrank since p2: ") or ln.startswith("- grew since p2: ")
+               for ln in md.splitlines())  # p4 against p2, both records
+    # a long command line is cut at a word, with an ellipsis
+    assert "pid 4242 /opt/venv/bin/python3 -m tests.support.sglang_sim --random-seed 7 --port 30000 …: 87 samples" in md
 
 
 async def test_t_opens_the_view_enter_shows_the_stack_and_d_compares() -> None:
@@ -66,9 +83,10 @@ async def test_t_opens_the_view_enter_shows_the_stack_and_d_compares() -> None:
         await wait_for(lambda: "root first" in str(side.render()))
         shown = str(side.render())
         assert "_run_module_as_main" in shown and STALL_FUNCTION in shown.splitlines()[-1]
-        await pilot.press("d")
-        await wait_for(lambda: "p2 against p1" in str(side.render()))
-        assert STALL_FUNCTION in str(side.render())
+        await pilot.press("d")  # p2 is a record, p1 a dump: not like for like
+        await wait_for(lambda: "different kinds of sample" in str(side.render()))
+        assert "p2 is a record, p1 a dump" in str(side.render())
+        assert STALL_FUNCTION not in str(side.render())
         await pilot.press("left_square_bracket")
         await wait_for(lambda: "[1/2] p1" in str(screen.query_one("#stacks-head", Static).render()))
         assert "nothing to compare with" in str(side.render())
@@ -127,3 +145,38 @@ async def test_k_samples_a_real_process_from_the_cockpit(tmp_path) -> None:
             await wait_for(lambda: isinstance(app.screen, StacksScreen))
             head = str(app.screen.query_one("#stacks-head", Static).render())
             assert STALL_FUNCTION in head or "dump" in head
+
+
+def _app_with(emit) -> PerftriageApp:
+    cockpit = Cockpit(registry=HostRegistry())
+    emit(cockpit.session)
+    return PerftriageApp(cockpit)
+
+
+async def _open_view(app: PerftriageApp, pilot) -> StacksScreen:
+    await pilot.press("T")
+    await wait_for(lambda: isinstance(app.screen, StacksScreen))
+    assert isinstance(app.screen, StacksScreen)
+    return app.screen
+
+
+async def test_d_compares_like_with_like() -> None:
+    app = _app_with(four_samples)
+    async with app.run_test(size=(160, 45)) as pilot:
+        side = (await _open_view(app, pilot)).query_one("#stacks-side", Static)
+        await pilot.press("d")  # p4, a record: against p2, not the --gil p3 before it
+        await wait_for(lambda: "p4 against p2, both record" in str(side.render()))
+        await pilot.press("left_square_bracket")  # p3, the only --gil record
+        await wait_for(lambda: "p3 is a record --gil, p2 a record" in str(side.render()))
+
+
+async def test_where_keeps_file_and_line_at_100_columns() -> None:
+    app = _app_with(two_samples)
+    async with app.run_test(size=(100, 45)) as pilot:
+        table = (await _open_view(app, pilot)).query_one("#stacks-frames", DataTable)
+        await wait_for(lambda: table.row_count > 3)
+        await pilot.pause()
+        cells = [str(c) for c in table.get_row_at(0)]
+        assert cells[4].endswith("stall_target.py:27")
+        widths = sum(c.get_render_width(table) for c in table.columns.values())
+        assert widths <= table.size.width  # the where column is on screen, not scrolled off

@@ -39,6 +39,7 @@ from perftriage.core.probe_kinds.kind import (
     script_result,
 )
 from perftriage.core.stacks.folded import StacksError, parse_dump, parse_raw
+from perftriage.core.stacks.samples import plural, short_command
 from perftriage.core.stacks.summary import (
     KIND,
     Mode,
@@ -277,17 +278,30 @@ def _build(args: list[str], ctx) -> str:
 
 
 def _refusal(err: str, data: dict[str, Any]) -> str | None:
-    """py-spy's stderr that says ptrace was refused, as one sentence."""
-    low = err.lower()
-    if "permission denied" not in low and "operation not permitted" not in low:
+    """py-spy's stderr that says ptrace was refused, as one sentence: what
+    py-spy said and only the remedies that apply to how the probe ran."""
+    lines = [ln.strip() for ln in err.splitlines() if ln.strip()]
+    said = next((ln for ln in lines if "permission denied" in ln.lower()
+                 or "operation not permitted" in ln.lower()), None)
+    if said is None:
         return None
+    root = data.get("euid") == 0
     scope = data.get("ptrace_scope")
-    why = [f"kernel.yama.ptrace_scope={scope}" if scope is not None else None,
-           "not root" if data.get("euid") not in (0, None) else None,
-           "no SYS_PTRACE capability" if data.get("cap_sys_ptrace") is False else None]
-    said = ", ".join(w for w in why if w)
-    return ("ptrace refused" + (f" ({said})" if said else "") + ": py-spy needs root, "
-            "kernel.yama.ptrace_scope=0, or SYS_PTRACE in a container")
+    fixes = []
+    if data.get("euid") not in (0, None):
+        fixes.append("run it as root")
+    if scope is not None and scope != "0" and (not root or scope == "3"):
+        fixes.append(f"kernel.yama.ptrace_scope is {scope}" + (" (no ptrace at all)"
+                                                                if scope == "3" else ", 0 allows it"))
+    if data.get("cap_sys_ptrace") is False:
+        fixes.append("no SYS_PTRACE capability (a container needs --cap-add SYS_PTRACE)")
+    text = f"ptrace refused: py-spy said {said[:160]!r}"
+    if fixes:
+        return f"{text}; {'; '.join(fixes)}"
+    if root:
+        return (f"{text} although the probe ran as root with SYS_PTRACE (the process may be "
+                "in another container's namespace or guarded by a security module)")
+    return text
 
 
 def _process(t: dict[str, Any], mode: Mode, ticks: int | None, gil: bool,
@@ -335,8 +349,8 @@ def _interpret(args: list[str], status: int | None, out: str, err: str) -> Verdi
         a = parse_args(args)
         wanted = f"pid {a.pid}" if a.pid is not None else \
             f"--match {a.match!r}" if a.match is not None else "SGLang or vLLM"
-        return Verdict("no-match", f"no {wanted} process: {data.get('seen_total', 0)} Python "
-                       "process(es) seen", {**facts, "seen": seen})
+        return Verdict("no-match", f"no {wanted} process: "
+                       f"{plural(int(data.get('seen_total', 0)), 'Python process', 'Python processes')} seen", {**facts, "seen": seen})
     if not data.get("pyspy"):
         return Verdict("failed", f"py-spy not found on the host: install it in the server's venv "
                        f"({INSTALL_HINT}); perftriage installs nothing on a host",
@@ -355,19 +369,21 @@ def _interpret(args: list[str], status: int | None, out: str, err: str) -> Verdi
         return Verdict("failed", str(first), detail)
     top = summary.top
     proc = summary.process_of_top()
-    what = (f"{len(ok)} process(es), " + (f"{summary.seconds:g} s at {RATE_HZ} Hz"
-                                            if summary.mode == "record" else "one dump"))
-    if summary.native and summary.mode == "record":
-        what += ", --native paused each sample"
+    what = (plural(len(ok), "process", "processes") + ", "
+            + (f"{summary.seconds:g} s at {RATE_HZ} Hz" if summary.mode == "record"
+               else "one dump"))
+    if summary.native:
+        what += (", --native paused each sample" if summary.mode == "record"
+                 else ", --native paused the process")
     if top is None or proc is None:
         text = f"no active Python frame ({what})"
     else:
         idle = f", idle {proc.idle_pct:.0f} %" if proc.idle_pct is not None else ""
         text = (f"{top.name} ({_where(top)}) {top.self_pct:.1f} % of pid {proc.pid}'s "
-                f"{proc.samples} samples{idle} ({what})")
+                f"{plural(proc.samples, 'sample')}{idle} ({what})")
     failed = len(summary.processes) - len(ok)
     if failed:
-        text += f"; {failed} process(es) not read"
+        text += f"; {plural(failed, 'process', 'processes')} not read"
     return Verdict("ok", text, detail, files=files)
 
 
@@ -383,11 +399,11 @@ def answer(p: ProbeResult, frames: int = 10) -> list[str]:
         return [f"seen: pid {pid}: {cmd}" for pid, cmd in seen[:20]]
     out: list[str] = []
     for proc in s.processes:
-        head = f"pid {proc.pid} {proc.name[:80]}"
+        head = f"pid {proc.pid} {short_command(proc.name)}"
         if proc.error is not None:
             out.append(f"{head}: {proc.error}")
             continue
-        shares = [f"{proc.samples} samples"]
+        shares = [plural(proc.samples, "sample")]
         if proc.idle_pct is not None:
             shares.append(f"idle {proc.idle_pct:.0f} %")
         if proc.gil_pct is not None:

@@ -6,8 +6,15 @@ from __future__ import annotations
 
 from perftriage.core.model.state import SessionState
 from perftriage.core.report.md_text import cell, code, inline
-from perftriage.core.stacks.compare import compare
-from perftriage.core.stacks.samples import headline, samples, where
+from perftriage.core.stacks.compare import baseline, compare
+from perftriage.core.stacks.samples import (
+    headline,
+    plural,
+    sample_kind,
+    samples,
+    short_command,
+    where,
+)
 
 TOP = 10
 
@@ -17,15 +24,15 @@ def stacks_section(state: SessionState) -> list[str]:
     if not found:
         return []
     out = ["## Stacks", ""]
-    prev = None
-    for p, s in found:
+    kinds = [sample_kind(s) for _, s in found]
+    for i, (p, s) in enumerate(found):
         out += [f"### {inline(p.probe_id)}", "", inline(headline(p, s)), ""]
         for proc in s.processes:
-            name = f"pid {proc.pid} {inline(proc.name[:80])}"
+            name = f"pid {proc.pid} {inline(short_command(proc.name))}"
             if proc.error is not None:
                 out += [f"{name}: {inline(proc.error)}", ""]
                 continue
-            shares = [f"{proc.samples} samples"]
+            shares = [plural(proc.samples, "sample")]
             if proc.idle_pct is not None:
                 shares.append(f"idle {proc.idle_pct:.0f} %")
             if proc.gil_pct is not None:
@@ -35,13 +42,19 @@ def stacks_section(state: SessionState) -> list[str]:
             out += [f"| {code(f.name)} | {cell(where(f))} | {f.self_pct:.1f} % | "
                     f"{f.total_pct:.1f} % |" for f in proc.frames[:TOP]]
             out.append("")
-        if prev is not None:
-            grew, shrank = compare(prev, s)
-            for label, items in (("grew", grew), ("shrank", shrank)):
-                if items:
-                    out.append(f"- {label} since {inline(found[found.index((p, s)) - 1][0].probe_id)}: "
-                               + "; ".join(f"{code(c.name)} {c.before_pct:.1f} → {c.after_pct:.1f} %"
-                                           for c in items[:5]))
+        base = baseline(kinds, i)
+        if base is not None:
+            j, alike = base
+            since = inline(found[j][0].probe_id)
+            if not alike:
+                out.append(f"- not compared with {since}: a {kinds[j]}, this a {kinds[i]} "
+                           "(different kinds of sample)")
+            else:
+                grew, shrank = compare(found[j][1], s)
+                for label, items in (("grew", grew), ("shrank", shrank)):
+                    if items:
+                        out.append(f"- {label} since {since}: " + "; ".join(
+                            f"{code(c.name)} {c.before_pct:.1f} → {c.after_pct:.1f} %"
+                            for c in items[:5]))
             out.append("")
-        prev = s
     return out

@@ -44,3 +44,14 @@ def compare(before: StacksSummary, after: StacksSummary,
     grew = sorted((c for c in moved if c.delta > 0), key=lambda c: -c.delta)
     shrank = sorted((c for c in moved if c.delta < 0), key=lambda c: c.delta)
     return grew, shrank
+
+
+def baseline(kinds: list[str], i: int) -> tuple[int, bool] | None:
+    """Which sample the ``i``-th of samples of these ``kinds`` compares with:
+    the newest earlier one of the same kind, ``(j, True)``; else the one just
+    before, ``(i - 1, False)`` (differing in kind: the caller says so); None
+    for the first."""
+    if i <= 0:
+        return None
+    same = next((j for j in range(i - 1, -1, -1) if kinds[j] == kinds[i]), None)
+    return (same, True) if same is not None else (i - 1, False)

@@ -31,6 +31,39 @@ def where(f: FrameRow) -> str:
     return f"{f.file}:{f.line}" if f.line is not None else f.file
 
 
+def short_where(f: FrameRow, width: int) -> str:
+    """``file:line`` in ``width`` characters: the path shortened from the left at a
+    ``/`` (``…/engine/loop.py:12``); the file name and line are always kept whole."""
+    full = where(f)
+    if len(full) <= width:
+        return full
+    tail = full[len(full) - max(0, width - 1):]
+    cut = tail.find("/")
+    if cut < 0:  # not even the file name fits: keep it whole
+        return "…" + full[full.rfind("/"):] if "/" in full else full
+    return "…" + tail[cut:]
+
+
+def short_command(cmd: str, width: int = 80) -> str:
+    """A command line in ``width`` characters, cut at a word boundary with ``…``."""
+    if len(cmd) <= width:
+        return cmd
+    head = cmd[:width - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space > 0 else head).rstrip() + " …"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 sample``, ``2 samples``, ``1 process``, ``3 processes``."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
+
+
+def sample_kind(s: StacksSummary) -> str:
+    """What a sample measured: ``dump``, ``record``, with ``--gil``/``--native``.
+    Shares of samples of different kinds are not like for like."""
+    return " ".join([s.mode, *(["--gil"] if s.gil else []), *(["--native"] if s.native else [])])
+
+
 def stack_of(proc: ProcessStacks, name: str, file: str) -> StackRow | None:
     """The hottest kept stack of ``proc`` that holds the function."""
     needle = f"{name} ({file}"
@@ -41,9 +74,12 @@ def stack_of(proc: ProcessStacks, name: str, file: str) -> StackRow | None:
 def headline(p: Any, s: StacksSummary) -> str:
     """``p3 on gpu-a · record 2 s at 100 Hz · 3 processes · top: f (file:line) 88 %``."""
     what = f"record {s.seconds:g} s at {s.rate} Hz" if s.mode == "record" else "dump"
-    parts = [f"{p.probe_id} on {p.host}", what, f"{len(s.processes)} process(es)"]
+    parts = [f"{p.probe_id} on {p.host}", what, plural(len(s.processes), "process", "processes")]
+    if s.gil:
+        parts.append("GIL-holding samples only")
     if s.native:
-        parts.append("native frames")
+        parts.append("native frames (paused the process" + (" each sample)" if s.mode == "record"
+                                                             else ")"))
     if s.top is not None:
         line = f":{s.top.line}" if s.top.line is not None else ""
         parts.append(f"top: {s.top.name} ({s.top.file}{line}) {s.top.self_pct:.0f} % self")

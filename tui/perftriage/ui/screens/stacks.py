@@ -3,9 +3,10 @@
 Top: the sample's headline (probe, host, record or dump, processes, top
 frame). Left: the top frames of every process (self and total share,
 ``file:line``). Right: Enter on a frame shows its full stack (the hottest
-sampled stack that holds it); ``d`` compares with the sample before
-(functions that grew or shrank as the top of the stack). ``[`` / ``]`` step
-through the samples; ``k`` in the Probes pane takes a new one.
+sampled stack that holds it); ``d`` compares with the newest earlier sample
+of the same kind (dump, record, ``--gil``, ``--native``): the functions that
+grew or shrank as the top of the stack; or says the kinds differ. ``[`` /
+``]`` step through the samples; ``k`` in the Probes pane takes a new one.
 """
 
 from __future__ import annotations
@@ -21,12 +22,32 @@ from textual.widgets import DataTable, Footer, Static
 
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.sanitize import visible
-from perftriage.core.stacks.compare import compare
-from perftriage.core.stacks.samples import headline, samples, stack_of, where
+from perftriage.core.stacks.compare import baseline, compare
+from perftriage.core.stacks.samples import (
+    headline,
+    plural,
+    sample_kind,
+    samples,
+    short_where,
+    stack_of,
+    where,
+)
 from perftriage.core.stacks.summary import StacksSummary
 from perftriage.ui.app_context import app_context
 
 FRAME_ROWS = 15  # per process
+FIXED_COLUMNS = 7 + 7 + 7 + 2 * 5 + 2 + 2  # pid, self, total, cell padding, border, scrollbar
+MIN_NAME = 16  # a frame's name gets at least this many columns, "where" the rest it needs
+
+
+def column_widths(box: int, names: list[str], wheres: list[str]) -> tuple[int, int]:
+    """(frame, where) widths in a table ``box`` columns wide: ``where`` gets what its
+    longest needs if the names keep ``MIN_NAME``, the names the rest."""
+    room = max(2 * MIN_NAME, box - FIXED_COLUMNS)
+    name_need = max((len(n) for n in names), default=0)
+    where_need = max((len(w) for w in wheres), default=0)
+    where_w = min(where_need, room - min(name_need, MIN_NAME))
+    return max(MIN_NAME, room - where_w), where_w
 
 
 class StacksScreen(Screen[None]):
@@ -43,8 +64,8 @@ class StacksScreen(Screen[None]):
     StacksScreen { layout: vertical; }
     StacksScreen #stacks-head { height: auto; padding: 0 1; text-style: bold; }
     StacksScreen #stacks-body { height: 1fr; }
-    StacksScreen #stacks-frames-box { width: 3fr; border: round $pane-border; }
-    StacksScreen #stacks-side { width: 2fr; border: round $pane-border; padding: 0 1; }
+    StacksScreen #stacks-frames-box { width: 2fr; border: round $pane-border; }
+    StacksScreen #stacks-side { width: 1fr; border: round $pane-border; padding: 0 1; }
     StacksScreen #stacks-frames { height: 1fr; }
     """
 
@@ -92,6 +113,10 @@ class StacksScreen(Screen[None]):
             return
         p, s = found[i]
         head.update(Text(f"[{i + 1}/{len(found)}] " + visible(headline(p, s))))
+        box = self.size.width * 2 // 3
+        name_w, where_w = column_widths(
+            box, [f.name for proc in s.processes for f in proc.frames[:FRAME_ROWS]],
+            [where(f) for proc in s.processes for f in proc.frames[:FRAME_ROWS]])
         for proc in s.processes:
             if proc.error is not None:
                 table.add_row(str(proc.pid), "", "", Text(visible(proc.error), style="red"), "")
@@ -99,7 +124,8 @@ class StacksScreen(Screen[None]):
                 continue
             for f in proc.frames[:FRAME_ROWS]:
                 table.add_row(str(proc.pid), f"{f.self_pct:.1f}%", f"{f.total_pct:.1f}%",
-                              Text(visible(f.name[:60])), Text(visible(where(f)[-50:])))
+                              Text(visible(f.name[:name_w])),
+                              Text(visible(short_where(f, where_w))))
                 self._rows.append((proc.pid, f.name, f.file))
         if 0 < cursor < table.row_count:
             table.move_cursor(row=cursor)
@@ -116,7 +142,7 @@ class StacksScreen(Screen[None]):
         if st is None:
             return Text(f"{visible(name)}: not in the hottest stacks kept of pid {pid}",
                         style="dim")
-        out = Text.assemble((f"pid {pid}: {st.samples} samples ({st.pct:.1f} %), root first\n",
+        out = Text.assemble((f"pid {pid}: {plural(st.samples, 'sample')} ({st.pct:.1f} %), root first\n",
                              "bold"))
         for depth, frame in enumerate(st.frames):
             style = "bold yellow" if frame.startswith(f"{name} ({file}") else ""
@@ -126,16 +152,25 @@ class StacksScreen(Screen[None]):
     def _compare_text(self, found: list, i: int) -> Text:
         if i == 0:
             return Text("nothing to compare with: this is the first sample", style="dim")
-        (pb, before), (pa, after) = found[i - 1], found[i]
+        kinds = [sample_kind(s) for _, s in found]
+        j, alike = baseline(kinds, i) or (i - 1, False)
+        (pb, before), (pa, after) = found[j], found[i]
+        if not alike:
+            return Text(f"{visible(pa.probe_id)} is a {kinds[i]}, {visible(pb.probe_id)} a "
+                        f"{kinds[j]}: different kinds of sample, their shares are not "
+                        f"comparable; take another {kinds[i]} to compare", style="yellow")
         grew, shrank = compare(before, after)
-        out = Text.assemble((f"{visible(pa.probe_id)} against {visible(pb.probe_id)} "
-                             "(self share of all samples)\n", "bold"))
+        out = Text.assemble((f"{visible(pa.probe_id)} against {visible(pb.probe_id)}, both "
+                             f"{kinds[i]} (self share of all samples)\n", "bold"))
         for label, items, style in (("grew", grew, "red"), ("shrank", shrank, "green")):
             out.append(f"{label} ({len(items)})\n", style=f"bold {style}")
             for c in items[:8]:
                 out.append(f"  {c.before_pct:5.1f}% → {c.after_pct:5.1f}%  "
                            f"{visible(c.name[:48])}\n")
         return out
+
+    def on_resize(self) -> None:
+        self._redraw()
 
     def _redraw(self) -> None:
         self.show_state(app_context(self).session.state)
