@@ -113,7 +113,7 @@ class StacksScreen(Screen[None]):
             return
         p, s = found[i]
         head.update(Text(f"[{i + 1}/{len(found)}] " + visible(headline(p, s))))
-        box = self.size.width * 2 // 3
+        box = self.app.size.width * 2 // 3  # the screen is the terminal, known before layout
         name_w, where_w = column_widths(
             box, [f.name for proc in s.processes for f in proc.frames[:FRAME_ROWS]],
             [where(f) for proc in s.processes for f in proc.frames[:FRAME_ROWS]])
