@@ -117,13 +117,3 @@ def engine_for(engines: dict[str, EngineState], source: str, host: str) -> Engin
     if es is None:
         es = engines[source] = EngineState(source=source, host=host)
     return es
-
-
-def ms_per_token_for(engines: dict[str, EngineState], host: str | None = None) -> float | None:
-    """Measured decode ms/token (mean inter-token latency over the last
-    window) from the engine endpoint of ``host`` (any host when None), or
-    None when no endpoint has reported decode steps recently."""
-    for es in engines.values():
-        if (host is None or es.host == host) and es.ms_per_token is not None:
-            return es.ms_per_token
-    return None

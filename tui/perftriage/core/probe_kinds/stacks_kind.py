@@ -39,7 +39,7 @@ from perftriage.core.probe_kinds.kind import (
     script_result,
 )
 from perftriage.core.stacks.folded import StacksError, parse_dump, parse_raw
-from perftriage.core.stacks.samples import plural, short_command
+from perftriage.core.stacks.samples import plural, shares_text, short_command
 from perftriage.core.stacks.summary import (
     KIND,
     Mode,
@@ -403,12 +403,7 @@ def answer(p: ProbeResult, frames: int = 10) -> list[str]:
         if proc.error is not None:
             out.append(f"{head}: {proc.error}")
             continue
-        shares = [plural(proc.samples, "sample")]
-        if proc.idle_pct is not None:
-            shares.append(f"idle {proc.idle_pct:.0f} %")
-        if proc.gil_pct is not None:
-            shares.append(f"GIL {proc.gil_pct:.0f} %")
-        out.append(f"{head}: " + ", ".join(shares))
+        out.append(f"{head}: {shares_text(proc)}")
         out.append(f"  {'self %':>7} {'total %':>7}  frame")
         for f in proc.frames[:frames]:
             out.append(f"  {f.self_pct:>7.1f} {f.total_pct:>7.1f}  {f.name} ({_where(f)})")

@@ -9,9 +9,9 @@ from perftriage.core.report.md_text import cell, code, inline
 from perftriage.core.stacks.compare import baseline, compare
 from perftriage.core.stacks.samples import (
     headline,
-    plural,
     sample_kind,
     samples,
+    shares_text,
     short_command,
     where,
 )
@@ -32,12 +32,7 @@ def stacks_section(state: SessionState) -> list[str]:
             if proc.error is not None:
                 out += [f"{name}: {inline(proc.error)}", ""]
                 continue
-            shares = [plural(proc.samples, "sample")]
-            if proc.idle_pct is not None:
-                shares.append(f"idle {proc.idle_pct:.0f} %")
-            if proc.gil_pct is not None:
-                shares.append(f"GIL {proc.gil_pct:.0f} %")
-            out += [f"{name}: {', '.join(shares)}", "", "| frame | where | self | total |",
+            out += [f"{name}: {shares_text(proc)}", "", "| frame | where | self | total |",
                     "|---|---|---:|---:|"]
             out += [f"| {code(f.name)} | {cell(where(f))} | {f.self_pct:.1f} % | "
                     f"{f.total_pct:.1f} % |" for f in proc.frames[:TOP]]

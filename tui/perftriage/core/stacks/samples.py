@@ -53,6 +53,17 @@ def short_command(cmd: str, width: int = 80) -> str:
     return (head[:space] if space > 0 else head).rstrip() + " …"
 
 
+def shares_text(proc: Any) -> str:
+    """``22 samples, idle 40 %, GIL 12 %``: a process's samples and its idle
+    and GIL shares where known (the probe's answer and the report say it so)."""
+    shares = [plural(proc.samples, "sample")]
+    if proc.idle_pct is not None:
+        shares.append(f"idle {proc.idle_pct:.0f} %")
+    if proc.gil_pct is not None:
+        shares.append(f"GIL {proc.gil_pct:.0f} %")
+    return ", ".join(shares)
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``1 sample``, ``2 samples``, ``1 process``, ``3 processes``."""
     return f"{n} {word if n == 1 else many or word + 's'}"
