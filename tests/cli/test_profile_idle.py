@@ -74,14 +74,14 @@ def _kernels_and_launches(name: str) -> tuple[dict[object, list[Kernel]], dict[i
     events = kineto.decode_events(path, read_trace_bytes(path))
     streams: dict[object, list[Kernel]] = {}
     launches: dict[int, Launch] = {}
-    for e in events:
+    for i, e in enumerate(events):
         a = e.args
         if e.ph != "X" or a is None or type(a.correlation) is not int:
             continue
         if e.cat in kineto.KERNEL_CATS:
             streams.setdefault((e.pid, a.stream), []).append((e.ts, e.ts + e.dur, a.correlation))
         elif e.cat in kineto.LAUNCH_CATS:
-            launches[a.correlation] = (e.ts, e.dur, e.name in HTA_LAUNCHES)
+            launches[a.correlation] = (e.ts, e.dur, e.name in HTA_LAUNCHES, i)
     return streams, launches
 
 

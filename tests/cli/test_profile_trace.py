@@ -83,6 +83,9 @@ def test_json_shape_and_sums() -> None:
     top = doc["kernels"][0]
     assert top["avg_us"] == pytest.approx(top["total_ms"] * 1000 / top["calls"], rel=1e-3)
     assert len(top["rank_ms"]) == 2 and 0 <= top["spread_pct"] < 5
+    assert 0 < top["p50_us"] <= top["p99_us"] and top["cpu_op"] == "aten::index_select"
+    assert top["launched_by"] == [{"op": "aten::index_select", "call": "cudaLaunchKernel",
+                                   "calls": top["calls"]}]
     res = CliRunner().invoke(cli, ["trace", str(GRAPH), "--json", "--top", "3"])
     assert len(json.loads(res.output)["kernels"]) == 3
 

@@ -276,5 +276,8 @@ async def test_enter_on_a_kernel_shows_it_whole():
         body = app.screen.body
         assert "indexSelectSmallIndex<" in body and "no rule matched: 'other'" in body
         assert "40 calls" in body and "TP-0" in body and "TP-1" in body and "spread" in body
+        # one call's p50/p99 over both ranks, and the op that launched it
+        assert "per call p50 93.92 µs, p99 98.24 µs (of 40 calls on all ranks)" in body
+        assert "launched by aten::index_select via cudaLaunchKernel (40 of 40 calls)" in body
         await pilot.press("escape")
         await wait_for(lambda: isinstance(app.screen, ProfileScreen))

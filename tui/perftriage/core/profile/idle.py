@@ -102,8 +102,9 @@ def launch_kind(name: str) -> int:
 
 # a kernel on a stream: (start µs, end µs, correlation id or -1)
 Kernel = tuple[float, float, int]
-# a launch call: (start µs, duration µs, starts exactly one kernel)
-Launch = tuple[float, float, bool]
+# a launch call: (start µs, duration µs, starts exactly one kernel, its index
+# in the trace's events: what launched the kernel, core/profile/launchers.py)
+Launch = tuple[float, float, bool, int]
 
 
 def breakdown(streams: dict[object, list[Kernel]], launches: dict[int, Launch],
@@ -127,7 +128,7 @@ def breakdown(streams: dict[object, list[Kernel]], launches: dict[int, Launch],
                     parts.other_us += gap
             if launch is not None and launch[2] and corr not in seen_single:
                 seen_single.add(corr)
-                call_start, call_dur, _ = launch
+                call_start, call_dur = launch[0], launch[1]
                 parts.delays.append(max(0.0, start - call_start - call_dur))
                 if end - start < call_dur:
                     parts.short_kernels += 1

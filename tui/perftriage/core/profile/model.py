@@ -19,6 +19,17 @@ class BucketShare(msgspec.Struct, frozen=True):
     pct: float
 
 
+class LaunchOp(msgspec.Struct, frozen=True):
+    """Who launched some of a kernel's calls: the CPU op open around the
+    launch (``aten::mm``; None when the trace records none, as under CUDA-graph
+    replay) and the CUDA call (``cudaLaunchKernel``, ``cudaGraphLaunch``; None
+    when the call is not in the trace)."""
+
+    op: str | None
+    call: str | None
+    calls: int
+
+
 class KernelRow(msgspec.Struct, frozen=True):
     name: str
     bucket: str
@@ -30,6 +41,14 @@ class KernelRow(msgspec.Struct, frozen=True):
     rank_ms: list[float] = []
     # (max - min) / mean of rank_ms, in percent; 0 with one rank
     spread_pct: float = 0.0
+    # one call's duration, nearest-rank percentiles over every call on every
+    # rank; None where the source has no per-call times (nsys summaries)
+    p50_us: float | None = None
+    p99_us: float | None = None
+    # the CPU op that launched most of its calls (None: none recorded), and
+    # the biggest launchers (up to three, most calls first); empty for nsys
+    cpu_op: str | None = None
+    launched_by: list[LaunchOp] = []
 
 
 class RankRow(msgspec.Struct, frozen=True):

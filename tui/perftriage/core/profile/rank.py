@@ -4,10 +4,13 @@ count, and (for timeline sources) each device's kernel intervals."""
 from __future__ import annotations
 
 import re
+from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from perftriage.core.profile.idle import IdleParts
+from perftriage.core.profile.launchers import Launcher
 from perftriage.core.profile.timeline import DeviceTimeline
 
 # SGLang's rank part of a trace file name: TP-0, TP-3-DP-1-EP-3, ...
@@ -41,3 +44,9 @@ class RankData:
     devices: dict[int | str, DeviceTimeline] | None = field(default_factory=dict)
     # idle gaps by cause and launch delays; None for sources without launches (nsys)
     idle: IdleParts | None = None
+    # kernel name -> each call's duration (µs), one array per raw name the
+    # cut name covers; None for sources without per-call times (nsys summaries)
+    durations: dict[str, list[array]] | None = None
+    # kernel name -> how many calls each (CPU op, CUDA call) launched; None
+    # for sources without launches
+    launched_by: dict[str, Counter[Launcher]] | None = None

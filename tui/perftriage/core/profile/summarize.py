@@ -10,23 +10,26 @@ summed idle over the summed window.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 from perftriage.core.profile import kineto, nsys
 from perftriage.core.profile.buckets import BUCKETS, Classifier
 from perftriage.core.profile.idle import IdleParts, percentile
+from perftriage.core.profile.launchers import TOP_LAUNCHERS, Launcher, merge_durations
 from perftriage.core.profile.model import (
     BucketShare,
     IdleBreakdown,
     KernelRow,
+    LaunchOp,
     LaunchStats,
     ProfileSummary,
     RankRow,
     TraceError,
 )
 from perftriage.core.profile.rank import RankData, rank_label
-from perftriage.core.profile.reader import TraceLimits, check_objects, read_trace_bytes
+from perftriage.core.profile.reader import TraceLimits, check_objects, cut_name, read_trace_bytes
 
 
 def read_file(path: str | Path, index: int, classifier: Classifier,
@@ -42,7 +45,9 @@ def read_file(path: str | Path, index: int, classifier: Classifier,
         if _first_byte(data) not in (b"{", b"[") and nsys.looks_like(data):
             return nsys.read(p, data, label)
         check_objects(p, data, limits)
-        return kineto.read(p, data, label, classifier)
+        handed = [data]
+        del data  # the reader drops the text once decoded: its bytes are not kept to the end
+        return kineto.read(p, handed, label, classifier)
     except MemoryError:
         raise TraceError(p, "not enough memory to summarise it (lower [profile] "
                             "max_trace_mb / --max-trace-mb)") from None
@@ -77,6 +82,27 @@ def idle_of(ranks: list[RankData]) -> tuple[IdleBreakdown | None, LaunchStats | 
         delay_us_p50=round(percentile(delays, 50), 3), delay_us_p99=round(percentile(delays, 99), 3),
         short_kernels=parts.short_kernels, launches=len(delays))
     return idle, launch
+
+
+def _calls_of(ranks: list[RankData], name: str) -> dict:
+    """A kernel's per-call figures over all ranks: duration percentiles and
+    its biggest launchers (none for a source without them: nsys)."""
+    if any(r.durations is None for r in ranks):
+        return {}
+    durations = merge_durations([d for r in ranks for d in (r.durations or {}).get(name, [])])
+    who: Counter[Launcher] = Counter()
+    for r in ranks:
+        who.update((r.launched_by or {}).get(name, {}))
+    top = [LaunchOp(op=None if op is None else cut_name(op), call=call, calls=n)
+           for (op, call), n in sorted(who.items(), key=_most_calls)[:TOP_LAUNCHERS]]
+    return {"p50_us": round(percentile(durations, 50), 3) if durations else None,
+            "p99_us": round(percentile(durations, 99), 3) if durations else None,
+            "cpu_op": top[0].op if top else None, "launched_by": top}
+
+
+def _most_calls(item: tuple[Launcher, int]) -> tuple[int, str, str]:
+    (op, call), n = item
+    return (-n, op or "\uffff", call or "\uffff")  # ties: named launchers first
 
 
 def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
@@ -123,7 +149,8 @@ def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
             name=name, bucket=b, total_ms=round(total / 1000.0, 6), calls=int(calls),
             avg_us=round(total / calls, 3) if calls else 0.0, pct=_pct(total, kernel_us),
             rank_ms=[round(x, 6) for x in spread],
-            spread_pct=round(100.0 * (max(spread) - min(spread)) / mean, 2) if mean > 0 else 0.0))
+            spread_pct=round(100.0 * (max(spread) - min(spread)) / mean, 2) if mean > 0 else 0.0,
+            **_calls_of(ranks, name)))
     kernels.sort(key=lambda k: (-k.total_ms, k.name))
     order = {b: i for i, b in enumerate(BUCKETS)}
     idle, launch = idle_of(ranks)

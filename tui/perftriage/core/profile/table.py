@@ -4,7 +4,7 @@ is remote text: they pass through the sanitizer before reaching a terminal."""
 
 from __future__ import annotations
 
-from perftriage.core.profile.model import ProfileSummary
+from perftriage.core.profile.model import KernelRow, LaunchOp, ProfileSummary
 from perftriage.core.sanitize import visible
 
 
@@ -93,15 +93,46 @@ def render(s: ProfileSummary, top: int | None = 20, steps: int | None = None) ->
     return "\n".join(lines)
 
 
-def kernel_detail(s: ProfileSummary, k, rule: str) -> str:
+def kernel_detail(s: ProfileSummary, k: KernelRow, rule: str) -> str:
     """Everything the summary holds of one kernel: its whole name, bucket and
-    the rule that chose it, calls, mean, share, per-rank totals and spread."""
+    the rule that chose it, calls, mean, one call's p50/p99, the CPU ops that
+    launched it, share, per-rank totals and spread."""
     lines = [visible(k.name), "",
              f"bucket   {visible(k.bucket)}  ({visible(rule)})",
              f"total    {k.total_ms:.3f} ms over {k.calls} calls, mean {k.avg_us:.2f} µs, "
-             f"{k.pct:.1f} % of kernel time"]
+             f"{k.pct:.1f} % of kernel time",
+             *_per_call(s, k)]
     if len(k.rank_ms) > 1:
         lines.append(f"spread   {k.spread_pct:.1f} % between the fastest and slowest rank")
         lines += [f"  {visible(label):<12} {ms:.3f} ms"
                   for label, ms in zip(s.rank_labels, k.rank_ms, strict=False)]
     return "\n".join(lines)
+
+
+def _per_call(s: ProfileSummary, k: KernelRow) -> list[str]:
+    if k.p50_us is None or k.p99_us is None:
+        why = ("an nsys kernel summary has no per-call times or launches" if s.source == "nsys"
+               else "not in this recording (captured before perftriage kept per-call times)")
+        return [f"per call n/a: {why}"]
+    ranks = " on all ranks" if s.ranks > 1 else ""
+    lines = [f"per call p50 {k.p50_us:.2f} µs, p99 {k.p99_us:.2f} µs (of {k.calls} calls{ranks})"]
+    for i, who in enumerate(k.launched_by):
+        head = "launched" if i == 0 else "        "
+        lines.append(f"{head} {launcher_text(who)} ({who.calls} of {k.calls} calls)")
+    unlisted = k.calls - sum(who.calls for who in k.launched_by)
+    if k.launched_by and unlisted > 0:
+        lines.append(f"         … {unlisted} calls by other launchers")
+    return lines
+
+
+def launcher_text(who: LaunchOp) -> str:
+    """``by aten::mm via cudaLaunchKernel``; a graph replay or a launch the
+    trace lost said so."""
+    if who.op is not None:
+        return f"by {visible(who.op)}" + (f" via {visible(who.call)}" if who.call else "")
+    if who.call is None:
+        return "by a call not in the trace (the profiler dropped it)"
+    if "Graph" in who.call:
+        return (f"by a CUDA graph replay ({visible(who.call)}; the ops that recorded the graph "
+                "are not in this trace)")
+    return f"by {visible(who.call)}, outside any CPU op the trace records"

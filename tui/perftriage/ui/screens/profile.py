@@ -11,8 +11,9 @@ appeared, vanished, changed share).
 
 ``c`` captures from a running server (SGLang/vLLM, through the host's SSH
 connection; the parse runs in a child process, a progress line says what
-it is waiting for); ``[`` / ``]`` step through the captures. Works in a
-replay too (capturing is refused there).
+it is waiting for); ``[`` / ``]`` step through the captures; Enter on a
+kernel shows it whole (bucket rule, per-rank totals, one call's p50/p99, the
+CPU op that launched it). Works in a replay too (capturing is refused there).
 """
 
 from __future__ import annotations
@@ -150,7 +151,8 @@ class ProfileScreen(Screen[None]):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter on a kernel: all the summary holds of it (its whole name, the
-        rule that chose its bucket, per-rank totals)."""
+        rule that chose its bucket, per-rank totals, one call's p50/p99, the
+        CPU op that launched it)."""
         if event.data_table.id != "profile-kernels":
             return
         event.stop()
