@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from tests.support.demo import fast_demo
 from tests.support.helpers import wait_for
 from perftriage.cli.globals import Globals, UsageFailure
 from perftriage.core.store import investigations as inv
@@ -21,8 +22,7 @@ def sims(marker: str) -> list[str]:
 
 
 async def test_demo_every_pane_alive(tmp_path) -> None:
-    cockpit = build(Globals(sessions_dir=tmp_path / "sessions"), 40.0, tmp_path)
-    cockpit.config.servers[0].args["startup"] = "0.05"
+    cockpit = fast_demo(tmp_path)
     app = PerftriageApp(cockpit)
     async with app.run_test(size=(160, 50)) as pilot:
         await start_demo(cockpit)

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from perftriage.cli.commands.demo import DEMO_SERVER, build, start_demo
-from perftriage.cli.globals import Globals
 from perftriage.core.profile.summarize import summarize_files
 from perftriage.simulator.sglang_http import RANK_TRACES, TRACES
 from perftriage.simulator.sglang_metrics import SimulatedSglangMetrics
+from tests.support.demo import DEMO_ENGINE, running_demo
 from tests.support.helpers import wait_for
 from tests.support.sshd import free_port
 
@@ -78,20 +77,13 @@ def test_the_simulator_answers_the_profiling_contract(api, tmp_path: Path):
 async def test_p_c_in_the_demo_captures_a_profile(tmp_path: Path):
     """What ``P`` then ``c`` runs: the capture through localhost, on the URL the
     Profile view offers for the demo's server."""
-    cockpit = build(Globals(sessions_dir=tmp_path / "sessions"), 40.0, tmp_path)
-    cockpit.config.servers[0].args["startup"] = "0.05"
-    await cockpit.start()
-    try:
-        await start_demo(cockpit)
+    async with running_demo(tmp_path) as cockpit:
         state = cockpit.session.state
-        source = f"engine:{DEMO_SERVER}"
-        await wait_for(lambda: source in state.engines
-                       and state.engines[source].conn_state == "up", timeout=30)
+        await wait_for(lambda: DEMO_ENGINE in state.engines
+                       and state.engines[DEMO_ENGINE].conn_state == "up", timeout=30)
         url = cockpit.profiles.default_url("localhost")
         assert url.startswith("http://127.0.0.1:")
         event = await cockpit.profiles.capture("localhost", url, steps=3)
-    finally:
-        await cockpit.stop()
     assert event.engine == "sglang" and event.missing == [] and len(event.files) == TP
     assert [re.search(r"TP-\d+", f).group() for f in sorted(event.files)] == sorted(
         f"TP-{r}" for r in range(TP))

@@ -8,16 +8,15 @@ from pathlib import Path
 
 from textual.widgets import DataTable
 
-from perftriage.cli.commands.demo import DEMO_SERVER, SIMULATED_GPUS, build, start_demo
-from perftriage.cli.globals import Globals
+from perftriage.cli.commands.demo import DEMO_SERVER, SIMULATED_GPUS, start_demo
 from perftriage.ui.app import PerftriageApp
 from perftriage.ui.screens.profile import ProfileScreen
+from tests.support.demo import fast_demo
 from tests.support.helpers import wait_for
 
 
 async def test_p_c_in_the_demo_fills_the_profile_view(tmp_path: Path) -> None:
-    cockpit = build(Globals(sessions_dir=tmp_path / "sessions"), 40.0, tmp_path)
-    cockpit.config.servers[0].args["startup"] = "0.05"
+    cockpit = fast_demo(tmp_path)
     app = PerftriageApp(cockpit)
     async with app.run_test(size=(160, 45)) as pilot:
         await start_demo(cockpit)

@@ -69,12 +69,11 @@ async def test_no_endpoint_no_strip():
 
 async def test_demo_shows_the_simulated_engine_live(tmp_path):
     from perftriage.ui.app import PerftriageApp
-    from perftriage.cli.commands.demo import build, start_demo
-    from perftriage.cli.globals import Globals
+    from perftriage.cli.commands.demo import start_demo
+    from tests.support.demo import fast_demo
     from tests.support.helpers import wait_for
 
-    cockpit = build(Globals(sessions_dir=tmp_path / "sessions"), 40.0, tmp_path)
-    cockpit.config.servers[0].args["startup"] = "0.05"
+    cockpit = fast_demo(tmp_path)
     app = PerftriageApp(cockpit)
     async with app.run_test(size=(160, 50)) as pilot:
         await start_demo(cockpit)

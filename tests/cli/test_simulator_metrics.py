@@ -14,9 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from perftriage.cli import cli
-from perftriage.cli.commands.demo import DEMO_SERVER, build, start_demo
-from perftriage.cli.globals import Globals
 from perftriage.core.parse.engine_metrics import HISTOGRAMS, parse_exposition
+from tests.support.demo import DEMO_ENGINE, running_demo
 from tests.support.helpers import wait_for
 from tests.support.sshd import free_port
 
@@ -80,19 +79,12 @@ def test_the_page_uses_sglang_names(simulator):
 
 
 async def test_demo_cockpit_reads_the_simulated_metrics(tmp_path):
-    cockpit = build(Globals(sessions_dir=tmp_path / "sessions"), 40.0, tmp_path)
-    cockpit.config.servers[0].args["startup"] = "0.05"
-    await cockpit.start()
-    try:
-        await start_demo(cockpit)
+    async with running_demo(tmp_path) as cockpit:
         state = cockpit.session.state
-        source = f"engine:{DEMO_SERVER}"
-        await wait_for(lambda: source in state.engines
-                       and state.engines[source].figures.gen_tps is not None, timeout=30)
-        es = state.engines[source]
+        await wait_for(lambda: DEMO_ENGINE in state.engines
+                       and state.engines[DEMO_ENGINE].figures.gen_tps is not None, timeout=30)
+        es = state.engines[DEMO_ENGINE]
         assert es.conn_state == "up" and es.figures.engine == "sglang"
         await wait_for(lambda: len(es.itl_rows) >= 1 and es.ms_per_token is not None, timeout=20)
-    finally:
-        await cockpit.stop()
     recorded = cockpit.session.path.read_text()
     assert '"type":"engine.sample"' in recorded

@@ -24,6 +24,7 @@ import string
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Literal
 
 from perftriage.core.model import events as ev
 from perftriage.core.store.config import ServerProfile
@@ -247,20 +248,22 @@ class ServerLauncher:
                 return
 
     def _ready(self, name: str, run: ServerRun, detail: str) -> None:
-        run.state = "ready"
-        if run.health_task is not None:
-            run.health_task.cancel()
-        self.session.emit(ev.ServerEvent(
-            server=name, host=run.profile.host, state="ready", detail=detail,
-            command=run.command, time_to_ready_s=round(time.monotonic() - run.started, 3)))
+        self._settle(name, run, "ready", detail,
+                     time_to_ready_s=round(time.monotonic() - run.started, 3))
 
     def _failed(self, name: str, run: ServerRun, detail: str) -> None:
-        run.state = "failed"
+        self._settle(name, run, "failed", detail,
+                     last_lines=[ln for ln in run.last if not ln.startswith(EXIT_MARK)])
+
+    def _settle(self, name: str, run: ServerRun, state: Literal["ready", "failed"], detail: str,
+                **extra) -> None:
+        """The start is over (ready or failed): the health poll stops and the
+        event says how it ended."""
+        run.state = state
         if run.health_task is not None:
             run.health_task.cancel()
-        self.session.emit(ev.ServerEvent(
-            server=name, host=run.profile.host, state="failed", detail=detail,
-            command=run.command, last_lines=[ln for ln in run.last if not ln.startswith(EXIT_MARK)]))
+        self.session.emit(ev.ServerEvent(server=name, host=run.profile.host, state=state,
+                                         detail=detail, command=run.command, **extra))
 
     def _exited(self, name: str, run: ServerRun, reason: str) -> None:
         if run.health_task is not None:

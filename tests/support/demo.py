@@ -1,0 +1,36 @@
+"""The demo's cockpit as the tests drive it: built like ``perftriage demo``
+(the SIMULATED SGLang server) with a short start-up, so a test waits
+seconds, not the simulator's realistic load time."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from perftriage.cli.commands.demo import DEMO_SERVER, build, start_demo
+from perftriage.cli.globals import Globals
+from perftriage.services.cockpit import Cockpit
+
+# the engine source the demo's server feeds
+DEMO_ENGINE = f"engine:{DEMO_SERVER}"
+
+
+def fast_demo(tmp_path: Path) -> Cockpit:
+    """The demo's cockpit, sessions under ``tmp_path``, the simulator ready in 0.05 s."""
+    cockpit = build(Globals(sessions_dir=tmp_path / "sessions"), 40.0, tmp_path)
+    cockpit.config.servers[0].args["startup"] = "0.05"
+    return cockpit
+
+
+@contextlib.asynccontextmanager
+async def running_demo(tmp_path: Path) -> AsyncIterator[Cockpit]:
+    """The demo's cockpit started, without a UI, its server launched;
+    stopped (and the simulator with it) on the way out."""
+    cockpit = fast_demo(tmp_path)
+    await cockpit.start()
+    try:
+        await start_demo(cockpit)
+        yield cockpit
+    finally:
+        await cockpit.stop()
