@@ -15,10 +15,14 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from perftriage.core.model import events as ev
+from perftriage.core.model.reducer import apply
+from perftriage.core.model.state import SessionState
 from perftriage.core.profile.buckets import Classifier
 from perftriage.core.profile.model import KernelRow, LaunchOp, ProfileSummary
 from perftriage.core.profile.summarize import summarize_files
 from perftriage.core.profile.table import kernel_detail
+from perftriage.core.report.profile_section import profile_section
 from tests.support.helpers import FIXTURES
 
 PROF = FIXTURES / "profile"
@@ -141,6 +145,11 @@ def test_launchers_joined_whatever_the_order_counted_and_the_rest_said(tmp_path:
     # durations 1..10, 50, 60: nearest rank 6th and 12th of 12
     assert (k.p50_us, k.p99_us) == (6.0, 60.0)
     assert "per call p50 6.00 µs, p99 60.00 µs (of 12 calls)" in text
+    # the report's kernel table: the biggest launcher and its share
+    state = SessionState()
+    apply(state, ev.ProfileCaptured(capture_id="prof1", host="h", url="", engine="sglang",
+                                    steps=1, summary=s))
+    assert "| 6.0 / 60.0 | 100.0 % | `aten::mm` (5 of 12) |" in "\n".join(profile_section(state))
 
 
 def test_a_launch_outside_any_op_and_a_region_as_the_op(tmp_path: Path) -> None:

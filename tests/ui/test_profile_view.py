@@ -70,6 +70,9 @@ def test_evidence_report_and_comparison() -> None:
     md = render(session.state)
     assert "## Profiles" in md and "### prof2" in md and "`nvjet_sm90_tst_256x8_64x6_2x1_v_bz_NNT`" in md
     assert "GPU idle 84.9 %" in md and "GPU idle 3.7 %" in md
+    # one call's p50/p99 and the launching op: an eager capture names the op, a graph replay not
+    assert "| 94.1 | 93.9 / 98.2 | 65.0 % | `aten::index_select` |" in md
+    assert "| 94.4 | 94.0 / 98.8 | 65.1 % | graph replay |" in md
     assert "- appeared: `memcpy32_post`" in md and "vanished: `Memcpy DtoD (Device -> Device)`" in md
     assert "prof1 (gpu-a): other 69 %" in md  # the evidence line under the hypothesis
     c = compare(session.state.profiles[0].summary, session.state.profiles[1].summary)

@@ -10,6 +10,7 @@ from perftriage.core.profile.compare import compare
 from perftriage.core.profile.table import idle_line, short_name
 from perftriage.core.report.md_text import cell, code, inline
 from perftriage.core.model.events import ProfileCaptured
+from perftriage.core.profile.model import KernelRow
 
 TOP = 10
 
@@ -56,6 +57,18 @@ def _per_step_lines(prev: ProfileCaptured, cap: ProfileCaptured) -> list[str]:
     return out
 
 
+def _launched_by(k: KernelRow) -> str:
+    """The biggest launcher, in a table cell: ``aten::mm`` (its share when
+    others launched some calls too), a graph replay, or n/a."""
+    if not k.launched_by:
+        return "n/a"
+    top = k.launched_by[0]
+    text = (code(top.op) if top.op is not None else
+            "graph replay" if top.call is not None and "Graph" in top.call else
+            cell(top.call) if top.call is not None else "not in the trace")
+    return text if top.calls == k.calls else f"{text} ({top.calls} of {k.calls})"
+
+
 def profile_section(state: SessionState) -> list[str]:
     if not state.profiles:
         return []
@@ -67,11 +80,13 @@ def profile_section(state: SessionState) -> list[str]:
         if (why := idle_line(s)) is not None:
             out += [inline(why), ""]
         out.append("Buckets: " + ", ".join(f"{inline(b.bucket)} {b.pct:.1f} %" for b in s.buckets))
-        out += ["", "| kernel | bucket | total ms | calls | avg µs | share |",
-                "|---|---|---:|---:|---:|---:|"]
+        out += ["", "| kernel | bucket | total ms | calls | avg µs | p50 / p99 µs | share "
+                    "| launched by |",
+                "|---|---|---:|---:|---:|---:|---:|---|"]
         for k in s.kernels[:TOP]:
             out.append(f"| {code(short_name(k.name, 80))} | {cell(k.bucket)} | {k.total_ms:.3f} "
-                       f"| {k.calls} | {k.avg_us:.1f} | {k.pct:.1f} % |")
+                       f"| {k.calls} | {k.avg_us:.1f} | {_opt(k.p50_us, '.1f')} / "
+                       f"{_opt(k.p99_us, '.1f')} | {k.pct:.1f} % | {_launched_by(k)} |")
         if prev is not None:
             c = compare(prev.summary, s)
             out += ["", f"Against {inline(prev.capture_id)}:", *_per_step_lines(prev, cap)]
