@@ -141,6 +141,22 @@ def test_profile_view_snapshot(snap_compare):
     assert snap_compare(_snapshot_app(), terminal_size=(160, 45), press=["d"])
 
 
+def test_kernel_detail_snapshot(snap_compare):
+    """Enter on the eager capture's top kernel: whole name, bucket rule,
+    one call's p50/p99, the op that launched it, per-rank totals."""
+    from perftriage.ui.screens.profile import KernelDetailScreen
+
+    async def open_detail(pilot) -> None:
+        await wait_for(lambda: isinstance(pilot.app.screen, ProfileScreen))
+        await pilot.press("left_square_bracket")  # prof1: eager, two ranks
+        pilot.app.screen.query_one("#profile-kernels", DataTable).focus()
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(pilot.app.screen, KernelDetailScreen))
+        await pilot.pause()
+
+    assert snap_compare(_snapshot_app(), terminal_size=(160, 45), run_before=open_detail)
+
+
 async def test_the_view_shows_a_replayed_capture_and_refuses_to_capture(tmp_path: Path):
     live = Cockpit(registry=HostRegistry(), sessions_dir=tmp_path)
     await live.profiles.import_files([GRAPH])
