@@ -25,6 +25,19 @@ def replay_app(path: Path = EXAMPLE_SESSION):
     return PerftriageApp(Cockpit(registry=HostRegistry(), session=session))
 
 
+def app_opening(cockpit, screen):
+    """The cockpit app that opens on ``screen()`` (a view's snapshot: the
+    screen pushed once the app is mounted, as its key would)."""
+    from perftriage.ui.app import PerftriageApp
+
+    class OpeningApp(PerftriageApp):
+        def on_mount(self) -> None:
+            super().on_mount()
+            self.call_later(lambda: self.push_screen(screen()))
+
+    return OpeningApp(cockpit)
+
+
 async def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02):
     """Poll ``predicate`` until true (instead of sleeping a fixed time)."""
     loop = asyncio.get_running_loop()

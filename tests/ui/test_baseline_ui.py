@@ -15,7 +15,7 @@ from perftriage.core.model.state import SessionState
 from perftriage.services.investigation.session import RECORDED, Session
 from perftriage.ui.app import PerftriageApp
 from perftriage.ui.screens.profile import ProfileScreen
-from tests.support.helpers import FIXTURES, wait_for
+from tests.support.helpers import FIXTURES, replay_app, wait_for
 
 PROF = FIXTURES / "profile"
 
@@ -55,8 +55,7 @@ async def test_a_replay_shows_the_marked_baseline_and_refuses_b(tmp_path: Path):
     live.session.emit(ev.BaselineMarked(start=5.0, end=33.0, label="0:05–0:33"))
     live.session.close()
     assert live.session.path is not None
-    session, _ = Session.from_transcript(live.session.path)
-    app = PerftriageApp(Cockpit(registry=HostRegistry(), session=session))
+    app = replay_app(live.session.path)
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.press("b")
         await pilot.pause()

@@ -8,7 +8,7 @@ import pytest
 from textual.widgets import DataTable
 
 from tests.support.fleet_exporters import emulated_snapshot, parse_outliers
-from tests.support.helpers import wait_for
+from tests.support.helpers import app_opening, wait_for
 from perftriage.ui.app import PerftriageApp
 from perftriage.core.store.config import Config, FleetConfig
 from perftriage.ui.screens.fleet import FleetScreen
@@ -82,13 +82,7 @@ def _snapshot_app():
     cockpit = Cockpit(registry=HostRegistry())
     source = FleetSource(cockpit.session, "http://127.0.0.1:9090")
     source.accept(emulated_snapshot(64, 8, parse_outliers(SNAPSHOT_OUTLIERS)))
-
-    class FleetApp(PerftriageApp):
-        def on_mount(self) -> None:
-            super().on_mount()
-            self.call_later(lambda: self.push_screen(FleetScreen(source)))
-
-    return FleetApp(cockpit)
+    return app_opening(cockpit, lambda: FleetScreen(source))
 
 
 def test_fleet_view_snapshot(snap_compare):

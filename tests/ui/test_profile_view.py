@@ -23,7 +23,7 @@ from perftriage.ui.screens.profile import ProfileScreen, parse_capture_args
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts.registry import HostRegistry, local_host
 from perftriage.services.investigation.session import Session
-from tests.support.helpers import FIXTURES
+from tests.support.helpers import FIXTURES, app_opening, replay_app
 from tests.support.helpers import wait_for
 from tests.support.sglang_profile_simulator import ProfilingServerSimulator
 
@@ -128,13 +128,7 @@ def _snapshot_app():
     cockpit = Cockpit(registry=HostRegistry())
     cockpit.session.emit(_captured("prof1", EAGER))
     cockpit.session.emit(_captured("prof2", [GRAPH]))
-
-    class ProfileApp(PerftriageApp):
-        def on_mount(self) -> None:
-            super().on_mount()
-            self.call_later(lambda: self.push_screen(ProfileScreen()))
-
-    return ProfileApp(cockpit)
+    return app_opening(cockpit, ProfileScreen)
 
 
 def test_profile_view_snapshot(snap_compare):
@@ -162,8 +156,7 @@ async def test_the_view_shows_a_replayed_capture_and_refuses_to_capture(tmp_path
     await live.profiles.import_files([GRAPH])
     live.session.close()
     assert live.session.path is not None
-    session, _ = Session.from_transcript(live.session.path)
-    app = PerftriageApp(Cockpit(registry=HostRegistry(), session=session))
+    app = replay_app(live.session.path)
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.press("P")
         await wait_for(lambda: isinstance(app.screen, ProfileScreen))

@@ -15,7 +15,7 @@ from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts.registry import HostRegistry
 from perftriage.ui.app import PerftriageApp
 from perftriage.ui.screens.stacks import StacksScreen
-from tests.support.helpers import wait_for
+from tests.support.helpers import app_opening, wait_for
 from tests.support.stacks_support import result, text
 from tests.support.stall_target import STALL_FUNCTION
 
@@ -97,13 +97,7 @@ async def test_t_opens_the_view_enter_shows_the_stack_and_d_compares() -> None:
 def _snapshot_app():
     cockpit = Cockpit(registry=HostRegistry())
     two_samples(cockpit.session)
-
-    class StacksApp(PerftriageApp):
-        def on_mount(self) -> None:
-            super().on_mount()
-            self.call_later(lambda: self.push_screen(StacksScreen()))
-
-    return StacksApp(cockpit)
+    return app_opening(cockpit, StacksScreen)
 
 
 def test_stacks_view_snapshot(snap_compare):
