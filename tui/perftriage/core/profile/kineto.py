@@ -126,8 +126,9 @@ def read(path: str, text: list[bytes | bytearray], label: str, classifier: Class
                     if not (0.0 <= dur <= MAX_US and -MAX_US <= ts <= MAX_US):
                         raise bad_time(path, i, ev, "launch call")
                     launches[corr] = (ts, dur, kind == ONE_KERNEL, i)
-            elif cat in OP_CATS and (a := ev.args) is not None and type(ext := a.external_id) is int:
-                ops[ext] = name
+            elif cat in OP_CATS and (a := ev.args) is not None:
+                if type(ext := a.external_id) is int:
+                    ops[ext] = name
             continue
         if not (0.0 <= dur <= MAX_US and -MAX_US <= ts <= MAX_US):  # NaN fails too
             raise bad_time(path, i, ev)

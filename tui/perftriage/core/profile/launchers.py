@@ -68,21 +68,13 @@ def launcher_ids(events: Sequence[_Event], launches: dict[int, Launch],
     op's name. Launchers are numbered so counting a kernel's calls hashes
     small ints, not (op, call) pairs."""
     ids: dict[int, int] = {}
-    table: list[Launcher] = []
-    numbers: dict[str, dict[str | None, int]] = {}  # call -> op -> number
+    numbers: dict[Launcher, int] = {}
     for corr, launch in launches.items():
         ev = events[launch[3]]
         ext = None if ev.args is None else ev.args.external_id
-        op = ops.get(ext) if type(ext) is int else None
-        by_op = numbers.get(ev.name)
-        if by_op is None:
-            by_op = numbers[ev.name] = {}
-        n = by_op.get(op)
-        if n is None:
-            n = by_op[op] = len(table)
-            table.append((op, ev.name))
-        ids[corr] = n
-    return ids, table
+        who = (ops.get(ext) if type(ext) is int else None, ev.name)
+        ids[corr] = numbers.setdefault(who, len(numbers))
+    return ids, list(numbers)  # (dicts keep insertion order: a launcher's number is its place)
 
 
 def count_launchers(corrs: array, ids: dict[int, int], table: list[Launcher]) -> Counter[Launcher]:

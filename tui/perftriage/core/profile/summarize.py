@@ -86,9 +86,7 @@ def idle_of(ranks: list[RankData]) -> tuple[IdleBreakdown | None, LaunchStats | 
 
 def _calls_of(ranks: list[RankData], name: str) -> dict:
     """A kernel's per-call figures over all ranks: duration percentiles and
-    its biggest launchers (none for a source without them: nsys)."""
-    if any(r.durations is None for r in ranks):
-        return {}
+    its biggest launchers (only for sources that have them: not nsys)."""
     durations = merge_durations([d for r in ranks for d in (r.durations or {}).get(name, [])])
     who: Counter[Launcher] = Counter()
     for r in ranks:
@@ -114,6 +112,7 @@ def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
     per_rank_ms: dict[str, list[float]] = {}
     rows: list[RankRow] = []
     timeline = all(r.devices is not None for r in ranks)
+    per_call = all(r.durations is not None for r in ranks)
     win_sum = idle_sum = exposed_sum = 0.0
     for i, r in enumerate(ranks):
         kernel_us = 0.0
@@ -150,7 +149,7 @@ def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
             avg_us=round(total / calls, 3) if calls else 0.0, pct=_pct(total, kernel_us),
             rank_ms=[round(x, 6) for x in spread],
             spread_pct=round(100.0 * (max(spread) - min(spread)) / mean, 2) if mean > 0 else 0.0,
-            **_calls_of(ranks, name)))
+            **(_calls_of(ranks, name) if per_call else {})))
     kernels.sort(key=lambda k: (-k.total_ms, k.name))
     order = {b: i for i, b in enumerate(BUCKETS)}
     idle, launch = idle_of(ranks)
