@@ -22,6 +22,8 @@ class _Gpu(msgspec.Struct):
     index: int
     name: str = ""
     power_w: float | None = None
+    util_pct: float | None = None
+    throttle: list[str] = []
 
 
 class _HostGpus(msgspec.Struct):
@@ -32,6 +34,7 @@ class _HostGpus(msgspec.Struct):
     t: float = 0.0
     gpus: list[_Gpu] = []
     gpu_age_s: float | None = None
+    cpu_pct: float | None = None
 
 
 _host_gpus = msgspec.json.Decoder(_HostGpus)
@@ -74,9 +77,7 @@ def load(path: Path | str, problems: list[stream.LineProblem] | None = None,
             if line.startswith(HOST_SAMPLE_PREFIX):
                 h = _host_gpus.decode(line)
                 rec.duration = max(rec.duration, h.t)
-                if h.gpus:
-                    rec.gpu_sample(h.host, h.t, h.gpu_age_s is not None,
-                                   [(g.index, g.name, g.power_w) for g in h.gpus])
+                rec.host_reading(h.host, h.t, h.gpu_age_s is not None, h.gpus, h.cpu_pct)
                 continue
             event = decode(line)
         except stream.DECODE_ERRORS as exc:

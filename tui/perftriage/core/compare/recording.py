@@ -76,11 +76,15 @@ _TOKENS = re.compile(r"Decode batch[.,] .*?#token: (\d+)")
 _DECODE_ROWS = re.compile(
     r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?"
     r"(?: (?:TP|PP|EP|CP)[0-9]+)*\] Decode batch[.,] "
-    r"#running-req: ([0-9]+), #token: ([0-9]+), token usage: [0-9]+(?:\.[0-9]+)?, "
+    r"#running-req: ([0-9]+), #token: ([0-9]+), token usage: ([0-9]+(?:\.[0-9]+)?), "
     r"(?:cuda graph: (?:True|False), )?"
     r"gen throughput \(token/s\): ([0-9]+(?:\.[0-9]+)?), #queue-req: ([0-9]+)(?:, )?$", re.M)
 _QUEUED_LINES = 512
 _MODEL_ARG = re.compile(r"(?:^|\s)(?:--model-path|--model|--served-model-name)[ =](\S+)")
+
+# NVML clock-event reasons that slow a busy GPU (not gpu_idle, not a clocks setting)
+SLOWDOWNS = frozenset({"sw_power_cap", "hw_slowdown", "sw_thermal_slowdown",
+                       "hw_thermal_slowdown", "hw_power_brake_slowdown"})
 
 SeriesKey = tuple[str, str, int]  # (metric id, host, GPU index or -1 for the host)
 
@@ -181,6 +185,11 @@ class Recording:
     gpus: dict[str, list[tuple[float, tuple[str, ...]]]] = field(default_factory=dict)
     # log source id -> host
     log_hosts: dict[str, str] = field(default_factory=dict)
+    # finished stacks and ncu probes: (t, host, probe id, detail), what the triage reads
+    stacks: list[tuple[float, str, str, dict[str, Any]]] = field(default_factory=list)
+    ncu: list[tuple[float, str, str, dict[str, Any]]] = field(default_factory=list)
+    # host -> [(t, GPU index, clock-event reasons)] while a GPU was throttled
+    throttles: dict[str, list[tuple[float, int, tuple[str, ...]]]] = field(default_factory=dict)
     # the latest baseline.marked (None once cleared)
     baseline: ev.BaselineMarked | None = None
     _logs: dict[str, LogMetrics] = field(default_factory=dict, repr=False)
@@ -249,6 +258,8 @@ class Recording:
                 del s.v[:i]
             if not s.t:
                 del self._all[key]
+        for host, rows in self.throttles.items():
+            self.throttles[host] = [r for r in rows if r[0] >= before]
         self._memo.clear()
 
     def has_readings(self, metric: str, host: str, start: float, end: float,
@@ -299,7 +310,7 @@ class Recording:
             for e in queue:
                 self._parse_batch(e)
             return
-        columns = list(zip(*rows))  # running, #token, gen, queued
+        columns = list(zip(*rows))  # running, #token, usage, gen, queued
         sources = {e.source_id for e in queue}
         for source in sources:
             mine = queue if len(sources) == 1 else [e for e in queue if e.source_id == source]
@@ -308,23 +319,25 @@ class Recording:
                 for row in rows[first:first + len(e.lines)]]))
             times = [e.t for e in mine for _ in e.lines]
             host = self.log_hosts.get(source, "?")
-            for metric, col in (("decode_tps", 2), ("running", 0), ("queued", 3),
-                                ("context_tokens", 1)):
+            for metric, col in (("decode_tps", 3), ("running", 0), ("queued", 4),
+                                ("context_tokens", 1), ("token_usage", 2)):
                 self._series(metric, host).extend_at(times, map(float, picked[col]))
 
     def _parse_batch(self, e: ev.LogLines) -> None:
         lm = self._logs.get(e.source_id)
         if lm is None:
             lm = self._logs[e.source_id] = LogMetrics()
+        retracted = lm.retractions
         lm.feed(e.lines, 1, e.scan())
         host = self.log_hosts.get(e.source_id, "?")
+        if lm.retractions > retracted:  # the triage's kv-pressure reads these
+            self.add("retractions", host, e.t, lm.retractions - retracted)
         for metric, values in (("decode_tps", lm.gen_tps), ("running", lm.running),
-                               ("queued", lm.queued)):
+                               ("queued", lm.queued), ("token_usage", lm.token_usage)):
             if values:
                 self._series(metric, host).extend(e.t, values)
                 values.clear()  # the reducer's parse, drained: the next batch's readings only
         lm.input_tps.clear()
-        lm.token_usage.clear()
         if "#token" in e.lines[-1]:
             found = _TOKENS.findall("\n".join(e.lines))
             if found:
@@ -369,9 +382,24 @@ class Recording:
             self.add("sm_active_pct", e.host, e.t, sum(sm) / len(sm))
 
     def _host_sample(self, e: ev.HostSample) -> None:
-        if e.gpus:
-            self.gpu_sample(e.host, e.t, e.gpu_age_s is not None,
-                            [(g.index, g.name, g.power_w) for g in e.gpus])
+        self.host_reading(e.host, e.t, e.gpu_age_s is not None, e.gpus, e.cpu_pct)
+
+    def host_reading(self, host: str, t: float, stale: bool, gpus: list[Any],
+                     cpu_pct: float | None) -> None:
+        """A host sample: ``gpus`` have ``index, name, power_w, util_pct,
+        throttle`` (a GpuSample, or the transcript loader's lighter struct)."""
+        if gpus:
+            self.gpu_sample(host, t, stale, [(g.index, g.name, g.power_w) for g in gpus])
+            if not stale:
+                utils = [g.util_pct for g in gpus if g.util_pct is not None]
+                if utils:  # NVML: the share of the interval a kernel ran (GPU busy)
+                    self.add("gpu_util", host, t, sum(utils) / len(utils))
+                for g in gpus:
+                    slow = tuple(r for r in g.throttle if r in SLOWDOWNS)
+                    if slow:
+                        self.throttles.setdefault(host, []).append((t, g.index, slow))
+        if cpu_pct is not None:
+            self.add("cpu_pct", host, t, cpu_pct)
 
     def gpu_sample(self, host: str, t: float, stale: bool,
                    gpus: list[tuple[int, str, float | None]]) -> None:
@@ -414,7 +442,10 @@ class Recording:
         if seen is None or e.status not in ("ok", "failed"):
             return
         detail = e.detail or {}
-        if seen.kind == "version" and isinstance(detail.get("versions"), dict):
+        if seen.kind in ("stacks", "ncu") and e.status == "ok" and detail:
+            (self.stacks if seen.kind == "stacks" else self.ncu).append(
+                (e.t, seen.host, e.probe_id, detail))
+        elif seen.kind == "version" and isinstance(detail.get("versions"), dict):
             found = {str(k): (None if v is None else str(v))
                      for k, v in detail["versions"].items()}
             self.versions.append((e.t, seen.host, found))

@@ -46,6 +46,7 @@ Where this differs from HTA (``docs/profile.md`` says the same):
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 # HTA's TraceAnalysis.get_idle_time_breakdown(consecutive_kernel_delay=30)
@@ -68,6 +69,11 @@ class IdleParts:
     other_us: float = 0.0
     delays: list[float] = field(default_factory=list)
     short_kernels: int = 0
+    # host wait that followed a blocking sync call (cudaStreamSynchronize, ...):
+    # the CPU waited for the GPU to drain, then was late with the next launch
+    after_sync_us: float = 0.0
+    sync_calls: int = 0
+    sync_us: float = 0.0  # CPU time inside those calls
 
     @property
     def total_us(self) -> float:
@@ -79,6 +85,9 @@ class IdleParts:
         self.other_us += other.other_us
         self.delays.extend(other.delays)
         self.short_kernels += other.short_kernels
+        self.after_sync_us += other.after_sync_us
+        self.sync_calls += other.sync_calls
+        self.sync_us += other.sync_us
 
 
 # words in the name of every CUDA call that puts work on a stream (cudaLaunchKernel,
@@ -107,11 +116,25 @@ Kernel = tuple[float, float, int]
 Launch = tuple[float, float, bool, int]
 
 
+def is_sync_call(name: str) -> bool:
+    """A CUDA call that blocks the CPU until the GPU is done
+    (``cudaStreamSynchronize``, ``cudaDeviceSynchronize``, ``cuEventSynchronize``)."""
+    return name.endswith("Synchronize")
+
+
 def breakdown(streams: dict[object, list[Kernel]], launches: dict[int, Launch],
-              kernel_wait_us: float = KERNEL_WAIT_US) -> IdleParts:
+              kernel_wait_us: float = KERNEL_WAIT_US,
+              syncs: list[tuple[float, float]] | None = None) -> IdleParts:
     """The idle parts of one rank: ``streams`` maps (device, stream) to its
-    kernels, ``launches`` a correlation id to its launch call."""
+    kernels, ``launches`` a correlation id to its launch call, ``syncs`` the
+    blocking sync calls as (start, end) µs. A host-wait gap with a sync call
+    ending inside it counts as *after a sync* too (the sync drained the
+    queue, so the next launch came late)."""
     parts = IdleParts()
+    sync_ends = sorted(end for _, end in syncs or ())
+    if syncs:
+        parts.sync_calls = len(syncs)
+        parts.sync_us = sum(end - start for start, end in syncs)
     seen_single: set[int] = set()
     for kernels in streams.values():
         kernels.sort()
@@ -122,6 +145,8 @@ def breakdown(streams: dict[object, list[Kernel]], launches: dict[int, Launch],
                 gap = start - prev_end
                 if launch is not None and launch[0] > prev_end:
                     parts.host_us += gap
+                    if sync_ends and _any_between(sync_ends, prev_end, start):
+                        parts.after_sync_us += gap
                 elif gap < kernel_wait_us:
                     parts.kernel_us += gap
                 else:
@@ -135,6 +160,11 @@ def breakdown(streams: dict[object, list[Kernel]], launches: dict[int, Launch],
             if prev_end is None or end > prev_end:
                 prev_end = end
     return parts
+
+
+def _any_between(sorted_values: list[float], lo: float, hi: float) -> bool:
+    i = bisect_left(sorted_values, lo)
+    return i < len(sorted_values) and sorted_values[i] <= hi
 
 
 def percentile(sorted_values: list[float], q: float) -> float:

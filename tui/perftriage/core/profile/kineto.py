@@ -25,7 +25,7 @@ import msgspec
 
 from perftriage.core.json_errors import decode_error_text
 from perftriage.core.profile.buckets import COMMUNICATION, Classifier
-from perftriage.core.profile.idle import ONE_KERNEL, Kernel, Launch, breakdown, launch_kind
+from perftriage.core.profile.idle import ONE_KERNEL, Kernel, Launch, breakdown, is_sync_call, launch_kind
 from perftriage.core.profile.launchers import (
     MAX_ID,
     OP_CATS,
@@ -113,6 +113,7 @@ def read(path: str, text: list[bytes | bytearray], label: str, classifier: Class
     last_stream: int | str | None = None
     lane: list[Kernel] = []
     ops: dict[int, str] = {}  # External id -> CPU op name (what launched a kernel)
+    syncs: list[tuple[float, float]] = []  # blocking sync calls: (start, end) µs
     for i, ev in enumerate(events):
         if ev.ph != "X":
             continue
@@ -126,6 +127,8 @@ def read(path: str, text: list[bytes | bytearray], label: str, classifier: Class
                     if not (0.0 <= dur <= MAX_US and -MAX_US <= ts <= MAX_US):
                         raise bad_time(path, i, ev, "launch call")
                     launches[corr] = (ts, dur, kind == ONE_KERNEL, i)
+                elif not kind and is_sync_call(name) and 0.0 <= dur <= MAX_US:
+                    syncs.append((ts, ts + dur))
             elif cat in OP_CATS and (a := ev.args) is not None:
                 if type(ext := a.external_id) is int:
                     ops[ext] = name
@@ -168,5 +171,5 @@ def read(path: str, text: list[bytes | bytearray], label: str, classifier: Class
         durations.setdefault(cut, []).append(durs)
         launched_by.setdefault(cut, Counter()).update(count_launchers(corrs, ids, table))
     return RankData(file=path, label=label, kernels=kernels, devices=devices,
-                    idle=breakdown(streams, launches), durations=durations,
+                    idle=breakdown(streams, launches, syncs=syncs), durations=durations,
                     launched_by=launched_by)

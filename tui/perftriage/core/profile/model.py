@@ -68,6 +68,11 @@ class IdleBreakdown(msgspec.Struct, frozen=True):
     kernel_wait_pct: float
     other_pct: float
     idle_ms: float = 0.0  # the stream gaps the shares are of
+    # host wait right after a blocking sync call (a share of idle, like the others;
+    # part of host_wait_pct), the sync calls and the CPU time spent in them
+    after_sync_pct: float = 0.0
+    sync_calls: int = 0
+    sync_ms: float = 0.0
 
 
 class LaunchStats(msgspec.Struct, frozen=True):

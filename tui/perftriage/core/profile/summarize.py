@@ -76,7 +76,9 @@ def idle_of(ranks: list[RankData]) -> tuple[IdleBreakdown | None, LaunchStats | 
     total = parts.total_us
     idle = None if total <= 0 else IdleBreakdown(
         host_wait_pct=_pct(parts.host_us, total), kernel_wait_pct=_pct(parts.kernel_us, total),
-        other_pct=_pct(parts.other_us, total), idle_ms=round(total / 1000.0, 4))
+        other_pct=_pct(parts.other_us, total), idle_ms=round(total / 1000.0, 4),
+        after_sync_pct=_pct(parts.after_sync_us, total), sync_calls=parts.sync_calls,
+        sync_ms=round(parts.sync_us / 1000.0, 4))
     delays = sorted(parts.delays)
     launch = None if not delays else LaunchStats(
         delay_us_p50=round(percentile(delays, 50), 3), delay_us_p99=round(percentile(delays, 99), 3),

@@ -1,0 +1,1 @@
+"""Triage: one diagnosis from every witness, phase by phase (docs/triage.md)."""

@@ -1,0 +1,214 @@
+"""The host's side of a slow step, reported only when its parent holds: the
+GPU idles and the idle is *host wait* (HTA: the next launch came after the
+previous kernel ended). That share of the step is split between
+
+- ``host-sync``: host wait right after a blocking sync call (a value read
+  back, ``cudaStreamSynchronize``), from the capture;
+- ``host-stall``: the host's Python busy outside the model's forward pass
+  (the scheduler, detokenising, a planted stall), from a stacks record —
+  its frame's share of wall time, never of busy samples only;
+- ``launch-bound``: the rest, when the capture shows eager launches (no
+  ``cudaGraphLaunch``) of kernels shorter than their launch call.
+
+What cannot be split yet is a lead with the next witness to take.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from perftriage.core.profile.model import ProfileSummary
+from perftriage.core.stacks.summary import ProcessStacks, StacksSummary
+from perftriage.core.triage.model import Evidence, Finding, NextStep, pct
+from perftriage.core.triage.witnesses import Witnesses
+
+# frames where the host waits (for the GPU, a lock, the network) rather than works
+WAIT_WORDS = ("synchronize", "_local_scalar_dense", "item", "tolist", "wait", "select", "poll",
+              "sleep", "recv", "acquire", "cudagraphlaunch", "replay", "read", "join")
+# frames of the model's forward pass: the host launching kernels, not stalling
+FORWARD_WORDS = ("forward", "_call_impl", "_wrapped_call_impl")
+# a value read back to the host: what a host sync looks like in a stack
+SYNC_WORDS = ("_local_scalar_dense", ".item", "item", "tolist", "synchronize", "__float__",
+              "__int__", "__bool__")
+SHORT_SHARE = 0.3  # kernels shorter than their launch call: at least this share of launches
+GRAPH_SHARE = 0.5  # kernel time launched by cudaGraphLaunch: CUDA graphs are on
+
+
+def _name(frame_text: str) -> str:
+    return frame_text.split(" (", 1)[0]
+
+
+def _is_wait(name: str) -> bool:
+    low = name.lower()
+    return any(w in low for w in WAIT_WORDS)
+
+
+def _in_forward(frames: list[str]) -> bool:
+    return any(any(w in _name(f) for w in FORWARD_WORDS) for f in frames)
+
+
+@dataclass
+class HostWork:
+    """What a stacks record says of the host's time: shares of wall time."""
+
+    process: ProcessStacks
+    stall_pct: float  # Python busy outside the forward pass, not waiting
+    forward_pct: float  # busy in the forward pass (launching)
+    wait_pct: float  # waiting for the GPU or idle
+    stall_frame: str | None  # the leaf frame that stalls most
+    stall_frame_pct: float  # its share of wall time
+    stall_frame_busy_pct: float  # and of the busy samples (what py-spy's table shows)
+    sync_frame: str | None  # the caller of a read-back, if a stack has one
+
+
+def host_work(s: StacksSummary) -> HostWork | None:
+    """The busiest process's time, from its hottest stacks (a record only: a
+    dump is one sample per thread, no share of time)."""
+    if s.mode != "record" or not s.processes:
+        return None
+    proc = max(s.processes, key=lambda p: (p.samples, -p.pid))
+    if not proc.stacks or proc.samples <= 0:
+        return None
+    busy = 1.0 - (proc.idle_pct or 0.0) / 100.0  # samples are the active ones: scale to wall
+    stall = forward = wait = 0.0
+    leaves: dict[str, float] = {}
+    sync_frame = None
+    for row in proc.stacks:
+        share = row.pct * busy
+        leaf = _name(row.frames[-1]) if row.frames else ""
+        names = [_name(f) for f in row.frames]
+        if sync_frame is None:
+            for i, n in enumerate(names):
+                if any(w in n for w in SYNC_WORDS) and i > 0:
+                    sync_frame = names[i - 1]
+                    break
+        if _is_wait(leaf):
+            wait += share
+        elif _in_forward(row.frames):
+            forward += share
+        else:
+            stall += share
+            leaves[leaf] = leaves.get(leaf, 0.0) + share
+    wait += (1.0 - busy) * 100.0
+    top = max(leaves, key=lambda k: leaves[k]) if leaves else None
+    top_pct = leaves.get(top, 0.0) if top else 0.0
+    return HostWork(process=proc, stall_pct=stall, forward_pct=forward, wait_pct=wait,
+                    stall_frame=top, stall_frame_pct=top_pct,
+                    stall_frame_busy_pct=top_pct / busy if busy > 0 else 0.0,
+                    sync_frame=sync_frame)
+
+
+def graph_share(p: ProfileSummary) -> float:
+    """The share of kernel time launched by ``cudaGraphLaunch`` (CUDA graphs on)."""
+    total = sum(k.total_ms for k in p.kernels) or 1.0
+    graphed = 0.0
+    for k in p.kernels:
+        calls = sum(x.calls for x in k.launched_by) or 0
+        by_graph = sum(x.calls for x in k.launched_by if x.call and "GraphLaunch" in x.call)
+        if calls:
+            graphed += k.total_ms * by_graph / calls
+    return graphed / total
+
+
+def _readbacks(p: ProfileSummary) -> list[str]:
+    """``Memcpy DtoH`` rows with the op that launched them."""
+    out = []
+    for k in p.kernels:
+        if "DtoH" in k.name or "Device -> Pinned" in k.name or "Device -> Pageable" in k.name:
+            op = f" by {k.cpu_op}" if k.cpu_op else ""
+            out.append(f"{k.calls} × {k.name}{op}")
+    return out[:3]
+
+
+def host_findings(w: Witnesses, idle_pct: float, idle_source: Evidence) -> list[Finding]:
+    """The findings under "the GPU idles waiting for the host" (``idle_pct``:
+    the GPU's idle share of the window)."""
+    p = w.profile
+    if p is None or p.idle_breakdown is None:
+        return [Finding(
+            cause="need-evidence", confirmed=False, explains_pct=idle_pct, host=w.host,
+            title=(f"the GPU idles {pct(idle_pct)} of the time: need a profile capture to "
+                   "tell a late host from syncs or communication"),
+            evidence=[idle_source],
+            next=NextStep("capture", [], "the capture's idle breakdown says whether the host "
+                          "is late (host wait), and launches, syncs, CUDA graphs"))]
+    b = p.idle_breakdown
+    assert w.capture is not None
+    at, cap = w.capture.t, w.capture.source
+    host_share = idle_pct * b.host_wait_pct / 100.0
+    sync_share = min(host_share, idle_pct * b.after_sync_pct / 100.0)
+    findings: list[Finding] = []
+    parent = Evidence("capture", f"GPU idle {pct(idle_pct)}, host wait {b.host_wait_pct:.0f} % "
+                                 f"of the idle", at, cap)
+    work = host_work(w.host_stacks) if w.host_stacks is not None else None
+    if sync_share >= 0.5:
+        ev = [parent, Evidence("capture", f"{b.sync_calls} blocking sync calls "
+                                          f"({b.sync_ms:.1f} ms on the CPU); host wait after a "
+                                          f"sync: {b.after_sync_pct:.0f} % of the idle", at, cap)]
+        ev += [Evidence("capture", f"read back: {r}", at, cap) for r in _readbacks(p)]
+        if work is not None and work.sync_frame:
+            ev.append(Evidence("stacks", f"read back in `{work.sync_frame}`",
+                               w.stacks.t if w.stacks else None,
+                               w.stacks.source if w.stacks else ""))
+        findings.append(Finding(
+            cause="host-sync", explains_pct=sync_share, host=w.host,
+            title=f"the host waits on the GPU to read values back: {pct(sync_share)} of the time "
+                  "idles after a sync",
+            evidence=ev,
+            next=None if work is not None else NextStep(
+                "stacks", ["--seconds", "3"], "a stacks record names the frame that reads back"),
+            fix=["keep the value on the GPU: no .item(), float(t), .tolist() or .cpu() in the "
+                 "decode loop", "read back once per step, not per layer"]))
+    rest = max(0.0, host_share - sync_share)
+    if rest < 0.5:
+        return findings
+    graphs = graph_share(p)
+    short = p.launch.short_kernels / p.launch.launches if p.launch and p.launch.launches else 0.0
+    eager = graphs < GRAPH_SHARE
+    stall_share = 0.0
+    if work is not None and work.stall_frame and work.stall_pct >= 1.0:
+        stall_share = min(rest, work.stall_pct)
+        assert w.stacks is not None
+        findings.append(Finding(
+            cause="host-stall", explains_pct=stall_share, host=w.host,
+            title=(f"the host's Python is busy in `{work.stall_frame}` between launches: "
+                   f"{pct(work.stall_frame_pct)} of wall time "
+                   f"({pct(work.stall_frame_busy_pct)} of busy samples)"),
+            evidence=[parent, Evidence(
+                "stacks", f"{work.process.name.split(' ', 1)[0] or 'pid'} {work.process.pid}: "
+                          f"`{work.stall_frame}` {pct(work.stall_frame_pct)} of wall time, "
+                          f"{pct(work.stall_frame_busy_pct)} of {work.process.samples} busy "
+                          f"samples; outside the forward pass {pct(work.stall_pct)}",
+                w.stacks.t, w.stacks.source)],
+            fix=[f"move `{work.stall_frame}` off the scheduler's path (overlap it with the GPU, "
+                 "another thread or process), or make it cheaper"]))
+    launch_share = rest - stall_share
+    if eager and short >= SHORT_SHARE and launch_share >= 0.5:
+        assert p.launch is not None
+        ev = [parent, Evidence("capture", f"{p.launch.short_kernels} of {p.launch.launches} "
+                                          "kernels ran shorter than their launch call; "
+                                          f"CUDA graphs launch {graphs * 100:.0f} % of kernel time",
+                               at, cap)]
+        if work is not None:
+            ev.append(Evidence("stacks", f"host busy in the forward pass {pct(work.forward_pct)} "
+                                         "of wall time", w.stacks.t if w.stacks else None,
+                               w.stacks.source if w.stacks else ""))
+        findings.append(Finding(
+            cause="launch-bound", explains_pct=launch_share, host=w.host,
+            title=(f"launch-bound: kernels shorter than their launch, CUDA graphs off — the GPU "
+                   f"waits for launches {pct(launch_share)} of the time"),
+            evidence=ev,
+            next=None if work is not None else NextStep(
+                "stacks", ["--seconds", "3"], "a stacks record tells launch work (the forward "
+                "pass) from a stall elsewhere in the host's Python"),
+            fix=["turn CUDA graphs on (drop --disable-cuda-graph)",
+                 "raise --cuda-graph-max-bs above the running batch"]))
+    elif work is None and launch_share >= 0.5:
+        findings.append(Finding(
+            cause="need-evidence", confirmed=False, explains_pct=launch_share, host=w.host,
+            title=(f"the host is late {pct(launch_share)} of the time: need host stacks "
+                   "to say where its Python spends it"),
+            evidence=[parent],
+            next=NextStep("stacks", ["--seconds", "3"],
+                          "a 3 s stacks record names the frame the host is busy in")))
+    return findings
