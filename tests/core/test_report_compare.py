@@ -19,7 +19,7 @@ def sections(text: str) -> list[str]:
 
 def test_two_runs_open_with_the_before_after_table(tmp_path):
     text = render_file(two_runs(tmp_path / "moe.jsonl"))
-    assert sections(text)[:3] == ["## Before / after", "## Phases", "## Runs"]
+    assert sections(text)[:4] == ["## Before / after", "## What's wrong (triage)", "## Phases", "## Runs"]
     assert "A: run 1 (0:00–0:34) · B: run 2 (0:34–1:21)" in text
     assert "**B is 8.0× faster than A in decode throughput · localhost (13.6 → 109 tok/s" in text
     assert "| traffic ratio · localhost | 5.0× | 1.0× | 0.20× | \\< 0.001 | ▲ improved |" in text

@@ -40,6 +40,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "watch": ("perftriage.cli.commands.watch", "Follow an investigation being recorded, read-only."),
     "compare": ("perftriage.cli.commands.compare", "Did the change help? Two slices, a verdict per metric."),
     "share": ("perftriage.cli.commands.share", "Serve `watch NAME` to a browser, behind a token."),
+    "triage": ("perftriage.cli.commands.triage", "What is wrong, phase by phase: findings with their cost."),
 }
 
 # What the commands share (exit codes, UsageFailure) lives in globals.py and is

@@ -38,12 +38,14 @@ def _f(v: float | None, spec: str) -> str:
 
 
 def _host_gap_lines(host: str, spans: list[VerdictSpan],
-                    clock: Callable[[float | None], str]) -> list[str]:
+                    clock: Callable[[float | None], str], headline: str | None) -> list[str]:
     """One host's live gap: its verdict spans (a verdict counts once it has
     held a few seconds) with the median figures of each, and a time plot."""
     rows = [s for span in spans for s in span.samples]
     last = spans[-1]
-    out = [f"### {host}: **{last.verdict}**", "",
+    # the headline is the triage's dominant finding over the steady phases, never the
+    # verdict of the last seconds (a stopped server reads "0 GB/s ... stale")
+    out = [f"### {host}: **{headline or last.verdict}**", "",
            f"{len(rows)} samples, counters: {rows[-1].source}; "
            f"{len(spans)} verdict span{'s' if len(spans) > 1 else ''} "
            f"(a verdict changes once it has held {HOLD_S:g} s).", "",
@@ -68,14 +70,15 @@ def _host_gap_lines(host: str, spans: list[VerdictSpan],
     return out
 
 
-def bandwidth_section(state: SessionState, clock: Callable[[float | None], str]) -> list[str]:
+def bandwidth_section(state: SessionState, clock: Callable[[float | None], str],
+                      headline: Callable[[str], str | None] = lambda _h: None) -> list[str]:
     samples = list(state.gap_samples)
     with_counters = {n: hs.counters for n, hs in state.hosts.items() if hs.counters is not None}
     if not samples and not with_counters:
         return []
     out = ["## Memory bandwidth and the live gap", ""]
     for host, spans in spans_by_host(samples).items():
-        out += _host_gap_lines(host, spans, clock)
+        out += _host_gap_lines(host, spans, clock, headline(host))
     for name, c in with_counters.items():
         if c.error and not c.gpus:
             out += [f"{name}: bandwidth counters n/a ({c.error}).", ""]

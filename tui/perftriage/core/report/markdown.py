@@ -28,6 +28,7 @@ from perftriage.core.model import host_info
 from perftriage.core.model import reducer
 from perftriage.core.analysis import roofline
 from perftriage.core.report.bandwidth import bandwidth_section
+from perftriage.core.report.triage_section import headline, phases_of, triage_section
 from perftriage.core.model.check_state import check_lines
 from perftriage.core.model.state import Evidence, Hypothesis, ProbeState, SessionState
 from perftriage.core.report.log_scan import (  # noqa: F401  (re-exported)
@@ -387,6 +388,8 @@ def render(
         meta.append(f"- Transcript: {source} ({state.event_count} events)")
     lines += [*meta, ""]
     lines += before_after_section(recording)
+    triaged = phases_of(recording)
+    lines += triage_section(triaged, clock)
     phases = phases_section(recording)
     lines += phases
     lines += segments_section(state, clock)
@@ -395,7 +398,7 @@ def render(
         lines += [f"> Warning: the transcript has a problem at {p}; everything before it is "
                   "included.", ""]
     lines += _gap_section(state)
-    lines += bandwidth_section(state, clock)
+    lines += bandwidth_section(state, clock, lambda host: headline(triaged, host))
     lines += engine_section(state)
     lines += profile_section(state)
     lines += kernels_section(state)

@@ -68,8 +68,12 @@ def diagnose(w: Witnesses) -> list[Finding]:
                                    source.source)
             found += roofline_findings(w, busy, busy_source)
         found += comm_findings(w)
-    for extra in (traffic_finding(w, busy), throttle_finding(w, busy), kv_finding(w),
-                  queue_finding(w), floor):
+    traffic = traffic_finding(w, busy)
+    if traffic is not None and traffic.explains_pct:
+        for f in found:  # a lead's share is what is left above the floor: not the waste's
+            if not f.confirmed and f.cause == "kernel-below-roofline" and f.explains_pct:
+                f.explains_pct = max(0.0, f.explains_pct - traffic.explains_pct)
+    for extra in (traffic, throttle_finding(w, busy), kv_finding(w), queue_finding(w), floor):
         if extra is not None:
             found.append(extra)
     if not found and w.decode_tps is None and w.capture is None:

@@ -189,15 +189,17 @@ def host_findings(w: Witnesses, idle_pct: float, idle_source: Evidence) -> list[
                                           "kernels ran shorter than their launch call; "
                                           f"CUDA graphs launch {graphs * 100:.0f} % of kernel time",
                                at, cap)]
-        if work is not None:
-            ev.append(Evidence("stacks", f"host busy in the forward pass {pct(work.forward_pct)} "
-                                         "of wall time", w.stacks.t if w.stacks else None,
-                               w.stacks.source if w.stacks else ""))
+        against: list[Evidence] = []
+        if work is not None and w.stacks is not None:
+            seen = Evidence("stacks", f"host busy in the forward pass (launching) "
+                                      f"{pct(work.forward_pct)} of wall time", w.stacks.t,
+                            w.stacks.source)
+            (ev if work.forward_pct >= 5.0 else against).append(seen)
         findings.append(Finding(
             cause="launch-bound", explains_pct=launch_share, host=w.host,
             title=(f"launch-bound: kernels shorter than their launch, CUDA graphs off — the GPU "
                    f"waits for launches {pct(launch_share)} of the time"),
-            evidence=ev,
+            evidence=ev, against=against,
             next=None if work is not None else NextStep(
                 "stacks", ["--seconds", "3"], "a stacks record tells launch work (the forward "
                 "pass) from a stall elsewhere in the host's Python"),

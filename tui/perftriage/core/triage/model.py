@@ -37,6 +37,11 @@ class Evidence:
     at: float | None = None  # session seconds the witness was taken
     source: str = ""  # its id: prof3, p12, the log source, "gap"
 
+    @property
+    def label(self) -> str:
+        """``capture prof3``; the witness alone where the source only repeats it."""
+        return self.witness if self.source in ("", self.witness) else f"{self.witness} {self.source}"
+
     def public(self) -> dict[str, Any]:
         return {"witness": self.witness, "text": self.text,
                 "at": None if self.at is None else round(self.at, 3), "source": self.source}
@@ -96,8 +101,9 @@ def ranked(findings: list[Finding]) -> list[Finding]:
     """By share of the step, largest first; a confirmed finding before a lead
     of the same share, a lead without a share last."""
     keep = [f for f in findings if reportable(f)]
+    # without a share, a lead (what to measure next) before a confirmed remark
     return sorted(keep, key=lambda f: (f.explains_pct is None, -(f.explains_pct or 0.0),
-                                       not f.confirmed, f.cause))
+                                       f.confirmed == (f.explains_pct is None), f.cause))
 
 
 def pct(x: float) -> str:

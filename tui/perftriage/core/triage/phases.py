@@ -22,6 +22,7 @@ from perftriage.core.triage.witnesses import hosts_of, run_starts, witnesses
 
 NO_SIGNAL = "no signal to compare"
 MIN_PHASE_S = 10.0  # a level shorter than this joins its neighbour
+MIN_RUN_S = 2.0  # server starts closer than this to each other or to an end: one cut
 ARROW = {"improved": "▲", "regressed": "▼", "no change": "=", "not enough data": "?"}
 # the signal a before/after is read on, best first: (series, label, unit, better)
 SIGNALS = (("gap", "gap", "x", "lower"), ("decode_tps", "decode", " tok/s", "higher"),
@@ -48,7 +49,10 @@ class Phase:
 
 def windows(rec: Recording, host: str, start: float, end: float) -> list[tuple[float, float, bool]]:
     """(start, end, begins a run) of each phase of ``host`` inside ``[start, end]``."""
-    cuts = [t for t in run_starts(rec, host) if start < t < end]
+    cuts: list[float] = []
+    for t in run_starts(rec, host):  # a run and its server's start a moment apart: one cut
+        if start + MIN_RUN_S <= t <= end - MIN_RUN_S and (not cuts or t - cuts[-1] >= MIN_RUN_S):
+            cuts.append(t)
     runs = list(zip([start, *cuts], [*cuts, end]))
     out: list[tuple[float, float, bool]] = []
     series = rec.series.get(("decode_tps", host, -1)) or rec.series.get(

@@ -1,0 +1,77 @@
+"""``perftriage triage --host H --url URL``: watch a live server for a while,
+headless, and hand the triage a recording of what was seen.
+
+A cockpit without a UI samples the host (GPUs, CPU), reads the engine's
+``/metrics`` and follows the server log (``--log``); halfway through it
+takes a 3 s stacks record of the engine's processes and, only with
+``--allow-capture``, a profile capture. Everything is recorded like any
+investigation (``perftriage sessions`` lists it), so the report and
+``triage NAME`` can read it again later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import click
+
+from perftriage.cli.globals import EXIT_UNREACHABLE, UsageFailure
+
+STACKS_ARGS = ["--seconds", "3"]
+
+
+def watch(g, host: str, url: str, log_path: str | None, seconds: float, allow_capture: bool):
+    from perftriage.core.compare.recording import Recording
+    from perftriage.core.sanitize import visible
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.services.profile.capture import CaptureFailed
+    from perftriage.transport.base import TransportError
+    from perftriage.transport.http_request import endpoint
+
+    config, registry, name = g.one_host_for_url(host, url)
+    cockpit = Cockpit(config, sessions_dir=g.resolved_sessions_dir(), registry=registry,
+                      name=f"triage-{name}-{time.strftime('%H%M%S')}")
+    rec = Recording(name=cockpit.session.state.name, bulk_logs=False)
+    unsubscribe = cockpit.session.subscribe(rec.feed)
+
+    def say(msg: str) -> None:
+        click.echo(f"· {visible(msg)}", err=True)
+
+    async def main() -> None:
+        await cockpit.start()
+        try:
+            host_state = cockpit.session.state.hosts.get(name)
+            cockpit.add_engine(endpoint(url, "metrics"), name)
+            if log_path:
+                cockpit.follow_log(name, log_path)
+            say(f"watching {name} for {seconds:g} s (GPUs, {url} /metrics"
+                + (f", {log_path}" if log_path else "") + ")")
+            await asyncio.sleep(seconds / 2)
+            host_state = cockpit.session.state.hosts.get(name)
+            if host_state is not None and host_state.conn_state == "failed":
+                raise UsageFailure(f"{name}: {host_state.reason or 'unreachable'}")
+            probe_id = cockpit.probes.enqueue(name, "stacks", list(STACKS_ARGS))
+            say(f"stacks record of the engine ({' '.join(STACKS_ARGS)}): {probe_id}")
+            if allow_capture:
+                say("profile capture (pauses an eager server for seconds)")
+                try:
+                    await cockpit.profiles.capture(name, url, None, say)
+                except (CaptureFailed, TransportError) as exc:
+                    say(f"capture failed: {exc}")
+            await asyncio.sleep(seconds / 2)
+            await asyncio.wait_for(cockpit.probes.wait(probe_id), timeout=60)
+        finally:
+            unsubscribe()
+            await cockpit.stop()
+
+    try:
+        asyncio.run(main())
+    except TransportError as exc:
+        click.echo(f"perftriage triage: {visible(str(exc))}", err=True)
+        raise SystemExit(EXIT_UNREACHABLE) from None
+    except TimeoutError:
+        say("the stacks record did not finish in 60 s: triaged without it")
+    if cockpit.session.path:
+        say(f"recorded: {cockpit.session.path}")
+    return rec
