@@ -1,0 +1,124 @@
+"""`perftriage triage` end to end: on a recording (the slice syntax of
+compare, the documented JSON shape, exit 2 naming a bad slice) and live
+(a SIMULATED SGLang server on 127.0.0.1: its /metrics, its log, a real
+py-spy stacks record, a capture only when allowed)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from perftriage.cli import cli
+from tests.support.compare_recordings import two_runs
+
+
+def run(*args: str, sessions: Path | None = None):
+    base = ["--sessions-dir", str(sessions)] if sessions else []
+    return CliRunner().invoke(cli, [*base, "triage", *args])
+
+
+def test_json_shape_and_phases(tmp_path):
+    path = two_runs(tmp_path / "moe.jsonl")
+    r = run(str(path), "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert list(out) == ["label", "from", "to", "hosts", "phases"]
+    assert out["from"] == 0 and out["to"] == pytest.approx(80.6, abs=0.1)
+    assert "viadmon" in out["hosts"]
+    phase = next(p for p in out["phases"] if p["host"] == "viadmon")
+    assert list(phase)[:3] == ["from", "to", "host"]
+    finding = phase["findings"][0]
+    assert list(finding)[:8] == ["cause", "severity", "title", "explains_pct", "evidence",
+                                 "against", "next", "fix"]
+    assert finding["cause"] == "wasted-traffic" and finding["severity"] == "high"
+    assert list(finding["evidence"][0]) == ["witness", "text", "at", "source"]
+    shares = [f["explains_pct"] for f in phase["findings"] if f["explains_pct"] is not None]
+    assert shares == sorted(shares, reverse=True)
+
+
+def test_a_slice_triages_only_its_time(tmp_path):
+    path = two_runs(tmp_path / "moe.jsonl")
+    r = run(f"{path}@40-80", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert (out["from"], out["to"]) == (40.0, 80.0)
+    causes = {f["cause"] for p in out["phases"] for f in p["findings"]}
+    assert "wasted-traffic" not in causes and "near-floor" in causes
+
+
+def test_text_names_the_evidence_and_the_fix(tmp_path):
+    r = run(str(two_runs(tmp_path / "moe.jsonl")))
+    assert r.exit_code == 0, r.output
+    assert "wasted-traffic" in r.output and "← gap" in r.output and "fix:" in r.output
+    assert "after the change: wasted-traffic: resolved — gap 8.9 → 1.1x ▲" in r.output
+
+
+@pytest.mark.parametrize("bad, said", [
+    ("@9:00-", "outside the session"),
+    ("#7", "no run 7"),
+])
+def test_a_bad_slice_exits_2_naming_it(tmp_path, bad, said):
+    path = two_runs(tmp_path / "moe.jsonl")
+    r = run(f"{path}{bad}")
+    assert r.exit_code == 2
+    assert said in r.output and bad in r.output
+
+
+def test_no_such_session_and_no_arguments(tmp_path):
+    r = run("nope", sessions=tmp_path)
+    assert r.exit_code == 2 and "no session 'nope'" in r.output
+    r = run(sessions=tmp_path)
+    assert r.exit_code == 2 and "--host H --url URL" in r.output
+    r = run("nope", "--host", "localhost", "--url", "http://127.0.0.1:1", sessions=tmp_path)
+    assert r.exit_code == 2 and "not both" in r.output
+
+
+@pytest.fixture
+def simulated_server(tmp_path):
+    """The SIMULATED SGLang server (log + /metrics + profiling contract) on 127.0.0.1."""
+    from perftriage.cli.commands.demo import free_loopback_port
+
+    port = free_loopback_port()
+    log = tmp_path / "sim.log"
+    proc = subprocess.Popen([sys.executable, "-m", "perftriage.simulator.sglang_sim", "--log",
+                             str(log), "--rate", "8", "--startup-s", "0.05", "--metrics-port",
+                             str(port), "--tp", "1"])
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and "ready to roll" not in (
+            log.read_text() if log.exists() else ""):
+        time.sleep(0.1)
+    yield port, log
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.mark.parametrize("allow_capture", [False, True])
+def test_live_triage_of_a_simulated_server(tmp_path, simulated_server, allow_capture):
+    port, log = simulated_server
+    args = ["--host", "localhost", "--url", f"http://127.0.0.1:{port}", "--log", str(log),
+            "--seconds", "4", "--json"]
+    r = run(*args, *(["--allow-capture"] if allow_capture else []), sessions=tmp_path / "s")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["hosts"] == ["localhost"]
+    witnesses = {e["witness"] for p in out["phases"] for f in p["findings"]
+                 for e in f["evidence"]}
+    sources = {e["source"] for p in out["phases"] for f in p["findings"]
+               for e in f["evidence"] + f["against"]}
+    if allow_capture:
+        assert "capture" in witnesses and "prof1" in sources
+    else:
+        assert "capture" not in witnesses
+        # without a capture the triage asks for one, never guesses
+        leads = [f for p in out["phases"] for f in p["findings"] if not f["confirmed"]]
+        assert any(f["next"] and f["next"]["kind"] == "capture" for f in leads)
+    recorded = list((tmp_path / "s").glob("*triage-localhost*.jsonl"))
+    assert len(recorded) == 1  # an ordinary investigation: report and triage read it again
+    again = run(str(recorded[0]), "--json")
+    assert again.exit_code == 0, again.output
