@@ -38,6 +38,7 @@ from perftriage.core.probe_kinds.kind import (
     python_command,
     script_result,
 )
+from perftriage.core.sanitize import visible
 from perftriage.core.stacks.folded import StacksError, parse_dump, parse_raw
 from perftriage.core.stacks.samples import plural, shares_text, short_command
 from perftriage.core.stacks.summary import (
@@ -107,7 +108,7 @@ def _check(args: list[str]) -> None:
 
 _SCRIPT = r"""
 # perftriage-stacks-probe: another probe like this one (its pattern is in its command line) is never a target
-import re, shutil, subprocess, tempfile, time
+import pwd, re, shutil, stat, subprocess, tempfile, time
 mode, seconds, target, value, native, gil, rate, budget, max_targets = sys.argv[1:10]
 native, gil, rate, budget, max_targets = native == "1", gil == "1", int(rate), int(budget), int(max_targets)
 DEFAULT = re.compile(r"^(sglang::|VLLM::)|sglang\.launch_server|sglang_sim|vllm\.entrypoints|\bvllm serve\b")
@@ -136,9 +137,9 @@ mine = set()
 p = os.getpid()
 while p > 1 and p not in mine:
     mine.add(p)
-    stat = _read("/proc/%d/stat" % p) or ""
+    pstat = _read("/proc/%d/stat" % p) or ""
     try:
-        p = int(stat.rsplit(")", 1)[1].split()[1])
+        p = int(pstat.rsplit(")", 1)[1].split()[1])
     except (IndexError, ValueError):
         break
 seen, targets = [], []
@@ -175,31 +176,70 @@ if not targets:
 res["more_targets"] = max(0, len(targets) - max_targets)
 targets = targets[:max_targets]
 def _candidates(pid, cmd):
-    yield shutil.which("py-spy")
-    yield os.path.join(os.path.dirname(sys.executable), "py-spy")
+    # (path, on PATH): PATH is the probe user's own choice; every other place is the target's
+    yield shutil.which("py-spy"), True
+    yield os.path.join(os.path.dirname(sys.executable), "py-spy"), False
     env = _read("/proc/%d/environ" % pid, True) or b""
     for item in env.split(b"\0"):
         if item.startswith(b"VIRTUAL_ENV="):
-            yield os.path.join(item[12:].decode("utf-8", "replace"), "bin", "py-spy")
+            yield os.path.join(item[12:].decode("utf-8", "replace"), "bin", "py-spy"), False
     first = cmd.split(" ", 1)[0]
     if first.startswith("/"):
-        yield os.path.join(os.path.dirname(first), "py-spy")
+        yield os.path.join(os.path.dirname(first), "py-spy"), False
     maps = _read("/proc/%d/maps" % pid) or ""
     m = re.search(r"(/\S+?)/lib/python[0-9.]+/site-packages/", maps)
     if m:
-        yield os.path.join(m.group(1), "bin", "py-spy")
-    yield os.path.join(os.path.dirname(_exe(pid)), "py-spy")
-tried, pyspy = [], None
+        yield os.path.join(m.group(1), "bin", "py-spy"), False
+    yield os.path.join(os.path.dirname(_exe(pid)), "py-spy"), False
+def _owner(uid):
+    try:
+        return "uid %d (%s)" % (uid, pwd.getpwuid(uid).pw_name)
+    except (KeyError, OverflowError):
+        return "uid %d" % uid
+def _unsafe(path):
+    # (the real path, why it may not run or None): like sudo's secure path, the file and every
+    # directory above it belong to root or to us and no one else can write them (a sticky
+    # directory such as /tmp may be: no one else can replace what belongs to root or us in it)
+    real = os.path.realpath(path)
+    me, p = os.geteuid(), real
+    while True:
+        try:
+            st = os.stat(p)
+        except OSError as e:
+            return real, "cannot stat %s (%s)" % (p, e.strerror)
+        if st.st_uid not in (0, me):
+            return real, "%s is owned by %s, not root%s" % (
+                p, _owner(st.st_uid), "" if me == 0 else " or " + _owner(me))
+        sticky = stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX
+        if st.st_mode & stat.S_IWOTH and not sticky:
+            return real, "%s is writable by others" % p
+        if st.st_mode & stat.S_IWGRP and not sticky:
+            return real, "%s is writable by its group (gid %d)" % (p, st.st_gid)
+        if p == "/":
+            return real, None
+        p = os.path.dirname(p)
+tried, refused, pyspy = [], [], None
 for pid, cmd in targets:
-    for c in _candidates(pid, cmd):
+    for c, on_path in _candidates(pid, cmd):
         if c and c not in tried:
             tried.append(c)
-            if os.path.isfile(c) and os.access(c, os.X_OK):
+            try:
+                runnable = os.path.isfile(c) and os.access(c, os.X_OK)
+            except (OSError, ValueError):
+                runnable = False
+            if not runnable:
+                continue
+            if on_path:
                 pyspy = c
                 break
+            real, why = _unsafe(c)
+            if why is None:
+                pyspy = real
+                break
+            refused.append([c[:1000], why[:1000]])
     if pyspy:
         break
-res["pyspy"], res["tried"] = pyspy, tried
+res["pyspy"], res["tried"], res["refused"] = pyspy, [t[:1000] for t in tried], refused
 if not pyspy:
     res["targets"] = [{"pid": pid, "name": cmd} for pid, cmd in targets]
     _emit(res, 1)
@@ -352,10 +392,20 @@ def _interpret(args: list[str], status: int | None, out: str, err: str) -> Verdi
         return Verdict("no-match", f"no {wanted} process: "
                        f"{plural(int(data.get('seen_total', 0)), 'Python process', 'Python processes')} seen", {**facts, "seen": seen})
     if not data.get("pyspy"):
+        missing = {**facts, "tried": data.get("tried", []), "targets": data.get("targets", []),
+                   "refused": data.get("refused", [])}
+        refused = [r for r in data.get("refused") or [] if isinstance(r, list) and len(r) == 2]
+        if refused:
+            path, why = refused[0]
+            more = f" (and {plural(len(refused) - 1, 'other')})" if len(refused) > 1 else ""
+            return Verdict("failed", visible(
+                f"py-spy at {path} refused{more}: {why}; outside PATH perftriage runs py-spy only "
+                "when the file and every directory above it belong to root or the probe's "
+                f"user and no one else can write them ({INSTALL_HINT} as root, or put it on "
+                "PATH)"),
+                missing)
         return Verdict("failed", f"py-spy not found on the host: install it in the server's venv "
-                       f"({INSTALL_HINT}); perftriage installs nothing on a host",
-                       {**facts, "tried": data.get("tried", []),
-                        "targets": data.get("targets", [])})
+                       f"({INSTALL_HINT}); perftriage installs nothing on a host", missing)
     summary = summarise_result(args, data)
     detail = {**msgspec.to_builtins(summary), **facts}
     files = {f"{t['pid']}.folded" if summary.mode == "record" else f"{t['pid']}.dump.json":
