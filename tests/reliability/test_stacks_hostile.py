@@ -228,3 +228,19 @@ def test_a_root_owned_tree_no_one_else_can_write_is_accepted(tmp_path):
     assert v.status == "ok" and "fake_leaf" in v.summary, (v, err)
     assert v.detail["pyspy"] == str(exe) and not v.detail.get("refused")
 
+
+# --- 6: numbers no int() takes ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["--seconds", "²"], ["--pid", "9" * 5000], ["--pid", "²"],
+                                  ["--seconds", "9" * 5000], ["--pid", "٣"]])
+def test_a_number_no_int_takes_is_a_usage_error(tmp_path, args):
+    config = tmp_path / "c.toml"
+    config.write_text('[[hosts]]\nname = "localhost"\n')
+    r = CliRunner().invoke(cli, ["--config", str(config), "probe", "stacks", *args])
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    (line,) = r.output.strip().splitlines()
+    assert args[0] in line and len(line) < 200
+    assert args[1][:20] in line  # names the value (cut when long)
+

@@ -55,6 +55,7 @@ from perftriage.core.stacks.summary import (
 RATE_HZ = 100
 MAX_SECONDS = 600.0
 MAX_TARGETS = 16
+MAX_PID = 1 << 22  # Linux's PID_MAX_LIMIT
 OUTPUT_BUDGET = 400_000  # characters of py-spy output on the result line, all processes
 INSTALL_HINT = "pip install py-spy"
 USAGE = "stacks [--pid PID | --match PATTERN] [--seconds S] [--native] [--gil]"
@@ -66,6 +67,17 @@ class StacksArgs(msgspec.Struct, frozen=True):
     seconds: float | None = None
     native: bool = False
     gil: bool = False
+
+
+def _whole(value: str, lo: int, hi: int, must: str) -> int:
+    """``value`` as a whole number from ``lo`` to ``hi`` (ASCII digits only:
+    ``int()`` also takes ``٣``, and refuses 5,000 digits with a ValueError),
+    or a usage error that names the value, cut to one short line."""
+    if value.isascii() and value.isdecimal() and len(value) <= len(str(hi)) \
+            and lo <= int(value) <= hi:
+        return int(value)
+    shown = repr(value[:40]) + (f"… ({len(value):,} characters)" if len(value) > 40 else "")
+    raise ProbeUsageError(f"{must}, not {visible(shown)}")
 
 
 def parse_args(args: list[str]) -> StacksArgs:
@@ -86,17 +98,13 @@ def parse_args(args: list[str]) -> StacksArgs:
                 raise ProbeUsageError(f"usage: {USAGE} ({name} needs a value)")
             value = words.pop(0)
         if name == "--pid":
-            if not value.isdigit() or int(value) < 1:
-                raise ProbeUsageError(f"--pid must be a process id, not {value!r}")
-            pid = int(value)
+            pid = _whole(value, 1, MAX_PID, f"--pid must be a process id (1 to {MAX_PID})")
         elif name == "--match":
             match = value
         else:
             # py-spy's --duration is a whole number of seconds
-            if not value.isdigit() or not 1 <= int(value) <= MAX_SECONDS:
-                raise ProbeUsageError(f"--seconds must be a whole number from 1 to "
-                                      f"{MAX_SECONDS:g}, not {value!r}")
-            seconds = float(value)
+            seconds = float(_whole(value, 1, int(MAX_SECONDS), f"--seconds must be a whole "
+                                                                 f"number from 1 to {MAX_SECONDS:g}"))
     if pid is not None and match is not None:
         raise ProbeUsageError(f"usage: {USAGE} (--pid or --match, not both)")
     return StacksArgs(pid, match, seconds, native, gil)
