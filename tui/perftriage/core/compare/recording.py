@@ -18,6 +18,7 @@ Readings become per-second readings when a slice is cut
 
 from __future__ import annotations
 
+import math
 import re
 from array import array
 from bisect import bisect_left, bisect_right
@@ -89,39 +90,93 @@ SLOWDOWNS = frozenset({"sw_power_cap", "hw_slowdown", "sw_thermal_slowdown",
 SeriesKey = tuple[str, str, int]  # (metric id, host, GPU index or -1 for the host)
 
 
+MAX_READING = 1e12  # a reading beyond ±this (or not finite) is skipped and counted
+
+
+def _fine(values: array) -> bool:
+    """Every value finite and within ±:data:`MAX_READING` (C loops: the usual batch)."""
+    return (not values or (-MAX_READING <= min(values) and max(values) <= MAX_READING
+                           and math.isfinite(sum(values))))
+
+
 @dataclass
 class Series:
-    """Readings of one metric on one host (or GPU), in time order."""
+    """Readings of one metric on one host (or GPU), in time order.
 
-    t: array = field(default_factory=lambda: array("d"))
-    v: array = field(default_factory=lambda: array("d"))
+    Fed in any order: readings out of time order are appended and the series
+    sorted once when next read (:attr:`t`, :attr:`v`, :meth:`between`), never
+    inserted one by one (quadratic on a file written backwards). A reading
+    that arithmetic cannot hold (1.7e308, inf, nan) is skipped and counted
+    in :attr:`skipped`."""
+
+    _t: array = field(default_factory=lambda: array("d"))
+    _v: array = field(default_factory=lambda: array("d"))
+    skipped: int = 0  # readings not finite or beyond ±MAX_READING
+    _unsorted: bool = False
+
+    @property
+    def t(self) -> array:
+        if self._unsorted:
+            self._sort()
+        return self._t
+
+    @property
+    def v(self) -> array:
+        if self._unsorted:
+            self._sort()
+        return self._v
+
+    def _sort(self) -> None:
+        """In time order; readings at one time in the order they came (a stable sort)."""
+        t, v = self._t, self._v
+        order = sorted(range(len(t)), key=t.__getitem__)
+        self._t = array("d", map(t.__getitem__, order))
+        self._v = array("d", map(v.__getitem__, order))
+        self._unsorted = False
+
+    def _appended(self, t0: float | None, times: list[float]) -> None:
+        """``times`` appended after a series ending at ``t0``: still in time order?"""
+        if (t0 is not None and times[0] < t0) or (len(times) > 1 and times != sorted(times)):
+            self._unsorted = True
 
     def extend(self, t: float, values) -> None:
         """Readings all taken at ``t`` (a log batch's lines)."""
-        if self.t and t < self.t[-1]:
-            for value in values:
-                self.add(t, float(value))
-            return
-        self.v.extend(values)
-        self.t.extend([t] * (len(self.v) - len(self.t)))
+        last = self._t[-1] if self._t else None
+        n = len(self._v)
+        self._v.extend(values)
+        if not _fine(self._v[n:]):
+            kept = [x for x in self._v[n:] if -MAX_READING <= x <= MAX_READING]
+            self.skipped += len(self._v) - n - len(kept)
+            del self._v[n:]
+            self._v.extend(kept)
+        if len(self._v) > n:
+            self._t.extend([t] * (len(self._v) - n))
+            if last is not None and t < last:
+                self._unsorted = True
 
     def extend_at(self, times: list[float], values) -> None:
-        """Readings at ``times`` (ascending), one each."""
-        if self.t and times and times[0] < self.t[-1]:
-            for t, value in zip(times, values):
-                self.add(t, float(value))
-            return
-        self.t.extend(times)
-        self.v.extend(values)
+        """Readings at ``times``, one each (ascending, the usual case, or not)."""
+        last = self._t[-1] if self._t else None
+        n = len(self._v)
+        self._v.extend(values)
+        if not _fine(self._v[n:]):
+            kept = [(t, x) for t, x in zip(times, self._v[n:]) if -MAX_READING <= x <= MAX_READING]
+            self.skipped += len(self._v) - n - len(kept)
+            del self._v[n:]
+            self._v.extend(x for _, x in kept)
+            times = [t for t, _ in kept]
+        if times:
+            self._t.extend(times)
+            self._appended(last, times)
 
     def add(self, t: float, value: float) -> None:
-        if self.t and t < self.t[-1]:  # out of order (a clock step): keep sorted
-            i = bisect_right(self.t, t)
-            self.t.insert(i, t)
-            self.v.insert(i, value)
+        if not -MAX_READING <= value <= MAX_READING:  # nan fails both
+            self.skipped += 1
             return
-        self.t.append(t)
-        self.v.append(value)
+        if self._t and t < self._t[-1]:  # out of order (a clock step): sorted when read
+            self._unsorted = True
+        self._t.append(t)
+        self._v.append(value)
 
     def between(self, start: float, end: float) -> tuple[array, array]:
         a, b = bisect_left(self.t, start), bisect_right(self.t, end)
@@ -391,12 +446,11 @@ class Recording:
         if gpus:
             self.gpu_sample(host, t, stale, [(g.index, g.name, g.power_w) for g in gpus])
             if not stale:
-                utils = [g.util_pct for g in gpus if g.util_pct is not None]
+                utils = [u for g in gpus if (u := g.util_pct) is not None]
                 if utils:  # NVML: the share of the interval a kernel ran (GPU busy)
-                    self.add("gpu_util", host, t, sum(utils) / len(utils))
+                    self._series("gpu_util", host, -1).add(t, sum(utils) / len(utils))
                 for g in gpus:
-                    slow = tuple(r for r in g.throttle if r in SLOWDOWNS)
-                    if slow:
+                    if g.throttle and (slow := tuple(r for r in g.throttle if r in SLOWDOWNS)):
                         self.throttles.setdefault(host, []).append((t, g.index, slow))
         if cpu_pct is not None:
             self.add("cpu_pct", host, t, cpu_pct)
