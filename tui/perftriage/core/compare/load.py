@@ -16,6 +16,7 @@ from perftriage.core.store import stream, transcript
 
 # what a comparison outside its slices needs of these bulky lines: their time only
 _BULK = (LOG_LINES_PREFIX, HOST_SAMPLE_PREFIX)
+_MAX_T = 1e10  # the bound of an event's t (ev.Seconds)
 
 
 class _Gpu(msgspec.Struct):
@@ -31,7 +32,7 @@ class _HostGpus(msgspec.Struct):
     by the decoder, not built: a host of 8 GPUs decodes several times faster)."""
 
     host: str
-    t: float = 0.0
+    t: ev.Seconds = 0.0  # bounded as every event's: 1e300 or 1e999 is a bad line
     gpus: list[_Gpu] = []
     gpu_age_s: float | None = None
     cpu_pct: float | None = None
@@ -69,6 +70,8 @@ def load(path: Path | str, problems: list[stream.LineProblem] | None = None,
                 t = raw_t(line)
             except ValueError:
                 t = None
+            if t is not None and not -_MAX_T <= t <= _MAX_T:
+                t = None  # decoded below, to say why the line is bad (never an infinite duration)
             if t is not None and not _inside(spans, t):
                 if t > rec.duration:
                     rec.duration = t

@@ -13,9 +13,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from perftriage.core.replay.state_at import parse_time
+from perftriage.core.sanitize import visible
 
 _SEGMENT = re.compile(r"^(?P<src>.+)#(?P<n>\d+)$")
 _RANGE = re.compile(r"^(?P<src>.+)@(?P<from>[0-9:.]*)-(?P<to>[0-9:.]*)$")
+MAX_RUN_DIGITS = 9  # a run number beyond: "too large" (int() of 5,000 digits raises)
+MAX_TIME = 1e10  # seconds: the bound of an event's t (events.Seconds)
+SHOWN_CHARS = 120  # a slice, name or time echoed in an error: at most this much of it
+
+
+def shown(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text`` as an error line may echo it: controls made visible, one
+    line, at most ``limit`` characters (the rest said as a count)."""
+    if len(text) > limit:
+        text = f"{text[:limit // 2]}…({len(text) - limit + limit // 2:,} more characters)"
+    return visible(text)
 
 
 class SliceError(ValueError):
@@ -50,12 +62,17 @@ class Window:
 def _time(text: str, what: str, spec: str) -> float | None:
     if not text:
         return None
+    bad = f"{shown(spec)}: {what} {shown(text, 24)} is not a time (SS, MM:SS or H:MM:SS)"
+    if len(text) > 24:  # int() of a 5,000-digit hour raises; no session is that long
+        raise SliceError(bad)
     try:
         value = parse_time(text)
     except ValueError as exc:
-        raise SliceError(f"{spec}: {what} {exc}") from None
+        raise SliceError(f"{shown(spec)}: {what} {visible(str(exc))}") from None
     if value is None:  # "end" never matches the pattern, but keep the type honest
         return None
+    if not -MAX_TIME <= value <= MAX_TIME:
+        raise SliceError(bad)
     return value
 
 
@@ -69,19 +86,21 @@ def parse_slice(text: str, exists: Callable[[str], bool] = lambda _: False) -> S
         return SliceSpec(text, text)
     m = _SEGMENT.match(text)
     if m:
+        if len(m["n"].lstrip("0")) > MAX_RUN_DIGITS:
+            raise SliceError(f"{shown(text)}: run number {shown(m['n'], 24)} is too large")
         n = int(m["n"])
         if n < 1:
-            raise SliceError(f"{text}: runs are numbered from 1")
+            raise SliceError(f"{shown(text)}: runs are numbered from 1")
         return SliceSpec(text, m["src"], segment=n)
     m = _RANGE.match(text)
     if m:
         start = _time(m["from"], "FROM", text)
         end = _time(m["to"], "TO", text)
         if start is not None and end is not None and end <= start:
-            raise SliceError(f"{text}: TO ({m['to']}) is not after FROM ({m['from']})")
+            raise SliceError(f"{shown(text)}: TO ({m['to']}) is not after FROM ({m['from']})")
         return SliceSpec(text, m["src"], start=start, end=end)
     if "@" in text:
-        raise SliceError(f"{text}: after @ give FROM-TO (SS, MM:SS or H:MM:SS; "
+        raise SliceError(f"{shown(text)}: after @ give FROM-TO (SS, MM:SS or H:MM:SS; "
                          "either may be left out: @30-, @-1:30)")
     return SliceSpec(text, text)
 
@@ -104,7 +123,8 @@ def window(spec: SliceSpec, segments: Sequence[tuple[int, float]], duration: flo
         numbers = [n for n, _ in runs]
         if spec.segment not in numbers:
             have = f"run 1 only" if len(runs) == 1 else f"runs 1-{max(numbers)}"
-            raise SliceError(f"{spec.text}: no run {spec.segment} in {spec.source} ({have})")
+            raise SliceError(f"{shown(spec.text)}: no run {spec.segment} in {shown(spec.source)} "
+                             f"({have})")
         i = numbers.index(spec.segment)
         start = runs[i][1] if i else 0.0
         end = runs[i + 1][1] if i + 1 < len(runs) else duration
@@ -113,5 +133,5 @@ def window(spec: SliceSpec, segments: Sequence[tuple[int, float]], duration: flo
     end = duration if spec.end is None else spec.end
     length = f"{clock(duration)} ({duration:.1f} s)"
     if start > duration or (spec.end is not None and spec.end > duration + 1.0):
-        raise SliceError(f"{spec.text}: outside the session, which is {length} long")
+        raise SliceError(f"{shown(spec.text)}: outside the session, which is {length} long")
     return Window(name, start, min(end, duration))
