@@ -229,3 +229,39 @@ def test_findings_rank_by_share_and_drop_below_three_percent():
     assert [f.cause for f in out] == ["b", "d", "c"]
     assert [f.severity for f in out[:2]] == ["high", "high"]
     assert Finding("e", "e", 3.0).severity == "moderate"
+
+
+# --- CPU contention: only under a host-side finding ---------------------------
+
+
+@pytest.mark.parametrize("idle_gpu", [True, False])
+def test_cpu_throttle_only_under_a_late_host(idle_gpu):
+    from tests.core.test_triage_real import EAGER, GRAPH
+
+    rec = Recording()
+    rec.feed(ev.ProfileCaptured(capture_id="prof1", host="gpu",
+                                summary=summarize_files(EAGER if idle_gpu else GRAPH), t=5.0))
+    for t in range(1, 11):
+        rec.feed(ev.HostSample(host="gpu", cpu_pct=100.0, cpu_psi_some=40.0,
+                               cpu_throttled_pct=25.0, t=float(t)))
+    found = top(rec, 0, 10)
+    cpu = [f for f in found if f.cause == "cpu-throttle"]
+    if idle_gpu:
+        [f] = cpu
+        launch = next(x for x in found if x.cause == "launch-bound")
+        assert f.explains_pct == pytest.approx(launch.explains_pct * 0.40, rel=1e-3)
+        assert "PSI cpu some avg10 40 %" in f.evidence[0].text
+    else:
+        assert cpu == []
+
+
+def test_psi_and_cgroup_lines_parse():
+    from perftriage.core.parse.proc import parse_proc_frame, throttled_pct
+
+    a = parse_proc_frame(["psi some avg10=12.50 avg60=3.00 avg300=1.00 total=9",
+                          "cg nr_periods 100", "cg nr_throttled 10"])
+    b = parse_proc_frame(["cg nr_periods 300", "cg nr_throttled 60"])
+    assert a.psi_some == 12.5 and (a.cg_periods, a.cg_throttled) == (100, 10)
+    assert throttled_pct(a, b) == 25.0
+    assert throttled_pct(None, b) is None
+    assert parse_proc_frame(["psi some avg10=nan total=1"]).psi_some is None

@@ -36,6 +36,8 @@ class _HostGpus(msgspec.Struct):
     gpus: list[_Gpu] = []
     gpu_age_s: float | None = None
     cpu_pct: float | None = None
+    cpu_psi_some: float | None = None
+    cpu_throttled_pct: float | None = None
 
 
 _host_gpus = msgspec.json.Decoder(_HostGpus)
@@ -80,7 +82,7 @@ def load(path: Path | str, problems: list[stream.LineProblem] | None = None,
             if line.startswith(HOST_SAMPLE_PREFIX):
                 h = _host_gpus.decode(line)
                 rec.duration = max(rec.duration, h.t)
-                rec.host_reading(h.host, h.t, h.gpu_age_s is not None, h.gpus, h.cpu_pct)
+                rec.host_reading(h.host, h.t, h.gpu_age_s is not None, h.gpus, h)
                 continue
             event = decode(line)
         except stream.DECODE_ERRORS as exc:

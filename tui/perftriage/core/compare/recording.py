@@ -437,12 +437,12 @@ class Recording:
             self.add("sm_active_pct", e.host, e.t, sum(sm) / len(sm))
 
     def _host_sample(self, e: ev.HostSample) -> None:
-        self.host_reading(e.host, e.t, e.gpu_age_s is not None, e.gpus, e.cpu_pct)
+        self.host_reading(e.host, e.t, e.gpu_age_s is not None, e.gpus, e)
 
-    def host_reading(self, host: str, t: float, stale: bool, gpus: list[Any],
-                     cpu_pct: float | None) -> None:
+    def host_reading(self, host: str, t: float, stale: bool, gpus: list[Any], cpu: Any) -> None:
         """A host sample: ``gpus`` have ``index, name, power_w, util_pct,
-        throttle`` (a GpuSample, or the transcript loader's lighter struct)."""
+        throttle``, ``cpu`` has ``cpu_pct, cpu_psi_some, cpu_throttled_pct`` (a
+        HostSample, or the transcript loader's lighter struct)."""
         if gpus:
             self.gpu_sample(host, t, stale, [(g.index, g.name, g.power_w) for g in gpus])
             if not stale:
@@ -452,8 +452,9 @@ class Recording:
                 for g in gpus:
                     if g.throttle and (slow := tuple(r for r in g.throttle if r in SLOWDOWNS)):
                         self.throttles.setdefault(host, []).append((t, g.index, slow))
-        if cpu_pct is not None:
-            self.add("cpu_pct", host, t, cpu_pct)
+        for metric in ("cpu_pct", "cpu_psi_some", "cpu_throttled_pct"):
+            if (value := getattr(cpu, metric)) is not None:
+                self._series(metric, host, -1).add(t, value)
 
     def gpu_sample(self, host: str, t: float, stale: bool,
                    gpus: list[tuple[int, str, float | None]]) -> None:

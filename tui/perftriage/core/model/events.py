@@ -71,6 +71,10 @@ class HostSample(Event, tag="host.sample"):
     load1: float | None = None
     load5: float | None = None
     load15: float | None = None
+    # CPU contention: PSI cpu "some avg10" (%), and the share of CFS periods the
+    # cgroup the sampler sees (a container's own) was throttled in (%)
+    cpu_psi_some: float | None = None
+    cpu_throttled_pct: float | None = None
     gpus: list[GpuSample] = []
     gpu_error: str | None = None  # e.g. "no NVIDIA GPU", shown instead of rows
     gpu_age_s: float | None = None  # set when the GPU readings are stale (source stalled)

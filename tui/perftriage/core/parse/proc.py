@@ -17,6 +17,11 @@ class ProcFrame:
     mem_available: int | None = None
     mem_free: int | None = None
     load: tuple[float, float, float] | None = None
+    # PSI ``/proc/pressure/cpu`` "some avg10" (% of time some task waited for a CPU)
+    psi_some: float | None = None
+    # cgroup v2 ``cpu.stat``: CFS periods and how many of them were throttled
+    cg_periods: int | None = None
+    cg_throttled: int | None = None
 
 
 def parse_proc_frame(lines: list[str]) -> ProcFrame:
@@ -36,10 +41,53 @@ def parse_proc_frame(lines: list[str]) -> ProcFrame:
             f.mem_available = int(parts[1]) * KIB
         elif key == "MemFree:":
             f.mem_free = int(parts[1]) * KIB
+        elif key == "psi" and len(parts) >= 3 and parts[1] == "some":
+            f.psi_some = psi_avg10(parts[2:])
+        elif key == "cg" and len(parts) == 3 and parts[2].isdigit():
+            if parts[1] == "nr_periods":
+                f.cg_periods = int(parts[2])
+            elif parts[1] == "nr_throttled":
+                f.cg_throttled = int(parts[2])
         elif key == "loadavg" and len(parts) >= 4:
             with contextlib.suppress(ValueError):
                 f.load = (float(parts[1]), float(parts[2]), float(parts[3]))
     return f
+
+
+def psi_avg10(fields: list[str]) -> float | None:
+    """``avg10=1.23`` among PSI's fields -> 1.23 (None: absent or not a share)."""
+    for part in fields:
+        if part.startswith("avg10="):
+            with contextlib.suppress(ValueError):
+                v = float(part[6:])
+                return v if 0.0 <= v <= 100.0 else None
+    return None
+
+
+def throttled_pct(prev: ProcFrame | None, cur: ProcFrame) -> float | None:
+    """The share of CFS periods the cgroup was throttled in, between two frames."""
+    if prev is None or None in (prev.cg_periods, prev.cg_throttled, cur.cg_periods,
+                                cur.cg_throttled):
+        return None
+    periods = cur.cg_periods - prev.cg_periods  # type: ignore[operator]
+    throttled = cur.cg_throttled - prev.cg_throttled  # type: ignore[operator]
+    if periods <= 0 or throttled < 0:
+        return None
+    return round(min(100.0, 100.0 * throttled / periods), 1)
+
+
+def read_contention(pressure: str = "/proc/pressure/cpu",
+                    cpu_stat: str = "/sys/fs/cgroup/cpu.stat") -> ProcFrame:
+    """This machine's PSI and cgroup lines, as the remote loop prints them
+    (a file that is not there, not readable: left out)."""
+    lines = []
+    with contextlib.suppress(OSError):
+        with open(pressure) as f:
+            lines.append("psi " + f.readline().strip())
+    with contextlib.suppress(OSError):
+        with open(cpu_stat) as f:
+            lines += ["cg " + ln.strip() for ln in f if ln.startswith(("nr_periods", "nr_throttled"))]
+    return parse_proc_frame(lines)
 
 
 def cpu_pct(prev: list[int] | None, cur: list[int] | None) -> float | None:

@@ -22,7 +22,7 @@ from perftriage.core.triage.gpu_side import (
     throttle_finding,
     traffic_finding,
 )
-from perftriage.core.triage.host_side import host_findings
+from perftriage.core.triage.host_side import cpu_throttle_finding, host_findings
 from perftriage.core.triage.model import Evidence, Finding, NextStep, pct, ranked
 from perftriage.core.triage.serving import floor_finding, kv_finding, queue_finding
 from perftriage.core.triage.witnesses import Witnesses
@@ -63,6 +63,9 @@ def diagnose(w: Witnesses) -> list[Finding]:
     else:
         if idle >= IDLE_MIN_PCT:
             found += host_findings(w, idle, source)
+            cpu = cpu_throttle_finding(w, found)
+            if cpu is not None:
+                found.append(cpu)
         if busy is not None and busy >= BUSY_MIN_PCT and floor is None:
             busy_source = Evidence(source.witness, f"GPU busy {pct(busy)}", source.at,
                                    source.source)

@@ -214,3 +214,36 @@ def host_findings(w: Witnesses, idle_pct: float, idle_source: Evidence) -> list[
             next=NextStep("stacks", ["--seconds", "3"],
                           "a 3 s stacks record names the frame the host is busy in")))
     return findings
+
+
+PSI_PCT = 10.0  # PSI cpu some avg10 at or above this: runnable tasks wait for a CPU
+THROTTLED_PCT = 5.0  # cgroup CFS periods throttled at or above this share
+HOST_CAUSES = frozenset({"host-stall", "launch-bound", "host-sync"})
+
+
+def cpu_throttle_finding(w: Witnesses, found: list[Finding]) -> Finding | None:
+    """Only as a cause under a host-side finding: the host is late, and its
+    CPUs are contended (PSI) or its cgroup is throttled (CFS quota)."""
+    host = [f for f in found if f.cause in HOST_CAUSES
+            or (f.cause == "need-evidence" and f.next is not None and f.next.kind == "stacks")]
+    psi, thr = w.cpu_psi_some, w.cpu_throttled_pct
+    lost = max(psi if psi is not None and psi >= PSI_PCT else 0.0,
+               thr if thr is not None and thr >= THROTTLED_PCT else 0.0)
+    if not host or lost <= 0:
+        return None
+    late = sum(f.explains_pct or 0.0 for f in host)
+    ev = []
+    if psi is not None:
+        ev.append(Evidence("host", f"PSI cpu some avg10 {psi:.0f} % (median): tasks waited "
+                                   "for a CPU", w.end, "psi"))
+    if thr is not None:
+        ev.append(Evidence("host", f"cgroup throttled in {thr:.0f} % of its CFS periods "
+                                   "(cpu.stat)", w.end, "cgroup"))
+    return Finding(
+        cause="cpu-throttle", explains_pct=late * lost / 100.0, host=w.host,
+        title=(f"the host is late and its CPU is contended ({lost:.0f} % of the time): part of "
+               f"the {', '.join(sorted({f.cause for f in host}))} is waiting for a CPU"),
+        evidence=ev,
+        fix=["a larger CPU quota (the container's cpu limit), fewer busy processes on the "
+             "host, the engine's processes pinned to their own cores"])
+

@@ -47,6 +47,8 @@ class Witnesses:
     full_kv_share: float | None = None  # share of log readings at token usage >= 0.95
     retractions: int = 0
     cpu_pct: float | None = None
+    cpu_psi_some: float | None = None  # PSI cpu some avg10, %
+    cpu_throttled_pct: float | None = None  # CFS periods throttled, %
     # throttled readings: (share of the GPU readings, reasons seen)
     throttled_share: float | None = None
     throttle_reasons: tuple[str, ...] = ()
@@ -114,7 +116,8 @@ def witnesses(rec: Recording, host: str, start: float, end: float) -> Witnesses:
                          ("dram_idle_pct", "idle_pct"), ("gpu_util_pct", "gpu_util"),
                          ("decode_tps", "decode_tps"), ("running", "running"),
                          ("queued", "queued"), ("token_usage", "token_usage"),
-                         ("cpu_pct", "cpu_pct")):
+                         ("cpu_pct", "cpu_pct"), ("cpu_psi_some", "cpu_psi_some"),
+                         ("cpu_throttled_pct", "cpu_throttled_pct")):
         setattr(w, name, _median(rec, metric, host, start, end))
     if w.running is None:
         w.running = _median(rec, "engine_running", host, start, end)

@@ -16,6 +16,7 @@ import subprocess
 import psutil
 
 from perftriage.core.parse import nvsmi
+from perftriage.core.parse.proc import read_contention, throttled_pct
 from perftriage.core.model.events import GpuSample, HostSample
 
 MIB = nvsmi.MIB
@@ -195,6 +196,7 @@ class LocalSampler:
         # per process, so another reader in between (the GPM snapshot beside
         # `status`) left a window of ~0 s and a 0.0 % reading
         self._cpu_times = psutil.cpu_times(percpu=True)
+        self._contention = read_contention()
 
     def info(self) -> dict:
         """Slow-changing facts for a HostInfo event (bandwidth for the roofline)."""
@@ -224,6 +226,8 @@ class LocalSampler:
         vm = psutil.virtual_memory()
         load1, load5, load15 = os.getloadavg()
         gpus, gpu_error = self.read_gpus()
+        contention, before = read_contention(), self._contention
+        self._contention = contention
         return HostSample(
             host=self.host,
             cpu_pct=round(sum(per_cpu) / len(per_cpu), 1) if per_cpu else None,
@@ -233,6 +237,8 @@ class LocalSampler:
             load1=load1,
             load5=load5,
             load15=load15,
+            cpu_psi_some=contention.psi_some,
+            cpu_throttled_pct=throttled_pct(before, contention),
             gpus=gpus,
             gpu_error=gpu_error,  # with GPUs: only which fields nvidia-smi refused
         )

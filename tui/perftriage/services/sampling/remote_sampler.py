@@ -30,7 +30,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from perftriage.core.parse import nvsmi
 from perftriage.core.model.host_snapshot import parse_snapshot
 from perftriage.core.parse.host_output import parse_info
-from perftriage.core.parse.proc import ProcFrame, ProcFrames, cpu_pct
+from perftriage.core.parse.proc import ProcFrame, ProcFrames, cpu_pct, throttled_pct
 from perftriage.core.model.events import Event, GpuSample, HostConnState, HostInfo, HostSample, HostStatus
 from perftriage.transport.base import MaintainsConnection, Transport, TransportError
 
@@ -46,7 +46,13 @@ frame() {
   mapfile -t -n 5 m < /proc/meminfo
   printf '%s\n' "${m[@]}"
   read -r l < /proc/loadavg
-  printf 'loadavg %s\n@@end\n' "$l"
+  printf 'loadavg %s\n' "$l"
+  [[ -r /proc/pressure/cpu ]] && read -r l < /proc/pressure/cpu && printf 'psi %s\n' "$l"
+  if [[ -r /sys/fs/cgroup/cpu.stat ]]; then
+    mapfile -t c < /sys/fs/cgroup/cpu.stat
+    for l in "${c[@]}"; do [[ $l == nr_periods* || $l == nr_throttled* ]] && printf 'cg %s\n' "$l"; done
+  fi
+  printf '@@end\n'
 }
 """
 
@@ -70,6 +76,16 @@ while True:
         out += [next(f).rstrip('\n') for _ in range(5)]
     with open('/proc/loadavg') as f:
         out.append('loadavg ' + f.read().strip())
+    try:
+        with open('/proc/pressure/cpu') as f:
+            out.append('psi ' + f.readline().strip())
+    except OSError:
+        pass
+    try:
+        with open('/sys/fs/cgroup/cpu.stat') as f:
+            out += ['cg ' + l.strip() for l in f if l.startswith(('nr_periods', 'nr_throttled'))]
+    except OSError:
+        pass
     out.append('@@end')
     sys.stdout.write('\n'.join(out) + '\n')
     sys.stdout.flush()
@@ -190,6 +206,7 @@ class RemoteSampler:
         self.prev_frame: ProcFrame | None = None
         self.proc_t: float | None = None
         self._cpu_pct: float | None = None
+        self._throttled: float | None = None
         self._per_cpu: list[float] = []
         self.info: dict = {}
         self._emitted_gpu_t: float | None = None
@@ -310,6 +327,7 @@ class RemoteSampler:
             prev = self.frame
             self.frame = frame
             self.proc_t = self.clock()
+            self._throttled = throttled_pct(prev, frame)
             if prev is not None:
                 self._cpu_pct = cpu_pct(prev.cpu, frame.cpu)
                 self._per_cpu = [
@@ -372,6 +390,8 @@ class RemoteSampler:
             load1=f.load[0] if f and f.load else None,
             load5=f.load[1] if f and f.load else None,
             load15=f.load[2] if f and f.load else None,
+            cpu_psi_some=f.psi_some if f else None,
+            cpu_throttled_pct=self._throttled,
             gpus=list(self.gpus),
             gpu_error=self.gpu_error or (
                 f"nvidia-smi: no samples for {gpu_age:.0f}s" if stale and gpu_age else None
