@@ -25,6 +25,8 @@ class _Gpu(msgspec.Struct):
     power_w: float | None = None
     util_pct: float | None = None
     throttle: list[str] = []
+    sm_clock_mhz: float | None = None
+    sm_clock_max_mhz: float | None = None
 
 
 class _HostGpus(msgspec.Struct):

@@ -243,8 +243,10 @@ class Recording:
     # finished stacks and ncu probes: (t, host, probe id, detail), what the triage reads
     stacks: list[tuple[float, str, str, dict[str, Any]]] = field(default_factory=list)
     ncu: list[tuple[float, str, str, dict[str, Any]]] = field(default_factory=list)
-    # host -> [(t, GPU index, clock-event reasons)] while a GPU was throttled
-    throttles: dict[str, list[tuple[float, int, tuple[str, ...]]]] = field(default_factory=dict)
+    # host -> [(t, GPU index, clock-event reasons, SM clock / its max or None)]
+    # while a GPU was slowed
+    throttles: dict[str, list[tuple[float, int, tuple[str, ...], float | None]]] = field(
+        default_factory=dict)
     # the latest baseline.marked (None once cleared)
     baseline: ev.BaselineMarked | None = None
     _logs: dict[str, LogMetrics] = field(default_factory=dict, repr=False)
@@ -451,7 +453,10 @@ class Recording:
                     self._series("gpu_util", host, -1).add(t, sum(utils) / len(utils))
                 for g in gpus:
                     if g.throttle and (slow := tuple(r for r in g.throttle if r in SLOWDOWNS)):
-                        self.throttles.setdefault(host, []).append((t, g.index, slow))
+                        clock, top = getattr(g, "sm_clock_mhz", None), getattr(
+                            g, "sm_clock_max_mhz", None)
+                        ratio = clock / top if clock and top else None
+                        self.throttles.setdefault(host, []).append((t, g.index, slow, ratio))
         for metric in ("cpu_pct", "cpu_psi_some", "cpu_throttled_pct"):
             if (value := getattr(cpu, metric)) is not None:
                 self._series(metric, host, -1).add(t, value)

@@ -17,6 +17,7 @@ ROOF_PCT = 80.0  # Nsight Compute: at 80 % of peak or above a kernel is at its r
 WASTE_MODERATE = 1.3  # traffic ratio: moderate above 1.3x, high above 2x (the issue's bands)
 STRAGGLER_RATIO = 0.67  # one rank's collective time under this share of the others' median
 TOP_KERNELS = 3
+UNKNOWN_CLOCK_LOSS = 0.3
 
 
 def _capture_share(p: ProfileSummary | None, k: NcuKernel) -> tuple[float, str]:
@@ -159,11 +160,16 @@ def throttle_finding(w: Witnesses, busy_pct: float | None) -> Finding | None:
         return None
     if busy_pct is not None and busy_pct < 30.0:
         return None  # an idle GPU lowers its clocks: no cost
-    explains = share * 100.0 * 0.3  # a slowdown reason costs ~30 % of the clock (docs/triage.md)
+    # the clock lost while slowed; unknown clocks: a power cap's typical 30 % (docs/triage.md)
+    lost = 1.0 - w.throttle_clock if w.throttle_clock is not None else UNKNOWN_CLOCK_LOSS
+    explains = share * 100.0 * max(0.0, lost)
     return Finding(
         cause="gpu-throttle", explains_pct=explains, host=w.host,
         title=f"the GPU slows its clocks ({', '.join(w.throttle_reasons)}) "
               f"{share * 100:.0f} % of the time while busy",
         evidence=[Evidence("nvml", f"clock-event reasons {', '.join(w.throttle_reasons)} in "
-                                   f"{share * 100:.0f} % of the readings", w.end, "nvml")],
+                                   f"{share * 100:.0f} % of the readings" + (
+                                       "" if w.throttle_clock is None else
+                                       f", SM clock at {w.throttle_clock * 100:.0f} % of its "
+                                       "max then"), w.end, "nvml")],
         fix=["check cooling and the power limit (nvidia-smi -q -d PERFORMANCE,POWER)"])

@@ -52,6 +52,7 @@ class Witnesses:
     # throttled readings: (share of the GPU readings, reasons seen)
     throttled_share: float | None = None
     throttle_reasons: tuple[str, ...] = ()
+    throttle_clock: float | None = None  # mean SM clock / its max while slowed
     capture: Stamped | None = None  # value: ProfileSummary
     stacks: Stamped | None = None  # value: StacksSummary
     ncu: Stamped | None = None  # value: NcuSummary
@@ -132,6 +133,8 @@ def witnesses(rec: Recording, host: str, start: float, end: float) -> Witnesses:
         seconds = {int(r[0]) for r in slow}
         w.throttled_share = min(1.0, len(seconds) / len(util))
         w.throttle_reasons = tuple(sorted({x for r in slow for x in r[2]}))
+        ratios = [r[3] for r in slow if r[3] is not None]
+        w.throttle_clock = sum(ratios) / len(ratios) if ratios else None
     w.capture = _latest_capture(rec, host, start, end, w.history)
     got = _latest_probe(rec.stacks, host, start, end, w.history)
     if got is not None:
