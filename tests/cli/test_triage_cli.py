@@ -122,3 +122,21 @@ def test_live_triage_of_a_simulated_server(tmp_path, simulated_server, allow_cap
     assert len(recorded) == 1  # an ordinary investigation: report and triage read it again
     again = run(str(recorded[0]), "--json")
     assert again.exit_code == 0, again.output
+
+
+def test_a_recorded_demo_is_reached_by_the_name_on_screen(tmp_path):
+    """issue 41 item 6: the cockpit's title says `demo`; `compare demo@…`,
+    `triage demo` and `report demo` find the newest unnamed session so named."""
+    sessions = tmp_path / "s"
+    sessions.mkdir()
+    older = two_runs(sessions / "20261203-101010-demo.jsonl")
+    newer = two_runs(sessions / "20261204-090000-demo.jsonl")
+    (sessions / "20261204-100000-demo-2.jsonl").write_text("not this one\n")
+    from perftriage.core.store.session_files import resolve_session
+
+    assert resolve_session("demo", sessions) == newer != older
+    r = run("demo@40-80", "--json", sessions=sessions)
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(cli, ["--sessions-dir", str(sessions), "compare", "demo@0-30",
+                                 "demo@40-80", "--json"])
+    assert r.exit_code == 0, r.output

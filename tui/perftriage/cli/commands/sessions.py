@@ -82,7 +82,21 @@ def command(g, as_json: bool) -> None:
     for r in rows:
         table.add_row(*(Text(v) for v in r))  # no markup from file contents
     Console().print(table)
+    _mention_titles(infos)
     _mention_examples()
+
+
+def _mention_titles(infos: list[session_files.SessionInfo]) -> None:
+    """An unnamed session is also reached by the title the cockpit showed
+    (``demo``): the newest file of that title."""
+    newest: dict[str, str] = {}
+    for i in infos:  # latest activity first
+        m = session_files.STAMPED.match(i.name)
+        if m and m.group("name") not in newest:
+            newest[m.group("name")] = i.name
+    for title, name in sorted(newest.items()):
+        click.echo(visible(f"{title}: the newest is {name} (replay, report, compare and "
+                           f"triage take `{title}`)"))
 
 
 def _mention_examples() -> None:

@@ -9,6 +9,8 @@ of its last readable event with the count unknown.
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -131,6 +133,26 @@ def resolve_session(name: str, sessions_dir: Path) -> Path | None:
         for candidate in (directory / name, directory / f"{name}{transcript.SUFFIX}"):
             if _is_file(candidate):
                 return candidate
+    return latest_unnamed(name, Path(sessions_dir))
+
+
+# an unnamed session's file: ``20261204-034641-demo.jsonl`` (session_filename)
+STAMPED = re.compile(r"^\d{8}-\d{6}-(?P<name>.+)" + re.escape(transcript.SUFFIX) + "$")
+
+
+def latest_unnamed(name: str, sessions_dir: Path) -> Path | None:
+    """The newest unnamed session recorded as ``name`` (the cockpit's title,
+    ``demo``): its file is ``YYYYmmdd-HHMMSS-NAME.jsonl``, so the name the
+    screen showed reaches it."""
+    try:
+        entries = [e for e in os.scandir(sessions_dir)
+                   if (m := STAMPED.match(e.name)) and m.group("name") == name]
+    except OSError:
+        return None
+    for entry in sorted(entries, key=lambda e: e.name, reverse=True):
+        path = Path(entry.path)
+        if _is_file(path):
+            return path
     return None
 
 
