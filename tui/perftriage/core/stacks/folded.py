@@ -23,7 +23,9 @@ import re
 from dataclasses import dataclass
 
 MAX_TEXT = 300  # characters kept of a frame's name or file
-_THREAD = re.compile(r"^thread \((?:0x)?([0-9a-fA-F]+)\)(?:: (.*))?$")
+# a thread id is decimal, or hex after 0x (``thread (abc)`` is neither: a bad line)
+_THREAD = re.compile(r"^thread \((0x[0-9a-fA-F]{1,16}|[0-9]{1,20})\)(?:: (.*))?$", re.S)
+_COUNT = re.compile(r"[0-9]{1,18}")  # ASCII digits: isdigit() takes "²", int() does not
 
 
 class StacksError(ValueError):
@@ -80,15 +82,18 @@ def parse_raw(text: str) -> Parsed:
         if not line:
             continue
         stack, _, count = line.rpartition(" ")
-        if not stack or not count.isdigit():
+        if not stack or not _COUNT.fullmatch(count):
             out.bad_lines += 1
             continue
         parts = stack.split(";")
         tid, tname = None, ""
-        m = _THREAD.match(parts[0])
-        if m is not None:
-            tid, tname = int(m.group(1), 16 if parts[0].startswith("thread (0x") else 10), \
-                (m.group(2) or "")[:MAX_TEXT]
+        if parts[0].startswith("thread ("):
+            m = _THREAD.match(parts[0])
+            if m is None:
+                out.bad_lines += 1
+                continue
+            tid = int(m.group(1), 16) if m.group(1).startswith("0x") else int(m.group(1))
+            tname = (m.group(2) or "")[:MAX_TEXT]
             parts = parts[1:]
         frames = tuple(parse_frame(p) for p in parts if p)
         out.samples.append(Sample(frames, int(count), tid, tname))
@@ -99,8 +104,8 @@ def parse_dump(text: str) -> Parsed:
     """``py-spy dump --json``: one sample per thread (idle threads included)."""
     try:
         threads = json.loads(text)
-    except ValueError as exc:
-        raise StacksError(f"py-spy dump --json is not JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # "[[[[…" nests past the parser's depth
+        raise StacksError(f"py-spy dump --json is not JSON: {str(exc)[:200]}") from None
     if not isinstance(threads, list):
         raise StacksError("py-spy dump --json is not a list of threads")
     out = Parsed([])
