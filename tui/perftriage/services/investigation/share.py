@@ -22,7 +22,16 @@ visitor, and has no authentication of its own. So this server
 - runs at most ``max_visitors`` apps at once (one per open websocket): the
   next visitor gets a page that says the cap and to try again later (503),
   and a visitor's app and everything it started end within 2 s of its
-  websocket closing (:mod:`perftriage.services.investigation.share_visitor`).
+  websocket closing (:mod:`perftriage.services.investigation.share_visitor`);
+- closes a visitor from whom no whole websocket frame has come for
+  ``idle_s`` (a browser answers every ping, sent each ``heartbeat_s`` of
+  quiet, with a pong: a page that only watches is never idle; one that
+  drips a frame that never ends is, and aiohttp's own heartbeat is reset by
+  any byte);
+- keeps the connections that have not shown the token below the open-file
+  limit (``max_pending``, the oldest closed first when more come) and
+  closes one whose request is not whole within ``header_timeout_s``, so
+  half-sent requests never use up the files a visitor needs to connect.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ import asyncio
 import hmac
 import logging
 import re
+import resource
 import secrets
 import shlex
 import socket
@@ -50,6 +60,9 @@ COOKIE = "perftriage_share"
 TOKEN_BYTES = 16  # 128 bits
 MAX_VISITORS = 4  # apps at once (each a Textual process, ~40 MiB)
 HEARTBEAT_S = 10.0  # a visitor gone without closing (network lost) is noticed by then
+IDLE_S = 30.0  # no whole frame from a visitor (not even a pong) for this long: closed
+HEADER_TIMEOUT_S = 15.0  # a connection's request not whole by then (or idle between): closed
+MAX_PENDING = 256  # connections without the token at once, at most (fewer under a low limit)
 # the names this share answers to: its bound loopback address, any port (ssh -L)
 _HOST = re.compile(r"(?:127\.0\.0\.1|localhost):[0-9]{1,5}")
 log = logging.getLogger("perftriage.share")
@@ -89,11 +102,18 @@ class ShareServer(Server):
     """textual-serve's server with a token in front of every path."""
 
     def __init__(self, argv: list[str], sock: socket.socket, *, title: str,
-                 token: str | None = None, max_visitors: int = MAX_VISITORS) -> None:
+                 token: str | None = None, max_visitors: int = MAX_VISITORS,
+                 max_pending: int | None = None, header_timeout_s: float = HEADER_TIMEOUT_S,
+                 idle_s: float = IDLE_S, heartbeat_s: float = HEARTBEAT_S) -> None:
         port = sock.getsockname()[1]
         super().__init__(shlex.join(argv), host=BIND_HOST, port=port, title=title)
         self.argv = argv
         self.max_visitors = max_visitors
+        self.max_pending = max_pending or pending_cap()
+        self.header_timeout_s = header_timeout_s
+        self.idle_s, self.heartbeat_s = idle_s, heartbeat_s
+        # connections that have not shown the token yet (oldest first): handler -> transport
+        self._pending: dict[object, asyncio.Transport] = {}
         self.visitors: set[VisitorApp] = set()  # one per open websocket
         self._slots = 0  # websockets being served (their apps count until ended)
         self.sock = sock
@@ -117,6 +137,7 @@ class ShareServer(Server):
         if not self._allowed(request):
             return web.Response(status=403, text="403: this share needs its token (see the URL "
                                                  "perftriage share printed)\n")
+        self._pending.pop(request.protocol, None)  # shown the token: no longer capped
         if request.query.get("token") is not None and request.path == "/":
             # keep the token out of the address bar and history: a cookie from now on
             response = web.HTTPFound("/")
@@ -164,7 +185,8 @@ class ShareServer(Server):
             return self._full()
         self._slots += 1
         app: VisitorApp | None = None
-        websocket = web.WebSocketResponse(heartbeat=HEARTBEAT_S)
+        # receive_timeout: each wait for a whole frame (a pong counts) ends by then
+        websocket = web.WebSocketResponse(heartbeat=self.heartbeat_s, receive_timeout=self.idle_s)
         try:
             await websocket.prepare(request)
             app = VisitorApp(self.argv, write_bytes=websocket.send_bytes,
@@ -176,6 +198,8 @@ class ShareServer(Server):
             await self._process_messages(websocket, app)
         except asyncio.CancelledError:  # the server stops
             raise
+        except asyncio.TimeoutError:  # no whole frame for idle_s: a slow or stalled visitor
+            log.info("visitor closed: no whole websocket frame in %.0f s", self.idle_s)
         except Exception:  # a malformed message from the page ends this visitor only
             log.exception("visitor websocket")
         finally:
@@ -198,7 +222,38 @@ class ShareServer(Server):
     async def start(self) -> web.AppRunner:
         """Serve on the bound socket; stop with ``await runner.cleanup()``."""
         self.initialize_logging()
-        runner = web.AppRunner(await self._make_app(), handle_signals=False, access_log=None)
+        # keepalive_timeout is aiohttp's timer from a connection's start (and after each
+        # response): a request not whole by then is closed (a half-sent one)
+        runner = web.AppRunner(await self._make_app(), handle_signals=False, access_log=None,
+                               keepalive_timeout=self.header_timeout_s)
         await runner.setup()
+        self._watch_connections(runner.server)
         await web.SockSite(runner, self.sock).start()
         return runner
+
+    def _watch_connections(self, server) -> None:
+        """Count the connections that have not shown the token (aiohttp's
+        server tells its own hooks of each one opened and lost)."""
+        made, lost = server.connection_made, server.connection_lost
+
+        def connection_made(handler, transport) -> None:
+            made(handler, transport)
+            self._pending[handler] = transport
+            while len(self._pending) > self.max_pending:  # the oldest goes
+                oldest = next(iter(self._pending))
+                self._pending.pop(oldest).abort()
+
+        def connection_lost(handler, exc=None) -> None:
+            self._pending.pop(handler, None)
+            lost(handler, exc)
+
+        server.connection_made, server.connection_lost = connection_made, connection_lost
+
+
+def pending_cap() -> int:
+    """:data:`MAX_PENDING`, or a quarter of the open-file limit when that is lower
+    (the rest for the visitors: their connections, their apps' pipes)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return MAX_PENDING
+    return max(8, min(MAX_PENDING, soft // 4))
