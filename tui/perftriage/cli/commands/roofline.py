@@ -47,7 +47,8 @@ def command(weights_gb, active_params_b, bits, kv_gb, gpus, bandwidth_gbs, gpu_n
     click.echo(f"bytes per token step  {r.bytes_gb:g} GB")
     click.echo(f"aggregate bandwidth   {r.bandwidth_gbs_total:g} GB/s ({gpus} GPU)")
     click.echo(f"floor                 {r.floor_ms:.3f} ms/token")
-    click.echo(f"ceiling               {r.ceiling_tps:.1f} tokens/s")
+    click.echo(f"ceiling               {r.ceiling_tps:.1f} tokens/s per sequence "
+               "(x the batch for the aggregate)")
     if r.measured_ms is not None:
         click.echo(f"measured              {r.measured_ms:g} ms/token")
         click.echo(f"gap                   {roofline.fmt_gap(r.gap)} (measured / floor)")

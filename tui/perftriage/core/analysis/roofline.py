@@ -174,9 +174,19 @@ def fmt_gap(gap: float | None) -> str:
     return "n/a" if gap is None else f"{gap:.1f}x"
 
 
+def ceiling_words(ceiling_tps: float, batch: float | None = None) -> str:
+    """The ceiling is one sequence's (1 / floor): beside an aggregate throughput
+    it needs the batch's too (batch x 1 / floor), or it reads 3x exceeded."""
+    words = f"ceiling {ceiling_tps:.4g} tok/s per sequence"
+    if batch is not None and batch > 1:
+        words += f" ({ceiling_tps * batch:.4g} tok/s aggregate at batch {batch:g})"
+    return words
+
+
 def summary_line(r: Any) -> str:
     """One line for a result or a GapComputed event (same field names)."""
-    parts = [f"floor {r.floor_ms:.3g} ms/token", f"ceiling {r.ceiling_tps:.4g} tok/s"]
+    parts = [f"floor {r.floor_ms:.3g} ms/token",
+             ceiling_words(r.ceiling_tps, getattr(r, "measured_batch", None))]
     if r.measured_ms is not None:
         parts.append(f"measured {r.measured_ms:g} ms")
         parts.append(f"gap {fmt_gap(r.gap)}")

@@ -25,8 +25,14 @@ def dominant(phases: list[Phase], host: str | None = None) -> Finding | None:
     """The finding that explains the most time over the steady phases (of ``host``)."""
     mine = [p for p in phases if host is None or p.host == host]
     found = [f for p in steady(mine) for f in p.findings if f.cause != "need-evidence"]
-    # a confirmed finding before a lead, then by share
-    return max(found, key=lambda f: (f.confirmed, f.explains_pct or 0.0), default=None)
+    return max(found, key=_weight, default=None)
+
+
+def _weight(f: Finding) -> tuple[int, float]:
+    """A confirmed finding with its share first, then a lead (what to measure
+    next), then a remark without a share (client-limited)."""
+    rank = 2 if f.confirmed and f.explains_pct is not None else 0 if f.confirmed else 1
+    return rank, f.explains_pct or 0.0
 
 
 def headline(phases: list[Phase], host: str) -> str | None:
