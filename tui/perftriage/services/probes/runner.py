@@ -23,6 +23,7 @@ from typing import Any
 
 from perftriage.core.model import events as ev
 from perftriage.core import probes
+from perftriage.core.store.paths import make_private_dirs
 from perftriage.services.hosts.registry import HostRegistry
 from perftriage.services.investigation.session import Session
 from perftriage.transport.base import TransportError
@@ -175,8 +176,14 @@ class ProbeRunner:
         path = self.session.path
         if not files or path is None:
             return []
-        folder = path.with_name(path.name + ".probes") / probe_id
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        probes_dir = path.with_name(path.name + ".probes")
+        folder = probes_dir / probe_id
+        make_private_dirs(folder)  # .probes/ too (mkdir(parents=True) made it 0755)
+        try:
+            if probes_dir.stat().st_mode & 0o077:
+                probes_dir.chmod(0o700)  # one an earlier version made 0755
+        except OSError:
+            pass  # not ours to change: its files are 0600 anyway
         kept = []
         for name, text in files.items():
             safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name).lstrip(".")
