@@ -369,6 +369,11 @@ async def capture(transport, req: CaptureRequest, dest: Path,
         try:
             done, missing = await wait_for_files(files, directory, req, expected, progress,
                                                  before, refused=refused)
+            if not done and refused:  # nothing to summarise: never a summary of 0 ranks
+                raise CaptureFailed(f"every rank file was refused, nothing to summarise: "
+                                    f"{_refused_text(refused)}, not a regular file"
+                                    + (f" (ranks {', '.join(missing)})" if missing else ""),
+                                    "refused")
         except CaptureFailed as exc:
             await _settle(pending, 0.0, check=False)
             if exc.kind == "idle" and engine == "sglang" and req.steps:
