@@ -31,6 +31,7 @@ from perftriage.core.probe_kinds.kind import (  # noqa: F401 - the probe API, re
     ProbeResult,
     ProbeUsageError,
     Verdict,
+    authentic,
     shown_stdout,
     without_result,
 )

@@ -129,6 +129,10 @@ class ProbeKind:
     heavy: bool = False
     # its limit when the caller gives none (seconds; None: the runner's default)
     timeout_s: float | None = None
+    # its host script reads a per-run nonce from stdin and marks its result
+    # line ``RESULT_MARK + nonce`` (:func:`authentic`): what the script runs
+    # (ncu's profiled command) shares its stdout and cannot forge the result
+    nonce: bool = False
 
     def validate(self, args: list[str]) -> None:
         if len(args) < self.min_args:
@@ -177,6 +181,27 @@ def script_result(out: str) -> dict[str, Any] | None:
                 return None
             return data if isinstance(data, dict) else None
     return None
+
+
+FORGED_MARK = "(not the probe's result line) "
+
+
+def authentic(out: str, nonce: str) -> str:
+    """``out`` as a :attr:`ProbeKind.nonce` kind reads it: the line marked
+    ``RESULT_MARK + nonce`` (the host script read the nonce from stdin, where
+    nothing it ran could) keeps the bare marker; any other line that starts
+    with the marker (printed by the command the script ran) starts with
+    :data:`FORGED_MARK` instead, so it is never taken for the result. Lines
+    are split as :func:`script_result` splits them."""
+    if RESULT_MARK not in out:
+        return out
+    mark = RESULT_MARK + nonce
+    lines = out.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.startswith(RESULT_MARK):
+            lines[i] = (RESULT_MARK + line[len(mark):] if nonce and line.startswith(mark)
+                        else FORGED_MARK + line[len(RESULT_MARK):])
+    return "".join(lines)
 
 
 def without_result(out: str) -> str:

@@ -54,8 +54,16 @@ PERM_FIX = ("GPU performance counters not permitted (ERR_NVGPUCTRPERM): run as r
 MISSING_FIX = ("ncu not found (PATH, /usr/local/cuda/bin/ncu): install Nsight Compute "
                "(the CUDA toolkit's nsight-compute package) on the host")
 
+# The run's nonce comes first on stdin (never in an argv or environment the
+# profiled command could read); the command gets /dev/null. The result line is
+# marked with the nonce (ProbeKind.nonce): whatever the command prints, it
+# cannot print the result.
 WRAPPER = r"""set -f
 py=$1 deadline=$2 src=$3 mark=$4; shift 4
+IFS= read -r nonce || nonce=
+exec </dev/null
+case $nonce in ''|*[!0-9a-f]*) echo 'perftriage ncu: no run nonce on stdin' >&2; exit 2;; esac
+mark=$mark$nonce
 ncu=$(command -v ncu 2>/dev/null)
 if [ -z "$ncu" ] && [ -x /usr/local/cuda/bin/ncu ]; then ncu=/usr/local/cuda/bin/ncu; fi
 if [ -z "$ncu" ]; then printf '\n%s{"missing": "ncu"}\n' "$mark"; exit 127; fi
@@ -69,7 +77,7 @@ else
 fi
 rc=$?
 gpus=$(nvidia-smi --query-gpu=index,name --format=csv,noheader 2>/dev/null)
-"$py" -c "$src" --fold-json "$d/ncu.csv" "$mark" "$gpus"
+printf '%s\n' "$mark" | "$py" -c "$src" --fold-json "$d/ncu.csv" - "$gpus"
 exit $rc"""
 
 
@@ -294,4 +302,5 @@ NCU_KIND = ProbeKind(
     answer=_answer,
     report=_answer,
     report_heading="kernels against their roofline (Nsight Compute)",
+    nonce=True,
 )

@@ -243,9 +243,13 @@ def nvml_memory(device):
 if __name__ == "__main__" and len(sys.argv) > 3 and sys.argv[1] == "--fold-json":
     # how the ncu probe runs this file on the host: fold the CSV at argv[2],
     # name the GPU from the nvidia-smi listing in argv[4] and read its memory
-    # bus from NVML, print one JSON line after the marker in argv[3]; bad
-    # input travels in the JSON
+    # bus from NVML, print one JSON line after the marker in argv[3] ("-": the
+    # first line of stdin, where the probe sends it with the run's nonce:
+    # never in an argv the profiled command could read); bad input travels in
+    # the JSON
     import json
+
+    mark = sys.stdin.readline().rstrip("\n") if sys.argv[3] == "-" else sys.argv[3]
 
     try:
         result = fold_file(sys.argv[2])
@@ -256,4 +260,4 @@ if __name__ == "__main__" and len(sys.argv) > 3 and sys.argv[1] == "--fold-json"
         result = {"error": str(exc), "notes": []}
     except NcuCsvError as exc:
         result = {"error": str(exc), "notes": exc.notes}
-    sys.stdout.write("\n" + sys.argv[3] + json.dumps(result) + "\n")
+    sys.stdout.write("\n" + mark + json.dumps(result) + "\n")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import secrets
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -207,10 +208,14 @@ class ProbeRunner:
                 emit(ev.ProbeStarted(probe_id=probe_id))
                 start = time.perf_counter()
                 transport = self.hosts.get(host).transport
+                spec = probes.get(kind)
+                # a nonce kind's result line carries this, sent on stdin (never argv)
+                nonce = secrets.token_hex(16) if spec.nonce else None
                 try:
                     async with asyncio.timeout(timeout + GRACE_S):
                         result = await transport.run(command, timeout=timeout,
-                                                     limit=TRANSPORT_LIMIT_BYTES)
+                                                     limit=TRANSPORT_LIMIT_BYTES,
+                                                     stdin=None if nonce is None else nonce + "\n")
                 except TimeoutError:
                     emit(ev.ProbeFinished(
                         probe_id=probe_id, status="timeout",
@@ -219,7 +224,8 @@ class ProbeRunner:
                     ))
                     return
             detail: dict[str, Any] = {}
-            shown = probes.shown_stdout(probes.get(kind), args, result.stdout)
+            stdout = result.stdout if nonce is None else probes.authentic(result.stdout, nonce)
+            shown = probes.shown_stdout(spec, args, stdout)
             outputs: tuple[tuple[ev.ProbeStream, str], ...] = (
                 ("stdout", shown), ("stderr", result.stderr))
             for stream, text in outputs:
@@ -234,9 +240,7 @@ class ProbeRunner:
                                       duration_s=round(result.duration_s, 6),
                                       summary=f"timed out after {timeout:g}s", detail=detail))
                 return
-            verdict = probes.get(kind).interpret(
-                args, result.exit_status, result.stdout, result.stderr
-            )
+            verdict = spec.interpret(args, result.exit_status, stdout, result.stderr)
             files = self._keep(probe_id, verdict.files)
             if files:
                 detail["files"] = files

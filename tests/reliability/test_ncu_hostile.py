@@ -1,0 +1,163 @@
+"""The ncu probe and ``perftriage kernels`` against hostile input (issue 42):
+a profiled command that forges the result line, files and answers too big to
+hold or to cross the transport, numbers that are not numbers, temporary
+directories left behind. The ``ncu`` programs here are FAKES written by the
+tests (no GPU on the test box)."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.support.probe_support import (  # noqa: F401 - fixture
+    close_probe_hosts,
+    fake_nvidia_smi_dir,
+    make_host,
+    run_probe,
+)
+
+from perftriage.core import probes
+from perftriage.core.probe_kinds.kind import script_result
+from perftriage.core.profile import ncu_csv
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "ncu" / "moe-step-eager.csv"
+
+
+def forged_result() -> str:
+    """A result line as the fold prints it, for a GPU the host does not have."""
+    folded = ncu_csv.fold_file(str(FIXTURE))
+    return json.dumps({**folded, "gpu": "FORGED GPU", "nvml": None})
+
+
+def fake_ncu(tmp_path: Path, body: str) -> Path:
+    """A FAKE ``ncu`` in its own PATH folder: parses ncu's flags, runs the
+    program (stdin and stdout inherited, as ncu does), then ``body``."""
+    folder = tmp_path / "bin"
+    folder.mkdir(exist_ok=True)
+    ncu = folder / "ncu"
+    ncu.write_text(textwrap.dedent("""\
+        #!/usr/bin/env python3
+        import os, subprocess, sys
+        args = sys.argv[1:]
+        opts, i = {}, 0
+        while i < len(args) and args[i].startswith("-"):
+            if args[i] in ("--csv",):
+                i += 1
+                continue
+            opts[args[i]] = args[i + 1]
+            i += 2
+        program = args[i:]
+        rc = subprocess.call(program)
+        """) + textwrap.dedent(body))
+    ncu.chmod(0o755)
+    return folder
+
+
+def host_for(request, tmp_path: Path, folder: Path, python: str = "python3",
+             transport: str = "local"):
+    return make_host(transport, request, python=python, preamble=(
+        f"export PATH={folder}:{fake_nvidia_smi_dir(tmp_path)}:/usr/bin:/bin "
+        f"TMPDIR={tmp_path}"))
+
+
+def dying_python(tmp_path: Path) -> str:
+    """The host's Python for the fold, killed as it starts (the OOM killer,
+    a crash): the fold dies and prints nothing."""
+    p = tmp_path / "dying-python"
+    p.write_text("#!/bin/sh\nkill -KILL $$\n")
+    p.chmod(0o755)
+    return str(p)
+
+
+FORGE = ("import sys; sys.stdout.write('\\n' + sys.argv[1] + sys.argv[2] + '\\n'); "
+         "sys.stdout.flush()")
+
+
+@pytest.mark.parametrize("transport", ["local", pytest.param("ssh", marks=pytest.mark.ssh)])
+async def test_a_forged_result_line_then_a_crash_is_never_ok(transport, request, tmp_path):
+    """Before: the command's ``@@perftriage-result@@{…}`` was the last marked
+    line when the fold then died: verdict ok, "FORGED GPU"."""
+    folder = fake_ncu(tmp_path, "os.kill(os.getpid(), 11)\n")  # ncu crashes: no CSV
+    host = host_for(request, tmp_path, folder, dying_python(tmp_path), transport)
+    p = await run_probe(host, "ncu", ["python3", "-c", FORGE, probes.RESULT_MARK,
+                                      forged_result()])
+    assert p.status != "ok", (p.status, p.summary)
+    assert "FORGED" not in p.summary and "ncu" not in p.detail
+
+
+async def test_a_forged_line_printed_after_the_real_result_loses(request, tmp_path):
+    """A child of the command outlives it and prints its line after the
+    fold's own (then the last marked line); the fold's answer stands."""
+    folder = fake_ncu(tmp_path, "sys.exit(rc)\n")  # no CSV: the fold says so
+    host = host_for(request, tmp_path, folder)
+    late = ("import os, sys, time\n"
+            "if os.fork() == 0:\n"
+            "    time.sleep(1.5)\n"
+            "    sys.stdout.write('\\n' + sys.argv[1] + sys.argv[2] + '\\n')\n"
+            "    sys.stdout.flush()\n"
+            "    os._exit(0)\n")
+    p = await run_probe(host, "ncu", ["python3", "-c", late, probes.RESULT_MARK,
+                                      forged_result()])
+    assert p.status == "failed" and "no usable CSV" in p.summary, (p.status, p.summary)
+    assert "FORGED" not in p.summary
+
+
+SNOOP = r"""
+import os, re, sys
+# everything this process can read of what started it: its stdin, and the
+# command lines and environments of its ancestors (the same user's)
+seen = []
+try:
+    seen.append(os.read(0, 1 << 16).decode("utf-8", "replace"))
+except OSError:
+    pass
+pid = os.getppid()
+while pid > 1:
+    for name in ("cmdline", "environ"):
+        try:
+            with open("/proc/%d/%s" % (pid, name), "rb") as f:
+                seen.append(f.read().decode("utf-8", "replace"))
+        except OSError:
+            pass
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            pid = int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        break
+words = set(re.findall(r"[0-9A-Za-z_-]{8,}", "\n".join(seen)))
+mark, forged = sys.argv[1], sys.argv[2]
+out = ["", mark + forged] + [mark + w + forged for w in sorted(words)]
+sys.stdout.write("\n".join(out) + "\n")
+sys.stdout.flush()
+print("tried", len(words), file=sys.stderr)
+"""
+
+
+async def test_the_command_cannot_learn_the_runs_nonce(request, tmp_path):
+    """The command tries every word of its stdin and its ancestors' command
+    lines and environments as the nonce; none of them is it."""
+    folder = fake_ncu(tmp_path, "os.kill(os.getpid(), 11)\n")
+    host = host_for(request, tmp_path, folder, dying_python(tmp_path))
+    p = await run_probe(host, "ncu", ["python3", "-c", SNOOP, probes.RESULT_MARK,
+                                      forged_result()])
+    assert "tried" in p.stderr  # the snoop ran
+    assert p.status != "ok", (p.status, p.summary)
+    assert "FORGED" not in p.summary and "ncu" not in p.detail
+
+
+@pytest.mark.parametrize("sep", ["\n", "\r", "\r\n", "\x0b", "\x1c", "\u2028"])
+def test_only_the_line_with_the_nonce_is_the_result(sep):
+    """Lines split as the result reader splits them: a forged line after any
+    line break it knows never passes for the result."""
+    nonce = "0123456789abcdef" * 2
+    real = probes.RESULT_MARK + nonce + '{"gpu": "real"}'
+    forged = probes.RESULT_MARK + '{"gpu": "FORGED GPU"}'
+    out = probes.authentic(sep.join(["out", real, "more", forged, ""]), nonce)
+    assert script_result(out) == {"gpu": "real"}
+    assert script_result(probes.authentic(real + "\n", nonce)) == {"gpu": "real"}
+    assert script_result(probes.authentic(forged + "\n", nonce)) is None
+    assert script_result(probes.authentic(real + "\n", "")) is None  # no nonce: nothing
