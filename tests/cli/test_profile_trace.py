@@ -94,7 +94,7 @@ def test_table_output_names_the_big_kernels() -> None:
     res = CliRunner().invoke(cli, ["trace", str(GRAPH), "--top", "5"])
     assert res.exit_code == 0, res.output
     assert "GPU idle" in res.output and "nvjet_sm90_tst_256x8_64x6_2x1_v_bz_NNT" in res.output
-    assert "indexSelectSmallIndex<…>" in res.output and "14 more" in res.output
+    assert "indexSelectSmallIndex<…" in res.output and "14 more" in res.output
 
 
 def test_nsys_csv_agrees_with_the_trace_it_came_from() -> None:
@@ -245,3 +245,20 @@ def test_trace_with_session_brings_the_files_into_the_investigation(tmp_path: Pa
             if isinstance(e, ev.ProfileCaptured)]
     assert [c.capture_id for c in caps] == ["prof1", "prof2"]
     assert caps[0].summary.ranks == 2 and all(Path(f).is_file() for f in caps[0].files)
+
+
+def test_two_instantiations_of_one_template_never_read_alike():
+    """issue 41 item 12: two rows cut to the same text. The name is cut in
+    the middle, keeping the function and the template's end; names that
+    still collide show where they differ."""
+    from perftriage.core.profile.summarize import summarize_files
+    from perftriage.core.profile.table import short_name, short_names
+
+    s = summarize_files([EAGER[0]])
+    for width in (40, 60, 100):
+        names = short_names([k.name for k in s.kernels], width)
+        assert len(set(names)) == len(names) == len(s.kernels)
+        assert all(len(n) <= width for n in names)
+    assert short_name("void f<int>(int, float)", 60) == "f<int>(int, float)"  # fits: whole
+    assert short_name("void ns::kern<" + "a" * 80 + ", 7>(int, int)", 30) == \
+        "ns::kern<…" + ("a" * 80 + ", 7>")[-20:]

@@ -60,8 +60,8 @@ def test_evidence_report_and_comparison() -> None:
     session.emit(_captured("prof2", [GRAPH]))
     lines = [c for c in candidates(session.state).items if c.ref_kind == "profile"]
     assert [c.ref_id for c in lines][:4] == ["prof2", "prof2:k1", "prof2:k2", "prof2:k3"]
-    assert lines[1].summary == ("prof2: other runs `at::native::(anonymous namespace)::"
-                                "indexSelectSmallIndex<…>`, 65 % of kernel time")
+    assert lines[1].summary == ("prof2: other runs `at::native::(anon)::"
+                                "indexSelectSmallIndex<…loat16, long, unsigned int, 2, 2, -2>`, 65 % of kernel time")
     assert "GPU idle 4 %" in lines[0].summary
     session.emit(ev.HypothesisAdded(hyp_id="h1", title="launch gaps dominate eager decode"))
     session.emit(ev.EvidenceLinked(hyp_id="h1", ref_kind="profile", ref_id="prof1",

@@ -12,18 +12,83 @@ def _opt(v: float | None, fmt: str) -> str:
     return "-" if v is None else format(v, fmt)
 
 
+MIN_TAIL = 12  # characters of a template's end kept after the function's name
+
+
 def short_name(name: str, width: int = 60) -> str:
-    """A kernel name for a table cell: sanitised, ``void `` dropped, template
-    arguments shortened, cut to ``width``."""
+    """A kernel name for a table cell: sanitised, ``void `` and the trailing
+    parameter list dropped, then cut in the middle to ``width``: the head
+    names the function, the tail keeps where two instantiations of one
+    template differ (two ``elementwise_kernel<…>`` rows must not read alike)."""
     text = visible(name)
     if text.startswith("void "):
         text = text[5:]
-    cut = text.find("<")
-    while text.startswith("<unnamed>", cut):  # an anonymous namespace is part of the name
-        cut = text.find("<", cut + 1)
-    if cut > 0 and len(text) > width:
-        text = text[:cut] + "<…>"
-    return text if len(text) <= width else text[: width - 1] + "…"
+    if len(text) > width:
+        text = _without_parameters(text).replace("(anonymous namespace)", "(anon)")
+    if len(text) <= width:
+        return text
+    lt = text.find("<")
+    if 0 < lt and lt + 1 + MIN_TAIL < width:  # the whole function name, the template's end
+        head = lt + 1
+    else:
+        head = max(1, int(width * 0.45))
+    tail = width - head - 1
+    return text[:head] + "…" + (text[-tail:] if tail > 0 else "")
+
+
+def short_names(names: list[str], width: int = 60) -> list[str]:
+    """:func:`short_name` of each, but two names that would read alike show,
+    after the function's name, where they differ."""
+    out = [short_name(n, width) for n in names]
+    seen: dict[str, list[int]] = {}
+    for i, text in enumerate(out):
+        seen.setdefault(text, []).append(i)
+    for rows in seen.values():
+        if len(rows) < 2:
+            continue
+        full = [_cleaned(names[i]) for i in rows]
+        for i, text in zip(rows, full):
+            differs = min(_common_prefix(text, other) for other in full if other is not text)
+            out[i] = _around(text, differs, width)
+    return out
+
+
+def _cleaned(name: str) -> str:
+    text = visible(name)
+    text = text[5:] if text.startswith("void ") else text
+    return _without_parameters(text).replace("(anonymous namespace)", "(anon)")
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _around(text: str, at: int, width: int) -> str:
+    """The function's name, then the text from a little before ``at``."""
+    lt = text.find("<")
+    head = text[:lt + 1] if 0 < lt < width // 2 else text[:width // 3]
+    start = max(len(head), at - 8)
+    room = width - len(head) - 2
+    piece = text[start:start + room]
+    return head + "…" + piece + ("…" if start + room < len(text) else "")
+
+
+def _without_parameters(text: str) -> str:
+    """``f<T>(int, float)`` -> ``f<T>``: the balanced ``(...)`` that ends a
+    templated name (the function's parameters), if there is one."""
+    if not text.endswith(")"):
+        return text
+    depth = 0
+    for i in range(len(text) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[:i] if i > 0 and text[i - 1] == ">" else text
+    return text
 
 
 def idle_line(s: ProfileSummary) -> str | None:
@@ -85,9 +150,9 @@ def render(s: ProfileSummary, top: int | None = 20, steps: int | None = None) ->
     head = f"{'total ms':>10} {'calls':>7} {'avg us':>9} {'%':>6} {'bucket':<16}"
     lines.append(head + (f" {'spread%':>7}" if spread else "") + "  kernel")
     shown = s.kernels if top is None else s.kernels[:top]
-    for k in shown:
+    for k, name in zip(shown, short_names([k.name for k in shown])):
         row = f"{k.total_ms:>10.3f} {k.calls:>7} {k.avg_us:>9.2f} {k.pct:>6.1f} {visible(k.bucket):<16}"
-        lines.append(row + (f" {k.spread_pct:>7.1f}" if spread else "") + "  " + short_name(k.name))
+        lines.append(row + (f" {k.spread_pct:>7.1f}" if spread else "") + "  " + name)
     if len(shown) < len(s.kernels):
         lines.append(f"… {len(s.kernels) - len(shown)} more (--top N)")
     return "\n".join(lines)

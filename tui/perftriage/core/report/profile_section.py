@@ -7,7 +7,7 @@ from perftriage.core.compare.numbers import pair_texts
 from perftriage.core.compare.profile_diff import diff
 from perftriage.core.model.state import SessionState
 from perftriage.core.profile.compare import compare
-from perftriage.core.profile.table import idle_line, short_name
+from perftriage.core.profile.table import idle_line, short_name, short_names
 from perftriage.core.report.md_text import cell, code, inline
 from perftriage.core.model.events import ProfileCaptured
 from perftriage.core.profile.model import KernelRow
@@ -83,8 +83,8 @@ def profile_section(state: SessionState) -> list[str]:
         out += ["", "| kernel | bucket | total ms | calls | avg µs | p50 / p99 µs | share "
                     "| launched by |",
                 "|---|---|---:|---:|---:|---:|---:|---|"]
-        for k in s.kernels[:TOP]:
-            out.append(f"| {code(short_name(k.name, 80))} | {cell(k.bucket)} | {k.total_ms:.3f} "
+        for k, name in zip(s.kernels[:TOP], short_names([k.name for k in s.kernels[:TOP]], 80)):
+            out.append(f"| {code(name)} | {cell(k.bucket)} | {k.total_ms:.3f} "
                        f"| {k.calls} | {k.avg_us:.1f} | {_opt(k.p50_us, '.1f')} / "
                        f"{_opt(k.p99_us, '.1f')} | {k.pct:.1f} % | {_launched_by(k)} |")
         if prev is not None:

@@ -34,7 +34,7 @@ from perftriage.core.compare.profile_diff import diff
 from perftriage.core.profile.ncu import MEMORY, NEAR, NcuKernel, bw_pct
 from perftriage.core.profile.ncu_join import latest_summary, match_profile
 from perftriage.core.profile.buckets import Classifier
-from perftriage.core.profile.table import idle_line, kernel_detail, short_name
+from perftriage.core.profile.table import idle_line, kernel_detail, short_names
 from perftriage.core.sanitize import visible
 from perftriage.core.view.baseline_view import profile_lines
 from perftriage.core.view.profile_view import bar_segments, headline
@@ -207,6 +207,7 @@ class ProfileScreen(Screen[None]):
         if s.ranks > 1:
             cols.append("spread")
         kernels.add_columns(*cols, "bucket", "kernel")
+        names = short_names([k.name for k in s.kernels[:KERNEL_ROWS]], 100)
         for i, k in enumerate(s.kernels[:KERNEL_ROWS], 1):
             row: list[str | Text] = [str(i), f"{k.total_ms:.3f}", f"{k.pct:.1f}%"]
             if ncu:
@@ -215,7 +216,7 @@ class ProfileScreen(Screen[None]):
             if s.ranks > 1:
                 row.append(f"{k.spread_pct:.0f}%")
             row += [Text(visible(k.bucket), style=BUCKET_STYLE.get(k.bucket, "")),
-                    Text(short_name(k.name, 100))]
+                    Text(names[i - 1])]
             kernels.add_row(*row)
         for b in s.buckets:
             buckets.add_row(Text(visible(b.bucket), style=BUCKET_STYLE.get(b.bucket, "")),
