@@ -39,6 +39,8 @@ def test_report_has_the_session_figures():
     assert "`engine:n1` (sglang, `http://127.0.0.1:30000/metrics` read on n1): 2 scrapes " \
            "over 10 s, endpoint up" in text
     assert "session mean: generation 500.0 tok/s, prompt 2000.0 tok/s" in text
+    # says why it is not the log's gen throughput (issue 41 item 13)
+    assert "not the log's figure: the log's `gen throughput` is the scheduler's" in text
     assert ("inter-token latency: p50 10.0 / p90 15.0 / p99 58.0 ms, mean 14.3 ms over 100 "
             "observations") in text
     assert "last: running 32, queued 5, KV usage 50%, prefix-cache hit 25%, " \

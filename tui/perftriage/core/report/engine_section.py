@@ -6,6 +6,13 @@ from __future__ import annotations
 from perftriage.core.model.engine_window import mean_of, quantiles_of
 from perftriage.core.model.state import SessionState
 
+# the log's and the engine's decode throughput measure different things (issue 41 item 13)
+WHY_THEY_DIFFER = (
+    "not the log's figure: the log's `gen throughput` is the scheduler's decode tokens over "
+    "the time between two of its decode lines (per rank, busy time only); this is the "
+    "/metrics counter of generated tokens over the whole scrape span, idle and warm-up "
+    "included — expect it lower while the load is not steady")
+
 LATENCIES = (("ttft", "TTFT"), ("itl", "inter-token latency"), ("e2e", "end-to-end"),
              ("queue", "queue time"))
 
@@ -39,6 +46,7 @@ def engine_section(state: SessionState) -> list[str]:
             prompt = es.session_counters.get("prompt_tokens")
             out.append(f"  - session mean: generation {_num(gen and gen / span, '{:.1f}')} tok/s, "
                        f"prompt {_num(prompt and prompt / span, '{:.1f}')} tok/s")
+            out.append(f"  - {WHY_THEY_DIFFER}")
         for name, label in LATENCIES:
             h = es.session_hists.get(name)
             if h is None or h.count <= 0:
