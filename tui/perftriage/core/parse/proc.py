@@ -66,11 +66,11 @@ def psi_avg10(fields: list[str]) -> float | None:
 
 def throttled_pct(prev: ProcFrame | None, cur: ProcFrame) -> float | None:
     """The share of CFS periods the cgroup was throttled in, between two frames."""
-    if prev is None or None in (prev.cg_periods, prev.cg_throttled, cur.cg_periods,
-                                cur.cg_throttled):
+    if (prev is None or prev.cg_periods is None or prev.cg_throttled is None
+            or cur.cg_periods is None or cur.cg_throttled is None):
         return None
-    periods = cur.cg_periods - prev.cg_periods  # type: ignore[operator]
-    throttled = cur.cg_throttled - prev.cg_throttled  # type: ignore[operator]
+    periods = cur.cg_periods - prev.cg_periods
+    throttled = cur.cg_throttled - prev.cg_throttled
     if periods <= 0 or throttled < 0:
         return None
     return round(min(100.0, 100.0 * throttled / periods), 1)

@@ -15,7 +15,7 @@ from typing import Any
 from perftriage.core.compare.changepoints import phases as level_phases
 from perftriage.core.compare.numbers import fmt
 from perftriage.core.compare.recording import Recording
-from perftriage.core.compare.stats import judge, p_text
+from perftriage.core.compare.stats import Better, judge, p_text
 from perftriage.core.triage.diagnose import diagnose
 from perftriage.core.triage.model import Finding
 from perftriage.core.triage.witnesses import hosts_of, run_starts, witnesses
@@ -25,8 +25,9 @@ MIN_PHASE_S = 10.0  # a level shorter than this joins its neighbour
 MIN_RUN_S = 2.0  # server starts closer than this to each other or to an end: one cut
 ARROW = {"improved": "▲", "regressed": "▼", "no change": "=", "not enough data": "?"}
 # the signal a before/after is read on, best first: (series, label, unit, better)
-SIGNALS = (("gap", "gap", "x", "lower"), ("decode_tps", "decode", " tok/s", "higher"),
-           ("engine_gen_tps", "decode (engine)", " tok/s", "higher"))
+SIGNALS: tuple[tuple[str, str, str, Better], ...] = (
+    ("gap", "gap", "x", "lower"), ("decode_tps", "decode", " tok/s", "higher"),
+    ("engine_gen_tps", "decode (engine)", " tok/s", "higher"))
 
 
 @dataclass
@@ -78,7 +79,7 @@ def _signal_verdict(rec: Recording, host: str, before: Phase, after: Phase) -> s
         _, b = series.per_second(after.start, after.end)
         if not a or not b:
             continue
-        j = judge(a, b, better)  # type: ignore[arg-type]
+        j = judge(a, b, better)
         return (f"{label} {fmt(j.a.median)} → {fmt(j.b.median)}{unit} {ARROW[j.verdict]}"
                 + (f", {p_text(j.p_value)}" if j.p_value is not None else ""))
     return NO_SIGNAL
