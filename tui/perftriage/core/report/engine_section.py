@@ -6,7 +6,7 @@ from __future__ import annotations
 from perftriage.core.model.engine_window import mean_of, quantiles_of
 from perftriage.core.model.state import SessionState
 
-# the log's and the engine's decode throughput measure different things (issue 41 item 13)
+# the log's and the engine's decode throughput measure different things: say so
 WHY_THEY_DIFFER = (
     "not the log's figure: the log's `gen throughput` is the scheduler's decode tokens over "
     "the time between two of its decode lines (per rank, busy time only); this is the "
