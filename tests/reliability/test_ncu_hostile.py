@@ -161,3 +161,104 @@ def test_only_the_line_with_the_nonce_is_the_result(sep):
     assert script_result(probes.authentic(real + "\n", nonce)) == {"gpu": "real"}
     assert script_result(probes.authentic(forged + "\n", nonce)) is None
     assert script_result(probes.authentic(real + "\n", "")) is None  # no nonce: nothing
+
+
+SUPPORT_NCU = Path(__file__).parents[1] / "support" / "fake_ncu"
+
+
+def _aged(path: Path, days: float) -> Path:
+    t = path.stat().st_mtime - days * 86400
+    os.utime(path, (t, t), follow_symlinks=False)
+    return path
+
+
+async def test_the_probes_own_old_temporary_dirs_are_swept(request, tmp_path):
+    """A probe killed with SIGKILL (the transports' way) runs no trap: its
+    ``perftriage-ncu.*`` stays. The next run removes this probe's own dirs
+    older than a day — never a fresh one (a probe still running), another
+    probe's, or what a link points at."""
+    old = tmp_path / "perftriage-ncu.OLD111"
+    (old / "sub").mkdir(parents=True)
+    (old / "ncu.csv").write_text("x" * 1000)
+    _aged(old, 2)
+    fresh = tmp_path / "perftriage-ncu.NEW222"
+    fresh.mkdir()
+    other = _aged(_mkdir(tmp_path / "perftriage-stacks-OLD333"), 2)
+    target = _mkdir(tmp_path / "kept")
+    (target / "precious").write_text("keep")
+    link = tmp_path / "perftriage-ncu.LINK44"
+    link.symlink_to(target)
+    _aged(link, 2)
+    host = host_for(request, tmp_path, SUPPORT_NCU)
+    p = await run_probe(host, "ncu", ["python3", "-c", "pass"])
+    assert p.status == "ok", (p.summary, p.stderr)
+    assert not old.exists()
+    assert fresh.is_dir() and other.is_dir() and (target / "precious").exists()
+    assert sorted(x.name for x in tmp_path.glob("perftriage-ncu.*")) == [
+        "perftriage-ncu.LINK44", "perftriage-ncu.NEW222"]
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
+async def test_a_probe_terminated_on_the_host_removes_its_dir(request, tmp_path):
+    """SIGTERM or SIGHUP to the host script (a hang-up, an admin's kill)
+    while ncu runs: the trap removes the temporary dir."""
+    import asyncio
+    import signal
+
+    from perftriage.core.probe_kinds import ncu_kind
+    from perftriage.core.probe_kinds.kind import HostContext
+
+    command = ncu_kind.NCU_KIND.build(["python3", "-c", "pass"], HostContext(deadline_s=60))
+    env = {**os.environ, "PATH": f"{SUPPORT_NCU}:/usr/bin:/bin", "TMPDIR": str(tmp_path),
+           "FAKE_NCU_MODE": "hang"}
+    proc = await asyncio.create_subprocess_exec(
+        "/bin/sh", "-c", command, stdin=asyncio.subprocess.PIPE, env=env,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        start_new_session=True)
+    proc.stdin.write(b"ab" * 16 + b"\n")
+    await proc.stdin.drain()
+    for _ in range(100):
+        if list(tmp_path.glob("perftriage-ncu.*")):
+            break
+        await asyncio.sleep(0.05)
+    assert list(tmp_path.glob("perftriage-ncu.*"))
+    await asyncio.sleep(0.5)  # ncu started (it hangs)
+    os.killpg(proc.pid, signal.SIGTERM)
+    await asyncio.wait_for(proc.wait(), 30)
+    for _ in range(100):  # the host script runs its trap once ncu is gone
+        if not list(tmp_path.glob("perftriage-ncu.*")):
+            break
+        await asyncio.sleep(0.05)
+    assert not list(tmp_path.glob("perftriage-ncu.*"))
+
+
+async def test_a_cancelled_probe_leaves_no_ncu_running(request, tmp_path):
+    """Cancelling kills the probe's process group (SIGKILL); ``timeout`` put
+    ncu in a group of its own, so ncu and the command ran on to the deadline."""
+    import asyncio
+
+    from tests.support.helpers import alive
+    from tests.support.probe_support import runner_for
+
+    log = tmp_path / "ncu.jsonl"
+    host = make_host("local", request, preamble=(
+        f"export PATH={SUPPORT_NCU}:{fake_nvidia_smi_dir(tmp_path)}:/usr/bin:/bin "
+        f"TMPDIR={tmp_path} FAKE_NCU_MODE=hang FAKE_NCU_LOG={log}"))
+    runner = runner_for(host)
+    pid = runner.enqueue(host.name, "ncu", ["python3", "-c", "pass"], timeout=120)
+    for _ in range(200):
+        if log.exists() and log.read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    ncu_pid = json.loads(log.read_text().splitlines()[0])["pid"]
+    runner.cancel(pid)
+    await runner.wait(pid)
+    for _ in range(40):
+        if not alive(ncu_pid):
+            break
+        await asyncio.sleep(0.05)
+    assert not alive(ncu_pid)

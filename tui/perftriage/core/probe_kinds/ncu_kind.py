@@ -54,6 +54,10 @@ PERM_FIX = ("GPU performance counters not permitted (ERR_NVGPUCTRPERM): run as r
 MISSING_FIX = ("ncu not found (PATH, /usr/local/cuda/bin/ncu): install Nsight Compute "
                "(the CUDA toolkit's nsight-compute package) on the host")
 
+# ncu stays in the probe's process group (timeout --foreground), so the
+# transport's kill of that group reaches it and the command; the temporary
+# directory goes on exit, INT, TERM and HUP, and a kill -9 leaves it to the
+# next run's sweep of this probe's own directories older than a day.
 # The run's nonce comes first on stdin (never in an argv or environment the
 # profiled command could read); the command gets /dev/null. The result line is
 # marked with the nonce (ProbeKind.nonce): whatever the command prints, it
@@ -67,11 +71,18 @@ mark=$mark$nonce
 ncu=$(command -v ncu 2>/dev/null)
 if [ -z "$ncu" ] && [ -x /usr/local/cuda/bin/ncu ]; then ncu=/usr/local/cuda/bin/ncu; fi
 if [ -z "$ncu" ]; then printf '\n%s{"missing": "ncu"}\n' "$mark"; exit 127; fi
-d=$(mktemp -d "${TMPDIR:-/tmp}/perftriage-ncu.XXXXXX") || exit 1
+tmp=${TMPDIR:-/tmp}
+if command -v find >/dev/null 2>&1; then
+  find "$tmp" -maxdepth 1 -type d -name 'perftriage-ncu.*' -user "$(id -u)" -mmin +1440 \
+    -exec rm -rf -- {} + 2>/dev/null
+fi
+d=$(mktemp -d "$tmp/perftriage-ncu.XXXXXX") || exit 1
 trap 'rm -rf "$d"' EXIT
 trap 'exit 143' INT TERM HUP
 if [ "$deadline" -gt 0 ] && command -v timeout >/dev/null 2>&1; then
-  timeout -k 10 "$deadline" "$ncu" --log-file "$d/ncu.csv" "$@"
+  fg=--foreground
+  timeout --foreground 1 true 2>/dev/null || fg=
+  timeout $fg -k 10 "$deadline" "$ncu" --log-file "$d/ncu.csv" "$@"
 else
   "$ncu" --log-file "$d/ncu.csv" "$@"
 fi
