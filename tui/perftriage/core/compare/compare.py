@@ -113,15 +113,32 @@ def _last_capture(side: Side) -> tuple[ev.ProfileCaptured | None, int]:
 def _load_warnings(a: Side, b: Side) -> list[str]:
     out = []
     for metric, what in (("running", "running requests"), ("engine_running", "running requests"),
-                         ("batch", "batch"), ("context_tokens", "context (#token)")):
+                         ("batch", "batch"), ("context_tokens", CONTEXT_WHAT)):
         for ha, hb in _pairs(metric, a, b):
-            ma = summarize(a.rec.readings(metric, ha, a.window.start, a.window.end)[1]).median
-            mb = summarize(b.rec.readings(metric, hb, b.window.start, b.window.end)[1]).median
+            ma, mb = _median(a, metric, ha), _median(b, metric, hb)
+            if metric == "context_tokens":  # per running request: a load, not a counter
+                ma, mb = _per_request(a, ma, ha), _per_request(b, mb, hb)
             if ma is None or mb is None or effect_pct(ma, mb) <= LOAD_DIFF_PCT:
                 continue
             out.append(f"{what} differ: {fmt(ma)} in A, {fmt(mb)} in B "
                        f"(more than {LOAD_DIFF_PCT:.0f} % apart) on {_host_label(ha, hb)}")
     return out
+
+
+# SGLang's #token is the tokens the running requests hold: compared per running
+# request, so a larger batch (or a server restarted with an empty cache) is not
+# "another context"
+CONTEXT_WHAT = "context per running request (#token / #running-req)"
+
+
+def _median(side: Side, metric: str, host: str) -> float | None:
+    w = side.window
+    return summarize(side.rec.readings(metric, host, w.start, w.end)[1]).median
+
+
+def _per_request(side: Side, tokens: float | None, host: str) -> float | None:
+    running = _median(side, "running", host)
+    return tokens / running if tokens is not None and running else None
 
 
 def _gpu_models(side: Side) -> dict[str, tuple[str, ...]]:
