@@ -269,3 +269,26 @@ def test_psi_and_cgroup_lines_parse():
     assert throttled_pct(a, b) == 25.0
     assert throttled_pct(None, b) is None
     assert parse_proc_frame(["psi some avg10=nan total=1"]).psi_some is None
+
+
+def _gap_samples(rec: Recording, t0: int, t1: int, gap: float, ratio: float) -> None:
+    for t in range(t0, t1):
+        rec.feed(ev.GapSample(host="gpu", gap=gap, traffic_ratio=ratio, idle_pct=40.0,
+                              dram_busy_pct=60.0, t=float(t)))
+
+
+@pytest.mark.parametrize("gap_after, state", [(1.5, "resolved"), (9.0, "gone")])
+def test_a_finding_gone_after_a_restart_is_resolved_only_if_the_step_got_faster(gap_after, state):
+    rec = Recording()
+    _gap_samples(rec, 1, 30, gap=3.0, ratio=2.5)
+    rec.feed(ev.ServerEvent(server="s", host="gpu", state="starting", t=30.0))
+    _gap_samples(rec, 31, 60, gap=gap_after, ratio=1.0)
+    before, after = triage(rec, 0, 60)
+    assert before.findings[0].cause == "wasted-traffic"
+    [e] = after.earlier
+    assert e["state"] == state
+    if state == "resolved":
+        assert e["text"] == "wasted-traffic: resolved — gap 3.0 → 1.5x ▲, p < 0.001"
+        assert before.findings[0].resolved == e["text"]
+    else:
+        assert "no longer found, but the step got slower — gap 3.0 → 9.0x ▼" in e["text"]

@@ -51,9 +51,13 @@ def diagnose(w: Witnesses) -> list[Finding]:
     floor = floor_finding(w)
     idle, source = gpu_idle(w)
     busy = None if idle is None else 100.0 - idle
+    traffic = traffic_finding(w, busy)
+    waste = traffic.explains_pct or 0.0 if traffic is not None else 0.0
     if idle is None or source is None:
         if floor is None and (w.decode_tps is not None or w.gap is not None):
-            above = (1.0 - 1.0 / w.gap) * 100.0 if w.gap and w.gap > 1.0 else None
+            # the time above the floor, less what the wasted traffic explains
+            above = max(0.0, (1.0 - 1.0 / w.gap) * 100.0 - waste) \
+                if w.gap and w.gap > 1.0 else None
             found.append(Finding(
                 cause="need-evidence", confirmed=False, explains_pct=above, host=w.host,
                 title=("not enough evidence: need a profile capture to tell a GPU that idles "
@@ -71,11 +75,10 @@ def diagnose(w: Witnesses) -> list[Finding]:
                                    source.source)
             found += roofline_findings(w, busy, busy_source)
         found += comm_findings(w)
-    traffic = traffic_finding(w, busy)
-    if traffic is not None and traffic.explains_pct:
+    if waste:
         for f in found:  # a lead's share is what is left above the floor: not the waste's
             if not f.confirmed and f.cause == "kernel-below-roofline" and f.explains_pct:
-                f.explains_pct = max(0.0, f.explains_pct - traffic.explains_pct)
+                f.explains_pct = max(0.0, f.explains_pct - waste)
     for extra in (traffic, throttle_finding(w, busy), kv_finding(w), queue_finding(w), floor):
         if extra is not None:
             found.append(extra)

@@ -26,6 +26,8 @@ CAUSES = ("host-stall", "launch-bound", "host-sync", "kernel-below-roofline",
           "cpu-throttle", "gpu-throttle", "near-floor", "need-evidence")
 
 Severity = Literal["high", "moderate"]
+# what is left above the floor is no problem to fix: never high, never "resolved"
+INFORMATIONAL = frozenset({"near-floor"})
 # the witnesses a next step runs (the cockpit's actions)
 NextKind = Literal["stacks", "capture", "ncu", "log-search", "metrics", "gap"]
 
@@ -74,7 +76,14 @@ class Finding:
     @property
     def severity(self) -> Severity:
         pct = self.explains_pct or 0.0
+        if self.cause in INFORMATIONAL:
+            return "moderate"
         return "high" if pct >= HIGH_PCT else "moderate"
+
+    @property
+    def is_problem(self) -> bool:
+        """A cause with a cost (what a fix can resolve), not a remark or a lead."""
+        return self.confirmed and self.explains_pct is not None and self.cause not in INFORMATIONAL
 
     def line(self) -> str:
         """One line: ``high · host-stall · 42 % · the host's Python ...``."""

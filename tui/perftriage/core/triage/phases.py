@@ -90,8 +90,9 @@ def _after_fix(rec: Recording, before: Phase, after: Phase) -> None:
     now = {f.cause: f for f in after.findings if f.confirmed}
     leads = {f.cause for f in after.findings if not f.confirmed}
     verdict = _signal_verdict(rec, after.host, before, after)
+    worse = ARROW["regressed"] in verdict
     for f in before.findings:
-        if not f.confirmed or f.cause == "need-evidence":
+        if not f.is_problem:
             continue
         still = now.get(f.cause)
         if verdict == NO_SIGNAL:
@@ -103,6 +104,8 @@ def _after_fix(rec: Recording, before: Phase, after: Phase) -> None:
             state = "still"
         elif f.cause in leads:
             text, state = f"{f.cause}: not measured again yet ({verdict})", "unknown"
+        elif worse:  # gone, but the step got slower: nothing to credit a fix with
+            text, state = f"{f.cause}: no longer found, but the step got slower — {verdict}", "gone"
         else:
             text, state = f"{f.cause}: resolved — {verdict}", "resolved"
         f.resolved = text if state == "resolved" else None
