@@ -262,3 +262,81 @@ async def test_a_cancelled_probe_leaves_no_ncu_running(request, tmp_path):
             break
         await asyncio.sleep(0.05)
     assert not alive(ncu_pid)
+
+
+# --- files too big to hold (item 8) ------------------------------------------
+
+RSS_CHILD = (
+    "import json, resource, subprocess, sys, time\n"
+    "t = time.perf_counter()\n"
+    "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+    "print(json.dumps({'rc': p.returncode, 'out': p.stdout, 'err': p.stderr,\n"
+    "  's': time.perf_counter() - t,\n"
+    "  'rss_mib': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))\n")
+
+
+def kernels_measured(*args: str) -> dict:
+    """``perftriage kernels ARGS`` in a child, with its peak RSS."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", RSS_CHILD, sys.executable, "-m", "perftriage",
+                          "kernels", *args], capture_output=True, text=True, timeout=300)
+    return json.loads(run.stdout)
+
+
+def sparse_line(path: Path, size: int, after: str = "") -> Path:
+    """A file whose first line is ``size`` NUL bytes (a hole: no disk used)."""
+    with open(path, "wb") as f:
+        f.truncate(size)
+        f.seek(size)
+        f.write(b"\n" + after.encode())
+    return path
+
+
+def test_a_300mb_line_before_the_header_is_skipped_in_bounded_memory(tmp_path):
+    """Before: the line was read whole (a 1 GB first line: 2,075 MiB)."""
+    f = sparse_line(tmp_path / "long-first-line.csv", 200 * 2**20, FIXTURE.read_text())
+    got = kernels_measured(str(f), "--json", "--gpu", "H200")
+    assert got["rc"] == 0, got["err"][-500:]
+    doc = json.loads(got["out"])
+    assert sum(k["launches"] for k in doc["kernels"]) == 190
+    assert got["rss_mib"] < 150, got["rss_mib"]
+
+
+def test_no_header_within_the_cap_stops_there_and_says_so(tmp_path):
+    f = sparse_line(tmp_path / "endless-log.csv", 300 * 2**20, FIXTURE.read_text())
+    got = kernels_measured(str(f))
+    assert got["rc"] == 2 and "Traceback" not in got["err"]
+    assert "stopped" in got["err"] and "256 MiB" in got["err"], got["err"]
+    assert len(got["err"].strip().splitlines()) == 1
+    assert got["rss_mib"] < 150, got["rss_mib"]
+
+
+def test_a_huge_line_inside_the_csv_is_refused_in_bounded_memory(tmp_path):
+    text = FIXTURE.read_text()
+    at = text.index("\n", text.index('"ID"')) + 1
+    f = tmp_path / "long-row.csv"
+    with open(f, "w") as out:
+        out.write(text[:at])
+        out.write('"9","1",' + "x" * (50 * 2**20) + "\n")
+        out.write(text[at:])
+    got = kernels_measured(str(f))
+    assert got["rc"] == 2 and "Traceback" not in got["err"]
+    assert "longer than" in got["err"] and "line " in got["err"], got["err"]
+    assert got["rss_mib"] < 150, got["rss_mib"]
+
+
+async def test_the_probes_fold_on_a_huge_one_line_log_says_it_stopped(request, tmp_path):
+    """The host's fold reads ncu's log in bounded chunks (before: a 5 GB
+    one-line log, MemoryError on the host)."""
+    folder = fake_ncu(tmp_path, """\
+        with open(opts["--log-file"], "wb") as f:
+            f.truncate(300 * 2**20)
+            f.seek(300 * 2**20)
+            f.write(b"\\n")
+        sys.exit(rc)
+        """)
+    host = host_for(request, tmp_path, folder)
+    p = await run_probe(host, "ncu", ["python3", "-c", "pass"])
+    assert p.status == "failed" and "stopped" in p.summary, (p.status, p.summary)

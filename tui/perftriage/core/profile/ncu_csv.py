@@ -44,6 +44,14 @@ SCALE = {
     "%": 1.0,
 }
 MAX_NOTES = 20
+# a file is read in blocks: a line longer than LINE_CAP is skipped before the
+# header (counted) and refused after it; no header in HEAD_CAP characters:
+# stop there and say so. Memory stays bounded by a block and a line, never
+# by the file (a 5 GB one-line log).
+BLOCK = 1 << 20
+LINE_CAP = 1 << 20
+HEAD_CAP = 256 << 20
+LONG = "\x00(a line longer than LINE_CAP)\x00"  # a skipped line, before the header
 
 # one kernel name's totals (a list, indexed by these)
 LAUNCHES, COMPLETE, TIME_NS, READ_B, WRITE_B, DRAM_W, DRAM_T, SM_W, SM_T, NA = range(10)
@@ -64,17 +72,83 @@ def _header(line: str):
     return next(csv.reader([line]))
 
 
+class _Bounded:
+    """The lines of a text file (``newline=""``), read in blocks of
+    :data:`BLOCK`, each ending ``"\\n"`` (the last maybe not). A line longer
+    than :data:`LINE_CAP` is dropped as it is read: before the header it comes
+    out as :data:`LONG`, after it (``body`` set) it raises NcuCsvError.
+    ``chars``: how many characters were read."""
+
+    def __init__(self, f):
+        self.f = f
+        self.chars = 0
+        self.lineno = 0
+        self.body = False
+
+    def _long(self):
+        if self.body:
+            raise NcuCsvError("line %d: longer than %d MiB: not ncu CSV (stopped there)"
+                              % (self.lineno, LINE_CAP >> 20))
+        return LONG
+
+    def __iter__(self):
+        read = self.f.read
+        pending = []  # the start of the current line, in pieces
+        size = 0  # their length
+        drop = False  # inside a line longer than LINE_CAP (before the header)
+        while self.body or self.chars < HEAD_CAP:
+            block = read(BLOCK)
+            if not block:
+                break
+            self.chars += len(block)
+            parts = block.split("\n")
+            last = parts.pop()
+            if parts:
+                first = parts[0]
+                self.lineno += 1
+                if drop or size + len(first) > LINE_CAP:
+                    yield self._long()
+                else:
+                    yield "".join(pending) + first + "\n" if pending else first + "\n"
+                pending, size, drop = [], 0, False
+                for p in parts[1:]:  # each shorter than a block, so than LINE_CAP
+                    self.lineno += 1
+                    yield p + "\n"
+            if last and not drop:
+                size += len(last)
+                if size <= LINE_CAP:
+                    pending.append(last)
+                elif self.body:
+                    self.lineno += 1
+                    self._long()  # raises
+                else:
+                    drop, pending, size = True, [], 0
+        else:
+            return  # HEAD_CAP read before the header: stop there
+        if drop:
+            self.lineno += 1
+            yield self._long()
+        elif pending:
+            self.lineno += 1
+            yield "".join(pending)
+
+
 def fold(lines):
     """Per-kernel totals from an iterable of text lines (a file opened with
     ``newline=""``). Returns a dict: ``kernels`` (name -> totals list),
     ``gpu``, ``seen`` (metric -> whether any row had it), ``na`` (metric ->
     n/a count), ``notes`` and ``lines`` (read). Raises :class:`NcuCsvError`."""
+    bounded = lines if isinstance(lines, _Bounded) else None
     it = iter(lines)
     lineno = 0
     notes = []
     header = None
+    long_lines = 0
     for line in it:
         lineno += 1
+        if line is LONG:
+            long_lines += 1
+            continue
         if line.startswith("==") and ("==ERROR==" in line[:12] or "==WARNING==" in line[:12]):
             if len(notes) < MAX_NOTES:
                 notes.append(line.strip()[:300])
@@ -83,10 +157,16 @@ def fold(lines):
         if header is not None:
             break
     if header is None:
+        where = "%d line(s)" % lineno
+        if bounded is not None and bounded.chars >= HEAD_CAP:
+            where = "the first %d MiB (%d complete line(s); stopped there)" % (HEAD_CAP >> 20, lineno)
+        if long_lines:
+            where += ", %d of them longer than %d MiB, skipped" % (long_lines, LINE_CAP >> 20)
         raise NcuCsvError(
             "no ncu CSV header (\"ID\",…,\"Kernel Name\",…,\"Metric Name\",\"Metric Unit\","
-            "\"Metric Value\") in %d line(s)%s" % (
-                lineno, ": " + notes[-1] if notes else ""), notes)
+            "\"Metric Value\") in %s%s" % (where, ": " + notes[-1] if notes else ""), notes)
+    if bounded is not None:
+        bounded.body = True
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise NcuCsvError("line %d: the ncu CSV header lacks column(s) %s (is it `ncu --csv` "
@@ -203,7 +283,7 @@ def fold_file(path):
         os.close(fd)
         raise
     with io.TextIOWrapper(raw_file, encoding="utf-8", errors="replace", newline="") as f:
-        return fold(f)
+        return fold(_Bounded(f))
 
 
 def gpu_by_index(folded, listing):
