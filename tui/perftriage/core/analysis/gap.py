@@ -207,8 +207,10 @@ def _main_cause(r: GapResult) -> tuple[str, str]:
         return "communication", (f"memory idle {idle:.0f} % of the time while NVLink is {r.nvlink_pct:.0f} % busy: "
                 "communication-bound, look at the TP/EP layout and the all-reduce")
     if idle >= IDLE_PCT:
-        return "idle", (f"memory and links idle {idle:.0f} % of the time: "
-                "look at launch overhead, CUDA graphs, host stalls")
+        # DRAM idle is not GPU idle: a busy GPU whose kernels are below their roofline
+        # idles DRAM too. Which one it is, the triage says (a capture, NVML util)
+        return "idle", (f"memory and links idle {idle:.0f} % of the time: the GPU idles or its "
+                "kernels run below their roofline (the triage tells which)")
     if r.measured_ms is None:
         return "no-rate", (f"memory {r.dram_busy_pct:.0f} % busy; no token rate yet "
                 "(follow the server log to compare with the floor)")
