@@ -340,3 +340,71 @@ async def test_the_probes_fold_on_a_huge_one_line_log_says_it_stopped(request, t
     host = host_for(request, tmp_path, folder)
     p = await run_probe(host, "ncu", ["python3", "-c", "pass"])
     assert p.status == "failed" and "stopped" in p.summary, (p.status, p.summary)
+
+
+# --- answers too long for the transport (item 12) -----------------------------
+
+WRITE_CSV = """\
+import csv
+n, width = int(os.environ["KERNELS"]), int(os.environ["NAME_WIDTH"])
+with open(opts["--log-file"], "w", newline="") as f:
+    w = csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\\n")
+    w.writerow(["ID", "Kernel Name", "Device", "Metric Name", "Metric Unit", "Metric Value"])
+    for i in range(n):
+        name = ("k%05d_" % i).ljust(width, "x") + "<%d>" % i
+        for metric, unit, value in (
+                ("dram__bytes_read.sum", "byte", 1000 * (i + 1)),
+                ("dram__bytes_write.sum", "byte", 10),
+                ("gpu__time_duration.sum", "ns", kernel_ns(i, n, os.environ["SKEW"] == "1")),
+                ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "%", 40),
+                ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%", 10)):
+            w.writerow([str(i), name, "0", metric, unit, "{:,}".format(value)])
+sys.exit(rc)
+"""
+def kernel_ns(i, n, skew):
+    if skew:  # a real step: a few kernels take the time
+        return 1_000_000 if i >= n - 50 else 10
+    return 1000 + i
+
+
+@pytest.mark.parametrize("kernels, width, chatter, skew", [
+    (600, 1100, 0, False),  # the H200 capture's templated names are this long
+    (20_000, 30, 0, False),
+    (600, 1100, 3_000_000, False),  # and the command prints 3 MB of its own
+    (20_000, 1100, 0, True),
+])
+async def test_an_answer_too_long_for_the_transport_says_what_it_left_out(
+        request, tmp_path, kernels, width, chatter, skew):
+    """Before: the result line was cut by the transport's 500 KB + 64 KiB:
+    "no result (exit 0)". Now the host sends the biggest kernels by time that
+    fit, and says what it left out; leaving out more than 1 % of the kernel
+    time is no success."""
+    import inspect
+
+    folder = fake_ncu(tmp_path, inspect.getsource(kernel_ns) + WRITE_CSV)
+    host = host_for(request, tmp_path, folder)
+    host.transport.preamble += (f"\nexport KERNELS={kernels} NAME_WIDTH={width} "
+                                f"SKEW={int(skew)}")
+    say = f"import sys; sys.stdout.write('y' * {chatter})"
+    p = await run_probe(host, "ncu", ["python3", "-c", say], timeout=120)
+    times_ns = sorted((kernel_ns(i, kernels, skew) for i in range(kernels)), reverse=True)
+    s = p.detail["ncu"]
+    shown = len(s["kernels"])
+    assert 20 <= shown < kernels
+    assert s["cut_kernels"] == kernels - shown
+    assert s["launches"] == kernels  # every launch counted, the cut ones too
+    # the kernels kept are the biggest by time, their shares of all the time
+    assert [k["time_us"] for k in s["kernels"]] == [t / 1000 for t in times_ns[:shown]]
+    total = sum(times_ns)
+    assert s["kernels"][0]["time_pct"] == pytest.approx(100 * times_ns[0] / total, abs=0.01)
+    assert s["cut_time_pct"] == pytest.approx(100 * sum(times_ns[shown:]) / total, abs=0.01)
+    assert f"top {shown} of {kernels} kernels" in p.summary
+    if skew:
+        assert s["cut_time_pct"] < 1 and p.status == "ok", (p.status, p.summary)
+    else:
+        assert s["cut_time_pct"] > 1 and p.status == "failed", (p.status, p.summary)
+        assert "--kernel" in p.summary
+    if width > ncu_csv.NAME_CAP:
+        assert all(len(k["name"]) <= ncu_csv.NAME_CAP for k in s["kernels"])
+        assert len({k["name"] for k in s["kernels"]}) == shown  # still one name per kernel
+        assert s["short_names"] == shown and "shortened" in p.summary

@@ -48,6 +48,9 @@ USAGE = ("ncu [--kernel REGEX] [--launches N] [--bytes KERNEL=N]... [--steps N] 
          "-- COMMAND...")
 DEFAULT_TIMEOUT_S = 600.0
 DEADLINE_MARGIN_S = 10  # the fold and the way back after ncu's deadline
+# the host's answer may leave out (to fit the transport) the smallest kernels
+# holding at most this share of the kernel time and still be a success
+CUT_OK_PCT = 1.0
 PERM_FIX = ("GPU performance counters not permitted (ERR_NVGPUCTRPERM): run as root, or "
             "allow profiling for all users (options nvidia NVreg_RestrictProfilingToAdminUsers=0 "
             "in /etc/modprobe.d, then reload the driver or reboot)")
@@ -244,6 +247,9 @@ def _interpret(args: list[str], status: int | None, out: str, err: str) -> Verdi
     line = summary_line(summary)
     if status != 0:
         return Verdict("failed", f"command exit {status}; {line}", detail)
+    if summary.cut_time_pct > CUT_OK_PCT:
+        # what came back is not the run's picture: no success without the data
+        return Verdict("failed", f"{line}: profile fewer kernels (--kernel REGEX)", detail)
     return Verdict("ok", line, detail)
 
 
@@ -258,17 +264,20 @@ def _flags_of(args: list[str]) -> list[str]:
 def summary_line(s: Any) -> str:
     """``NVIDIA H200: 18 kernels, 190 launches; furthest below roofline:
     fused_moe_kernel 4.2 % of time at 50 % of peak (≈ 2.1 % recoverable)``."""
-    from perftriage.core.profile.ncu import bw_pct, furthest_below, recoverable_pct
+    from perftriage.core.profile.ncu import bw_pct, cut_text, furthest_below, recoverable_pct
     from perftriage.core.profile.table import short_name
     from perftriage.core.sanitize import visible
 
     head = f"{visible(s.gpu or 'GPU ?')}: {len(s.kernels)} kernels, {s.launches} launches"
+    cut = cut_text(s)
+    tail = f"; {cut}" if cut else ""
     worst = furthest_below(s, 1)
     if not worst:
-        return head + "; none memory-bound below its roofline"
+        return head + "; none memory-bound below its roofline" + tail
     k = worst[0]
     return (f"{head}; furthest below roofline: {short_name(k.name, 40)} {k.time_pct:.1f} % of "
-            f"time at {bw_pct(k):.0f} % of peak (≈ {recoverable_pct(k):.1f} % recoverable)")
+            f"time at {bw_pct(k):.0f} % of peak (≈ {recoverable_pct(k):.1f} % recoverable)"
+            + tail)
 
 
 def summary_of(p: ProbeResult) -> Any:

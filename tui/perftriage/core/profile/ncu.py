@@ -99,6 +99,12 @@ class NcuSummary(msgspec.Struct, frozen=True):
     launches: int = 0
     na: dict[str, int] = {}  # metric -> n/a values
     notes: list[str] = []  # ncu's ==ERROR== / ==WARNING== lines
+    # what the probe's answer left out to fit the transport (ncu_csv.fit): the
+    # smallest kernels by time (their launches and time still in the totals)
+    cut_kernels: int = 0
+    cut_launches: int = 0
+    cut_time_pct: float = 0.0
+    short_names: int = 0  # names past ncu_csv.NAME_CAP characters, shortened
     step_reads: list[StepRead] = []  # per bucket, from the roofline's weights (ncu_step_read)
 
     def top(self, n: int | None) -> "NcuSummary":
@@ -206,7 +212,9 @@ def summarize(folded: dict[str, Any], *, gpu: str | None = None, peak_gbs: float
     gpu = known.name if known is not None else gpu
     peak, source = resolve_peak(gpu, peak_gbs, folded.get("nvml"))
     kernels_raw: dict[str, list[float]] = folded.get("kernels", {})
-    total_ns = sum(a[raw.TIME_NS] for a in kernels_raw.values())
+    cut = folded.get("cut") or {}
+    cut_totals = [float(v) for v in cut.get("totals") or [0.0] * 10]
+    total_ns = sum(a[raw.TIME_NS] for a in kernels_raw.values()) + cut_totals[raw.TIME_NS]
     rows = []
     for name, a in kernels_raw.items():
         t = a[raw.TIME_NS]
@@ -229,8 +237,27 @@ def summarize(folded: dict[str, Any], *, gpu: str | None = None, peak_gbs: float
     rows.sort(key=lambda k: (-k.time_us, k.name))
     na = {m: n for m, n in folded.get("na", {}).items() if n}
     return NcuSummary(gpu=gpu, peak_gbs=peak, kernels=rows, peak_source=source,
-                      launches=sum(k.launches for k in rows), na=na,
-                      notes=list(folded.get("notes", [])))
+                      launches=sum(k.launches for k in rows) + int(cut_totals[raw.LAUNCHES]),
+                      na=na, notes=list(folded.get("notes", [])),
+                      cut_kernels=int(cut.get("kernels", 0)),
+                      cut_launches=int(cut_totals[raw.LAUNCHES]),
+                      cut_time_pct=round(100.0 * cut_totals[raw.TIME_NS] / total_ns, 2)
+                      if total_ns > 0 else 0.0,
+                      short_names=int(folded.get("short_names", 0)))
+
+
+def cut_text(s: NcuSummary) -> str:
+    """What the probe's answer left out to fit the transport ("" when
+    nothing): ``top 212 of 600 kernels (the other 388, 0.8 % of kernel time,
+    left out to fit the answer); 212 names over 256 characters shortened``."""
+    parts = []
+    if s.cut_kernels:
+        parts.append(f"top {len(s.kernels)} of {len(s.kernels) + s.cut_kernels} kernels "
+                     f"(the other {s.cut_kernels}, {s.cut_time_pct:.1f} % of kernel time, "
+                     "left out to fit the answer)")
+    if s.short_names:
+        parts.append(f"{s.short_names} names over {raw.NAME_CAP} characters shortened")
+    return "; ".join(parts)
 
 
 def summarize_file(path: str, **kw: Any) -> NcuSummary:

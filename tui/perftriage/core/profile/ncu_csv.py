@@ -286,6 +286,73 @@ def fold_file(path):
         return fold(_Bounded(f))
 
 
+# The probe's answer crosses the transport, which keeps a command's first
+# 500 KB and last 64 KiB: the result line, printed last, must fit the tail.
+RESULT_BUDGET = 60_000  # bytes of JSON
+NAME_CAP = 160  # characters of a kernel name in an answer that did not fit (…#hash past it)
+
+
+def _short_name(name):
+    if len(name) <= NAME_CAP:
+        return name
+    import hashlib
+
+    digest = hashlib.sha1(name.encode("utf-8", "replace")).hexdigest()[:8]
+    return name[:NAME_CAP - 10] + "\u2026#" + digest  # still one name per kernel
+
+
+def _compact(acc):
+    return [int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 2 ** 53 else v
+            for v in acc]
+
+
+def fit(result, budget=RESULT_BUDGET):
+    """The fold's result cut to what crosses the transport (``budget``
+    bytes of JSON). When it does not fit whole: kernel names past NAME_CAP
+    shortened (``short_names``: how many), the kernels by total time while
+    they fit, the rest summed into ``cut``: ``{"kernels": N, "totals":
+    [...]}`` (a totals list as a kernel's) — their launches and time still
+    count, never silently dropped."""
+    import json
+
+    def size(value):
+        return len(json.dumps(value, separators=(",", ":")))
+
+    for key, cap in (("gpu", 200), ("device", 32), ("error", 2000)):
+        if isinstance(result.get(key), str):
+            result[key] = result[key][:cap]
+    kernels = result.pop("kernels", None) or {}
+    notes = result.get("notes") or []
+    while notes and size(result) > budget // 4:
+        notes.pop()
+    used = size(result) + 200  # "kernels", "cut", "short_names" and their numbers
+    compact = {name: _compact(acc) for name, acc in kernels.items()}
+    if used + size(compact) <= budget:
+        result["kernels"] = compact
+        return result
+    kept = {}
+    cut = [0] * 10
+    cut_n = short = 0
+    for name, acc in sorted(compact.items(), key=lambda kv: (-kv[1][TIME_NS], kv[0])):
+        if not cut_n:
+            key = _short_name(name)
+            n = size(key) + size(acc) + 2
+            if used + n <= budget and key not in kept:
+                kept[key] = acc
+                used += n
+                short += key is not name
+                continue
+        cut_n += 1
+        for i, v in enumerate(acc):
+            cut[i] += v
+    result["kernels"] = kept
+    if cut_n:
+        result["cut"] = {"kernels": cut_n, "totals": _compact(cut)}
+    if short:
+        result["short_names"] = short
+    return result
+
+
 def gpu_by_index(folded, listing):
     """The profiled GPU's name from ``nvidia-smi --query-gpu=index,name
     --format=csv,noheader`` lines: by the CSV's device index, else the only
@@ -340,4 +407,4 @@ if __name__ == "__main__" and len(sys.argv) > 3 and sys.argv[1] == "--fold-json"
         result = {"error": str(exc), "notes": []}
     except NcuCsvError as exc:
         result = {"error": str(exc), "notes": exc.notes}
-    sys.stdout.write("\n" + mark + json.dumps(result) + "\n")
+    sys.stdout.write("\n" + mark + json.dumps(fit(result), separators=(",", ":")) + "\n")

@@ -4,7 +4,7 @@ and the ``ncu`` probe's text). Kernel names are remote text: shortened by
 
 from __future__ import annotations
 
-from perftriage.core.profile.ncu import VERDICT_TEXT, NcuKernel, NcuSummary, StepRead
+from perftriage.core.profile.ncu import VERDICT_TEXT, NcuKernel, NcuSummary, StepRead, cut_text
 from perftriage.core.profile.table import short_name
 from perftriage.core.sanitize import visible
 
@@ -65,6 +65,8 @@ def render(s: NcuSummary, top: int | None = 20) -> str:
     lines += [kernel_line(k) for k in shown]
     if len(shown) < len(s.kernels):
         lines.append(f"… {len(s.kernels) - len(shown)} more (--top N)")
+    if cut_text(s):
+        lines.append(f"the host's answer: {cut_text(s)}")
     reads = [k for k in s.kernels if k.read_ratio is not None]
     if reads:
         lines += ["", "bytes it must read:"]
