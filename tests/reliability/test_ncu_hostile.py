@@ -408,3 +408,132 @@ async def test_an_answer_too_long_for_the_transport_says_what_it_left_out(
         assert all(len(k["name"]) <= ncu_csv.NAME_CAP for k in s["kernels"])
         assert len({k["name"] for k in s["kernels"]}) == shown  # still one name per kernel
         assert s["short_names"] == shown and "shortened" in p.summary
+
+
+# --- numbers that are not numbers, mixed captures (items 6 and 14) ------------
+
+def _kernels(*args: str):
+    from click.testing import CliRunner
+
+    from perftriage.cli import cli
+
+    return CliRunner().invoke(cli, ["kernels", *args])
+
+
+def _capture_with(tmp_path: Path, edit, source: Path = FIXTURE) -> Path:
+    """The real capture with ``edit(rows)`` applied to its CSV rows."""
+    import csv
+    import io
+
+    text = source.read_text()
+    at = text.index('"ID"')
+    rows = list(csv.reader(io.StringIO(text[at:])))
+    edit(rows)
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+    path = tmp_path / "edited.csv"
+    path.write_text(text[:at] + out.getvalue())
+    return path
+
+
+def _set(rows, metric: str, value: str, unit: str | None = None, launch: str = "3") -> None:
+    header = rows[0]
+    i_id, i_m, i_u, i_v = (header.index(c) for c in ("ID", "Metric Name", "Metric Unit",
+                                                       "Metric Value"))
+    for r in rows[1:]:
+        if r[i_id] == launch and r[i_m] == metric:
+            r[i_v] = value
+            if unit is not None:
+                r[i_u] = unit
+            return
+    raise AssertionError("no such row")
+
+
+@pytest.mark.parametrize("value, unit", [
+    ("nan", None), ("inf", None), ("-inf", None), pytest.param("9" * 5000, None, id="5000-nines"),
+    ("1e308", "Gbyte"),
+    ("-5", None), ("1e308", None),
+])
+def test_a_bytes_value_that_is_no_amount_is_skipped_and_counted(tmp_path, value, unit):
+    """Before: a traceback (NaN, ±inf, 5,000 nines, 1e308 Gbyte), or summed
+    into the table (a negative, 1e308 byte)."""
+    f = _capture_with(tmp_path, lambda rows: _set(rows, "dram__bytes_read.sum", value, unit))
+    r = _kernels(str(f), "--json", "--gpu", "H200")
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output[-800:]
+    doc = json.loads(r.output)
+    assert doc["bad"] == {"dram__bytes_read.sum": 1}
+    assert sum(k["launches"] for k in doc["kernels"]) == 190  # the launch is still counted
+    assert sum(k["na_launches"] for k in doc["kernels"]) == 1  # left out of the totals
+    assert all(0 <= k["bytes"] < 1e13 and (k["gbs"] or 0) < 10_000 for k in doc["kernels"])
+    table = _kernels(str(f), "--gpu", "H200")
+    assert table.exit_code == 0 and "not an amount" in table.output, table.output
+
+
+@pytest.mark.parametrize("flag, value", [
+    ("--weights-gb", "inf"), ("--weights-gb", "nan"), ("--peak-gbs", "nan"),
+    ("--peak-gbs", "inf"), ("--expert-gb", "nan"), ("--kv-gb", "inf"), ("--weights-gb", "1e309"),
+])
+def test_a_flag_that_is_no_finite_number_exits_2_naming_it(flag, value):
+    extra = ["--weights-gb", "1", "--steps", "2"] if flag in ("--expert-gb", "--kv-gb") else \
+        ["--steps", "2"] if flag == "--weights-gb" else []
+    r = _kernels(str(FIXTURE), *extra, flag, value)
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert flag in r.output and value in r.output
+
+
+@pytest.mark.parametrize("metric, unit", [
+    ("dram__bytes_read.sum", "ns"), ("gpu__time_duration.sum", "Mbyte"),
+    ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "byte"),
+])
+def test_a_unit_that_does_not_fit_its_metric_exits_2(tmp_path, metric, unit):
+    f = _capture_with(tmp_path, lambda rows: _set(rows, metric, "100", unit))
+    r = _kernels(str(f))
+    assert r.exit_code == 2 and metric in r.output and repr(unit) in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1
+
+
+def test_a_capture_from_two_gpus_is_not_judged_against_one_peak(tmp_path):
+    """An H100 launch among an A100's: 160.8 % of the A100's peak, "near
+    roofline". Each GPU's capture is its own table."""
+    def two_gpus(rows):
+        header = rows[0]
+        i_id, i_m, i_v = (header.index(c) for c in ("ID", "Metric Name", "Metric Value"))
+        for r in rows[1:]:
+            if r[i_m] == "device__attribute_display_name":
+                r[i_v] = "NVIDIA H100 80GB HBM3" if r[i_id] == "3" else "NVIDIA A100-SXM4-80GB"
+    f = _capture_with(tmp_path, two_gpus, FIXTURE.with_name("moe-step-graph.csv"))
+    r = _kernels(str(f))
+    assert r.exit_code == 2 and "A100" in r.output and "H100" in r.output, r.output
+    assert "Traceback" not in r.output
+
+
+def test_a_header_repeated_mid_file_is_no_kernel(tmp_path):
+    """Two captures concatenated (``cat a.csv b.csv``): the second header is
+    skipped and said, never a kernel named "Kernel Name"."""
+    text = FIXTURE.read_text()
+    body = text[text.index('"ID"'):]
+    f = tmp_path / "twice.csv"
+    f.write_text(text + body)
+    r = _kernels(str(f), "--json", "--gpu", "H200")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert "Kernel Name" not in {k["name"] for k in doc["kernels"]}
+    assert sum(k["launches"] for k in doc["kernels"]) == 380
+    assert any("header" in n and "repeated" in n for n in doc["notes"]), doc["notes"]
+
+
+def test_the_probes_gpus_named_by_index_must_be_one_model():
+    """On the host the GPUs are named by ``nvidia-smi``'s index: launches on
+    devices 0 and 1 of different models are refused the same way."""
+    from perftriage.core.profile import ncu
+
+    folded = ncu_csv.fold_file(str(FIXTURE))
+    folded["devices"] = ["0", "1"]
+    listing = "0, NVIDIA H100 80GB HBM3\n1, NVIDIA A100-SXM4-80GB\n"
+    folded["gpu"] = ncu_csv.gpu_by_index(folded, listing)
+    with pytest.raises(ncu.NcuInputError, match="2 GPUs"):
+        ncu.summarize(folded)
+    same = {**folded, "gpus": [], "devices": ["0", "1"]}
+    listing = "0, NVIDIA H200\n1, NVIDIA H200\n"
+    same["gpu"] = ncu_csv.gpu_by_index(same, listing)
+    assert ncu.summarize(same).gpu == "NVIDIA H200"

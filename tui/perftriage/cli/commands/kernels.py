@@ -17,27 +17,48 @@ if TYPE_CHECKING:
     from perftriage.core.profile.ncu import NcuSummary
 
 
+class _PositiveNumber(click.ParamType):
+    """A finite number > 0 (click's FloatRange lets ``nan`` and ``inf`` through)."""
+
+    name = "number"
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> float:
+        import math
+
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            number = math.nan
+        if not math.isfinite(number) or number <= 0:
+            self.fail(f"{str(value)[:40]!r}: give a finite number > 0", param, ctx)
+        return number
+
+
+POSITIVE = _PositiveNumber()
+
+
 @click.command(name="kernels")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-@click.option("--peak-gbs", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--peak-gbs", type=POSITIVE, default=None,
               metavar="N", help="Peak memory bandwidth per GPU, GB/s (default: from the GPU name).")
 @click.option("--gpu", "gpu_name", metavar="NAME",
               help="The GPU the CSV was captured on (e.g. H200), for its datasheet peak.")
 @click.option("--bytes", "must_read", multiple=True, metavar="KERNEL=N",
               help="Bytes a launch of KERNEL (a regex) must read, e.g. its weights; "
                    "repeatable. Shows how many times over it reads them.")
-@click.option("--weights-gb", type=click.FloatRange(min=0, min_open=True), default=None, metavar="G",
+@click.option("--weights-gb", type=POSITIVE, default=None, metavar="G",
               help="The roofline's weights: GB one decode step must read, all GPUs together. "
                    "Compares the step's GEMM + MoE DRAM reads against them (needs --steps).")
 @click.option("--gpus", type=click.IntRange(min=1), default=None, metavar="N",
               help="GPUs the weights are split over (default 1); the CSV is one of them.")
 @click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N",
               help="How many decode steps the CSV holds (with --weights-gb).")
-@click.option("--expert-gb", type=click.FloatRange(min=0, min_open=True), default=None, metavar="E",
+@click.option("--expert-gb", type=POSITIVE, default=None, metavar="E",
               help="Of --weights-gb, the routed experts' GB per step: MoE kernels against E, "
                    "GEMMs against the rest.")
-@click.option("--kv-gb", type=click.FloatRange(min=0, min_open=True), default=None, metavar="K",
+@click.option("--kv-gb", type=POSITIVE, default=None, metavar="K",
               help="KV cache GB a step reads (all GPUs): attention kernels against it.")
 @click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
               help="Only the N biggest kernels (default: all with --json, 20 in the table).")

@@ -98,6 +98,9 @@ class NcuSummary(msgspec.Struct, frozen=True):
     peak_source: str = ""
     launches: int = 0
     na: dict[str, int] = {}  # metric -> n/a values
+    # metric -> values that are no amount (NaN, infinite, negative, beyond
+    # ncu_csv.CAPS): left out of the totals like n/a
+    bad: dict[str, int] = {}
     notes: list[str] = []  # ncu's ==ERROR== / ==WARNING== lines
     # what the probe's answer left out to fit the transport (ncu_csv.fit): the
     # smallest kernels by time (their launches and time still in the totals)
@@ -192,6 +195,12 @@ def resolve_peak(gpu: str | None, peak_gbs: float | None,
     return None, "GPU not named (kernels: give --gpu NAME or --peak-gbs); verdicts use ncu's dram %"
 
 
+def _gpu_key(name: str) -> str:
+    """A GPU's model: its datasheet entry when the table knows it, else its name."""
+    known = gpus.find(name)
+    return known.name if known is not None else name.strip()
+
+
 def _round(v: float | None, nd: int) -> float | None:
     return None if v is None else round(v, nd)
 
@@ -207,6 +216,12 @@ def summarize(folded: dict[str, Any], *, gpu: str | None = None, peak_gbs: float
         raise NcuInputError(
             f"no {', '.join(missing)} in the CSV ({folded.get('lines', 0)} lines read); "
             f"collect them with: {NCU_HINT}")
+    several = [str(g) for g in folded.get("gpus") or ()]
+    if len({_gpu_key(g) for g in several}) > 1:
+        raise NcuInputError(
+            f"launches from {len(several)} GPUs ({', '.join(several)}): one peak cannot judge "
+            "them; profile each GPU on its own (ncu --devices N) or split the CSV by its "
+            "Device column")
     gpu = gpu or folded.get("gpu") or None
     known = gpus.find(gpu)
     gpu = known.name if known is not None else gpu
@@ -236,7 +251,8 @@ def summarize(folded: dict[str, Any], *, gpu: str | None = None, peak_gbs: float
             na_launches=int(a[raw.NA]), must_read=must, read_ratio=_round(ratio, 2)))
     rows.sort(key=lambda k: (-k.time_us, k.name))
     na = {m: n for m, n in folded.get("na", {}).items() if n}
-    return NcuSummary(gpu=gpu, peak_gbs=peak, kernels=rows, peak_source=source,
+    bad = {str(m): int(n) for m, n in (folded.get("bad") or {}).items() if n}
+    return NcuSummary(gpu=gpu, peak_gbs=peak, kernels=rows, peak_source=source, bad=bad,
                       launches=sum(k.launches for k in rows) + int(cut_totals[raw.LAUNCHES]),
                       na=na, notes=list(folded.get("notes", [])),
                       cut_kernels=int(cut.get("kernels", 0)),

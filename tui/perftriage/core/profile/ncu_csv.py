@@ -36,13 +36,18 @@ REQUIRED = (BYTES_READ, BYTES_WRITE, DURATION)
 COLUMNS = ("ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value")
 
 # unit -> factor to bytes, nanoseconds or percent
-SCALE = {
-    "byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
-    "Kibyte": 1024.0, "Mibyte": 1024.0 ** 2, "Gibyte": 1024.0 ** 3,
-    "ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9,
-    "nsecond": 1.0, "usecond": 1e3, "msecond": 1e6, "second": 1e9,
-    "%": 1.0,
-}
+BYTE_UNITS = {"byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
+              "Kibyte": 1024.0, "Mibyte": 1024.0 ** 2, "Gibyte": 1024.0 ** 3}
+TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9,
+              "nsecond": 1.0, "usecond": 1e3, "msecond": 1e6, "second": 1e9}
+PCT_UNITS = {"%": 1.0}
+SCALE = {**BYTE_UNITS, **TIME_UNITS, **PCT_UNITS}
+# per metric (METRICS' order): the units that fit it, and the largest value
+# that is an amount (scaled: a petabyte or 11 days in one launch, 1000 %);
+# NaN, an infinity, a negative or more is left out of the totals and counted
+UNITS = (BYTE_UNITS, BYTE_UNITS, TIME_UNITS, PCT_UNITS, PCT_UNITS)
+UNIT_KIND = ("a byte unit", "a byte unit", "a time unit", "%", "%")
+CAPS = (1e15, 1e15, 1e15, 1e3, 1e3)
 MAX_NOTES = 20
 # a file is read in blocks: a line longer than LINE_CAP is skipped before the
 # header (counted) and refused after it; no header in HEAD_CAP characters:
@@ -178,10 +183,14 @@ def fold(lines):
     slots = {m: i for i, m in enumerate(METRICS)}
     present = [False] * len(METRICS)
     na = dict.fromkeys(METRICS, 0)
+    bad = dict.fromkeys(METRICS, 0)
     kernels = {}
     gpu = None
+    gpus = []  # the distinct GPU names (a few)
+    devices = []  # the distinct device indices (a few)
     gpu_rows = 0
-    scale = SCALE
+    headers = []  # lines where the header came again (captures concatenated)
+    units, caps = UNITS, CAPS
     base = lineno
     reader = csv.reader(it)
     cur_id = cur_name = None
@@ -228,19 +237,28 @@ def fold(lines):
                 if cur_id is not None:
                     flush(cur_name, vals)
                     vals = [None] * 5
+                if rid == "ID" and row[i_metric] == "Metric Name":
+                    headers.append(base + reader.line_num)  # the header again: no launch
+                    cur_id = None
+                    continue
                 cur_id, cur_name = rid, row[i_name]
-                if device is None and i_device is not None:
-                    device = row[i_device]
+                if i_device is not None:
+                    if device is None:
+                        device = row[i_device]
+                    if len(devices) < 8 and row[i_device] not in devices:
+                        devices.append(row[i_device][:32])
             metric = row[i_metric]
             slot = slots.get(metric)
             if slot is None:
                 if metric == GPU_NAME:
                     gpu_rows += 1
                     gpu = row[i_value]
+                    if len(gpus) < 8 and gpu not in gpus:
+                        gpus.append(gpu[:200])
                 continue
             text = row[i_value]
             try:
-                vals[slot] = float(text.replace(",", "")) * scale[row[i_unit]]
+                v = float(text.replace(",", "")) * units[slot][row[i_unit]]
             except ValueError:
                 if text.strip().lower() in ("n/a", ""):
                     na[metric] += 1
@@ -248,17 +266,33 @@ def fold(lines):
                 raise NcuCsvError("line %d: %s value %r is not a number"
                                   % (base + reader.line_num, metric, text[:40])) from None
             except KeyError:
+                unit = row[i_unit]
+                if unit in SCALE:
+                    raise NcuCsvError("line %d: %s has unit %r, not %s"
+                                      % (base + reader.line_num, metric, unit,
+                                         UNIT_KIND[slot])) from None
                 raise NcuCsvError("line %d: %s has unit %r (known: %s)"
-                                  % (base + reader.line_num, metric, row[i_unit][:20],
-                                     ", ".join(scale))) from None
+                                  % (base + reader.line_num, metric, unit[:20],
+                                     ", ".join(SCALE))) from None
+            if 0.0 <= v <= caps[slot]:
+                vals[slot] = v
+            else:  # NaN, an infinity, a negative, beyond any launch
+                bad[metric] += 1
     except csv.Error as exc:
         raise NcuCsvError("line %d: %s" % (base + reader.line_num, exc)) from None
     if cur_id is not None:
         flush(cur_name, vals)
-    seen = {m: present[i] or na[m] > 0 for i, m in enumerate(METRICS)}
+    seen = {m: present[i] or na[m] > 0 or bad[m] > 0 for i, m in enumerate(METRICS)}
     seen[GPU_NAME] = gpu_rows > 0
-    return {"kernels": kernels, "gpu": gpu, "device": device, "seen": seen, "na": na,
-            "notes": notes, "lines": base + reader.line_num}
+    if headers:
+        notes.append("the header repeated at line%s %s (captures concatenated?): skipped"
+                     % ("s" if len(headers) > 1 else "",
+                        ", ".join(str(n) for n in headers[:5])
+                        + (" +%d" % (len(headers) - 5) if len(headers) > 5 else "")))
+    return {"kernels": kernels, "gpu": gpu, "gpus": gpus, "device": device,
+            "devices": devices, "seen": seen, "na": na,
+            "bad": {m: n for m, n in bad.items() if n}, "notes": notes,
+            "lines": base + reader.line_num}
 
 
 def fold_file(path):
@@ -362,6 +396,9 @@ def gpu_by_index(folded, listing):
         index, _, name = line.partition(",")
         if name.strip():
             names[index.strip()] = name.strip()
+    used = [names[d] for d in folded.get("devices") or () if d in names]
+    if len(set(used)) > 1:  # launches on GPUs of different models
+        folded["gpus"] = sorted(set(used))
     if folded.get("device") in names:
         return names[folded["device"]]
     return next(iter(names.values())) if len(set(names.values())) == 1 else None

@@ -79,6 +79,10 @@ def render(s: NcuSummary, top: int | None = 20) -> str:
     if s.na:
         lines += ["", "n/a values (launches left out of the totals): "
                   + ", ".join(f"{visible(m)} {n}" for m, n in s.na.items())]
+    if s.bad:
+        lines += ["", "values that are not an amount (NaN, infinite, negative or past "
+                  "a petabyte, 11 days, 1000 %), launches left out of the totals: "
+                  + ", ".join(f"{visible(m)} {n}" for m, n in s.bad.items())]
     if s.notes:
         lines += ["", *(f"ncu: {visible(n)}" for n in s.notes)]
     return "\n".join(lines)
