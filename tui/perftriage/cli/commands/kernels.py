@@ -27,8 +27,8 @@ class _PositiveNumber(click.ParamType):
         import math
 
         try:
-            number = float(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
+            number = float(str(value))
+        except ValueError:
             number = math.nan
         if not math.isfinite(number) or number <= 0:
             self.fail(f"{str(value)[:40]!r}: give a finite number > 0", param, ctx)
