@@ -294,7 +294,7 @@ def sparse_line(path: Path, size: int, after: str = "") -> Path:
     return path
 
 
-def test_a_300mb_line_before_the_header_is_skipped_in_bounded_memory(tmp_path):
+def test_a_200mb_line_before_the_header_is_skipped_in_bounded_memory(tmp_path):
     """Before: the line was read whole (a 1 GB first line: 2,075 MiB)."""
     f = sparse_line(tmp_path / "long-first-line.csv", 200 * 2**20, FIXTURE.read_text())
     got = kernels_measured(str(f), "--json", "--gpu", "H200")
