@@ -152,3 +152,19 @@ def test_the_headline_never_nests_parentheses():
         depth += {"(": 1, ")": -1}.get(ch, 0)
         deepest = max(deepest, depth)
     assert deepest == 1
+
+
+def test_above_the_peak_is_a_warning_and_the_verdict_is_ncus_own():
+    """issue 41 item 8: the H200's CSV judged against an RTX PRO 6000's peak
+    read 228 % of peak "near roofline"; ncu's own dram% said 85 %."""
+    import json
+
+    r = run(str(FIXTURE), "--gpu", "RTX PRO 6000")
+    assert r.exit_code == 0, r.output
+    assert "warning: 5 kernel(s) above 100 % of the 1792 GB/s peak" in r.output
+    assert "the CSV is from another GPU, or --gpu / --peak-gbs is wrong" in r.output
+    out = json.loads(run(str(FIXTURE), "--gpu", "RTX PRO 6000", "--json").output)
+    assert out["warnings"] and "ncu's own dram__throughput" in out["warnings"][0]
+    moe = next(k for k in out["kernels"] if k["name"] == "fused_moe_kernel")
+    assert moe["pct_of_peak"] > 100 and moe["verdict"] == "memory-bound"  # by its 49.8 % dram
+    assert json.loads(run(str(FIXTURE), "--gpu", "H200", "--json").output)["warnings"] == []

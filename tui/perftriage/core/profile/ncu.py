@@ -41,6 +41,7 @@ from perftriage.core import gpus
 from perftriage.core.profile import ncu_csv as raw
 
 NEAR_ROOFLINE_PCT = 80.0
+OVER_PEAK_PCT = 100.0  # above the peak: the peak is not this GPU's
 LOW_DRAM_PCT = 30.0
 HIGH_SM_PCT = 60.0
 
@@ -108,6 +109,9 @@ class NcuSummary(msgspec.Struct, frozen=True):
     cut_launches: int = 0
     cut_time_pct: float = 0.0
     short_names: int = 0  # names past ncu_csv.NAME_CAP characters, shortened
+    # what does not add up: a kernel above 100 % of the peak (another GPU's CSV,
+    # a wrong --gpu or --peak-gbs)
+    warnings: list[str] = []
     step_reads: list[StepRead] = []  # per bucket, from the roofline's weights (ncu_step_read)
 
     def top(self, n: int | None) -> "NcuSummary":
@@ -231,6 +235,7 @@ def summarize(folded: dict[str, Any], *, gpu: str | None = None, peak_gbs: float
     cut_totals = [float(v) for v in cut.get("totals") or [0.0] * 10]
     total_ns = sum(a[raw.TIME_NS] for a in kernels_raw.values()) + cut_totals[raw.TIME_NS]
     rows = []
+    over: list[str] = []
     for name, a in kernels_raw.items():
         t = a[raw.TIME_NS]
         nbytes = a[raw.READ_B] + a[raw.WRITE_B]
@@ -239,20 +244,30 @@ def summarize(folded: dict[str, Any], *, gpu: str | None = None, peak_gbs: float
         pct = 100.0 * gbs / peak if gbs is not None and peak else None
         dram = a[raw.DRAM_W] / a[raw.DRAM_T] if a[raw.DRAM_T] > 0 else None
         sm = a[raw.SM_W] / a[raw.SM_T] if a[raw.SM_T] > 0 else None
+        judged = pct if peak else dram
+        if pct is not None and pct > OVER_PEAK_PCT:  # no kernel beats the hardware's peak
+            over.append(f"{name[:80]} moved {pct:.0f} % of the peak")
+            judged = dram  # ncu's own dram__throughput, which knows the GPU it ran on
         must = next((n for p, n in must_read if p.search(name)), None)
         ratio = (a[raw.READ_B] / complete / must) if must and complete else None
         rows.append(NcuKernel(
             name=name, launches=int(a[raw.LAUNCHES]), time_us=round(t / 1000.0, 3),
             bytes=int(nbytes), gbs=_round(gbs, 1), pct_of_peak=_round(pct, 1),
             dram_pct=_round(dram, 1), sm_pct=_round(sm, 1),
-            verdict=verdict(pct if peak else dram, sm) if complete else UNKNOWN,
+            verdict=verdict(judged, sm) if complete else UNKNOWN,
             time_pct=round(100.0 * t / total_ns, 2) if total_ns > 0 else 0.0,
             bytes_read=int(a[raw.READ_B]), bytes_write=int(a[raw.WRITE_B]),
             na_launches=int(a[raw.NA]), must_read=must, read_ratio=_round(ratio, 2)))
     rows.sort(key=lambda k: (-k.time_us, k.name))
     na = {m: n for m, n in folded.get("na", {}).items() if n}
     bad = {str(m): int(n) for m, n in (folded.get("bad") or {}).items() if n}
+    warnings = [] if not over else [
+        f"{len(over)} kernel(s) above 100 % of the {peak:g} GB/s peak ({over[0]}"
+        + (f", and {len(over) - 1} more" if len(over) > 1 else "") + "): the CSV is from "
+        "another GPU, or --gpu / --peak-gbs is wrong; their verdicts use ncu's own "
+        "dram__throughput"]
     return NcuSummary(gpu=gpu, peak_gbs=peak, kernels=rows, peak_source=source, bad=bad,
+                      warnings=warnings,
                       launches=sum(k.launches for k in rows) + int(cut_totals[raw.LAUNCHES]),
                       na=na, notes=list(folded.get("notes", [])),
                       cut_kernels=int(cut.get("kernels", 0)),

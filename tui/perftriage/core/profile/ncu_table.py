@@ -58,7 +58,7 @@ def kernel_line(k: NcuKernel) -> str:
 
 
 def render(s: NcuSummary, top: int | None = 20) -> str:
-    lines = [headline(s), ""]
+    lines = [headline(s), *(f"warning: {visible(w)}" for w in s.warnings), ""]
     lines.append(f"{'launches':>8} {'total us':>11} {'time%':>6} {'MB':>10} {'GB/s':>7} "
                  f"{'%peak':>6} {'dram%':>6} {'sm%':>6}  {'verdict':<28} kernel")
     shown = s.kernels if top is None else s.kernels[:top]
