@@ -168,3 +168,30 @@ def test_above_the_peak_is_a_warning_and_the_verdict_is_ncus_own():
     moe = next(k for k in out["kernels"] if k["name"] == "fused_moe_kernel")
     assert moe["pct_of_peak"] > 100 and moe["verdict"] == "memory-bound"  # by its 49.8 % dram
     assert json.loads(run(str(FIXTURE), "--gpu", "H200", "--json").output)["warnings"] == []
+
+
+def test_a_csv_joins_an_investigation_as_an_ncu_result(tmp_path):
+    """issue 41 item 9: `kernels FILE.csv --session NAME` makes the CSV a result
+    of the investigation, joined in the Profile view and read by the triage
+    like an ncu probe's."""
+    from perftriage.core.compare.load import load
+    from perftriage.core.profile.ncu_join import latest_summary
+    from perftriage.core.report.markdown import state_from_transcript
+    from perftriage.core.store import transcript
+
+    sessions = tmp_path / "s"
+    r = CliRunner().invoke(cli, ["--sessions-dir", str(sessions), "kernels", str(FIXTURE),
+                                 "--gpu", "H200", "--session", "moe"])
+    assert r.exit_code == 0, r.output
+    assert "imported" in r.stderr and "into 'moe'" in r.stderr
+    [path] = sessions.glob("*.jsonl")
+    state = state_from_transcript(transcript.read(path))
+    [probe] = state.probes.values()
+    assert (probe.kind, probe.status, probe.args[0]) == ("ncu", "ok", "--import")
+    probe_id, summary = latest_summary(state.probes.values())
+    assert probe_id == probe.probe_id
+    assert any(k.name == "fused_moe_kernel" for k in summary.kernels)
+    assert load(path).ncu  # the triage's recording holds it
+    bad = CliRunner().invoke(cli, ["--sessions-dir", str(sessions), "kernels",
+                                   str(tmp_path / "nope.csv"), "--session", "moe"])
+    assert bad.exit_code == 2

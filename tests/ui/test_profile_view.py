@@ -273,6 +273,28 @@ async def test_palette_import_brings_trace_files_into_the_investigation(tmp_path
         trace_paths(str(tmp_path / "missing.json.gz"))
 
 
+async def test_palette_imports_an_ncu_csv_and_the_view_joins_it(tmp_path: Path):
+    """`kernels: import CSV…` (issue 41 item 9): the real H200 ncu CSV becomes an
+    ncu result of this session, and the Profile view joins its kernels with
+    the capture's (achieved GB/s beside each)."""
+    from perftriage.core.profile.ncu_join import latest_summary
+
+    cockpit = Cockpit(registry=HostRegistry(), sessions_dir=tmp_path)
+    app = PerftriageApp(cockpit)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        await app.run_action("kernels_import")
+        await wait_for(lambda: app.screen.__class__.__name__ == "PromptScreen"
+                       and bool(app.screen.query("Input")))
+        app.screen.query_one("Input").value = str(FIXTURES / "ncu" / "moe-step-eager.csv")
+        await pilot.press("enter")
+        await wait_for(lambda: latest_summary(cockpit.session.state.probes.values()) is not None,
+                       timeout=30)
+        [probe] = cockpit.session.state.probes.values()
+        assert probe.kind == "ncu" and probe.status == "ok"
+        assert probe.summary.startswith("imported: ")
+
+
 async def test_enter_on_a_kernel_shows_it_whole():
     """Enter on a row: the whole name (the table cuts templates), the rule
     that chose its bucket, calls, and each rank's total with the spread."""

@@ -304,6 +304,11 @@ class PerftriageApp(OrderedKeysApp[int]):
 
         import_traces(self)
 
+    def action_kernels_import(self) -> None:
+        from perftriage.ui.flows.profile_import import import_ncu
+
+        import_ncu(self)
+
     def action_stacks(self) -> None:
         from perftriage.ui.screens.stacks import StacksScreen
 

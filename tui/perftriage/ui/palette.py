@@ -102,6 +102,8 @@ class ProfileCommands(EntryProvider):
                "Profile N steps of a running SGLang/vLLM server through its host")
         yield ("profile: import FILE…", app_action(app, "profile_import"),
                "Trace files already here (one per rank, or an nsys CSV) into this investigation")
+        yield ("kernels: import CSV…", app_action(app, "kernels_import"),
+               "An Nsight Compute CSV already here, as an ncu result of this investigation")
         yield ("stacks: open", app_action(app, "stacks"),
                "Where the engine's Python spends its time: the stacks samples of this session")
 

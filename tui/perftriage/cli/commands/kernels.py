@@ -6,12 +6,13 @@ and a CUDA-graph run, two GPUs), never summed."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 import msgspec
 
-from perftriage.cli.globals import UsageFailure
+from perftriage.cli.globals import Globals, UsageFailure
 
 if TYPE_CHECKING:
     from perftriage.core.profile.ncu import NcuSummary
@@ -62,10 +63,14 @@ POSITIVE = _PositiveNumber()
               help="KV cache GB a step reads (all GPUs): attention kernels against it.")
 @click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
               help="Only the N biggest kernels (default: all with --json, 20 in the table).")
-def command(files: tuple[str, ...], as_json: bool, peak_gbs: float | None, gpu_name: str | None,
-            must_read: tuple[str, ...], weights_gb: float | None, gpus: int | None,
-            steps: int | None, expert_gb: float | None, kv_gb: float | None,
-            top: int | None) -> None:
+@click.option("--session", "session", metavar="NAME",
+              help="Also bring the CSV into the investigation NAME as an ncu result (its "
+                   "Profile view joins the kernels; the triage reads it).")
+@click.pass_context
+def command(ctx: click.Context, files: tuple[str, ...], as_json: bool, peak_gbs: float | None,
+            gpu_name: str | None, must_read: tuple[str, ...], weights_gb: float | None,
+            gpus: int | None, steps: int | None, expert_gb: float | None, kv_gb: float | None,
+            top: int | None, session: str | None) -> None:
     """Per kernel name: launches, total time, DRAM bytes read + written,
     achieved GB/s, % of the peak, ncu's DRAM and SM throughput %, and a
     verdict (near roofline, memory-bound below roofline, or not memory-bound:
@@ -108,6 +113,10 @@ def command(files: tuple[str, ...], as_json: bool, peak_gbs: float | None, gpu_n
         raise UsageFailure(str(exc)) from None
     summaries = [_with_step_reads(s, weights_gb, gpus, steps, expert_gb, kv_gb)
                  for s in summaries]
+    g = ctx.find_object(Globals)
+    name = session or (g.session if g is not None else None)  # -s NAME after the command
+    if name:
+        _import_into(g or Globals(), name, files, gpu_name, peak_gbs)
     for spec, (pattern, _) in zip(must_read, patterns):
         if not any(pattern.search(k.name) for s in summaries for k in s.kernels):
             click.echo(visible(f"warning: --bytes {spec!r}: no kernel name matches "
@@ -146,3 +155,19 @@ def _with_step_reads(summary: NcuSummary, weights_gb: float | None, gpus: int | 
     except StepReadError as exc:
         raise UsageFailure(str(exc)) from None
     return msgspec.structs.replace(summary, step_reads=rows)
+
+
+def _import_into(g: Globals, name: str, files: tuple[str, ...], gpu: str | None,
+                 peak_gbs: float | None) -> None:
+    """Each CSV as an ncu result of the investigation ``name``."""
+    from perftriage.cli.commands.trace import recording_into
+    from perftriage.core.profile.ncu import NcuInputError
+    from perftriage.services.profile.ncu_import import import_ncu_csv
+
+    with recording_into(g, name, "ncu import") as (named, _config):
+        for f in files:
+            try:
+                probe_id, _ = import_ncu_csv(named, Path(f), gpu=gpu, peak_gbs=peak_gbs)
+            except NcuInputError as exc:
+                raise UsageFailure(str(exc)) from None
+            click.echo(f"imported {f} as {probe_id} into {name!r} ({named.path})", err=True)

@@ -4,6 +4,8 @@ from torch.profiler / Kineto traces (one file per rank) or an nsys
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -91,23 +93,31 @@ def command(ctx: click.Context, files: tuple[str, ...], as_json: bool, top: int 
         import_into(g or Globals(), name, [Path(f) for f in files])
 
 
-def import_into(g: Globals, name: str, paths: list[Path]) -> None:
-    """The files as a capture of the investigation ``name`` (a new one, or
-    continued; exit 2 while a cockpit records it), like the palette's
-    ``profile: import FILE…``."""
-    import asyncio
-    import dataclasses
-
+@contextlib.contextmanager
+def recording_into(g: Globals, name: str, what: str):
+    """The investigation ``name`` opened for a headless command to add to (a
+    new one, or continued; exit 2 while a cockpit records it), closed after."""
     from perftriage.cli.launch import open_named
-    from perftriage.services.hosts.registry import HostRegistry
-    from perftriage.services.profile.captures import ProfileCaptures
 
     config = g.load_config()
     named = open_named(dataclasses.replace(g, session=name), config, ["localhost"])
     try:
-        cap = asyncio.run(ProfileCaptures(named, HostRegistry(), config).import_files(paths))
-    except (TraceError, OSError) as exc:
-        raise UsageFailure(str(exc)) from None
+        yield named, config
     finally:
-        named.close("trace import")
-    click.echo(f"imported as {cap.capture_id} into {name!r} ({named.path})", err=True)
+        named.close(what)
+
+
+def import_into(g: Globals, name: str, paths: list[Path]) -> None:
+    """The files as a capture of the investigation ``name``, like the
+    palette's ``profile: import FILE…``."""
+    import asyncio
+
+    from perftriage.services.hosts.registry import HostRegistry
+    from perftriage.services.profile.captures import ProfileCaptures
+
+    with recording_into(g, name, "trace import") as (named, config):
+        try:
+            cap = asyncio.run(ProfileCaptures(named, HostRegistry(), config).import_files(paths))
+        except (TraceError, OSError) as exc:
+            raise UsageFailure(str(exc)) from None
+        click.echo(f"imported as {cap.capture_id} into {name!r} ({named.path})", err=True)

@@ -1,6 +1,8 @@
 """``profile: import FILE…`` (palette): trace files already on this machine
 (from nsys, a colleague, an earlier run) brought into the investigation as a
-capture, like ``perftriage trace FILE... --session NAME`` headless."""
+capture, like ``perftriage trace FILE... --session NAME`` headless; and
+``kernels: import CSV…``: an Nsight Compute CSV as an ncu result, like
+``perftriage kernels FILE.csv --session NAME``."""
 
 from __future__ import annotations
 
@@ -67,3 +69,36 @@ def import_traces(app: App) -> None:
         "profile: import", "profile-import", placeholder="/path/1764-TP-*.trace.json.gz",
         help="Kineto traces (one per rank) or an nsys cuda_gpu_kern_sum CSV; globs work",
         validate=_validate), chosen)
+
+
+def import_ncu(app: App) -> None:
+    """Ask for ncu CSVs, read them off the app's thread and record each as
+    an ncu result (the Profile view joins it with the kernels)."""
+    import asyncio
+
+    from perftriage.core.profile.ncu import NcuInputError, summarize_file
+    from perftriage.services.profile.ncu_import import record_ncu_result
+
+    if refuse_in_replay(app):
+        return
+    ctx = app_context(app)
+
+    async def run(paths: list[Path]) -> None:
+        for path in paths:
+            try:
+                summary = await asyncio.to_thread(summarize_file, str(path))
+            except (NcuInputError, OSError) as exc:
+                app.notify(visible(str(exc)), severity="error", timeout=8)
+                return
+            probe_id = record_ncu_result(ctx.cockpit.session, path, summary)
+            app.notify(visible(f"imported {path.name} as {probe_id}: {len(summary.kernels)} "
+                               "kernels (the Profile view joins them)"))
+
+    def chosen(value: str | None) -> None:
+        if value:
+            app.run_worker(run(trace_paths(value)), group="ncu-import", exit_on_error=False)
+
+    app.push_screen(PromptScreen(
+        "kernels: import CSV", "ncu-import", placeholder="/path/moe-step.csv",
+        help="Nsight Compute --csv output (ncu --csv --metrics dram__bytes_read.sum,...); "
+             "globs work", validate=_validate), chosen)
