@@ -263,7 +263,10 @@ def _flags_of(args: list[str]) -> list[str]:
 
 def summary_line(s: Any) -> str:
     """``NVIDIA H200: 18 kernels, 190 launches; furthest below roofline:
-    fused_moe_kernel 4.2 % of time at 50 % of peak (≈ 2.1 % recoverable)``."""
+    fused_moe_kernel 4.2 % of the ncu run's kernel time at 50 % of peak (≈ 2.1 % of it
+    recoverable)``: of the ncu run's own kernel time (its first launches may be
+    weight initialisation); with a capture in the session the Probes pane shows
+    the step's share instead (``ncu_join.probe_line``)."""
     from perftriage.core.profile.ncu import bw_pct, cut_text, furthest_below, recoverable_pct
     from perftriage.core.profile.table import short_name
     from perftriage.core.sanitize import visible
@@ -276,7 +279,8 @@ def summary_line(s: Any) -> str:
         return head + "; none memory-bound below its roofline" + tail
     k = worst[0]
     return (f"{head}; furthest below roofline: {short_name(k.name, 40)} {k.time_pct:.1f} % of "
-            f"time at {bw_pct(k):.0f} % of peak (≈ {recoverable_pct(k):.1f} % recoverable)"
+            f"the ncu run's kernel time at {bw_pct(k):.0f} % of peak (≈ "
+            f"{recoverable_pct(k):.1f} % of it recoverable)"
             + tail)
 
 

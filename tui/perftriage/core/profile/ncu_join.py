@@ -173,3 +173,21 @@ def bandwidth_lines(probes: Iterable[Any], profiles: Sequence[Any]) -> tuple[str
     if not rows:
         return probe_id, ["no kernel is memory-bound below its roofline"]
     return probe_id, [recoverable_text(r, i == 0) for i, r in enumerate(rows)]
+
+
+def probe_line(summary: str, ncu: NcuSummary | None, profiles: Sequence[Any]) -> str:
+    """An ncu probe's one line, its "furthest below roofline" share taken from
+    the newest capture of the session when it holds the kernel (the share of
+    the step), and saying which share it is; else the probe's own line."""
+    if ncu is None or not profiles:
+        return summary
+    rows = where_bandwidth_goes(ncu, profiles[-1].summary, 1)
+    if not rows or rows[0].time_source != "profile":
+        return summary
+    r = rows[0]
+    from perftriage.core.profile.table import short_name
+
+    head = summary.split("; furthest below roofline:", 1)[0]
+    return (f"{head}; furthest below roofline: {short_name(r.name, 40)} {r.time_pct:.1f} % of "
+            f"the step at {r.bw_pct:.0f} % of peak (≈ {r.recoverable_pct:.1f} % of the step "
+            f"recoverable, shares from {profiles[-1].capture_id})")

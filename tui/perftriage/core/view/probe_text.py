@@ -19,6 +19,24 @@ from perftriage.core.model.state import ProbeState
 RULE = "-" * 40
 
 
+def shown_summary(p: ProbeState, profiles: list) -> str:
+    """A probe's one line as the Probes pane shows it: an ncu result's share
+    of the step from the session's newest capture when it has the kernel
+    (the probe itself only knew the ncu run's kernel time)."""
+    if p.kind != "ncu" or not profiles or not isinstance(p.detail.get("ncu"), dict):
+        return p.summary
+    import msgspec
+
+    from perftriage.core.profile.ncu import NcuSummary
+    from perftriage.core.profile.ncu_join import probe_line
+
+    try:
+        ncu = msgspec.convert(p.detail["ncu"], NcuSummary)
+    except msgspec.ValidationError:
+        return p.summary
+    return probe_line(p.summary, ncu, profiles)
+
+
 def _duration(s: float | None) -> str:
     if s is None:
         return ""

@@ -23,6 +23,7 @@ from perftriage.core import probes
 from perftriage.core.sanitize import visible
 from perftriage.core.model.state import ProbeState, Section, SessionState
 from perftriage.ui.widgets.format import duration, safe_text
+from perftriage.core.view.probe_text import shown_summary
 from perftriage.ui.widgets.pane import Pane
 from perftriage.ui.widgets.row_table import RowTable
 from perftriage.ui.widgets.status_style import PROBE_ICON, status_text
@@ -69,16 +70,18 @@ def probe_label(p: ProbeState, limit: int = LABEL_MAX) -> str:
 
 
 def probe_row(p: ProbeState, now_t: float, variables: dict[str, str],
-              differs: bool = False, label_width: int = LABEL_MAX) -> tuple:
+              differs: bool = False, label_width: int = LABEL_MAX,
+              summary: str | None = None) -> tuple:
     if p.status == "running" and p.started_t is not None:
         dur = duration(max(0.0, now_t - p.started_t)) + "…"
     else:
         dur = duration(p.duration_s)
     label = probe_label(p, label_width)
+    summary = p.summary if summary is None else summary
     if differs:
-        result = status_text(variables, "timeout", DIFF_MARK + p.summary)
+        result = status_text(variables, "timeout", DIFF_MARK + summary)
     else:
-        result = safe_text(p.summary, no_wrap=True)
+        result = safe_text(summary, no_wrap=True)
     return (
         p.probe_id,
         safe_text(p.host, no_wrap=True),
@@ -103,7 +106,8 @@ def cancel_target(state: SessionState, selected: str | None) -> str | None:
 
 
 class ProbesPane(Pane):
-    SECTIONS = frozenset({Section.PROBES, Section.CLOCK})  # running probes tick
+    # running probes tick; a capture gives an ncu result the step's shares
+    SECTIONS = frozenset({Section.PROBES, Section.PROFILES, Section.CLOCK})
     BINDINGS = [
         Binding("r", "rerun", "Rerun", id="probe.rerun",
                 tooltip="queue the selected probe (or its whole fan-out) again"),
@@ -307,12 +311,13 @@ class ProbesPane(Pane):
         theme = self.app.theme
         for p in state.probes.values():
             diff = p.probe_id in differs
-            key = (theme, p.status, p.summary, diff, p.duration_s,
+            summary = shown_summary(p, state.profiles)
+            key = (theme, p.status, summary, diff, p.duration_s,
                    round(now_t - p.started_t) if p.status == "running" and p.started_t else None)
             if self._rows.get(p.probe_id) == key:
                 continue
             self._rows[p.probe_id] = key
-            row = probe_row(p, now_t, variables, diff, self._label_width)
+            row = probe_row(p, now_t, variables, diff, self._label_width, summary)
             if p.probe_id in table.rows:
                 # id, host and probe never change: only status, time, result
                 for col, value in zip(table.columns, row, strict=False):
