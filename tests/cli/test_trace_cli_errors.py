@@ -22,7 +22,7 @@ def _trace(*args: str):
 
 def test_files_of_two_captures_are_refused_not_mixed() -> None:
     # eager-TP-0, eager-TP-1 and graph-TP-0: TP-0 twice, from an eager and a graph capture
-    files = sorted(str(p) for p in PROF.glob("*.trace.json.gz"))
+    files = sorted(str(p) for p in [*PROF.glob("eager-*.trace.json.gz"), *PROF.glob("graph-*.trace.json.gz")])
     res = _trace(*files)
     assert res.exit_code == 2, res.output
     assert "rank(s)" not in res.output and "TP-0#2" not in res.output

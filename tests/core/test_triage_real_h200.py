@@ -14,7 +14,9 @@ says how each was made; the truth is in each ``*.oracle.json``):
   next tokens back (``.tolist()``) right after each replay.
 
 Where the triage disagrees with the truth, the test says what it said and
-what the truth was, and is marked xfail (core/triage is not changed here).
+what the truth was. Two rules were calibrated on these captures (idle.py: the
+queue's refill after a sync is the sync's; the gap after it only up to the
+host's relaunch).
 """
 
 from __future__ import annotations
@@ -103,14 +105,10 @@ def test_the_host_sync_capture_names_the_reads():
     assert sync.confirmed and sync.explains_pct is not None and sync.explains_pct >= 3.0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core/triage: host-sync counts only the one idle gap right after each sync "
-    "(after_sync_pct); the re-launch gaps that follow the drained queue go to launch-bound. "
-    "Real H200 capture: triage says launch-bound 27 % (top) and host-sync 6 %; the ablation "
-    "on the device says the reads cost 31 % of a profiled step (6.79 vs 4.71 ms) and 28 % "
-    "unprofiled (6.36 vs 4.57 ms), while the step without reads is within 2 % of its CUDA "
-    "graph (4.57 vs 4.47 ms, 2.1 %): not launch-bound. See /work/notes/h200-real.md."))
 def test_the_host_sync_capture_tops_with_host_sync():
+    """The reads drain the queue; the host relaunches the layer's short kernels
+    before it is ahead again: all of it is the reads' (the first gap alone
+    gave host-sync 6 % and launch-bound 27 % on top)."""
     truth = _truth("hostsync-TP-0")
     findings = _findings(_recording("hostsync-TP-0"))
     print(f"  truth: reads cost {truth['profiled_read_share_pct']} % of a profiled step, "
@@ -177,15 +175,9 @@ def test_the_stall_with_stacks_is_host_stall_with_its_wall_share():
     assert "host-sync" not in {f.cause for f in findings}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core/triage: a host-wait gap with any sync call ending inside it is all host-sync, and "
-    "host-stall only gets what is left. Real H200 loop reading the tokens back right after "
-    "each graph replay: the triage says host-sync 74 % and no host-stall, with the stacks in; "
-    "the truth (perf_counter over py-spy's window): the planted stall 51 % of wall, the "
-    "sleep 27 %, the read 22 % — and the read waits while the GPU is busy (the graph's 2.6 ms), "
-    "so none of the GPU's idle is the read's. py-spy shows the stall in 148 of 226 samples. "
-    "See /work/notes/h200-real.md."))
 def test_a_stall_after_a_read_back_is_host_stall():
+    """The read returns as the GPU finishes; the 6 ms after it is the host's
+    Python: a sync is charged its relaunch, not the stall that follows."""
     truth = _truth("stallsync-TP-0")
     window = truth["pyspy"]["window"]
     findings = _findings(_recording("stallsync-TP-0", stacks="stallsync"))

@@ -166,8 +166,10 @@ def host_findings(w: Witnesses, idle_pct: float, idle_source: Evidence) -> list[
     short = p.launch.short_kernels / p.launch.launches if p.launch and p.launch.launches else 0.0
     eager = graphs < GRAPH_SHARE
     stall_share = 0.0
-    if work is not None and work.stall_frame and work.stall_pct >= 1.0:
-        stall_share = min(rest, work.stall_pct)
+    if work is not None and work.stall_frame and work.stall_frame_pct >= 1.0:
+        # the named frame's own share: Python frames that call into C (a .tolist(),
+        # a graph replay) are leaves too, and are not all the stall's
+        stall_share = min(rest, work.stall_frame_pct)
         assert w.stacks is not None
         findings.append(Finding(
             cause="host-stall", explains_pct=stall_share, host=w.host,
