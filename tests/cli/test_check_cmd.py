@@ -139,7 +139,11 @@ def test_bundled_seed_pack_by_name():
     assert len(titles) == 14
     by_title = {h["title"]: h for h in out["hypotheses"]}
     launch = by_title["Kernel launch overhead dominates (launch/host-bound)"]
-    assert launch["verdict"] == "supported"
+    # the triage's share (issue 40): gap.idle_pct is DRAM idle, which turned this
+    # supported on a busy GPU; a recording without a live triage has no data for it
+    assert launch["check"] == "triage.launch_bound_pct >= 15"
+    assert launch["verdict"] == "no data"
+    assert "no triage of localhost yet" in launch["scopes"][0]["reason"]
     no_check = by_title["Piecewise CUDA graphs off: decode graphs too coarse"]
     assert no_check["verdict"] is None and no_check["scopes"] == [] and no_check["check"] == ""
     moe = by_title["MoE experts run on flashinfer_cutlass, not the cutedsl kernels"]

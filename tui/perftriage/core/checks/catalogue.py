@@ -69,6 +69,16 @@ KERNEL_FIELDS = frozenset({"bw_pct", "gbs", "time_pct", "verdict"})
 STACKS_FIELDS = frozenset({"idle_pct", "gil_pct", "samples"})
 STACKS_TOP_FIELDS = frozenset({"name", "file", "line", "self_pct", "total_pct"})
 STACKS_FRAME_FIELDS = frozenset({"pct", "self_pct", "total_pct"})
+# the live triage of the host (`triage.updated`, services/triage/live.py): the
+# top finding of its current phase and each cause's share of the time.
+# A cause's ``_pct`` is its confirmed finding's share, 0 when the triage saw
+# enough to rule it out, no value while it still needs a witness (a lead).
+# The causes are core/triage/model.py's CAUSES (tests/core keeps the two equal).
+TRIAGE_CAUSES = ("host-stall", "launch-bound", "host-sync", "kernel-below-roofline",
+                 "wasted-traffic", "exposed-comm", "straggler", "kv-pressure", "queueing",
+                 "cpu-throttle", "gpu-throttle", "near-floor")
+TRIAGE_FIELDS = frozenset({"top", "top_pct", "top_severity",
+                           *(c.replace("-", "_") + "_pct" for c in TRIAGE_CAUSES)})
 # FAMILY.SUB.FIELD and FAMILY.SUB["NAME"].FIELD: the fields of each
 TOP_SUBS: dict[tuple[str, str], frozenset[str]] = {
     ("profile", "top"): PROFILE_TOP_FIELDS, ("stacks", "top"): STACKS_TOP_FIELDS}
@@ -87,6 +97,8 @@ FAMILIES: dict[str, Family] = {
                      doc='kernel["REGEX"].FIELD: the latest ncu probe\'s matching kernels'),
     "stacks": Family("host", STACKS_FIELDS, stale_s=300.0,
                      doc="per host: the latest probe stacks --json"),
+    "triage": Family("host", TRIAGE_FIELDS,
+                     doc="per host: the live triage's top finding and each cause's share"),
 }
 
 

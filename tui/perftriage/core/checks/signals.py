@@ -165,6 +165,8 @@ class SignalTable:
             return self._probe(sig, host)
         if fam == "stacks":
             return self._stacks(sig, host)
+        if fam == "triage":
+            return self._triage(sig, host)
         return Missing(f"{sig}: unknown family")
 
     def spread(self, ref: Any, scope: ScopeKey) -> Plain | Missing:
@@ -291,6 +293,37 @@ class SignalTable:
             return p.status == "ok"
         value = p.status if sig.field == "verdict" else getattr(p, sig.field, None)
         return self._fresh(sig, value, None, f"the probe gave no {sig.field}")
+
+    def _triage(self, sig: Signal, host: str) -> Plain | Missing:
+        """The host's live triage (the latest ``triage.updated``): ``top`` is
+        the cause of its top problem ("" when none), ``CAUSE_pct`` a cause's
+        share of the time — 0 when the triage ruled it out, missing while a
+        lead still waits for a witness that could show it."""
+        e = self.state.triage.get(host)
+        if e is None:
+            return Missing(f"{sig} missing (no triage of {host} yet)")
+        findings = e.findings
+        problems = [f for f in findings if f.get("confirmed") and f.get("cause") != "near-floor"
+                    and f.get("explains_pct") is not None]
+        if sig.field.startswith("top"):
+            top = problems[0] if problems else None
+            if sig.field == "top":
+                return top["cause"] if top else ""
+            if top is None:
+                return Missing(f"{sig} missing (no problem found on {host})")
+            value = top["explains_pct"] if sig.field == "top_pct" else top.get("severity")
+            return self._fresh(sig, value, None, "")
+        cause = sig.field.removesuffix("_pct").replace("_", "-")
+        found = next((f for f in findings if f.get("cause") == cause and f.get("confirmed")),
+                     None)
+        if found is not None:
+            return self._fresh(sig, found.get("explains_pct"), None, "no share")
+        leads = [f for f in findings if not f.get("confirmed")]
+        if leads:
+            nxt = leads[0].get("next") or {}
+            need = f": needs {nxt.get('kind')}" if nxt.get("kind") else ""
+            return Missing(f"{sig} not known yet (the triage of {host} has a lead{need})")
+        return 0.0
 
     def _stacks(self, sig: Signal, host: str) -> Plain | Missing:
         """The latest stacks probe on the host: its top frame, a named

@@ -478,6 +478,24 @@ class BaselineCleared(Event, tag="baseline.cleared"):
     """No baseline any more (``b`` again on a marked one)."""
 
 
+class TriageUpdated(Event, tag="triage.updated"):
+    """The live triage of one host changed (``services/triage/live.py``,
+    evaluated at most once a second, emitted only when what it says
+    changed): the current phase ``[start, end]``, its findings ranked (each
+    as ``perftriage triage --json`` writes a finding: ``cause, severity,
+    title, explains_pct, evidence, against, next, fix, host, confirmed,
+    resolved``) and the findings of what came before it (``earlier``: the
+    phase before a restart or level change, or the baseline; each ``{cause,
+    state, text, explains_pct, vs}``)."""
+
+    host: str
+    start: Seconds = 0.0
+    end: Seconds = 0.0
+    run_start: bool = False  # a new server process began at ``start``
+    findings: list[dict[str, Any]] = []
+    earlier: list[dict[str, Any]] = []
+
+
 Growable = Literal["host", "engine", "prometheus", "pack"]
 
 

@@ -425,6 +425,12 @@ def _baseline_cleared(state: SessionState, e: ev.BaselineCleared) -> Section | N
     return Section.BASELINE
 
 
+@handles(ev.TriageUpdated)
+def _triage(state: SessionState, e: ev.TriageUpdated) -> Section:
+    state.triage[e.host] = e
+    return Section.TRIAGE
+
+
 @handles(ev.CockpitAdded)
 def _cockpit_added(state: SessionState, e: ev.CockpitAdded) -> Section:
     state.additions = [a for a in state.additions if (a.what, a.value) != (e.what, e.value)]

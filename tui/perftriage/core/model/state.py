@@ -49,6 +49,7 @@ class Section(StrEnum):
     ENGINES = "engines"
     PROFILES = "profiles"
     BASELINE = "baseline"  # the before of a before/after (baseline.marked / .cleared)
+    TRIAGE = "triage"  # the live triage's findings per host (triage.updated)
     # Not state: time passed. No event bumps it; the UI marks it once a
     # second for what shows ages and running times.
     CLOCK = "clock"
@@ -196,6 +197,8 @@ class SessionState:
     segments: list[Any] = field(default_factory=list)
     # the before of a before/after (the latest BaselineMarked; None once cleared)
     baseline: Any = None
+    # host -> the latest TriageUpdated (the live triage's current phase and findings)
+    triage: dict[str, Any] = field(default_factory=dict)
     # what joined the running cockpit (CockpitAdded, less what was removed since)
     additions: list[Any] = field(default_factory=list)
     ended: bool = False
