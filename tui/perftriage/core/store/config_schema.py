@@ -93,6 +93,12 @@ class ProfileConfig(Strict):
     max_trace_mb: int = 1024
 
 
+class TriageConfig(Strict):
+    # run the cheap witnesses a finding asks for (stacks, engine /metrics, a log
+    # scan) without a key: never a profile capture or ncu, once per phase per kind
+    auto: bool = False
+
+
 class HypothesisEntry(Strict):
     """One ``[[hypotheses]]`` table (config or hypothesis pack): a title, a
     note and an optional check (an expression over signals, core/checks),
@@ -114,6 +120,7 @@ class Config(Strict):
     fleet: FleetConfig = msgspec.field(default_factory=FleetConfig)
     security: SecurityConfig = msgspec.field(default_factory=SecurityConfig)
     profile: ProfileConfig = msgspec.field(default_factory=ProfileConfig)
+    triage: TriageConfig = msgspec.field(default_factory=TriageConfig)
     hypotheses: list[HypothesisEntry] = []
 
     def host(self, name: str) -> HostConfig | None:
