@@ -70,12 +70,14 @@ def windows(rec: Recording, host: str, start: float, end: float) -> list[tuple[f
     return out
 
 
-def _signal_verdict(rec: Recording, host: str, before: Phase, after: Phase) -> str:
+def _signal_verdict(rec: Recording, host: str, before: Phase, after: Phase,
+                    before_rec: Recording | None = None) -> str:
     for metric, label, unit, better in SIGNALS:
         series = rec.series.get((metric, host, -1))
-        if series is None:
+        was = (before_rec or rec).series.get((metric, host, -1))
+        if series is None or was is None:
             continue
-        _, a = series.per_second(before.start, before.end)
+        _, a = was.per_second(before.start, before.end)
         _, b = series.per_second(after.start, after.end)
         if not a or not b:
             continue
@@ -85,11 +87,13 @@ def _signal_verdict(rec: Recording, host: str, before: Phase, after: Phase) -> s
     return NO_SIGNAL
 
 
-def _after_fix(rec: Recording, before: Phase, after: Phase) -> None:
-    """Each confirmed finding of ``before``: resolved in ``after`` or still there."""
+def _after_fix(rec: Recording, before: Phase, after: Phase,
+               before_rec: Recording | None = None) -> None:
+    """Each confirmed finding of ``before``: resolved in ``after`` or still there
+    (``before`` read from ``before_rec`` when it is another recording)."""
     now = {f.cause: f for f in after.findings if f.confirmed}
     leads = {f.cause for f in after.findings if not f.confirmed}
-    verdict = _signal_verdict(rec, after.host, before, after)
+    verdict = _signal_verdict(rec, after.host, before, after, before_rec)
     worse = ARROW["regressed"] in verdict
     for f in before.findings:
         if not f.is_problem:
@@ -111,6 +115,15 @@ def _after_fix(rec: Recording, before: Phase, after: Phase) -> None:
         f.resolved = text if state == "resolved" else None
         after.earlier.append({"cause": f.cause, "state": state, "text": text,
                               "explains_pct": f.explains_pct})
+
+
+def against_baseline(before_rec: Recording, before: Phase, rec: Recording,
+                     after: Phase) -> None:
+    """The live cockpit's baseline as the phase before: each finding of
+    ``before`` (its window's readings in ``before_rec``, which the live
+    recording may have pruned) resolved in ``after`` or still there, appended
+    to ``after.earlier`` as after a restart."""
+    _after_fix(rec, before, after, before_rec)
 
 
 def host_phases(rec: Recording, host: str, start: float = 0.0,

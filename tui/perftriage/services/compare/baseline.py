@@ -42,7 +42,11 @@ def _copy_window(rec: Recording, start: float, end: float) -> Recording:
                     hypotheses={k: list(v) for k, v in rec.hypotheses.items()},
                     checks={k: list(v) for k, v in rec.checks.items()},
                     gpus={k: list(v) for k, v in rec.gpus.items()},
-                    log_hosts=dict(rec.log_hosts))
+                    log_hosts=dict(rec.log_hosts),
+                    # what the triage reads of the window (stacks, ncu, slowed clocks)
+                    stacks=list(rec.stacks), ncu=list(rec.ncu),
+                    throttles={k: [r for r in v if start <= r[0] <= end]
+                               for k, v in rec.throttles.items()})
     for key, series in rec.series.items():
         ts, vs = series.between(start, end)
         if ts:
@@ -131,6 +135,12 @@ class Baseline:
         self.before = _copy_window(rec, b.start, b.end)
         self._before_for = (b.start, b.end)
         return self.before
+
+    def readings(self) -> Recording | None:
+        """The marked baseline window's readings (None without a baseline):
+        what the live triage compares the current phase with."""
+        b = self.session.state.baseline
+        return None if b is None else self._readings_of(b)
 
     def result(self) -> dict[str, Any] | None:
         """The baseline against the last 30 s (None without a baseline or
