@@ -33,6 +33,8 @@ def test_good_config():
         ('\n\nbogus = 1\n', 3, "unknown key 'bogus'"),
         ('[[hosts]]\nssh = "x"\n', 1, "missing required field `name`"),
         ('[ui]\ntheme = \n', 2, "invalid TOML"),
+        ('[ui]\ntheme = "x"\n\n[triage]\nauto = "yes"\n', 5, "Expected `bool`"),
+        ('[triage]\nauto = true\nauot = true\n', 3, "unknown key 'auot' in triage"),
     ],
 )
 def test_errors_name_file_and_line(text, line, fragment):
@@ -41,6 +43,11 @@ def test_errors_name_file_and_line(text, line, fragment):
     assert info.value.line == line
     assert str(info.value).startswith(f"/etc/pt.toml:{line}: ")
     assert fragment in str(info.value)
+
+
+def test_triage_auto_is_off_unless_asked():
+    assert parse("", "c.toml").triage.auto is False
+    assert parse("[triage]\nauto = true\n", "c.toml").triage.auto is True
 
 
 def test_missing_file(tmp_path):
