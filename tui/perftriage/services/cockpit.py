@@ -44,6 +44,8 @@ from perftriage.services.logs.server_launcher import ServerLauncher
 from perftriage.services.investigation.session import Session
 from perftriage.services.sources.base import Joined, Joining, JoinError, Source, SourceSet
 from perftriage.services.sources.factories import SOURCE_KINDS, joining
+from perftriage.services.triage.auto import AutoSteps
+from perftriage.services.triage.live import LiveTriage
 
 
 RESTORE_LOGS_AFTER_S = 1.0
@@ -90,6 +92,13 @@ class Cockpit:
         self._live = self._live_parts() if self.session.mode.live else None
         # the before of a before/after (b), and the live state against it
         self.baseline: Baseline | None = Baseline(self.session) if self.session.mode.live else None
+        # the diagnosis, phase by phase, from the baseline's live recording (at most 1 Hz)
+        self.triage: LiveTriage | None = (LiveTriage(self.session, self.baseline)
+                                          if self.baseline is not None else None)
+        # [triage] auto: the cheap witnesses the findings ask for, without a key
+        self.auto_steps: AutoSteps | None = (AutoSteps(self, self.triage)
+                                             if self.triage is not None
+                                             and self.config.triage.auto else None)
         self.sample_interval = self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
         self.started = False
@@ -139,6 +148,8 @@ class Cockpit:
         if self.started or self.replay:
             return
         self.started = True
+        if self.triage is not None:
+            self.spawn(self.triage.run())
         for kind in SOURCE_KINDS:  # services/sources/factories.py
             for source in kind.start(self.config, self.registry, self.session):
                 self.add_source(source)

@@ -1,0 +1,308 @@
+"""The live triage over the session's events (services/triage/live.py), the
+next step of a finding run on the finding's host (next_step.py) and auto
+mode (auto.py), without Textual."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from perftriage.core.checks.signals import Missing, ScopeKey, SignalTable
+from perftriage.core.checks.catalogue import Signal, TRIAGE_CAUSES
+from perftriage.core.model import events as ev
+from perftriage.core.profile.summarize import summarize_files
+from perftriage.core.store.config import Config, ServerProfile
+from perftriage.core.triage.model import CAUSES, NextStep
+from perftriage.services.compare.baseline import Baseline
+from perftriage.services.investigation.session import Session
+from perftriage.services.triage import next_step
+from perftriage.services.triage.auto import AutoSteps
+from perftriage.services.triage.live import LiveTriage
+from tests.core.test_triage_real import EAGER, GRAPH
+from tests.core.test_triage_rules import RETRACT, _stacks_detail, decode_line
+
+
+def at(session: Session, t: float, event: ev.Event) -> ev.Event:
+    """Emit ``event`` at session time ``t`` (a live session stamps its own clock)."""
+    session.continue_clock(t)
+    return session.emit(event)
+
+
+def triaged(session: Session) -> list[ev.TriageUpdated]:
+    return [e for e in session_events(session) if isinstance(e, ev.TriageUpdated)]
+
+
+_SEEN: dict[int, list[ev.Event]] = {}
+
+
+def session_events(session: Session) -> list[ev.Event]:
+    return _SEEN[id(session)]
+
+
+def live_session() -> tuple[Session, Baseline, LiveTriage]:
+    session = Session(name="t")
+    seen: list[ev.Event] = []
+    _SEEN[id(session)] = seen
+    session.subscribe(seen.append)
+    baseline = Baseline(session)
+    return session, baseline, LiveTriage(session, baseline)
+
+
+def decode(session: Session, t0: int, t1: int, host: str = "gpu1", gen: float = 800.0,
+           extra: list[str] | None = None, source: str = "l1") -> None:
+    if source not in session.state.logs:
+        at(session, float(t0), ev.LogSourceOpened(source_id=source, host=host, path="/srv/log"))
+    for t in range(t0, t1):
+        at(session, float(t), ev.LogLines(source_id=source,
+                                          lines=[decode_line(48, 0, 0.5, gen)] + (extra or [])))
+
+
+def capture(session: Session, t: float, files, host: str = "gpu1", cid: str = "prof1") -> None:
+    at(session, t, ev.ProfileCaptured(capture_id=cid, host=host, summary=summarize_files(files)))
+
+
+def stacks(session: Session, t: float, host: str = "gpu1", probe_id: str = "p1") -> None:
+    at(session, t - 1, ev.ProbeQueued(probe_id=probe_id, host=host, kind="stacks", args=[]))
+    at(session, t, ev.ProbeFinished(probe_id=probe_id, status="ok",
+                                    detail=_stacks_detail(idle_pct=20.0, stall_pct=75.0,
+                                                          forward_pct=25.0)))
+
+
+def test_the_live_triage_says_what_the_evidence_shows_and_emits_only_changes():
+    session, _, live = live_session()
+    decode(session, 1, 20)
+    assert live.tick()
+    first = triaged(session)
+    assert len(first) == 1 and first[0].host == "gpu1"
+    # a decode rate and nothing else: a capture would tell
+    assert first[0].findings[0]["next"]["kind"] == "capture"
+    assert not live.tick()  # nothing new, same second: no evaluation
+    decode(session, 20, 22)
+    live.tick()
+    assert len(triaged(session)) == 1  # evaluated again, nothing changed: nothing emitted
+    capture(session, 22.5, EAGER)
+    stacks(session, 24.0)
+    assert live.tick()
+    last = triaged(session)[-1]
+    assert [f["cause"] for f in last.findings][:2] == ["host-stall", "launch-bound"]
+    assert "zq_detokenize_planted_stall" in last.findings[0]["title"]
+    # the state holds it (Section.TRIAGE), the checks read it
+    assert session.state.triage["gpu1"] is last
+    scope = ScopeKey("host", host="gpu1")
+    # (the table caches by the signal's id, as compiled checks keep theirs: keep them alive)
+    signals = [Signal("triage", f) for f in ("top", "host_stall_pct", "kv_pressure_pct")]
+    top, stall, kv = (SignalTable(session.state, 25.0).read(s, scope) for s in signals)
+    assert top == "host-stall" and stall == pytest.approx(60.0) and kv == 0.0
+    assert isinstance(SignalTable(session.state, 25.0).read(signals[0], ScopeKey("host", host="x")),
+                      Missing)
+
+
+def test_a_lead_is_no_data_for_the_checks_not_zero():
+    session, _, live = live_session()
+    decode(session, 1, 20)
+    live.tick()
+    value = SignalTable(session.state, 20.0).read(Signal("triage", "launch_bound_pct"),
+                                                  ScopeKey("host", host="gpu1"))
+    assert isinstance(value, Missing) and "capture" in value.reason
+
+
+def test_the_check_catalogue_knows_every_cause():
+    assert set(TRIAGE_CAUSES) == set(CAUSES) - {"need-evidence"}
+
+
+def test_after_a_restart_the_earlier_finding_says_resolved_and_stays():
+    session, _, live = live_session()
+    decode(session, 1, 40, gen=900.0)
+    capture(session, 20.0, EAGER)
+    stacks(session, 22.0)
+    live.tick()
+    assert triaged(session)[-1].findings[0]["cause"] == "host-stall"
+    at(session, 40.0, ev.ServerEvent(server="s", host="gpu1", state="starting"))
+    decode(session, 41, 80, gen=2900.0)
+    capture(session, 60.0, GRAPH, cid="prof2")
+    live.tick()
+    last = triaged(session)[-1]
+    assert last.run_start and last.start == pytest.approx(40.0, abs=1)
+    lines = {e["cause"]: e for e in last.earlier}
+    assert lines["host-stall"]["state"] == "resolved" and lines["host-stall"]["vs"] == \
+        "the phase before"
+    assert "decode 900 → 2,900" in lines["host-stall"]["text"].replace("2900", "2,900")
+    # once the phase before is pruned from the live recording, the lines stay
+    live.baseline.live.prune(45.0)
+    decode(session, 80, 82, gen=2900.0)
+    live.tick()
+    assert session.state.triage["gpu1"].earlier == last.earlier
+
+
+def test_the_baseline_is_the_phase_before():
+    session, baseline, live = live_session()
+    decode(session, 1, 40, gen=900.0)
+    capture(session, 20.0, EAGER)
+    stacks(session, 22.0)
+    baseline.mark("0:05-0:35")
+    at(session, 40.0, ev.ServerEvent(server="s", host="gpu1", state="starting"))
+    decode(session, 41, 80, gen=2900.0)
+    capture(session, 60.0, GRAPH, cid="prof2")
+    live.tick()
+    vs = {e["vs"] for e in triaged(session)[-1].earlier}
+    assert vs == {"the phase before", "the baseline"}
+    against = [e for e in triaged(session)[-1].earlier if e["vs"] == "the baseline"]
+    assert any(e["cause"] == "host-stall" and e["state"] == "resolved" for e in against)
+    assert all("(against 0:05–0:35)" in e["text"] for e in against)
+
+
+# --- the next step: on the finding's host ------------------------------------------
+
+
+class FakeProbes:
+    def __init__(self) -> None:
+        self.queued: list[tuple[str, str, list[str]]] = []
+
+    def enqueue(self, host: str, kind: str, args, **_: Any) -> str:
+        self.queued.append((host, kind, list(args)))
+        return f"p{len(self.queued)}"
+
+
+class FakeProfiles:
+    def __init__(self) -> None:
+        self.captured: list[tuple[str, str, int | None]] = []
+
+    def default_url(self, host: str) -> str:
+        return f"http://{host}:30000"
+
+    async def capture(self, host: str, url: str, steps: int | None, progress=None):
+        self.captured.append((host, url, steps))
+        return ev.ProfileCaptured(capture_id="prof9", host=host, files=["a", "b"],
+                                  summary=summarize_files(GRAPH))
+
+
+class FakeCockpit:
+    def __init__(self, config: Config | None = None) -> None:
+        from perftriage.services.sources.base import SourceSet
+
+        self.session = Session(name="t")
+        self.config = config or Config()
+        self.sources = SourceSet()
+        self.probes = FakeProbes()
+        self.profiles = FakeProfiles()
+        self.engines: list[tuple[str, str]] = []
+        self.tasks: list[asyncio.Task] = []
+
+    def add_engine(self, url: str, host: str = "localhost", *, record: bool = True) -> str:
+        self.engines.append((url, host))
+        return f"engine:{host}"
+
+    def spawn(self, coro) -> asyncio.Task:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.tasks.append(task)
+        return task
+
+
+def test_stacks_runs_on_the_findings_host_with_its_args():
+    c = FakeCockpit()
+    p = next_step.plan(c, "gpu2", {"kind": "stacks", "args": [], "why": "x"})
+    assert p is not None and p.host == "gpu2" and p.args == ["--seconds", "3"]
+    assert "on gpu2" in p.text and not p.pauses
+    out = next_step.run(c, p)
+    assert out.started and c.probes.queued == [("gpu2", "stacks", ["--seconds", "3"])]
+    assert out.text == "stacks p1 queued on gpu2"
+
+
+async def test_capture_runs_what_the_profile_form_runs_on_the_findings_host():
+    c = FakeCockpit()
+    p = next_step.plan(c, "gpu2", NextStep("capture", [], "why"))
+    assert p is not None and p.pauses and "5 steps from http://gpu2:30000 on gpu2" in p.text
+    out = next_step.run(c, p)
+    assert out.task is not None
+    assert await out.task == "prof9: 2 trace file(s) from gpu2"
+    assert c.profiles.captured == [("gpu2", "http://gpu2:30000", 5)]
+
+
+def test_ncu_takes_the_kernel_regex_and_the_server_profiles_command():
+    config = Config(servers=[ServerProfile(
+        name="sglang", host="gpu2", command="python -m sglang.launch_server --model {model}",
+        args={"model": "/m/Qwen 3"})])
+    c = FakeCockpit(config)
+    p = next_step.plan(c, "gpu2", NextStep("ncu", ["--kernel", "fused_moe|gemv"], "why"))
+    assert p is not None and p.problem is None and p.pauses
+    assert p.args == ["--kernel", "fused_moe|gemv", "--", "python", "-m",
+                      "sglang.launch_server", "--model", "/m/Qwen 3"]
+    next_step.run(c, p)
+    assert c.probes.queued[0][:2] == ("gpu2", "ncu")
+    # no server profile on that host: said, nothing queued
+    p = next_step.plan(c, "gpu1", NextStep("ncu", ["--kernel", "x"], "why"))
+    assert p is not None and p.problem is not None and "no [[servers]] profile on gpu1" in p.problem
+    assert not next_step.run(c, p).started and len(c.probes.queued) == 1
+
+
+def test_log_search_and_metrics():
+    c = FakeCockpit(Config(servers=[ServerProfile(name="s", host="gpu2", command="x",
+                                                  metrics_url="http://127.0.0.1:31000/metrics")]))
+    p = next_step.plan(c, "gpu2", NextStep("log-search", ["Retract"], "why"))
+    assert p is not None
+    assert next_step.run(c, p).search == ("gpu2", "Retract")
+    p = next_step.plan(c, "gpu2", NextStep("metrics", [], "why"))
+    assert p is not None and next_step.run(c, p).started
+    assert c.engines == [("http://127.0.0.1:31000/metrics", "gpu2")]
+
+
+def test_a_step_is_refused_where_no_host_runs():
+    from perftriage.services.investigation.session import REPLAY
+
+    c = FakeCockpit()
+    c.session.mode = REPLAY
+    p = next_step.plan(c, "gpu2", NextStep("stacks", [], "why"))
+    assert p is not None and p.problem is not None and not next_step.run(c, p).started
+    assert c.probes.queued == []
+
+
+# --- auto mode ---------------------------------------------------------------------
+
+
+def test_auto_mode_runs_the_cheap_steps_once_per_phase_never_a_capture():
+    c = FakeCockpit()
+    session = c.session
+    seen: list[ev.Event] = []
+    session.subscribe(seen.append)
+    baseline = Baseline(session)
+    live = LiveTriage(session, baseline)
+    auto = AutoSteps(c, live)
+    decode(session, 1, 20)
+    live.tick()
+    assert c.probes.queued == [] and c.profiles.captured == []  # a capture waits for Enter
+    capture(session, 20.0, EAGER)  # (the person pressed Enter on it)
+    live.tick()
+    assert c.probes.queued == [("gpu1", "stacks", ["--seconds", "3"])]
+    notes = [e.text for e in seen if isinstance(e, ev.NoteAdded)]
+    assert notes == ["triage auto, for launch-bound: stacks p1 queued on gpu1"]
+    decode(session, 21, 23)
+    live.tick()
+    assert len(c.probes.queued) == 1  # once per phase and kind
+    # a new server process: a new phase, the stacks of the old one are history
+    at(session, 30.0, ev.ServerEvent(server="s", host="gpu1", state="starting"))
+    decode(session, 31, 50)
+    capture(session, 45.0, EAGER, cid="prof2")
+    live.tick()
+    assert len(c.probes.queued) == 2 and auto.ran[("gpu1", "stacks")] >= 45.0
+
+
+def test_auto_mode_scans_the_log_for_retractions():
+    c = FakeCockpit()
+    session = c.session
+    seen: list[ev.Event] = []
+    session.subscribe(seen.append)
+    live = LiveTriage(session, Baseline(session))
+    AutoSteps(c, live)
+    for t in range(1, 61):
+        at(session, float(t), ev.LogLines(source_id="l1", lines=[decode_line(60, 12, 0.99)]
+                                          + ([RETRACT] if t % 10 == 0 else []))) \
+            if t > 1 else (at(session, 0.5, ev.LogSourceOpened(source_id="l1", host="gpu1",
+                                                               path="/srv/log")),
+                           at(session, 1.0, ev.LogLines(source_id="l1",
+                                                        lines=[decode_line(60, 12, 0.99)])))
+    live.tick()
+    notes = [e.text for e in seen if isinstance(e, ev.NoteAdded)]
+    assert any("for kv-pressure: log scan /Retract/ on gpu1: 6 line(s) match" in n
+               for n in notes), notes

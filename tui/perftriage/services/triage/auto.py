@@ -1,0 +1,59 @@
+"""Auto mode (``[triage] auto = true``, off by default): after each live
+triage, the cheap witnesses its findings ask for run without a key — a
+stacks record or dump, the engine's ``/metrics``, a scan of the host's
+log lines — never a profile capture or ncu (a capture pauses an eager
+server for seconds, ncu replays every kernel: those wait for Enter).
+
+Each kind runs at most once per phase of a host: a kind run on a host at
+session time ``t`` is not run again there until a phase starts after
+``t`` (a restart, a change of level). What ran is said in a note (the
+transcript, the Hypotheses pane and the report show it), so a person
+sees what the cockpit did by itself.
+"""
+
+from __future__ import annotations
+
+from perftriage.core.model import events as ev
+from perftriage.services.triage.live import HostTriage, LiveTriage
+from perftriage.services.triage.next_step import CHEAP, StepHost, log_scan, plan, run
+
+
+class AutoSteps:
+    def __init__(self, cockpit: StepHost, triage: LiveTriage) -> None:
+        self.cockpit = cockpit
+        self.ran: dict[tuple[str, str], float] = {}  # (host, kind) -> session t it ran
+        triage.listeners.append(self.on_triage)
+
+    def _busy(self, host: str, kind: str) -> bool:
+        """A probe of ``kind`` already queued or running on ``host``."""
+        return any(p.host == host and p.kind == kind and not p.finished
+                   for p in self.cockpit.session.state.probes.values())
+
+    def on_triage(self, found: dict[str, HostTriage]) -> list[str]:
+        """Run what this evaluation asks for; the notes said (for tests)."""
+        session = self.cockpit.session
+        if not session.mode.live:
+            return []
+        now = session.state.last_t
+        said: list[str] = []
+        for host, ht in found.items():
+            for f in ht.findings:
+                step = f.next
+                if step is None or step.kind not in CHEAP:
+                    continue
+                key = (host, step.kind)
+                last = self.ran.get(key)
+                if (last is not None and last >= ht.phase.start) or self._busy(host, step.kind):
+                    continue
+                self.ran[key] = now
+                p = plan(self.cockpit, host, step)
+                if p is None or p.problem is not None:
+                    continue  # (metrics read already, no URL): nothing to say again
+                if p.kind == "log-search":
+                    text = log_scan(session, host, p.args[0])
+                else:
+                    text = run(self.cockpit, p).text
+                note = f"triage auto, for {f.cause}: {text}"
+                session.emit(ev.NoteAdded(text=note, host=host))
+                said.append(note)
+        return said
