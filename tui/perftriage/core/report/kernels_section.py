@@ -11,7 +11,7 @@ from perftriage.core.model.state import SessionState
 from perftriage.core.profile.ncu import VERDICT_TEXT
 from perftriage.core.profile.ncu_join import bandwidth_lines, latest_summary
 from perftriage.core.profile.table import short_name
-from perftriage.core.report.md_text import cell, code, inline
+from perftriage.core.report.md_text import cell, code_cell, inline
 
 TOP = 10
 
@@ -40,7 +40,7 @@ def kernels_section(state: SessionState) -> list[str]:
     out += ["| kernel | launches | time share | GB/s | % of peak | verdict |",
             "|---|---:|---:|---:|---:|---|"]
     for k in s.kernels[:TOP]:
-        out.append(f"| {code(short_name(k.name, 80))} | {k.launches} | {k.time_pct:.1f} % "
+        out.append(f"| {code_cell(short_name(k.name, 80))} | {k.launches} | {k.time_pct:.1f} % "
                    f"| {_opt(k.gbs, '.0f')} | {_opt(k.pct_of_peak, '.1f', ' %')} "
                    f"| {cell(VERDICT_TEXT.get(k.verdict, k.verdict))} |")
     return out + [""]

@@ -19,7 +19,7 @@ from perftriage.core import probes
 from perftriage.core.compare.recording import Recording
 from perftriage.core.report.compare_section import before_after_section, phases_section
 from perftriage.core.report.engine_section import engine_section
-from perftriage.core.report.md_text import cell, code, inline  # noqa: F401  (re-exported)
+from perftriage.core.report.md_text import cell, code, code_cell, inline  # noqa: F401  (re-exported)
 from perftriage.core.report.kernels_section import kernels_section
 from perftriage.core.report.profile_section import profile_section
 from perftriage.core.report.stacks_section import stacks_section
@@ -79,11 +79,6 @@ def human_duration(s: float | None) -> str:
     return f"{int(s // 3600)} h {int(s % 3600 // 60)} min"
 
 
-
-
-def code_cell(text: str) -> str:
-    """A code span inside a table cell (GFM reads ``\\|`` there as a pipe)."""
-    return code(text).replace("|", "\\|")
 
 
 def fenced(lines: list[str]) -> list[str]:

@@ -21,6 +21,16 @@ def cell(text: Any) -> str:
     return inline(text)
 
 
+def code_cell(text: str) -> str:
+    """``text`` as one code span inside a table cell. GFM splits a row at
+    every ``|`` not escaped, also inside a code span, which would let a name
+    such as ``run|<img …>`` end its cell and put raw HTML or a link in the
+    row; GFM reads ``\\|`` in a cell as a pipe (whatever precedes it), so
+    every pipe is escaped and the name is shown whole. ``< > [ ]`` are text
+    inside a code span, and the span is longer than any backtick run."""
+    return code(text).replace("|", "\\|")
+
+
 def code(text: str) -> str:
     """``text`` as one code span, whatever backticks it holds: the fence is
     one backtick longer than its longest run of them."""

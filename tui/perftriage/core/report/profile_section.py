@@ -8,7 +8,7 @@ from perftriage.core.compare.profile_diff import diff
 from perftriage.core.model.state import SessionState
 from perftriage.core.profile.compare import compare
 from perftriage.core.profile.table import idle_line, short_name, short_names
-from perftriage.core.report.md_text import cell, code, inline
+from perftriage.core.report.md_text import cell, code, code_cell, inline
 from perftriage.core.model.events import ProfileCaptured
 from perftriage.core.profile.model import KernelRow
 
@@ -63,7 +63,7 @@ def _launched_by(k: KernelRow) -> str:
     if not k.launched_by:
         return "n/a"
     top = k.launched_by[0]
-    text = (code(top.op) if top.op is not None else
+    text = (code_cell(top.op) if top.op is not None else
             "graph replay" if top.call is not None and "Graph" in top.call else
             cell(top.call) if top.call is not None else "not in the trace")
     return text if top.calls == k.calls else f"{text} ({top.calls} of {k.calls})"
@@ -84,7 +84,7 @@ def profile_section(state: SessionState) -> list[str]:
                     "| launched by |",
                 "|---|---|---:|---:|---:|---:|---:|---|"]
         for k, name in zip(s.kernels[:TOP], short_names([k.name for k in s.kernels[:TOP]], 80)):
-            out.append(f"| {code(name)} | {cell(k.bucket)} | {k.total_ms:.3f} "
+            out.append(f"| {code_cell(name)} | {cell(k.bucket)} | {k.total_ms:.3f} "
                        f"| {k.calls} | {k.avg_us:.1f} | {_opt(k.p50_us, '.1f')} / "
                        f"{_opt(k.p99_us, '.1f')} | {k.pct:.1f} % | {_launched_by(k)} |")
         if prev is not None:

@@ -5,7 +5,7 @@ shrank since the sample before."""
 from __future__ import annotations
 
 from perftriage.core.model.state import SessionState
-from perftriage.core.report.md_text import cell, code, inline
+from perftriage.core.report.md_text import cell, code, code_cell, inline
 from perftriage.core.stacks.compare import baseline, compare
 from perftriage.core.stacks.samples import (
     headline,
@@ -34,7 +34,7 @@ def stacks_section(state: SessionState) -> list[str]:
                 continue
             out += [f"{name}: {shares_text(proc)}", "", "| frame | where | self | total |",
                     "|---|---|---:|---:|"]
-            out += [f"| {code(f.name)} | {cell(where(f))} | {f.self_pct:.1f} % | "
+            out += [f"| {code_cell(f.name)} | {cell(where(f))} | {f.self_pct:.1f} % | "
                     f"{f.total_pct:.1f} % |" for f in proc.frames[:TOP]]
             out.append("")
         base = baseline(kinds, i)
@@ -51,5 +51,9 @@ def stacks_section(state: SessionState) -> list[str]:
                         out.append(f"- {label} since {since}: " + "; ".join(
                             f"{code(c.name)} {c.before_pct:.1f} → {c.after_pct:.1f} %"
                             for c in items[:5]))
+                if not grew and not shrank:  # the noise floor: a two-proportion test
+                    n = [sum(x.samples for x in f.processes) for f in (found[j][1], s)]
+                    out.append(f"- since {since}: no function moved past the noise floor "
+                               f"({n[1]} against {n[0]} samples)")
             out.append("")
     return out
