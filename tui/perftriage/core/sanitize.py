@@ -142,3 +142,30 @@ def json_escape_controls(data: bytes) -> bytes:
     if data.isascii() and b"\x7f" not in data:
         return data
     return _RAW_UNSAFE_UTF8.sub(_json_escape, data)
+
+
+# what JSON printed for a person escapes as \\uXXXX: the controls and bidi
+# marks of _UNSAFE, the invisible format characters (soft hyphen, zero-width
+# and word joiners, BOM, interlinear annotation, tag characters) and lone
+# surrogates (a name read with surrogateescape), which no UTF-8 can carry
+_JSON_TEXT_UNSAFE_RE = re.compile(
+    f"[{_UNSAFE}\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff\ufff9-\ufffb"
+    "\U000e0000-\U000e007f\ud800-\udfff]")
+
+
+def _json_text_escape(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    if code <= 0xFFFF:
+        return "\\u%04x" % code
+    code -= 0x10000  # a UTF-16 surrogate pair, as JSON writes an astral character
+    return "\\u%04x\\u%04x" % (0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF))
+
+
+def json_text_escape_controls(text: str) -> str:
+    """JSON text with every control, bidi, invisible-format character and
+    lone surrogate written ``\\uXXXX``: the same JSON value, readable (other
+    non-ASCII stays as it is) and nothing a terminal obeys or hides. JSON's
+    structure is ASCII, so only string contents can match."""
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return _JSON_TEXT_UNSAFE_RE.sub(_json_text_escape, text)

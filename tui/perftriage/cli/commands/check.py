@@ -13,13 +13,13 @@ and the position in the expression), or T outside the session.
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from perftriage.cli import UsageFailure
 from perftriage.cli.commands.replay import _resolve
+from perftriage.cli.json_out import json_text
 from perftriage.core.sanitize import visible
 
 
@@ -52,8 +52,8 @@ def _read(scope: dict) -> str:
     if scope["verdict"] in ("no data", "error") or value is None:
         return reason or "nothing read yet"
     if isinstance(value, dict):
-        return ", ".join(f"{k} = {json.dumps(v)}" for k, v in value.items())
-    return json.dumps(value)
+        return ", ".join(f"{k} = {json_text(v)}" for k, v in value.items())
+    return json_text(value)
 
 
 @click.command("check")
@@ -93,7 +93,7 @@ def command(g, session: str | None, packs: tuple[str, ...], at: str | None, as_j
     state = new_state(tr.header, str(tr.header.get("name", path.stem)))
     result = offline.evaluate(tr.events, hyps, state, at=t)
     if as_json:
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        sys.stdout.write(json_text(result, indent=2) + "\n")
     else:
         click.echo(f"{path.name}: {len(hyps)} hypotheses at "
                    f"{'the end' if t is None else f'{t:g} s'}")

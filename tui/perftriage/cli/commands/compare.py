@@ -7,7 +7,6 @@ lies outside its session or holds no readings."""
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import click
 
 from perftriage.cli.globals import UsageFailure
+from perftriage.cli.json_out import json_text
 
 
 def _spec(g, text: str, which: str):
@@ -176,6 +176,6 @@ def command(g, a: str, b: str, as_json: bool, min_effect: float) -> None:
     _check_readings(side_a, side_b)
     result = compare(side_a, side_b, min_effect)
     if as_json:
-        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(result, indent=2) + "\n")
     else:
         sys.stdout.write(text(result))

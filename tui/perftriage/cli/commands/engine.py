@@ -19,12 +19,12 @@ text), 2 bad usage (a malformed URL), 3 host or endpoint unreachable.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 
 import click
 
 from perftriage.cli import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE
+from perftriage.cli.json_out import json_text
 
 
 def _n(value, fmt: str = "{:.1f}", unit: str = "") -> str:
@@ -120,7 +120,7 @@ def command(g, host: str | None, url: str, seconds: float, as_json_flag: bool) -
         click.echo(f"perftriage engine: {name}: {message}", err=True)
         raise SystemExit(code)
     if as_json_flag:
-        click.echo(json.dumps(as_json(figures), indent=2))
+        click.echo(json_text(as_json(figures), indent=2))
     else:
         click.echo(render_text(figures, url, seconds))
     raise SystemExit(EXIT_OK)

@@ -16,11 +16,11 @@ data; 2 usage (no URL given or configured); 3 Prometheus unreachable.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 
 import click
 
+from perftriage.cli.json_out import json_text
 from perftriage.core.sanitize import visible_lines
 from perftriage.cli import EXIT_FAILED, EXIT_UNREACHABLE, UsageFailure
 
@@ -100,6 +100,6 @@ def command(g, url: str | None, as_json: bool, threshold: float | None, top: int
         sys.exit(EXIT_FAILED if exc.kind == "api" else EXIT_UNREACHABLE)
     summary = snapshot.summarize(config.fleet.threshold if threshold is None else threshold)
     if as_json:
-        click.echo(json.dumps(summary.record(), indent=2, allow_nan=False))
+        click.echo(json_text(summary.record(), indent=2, allow_nan=False))
     else:
         click.echo(visible_lines(render_text(summary, top)))

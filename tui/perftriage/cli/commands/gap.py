@@ -17,12 +17,12 @@ exits 2, an unreachable host 3.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 
 import click
 
 from perftriage.cli import EXIT_UNREACHABLE, UsageFailure
+from perftriage.cli.json_out import json_text
 from perftriage.core.analysis import roofline
 
 
@@ -131,6 +131,6 @@ def command(g, host_spec, weights_gb, active_params_b, bits, kv_gb, gpus, log_sp
         click.echo(f"perftriage gap: {host.name}: {exc.reason}", err=True)
         raise SystemExit(EXIT_UNREACHABLE) from None
     if as_json:
-        click.echo(json.dumps(result))
+        click.echo(json_text(result))
     else:
         click.echo(render_text(result))

@@ -13,6 +13,7 @@ import click
 import msgspec
 
 from perftriage.cli.globals import Globals, UsageFailure
+from perftriage.cli.json_out import msgspec_json_text
 
 if TYPE_CHECKING:
     from perftriage.core.profile.ncu import NcuSummary
@@ -124,7 +125,7 @@ def command(ctx: click.Context, files: tuple[str, ...], as_json: bool, peak_gbs:
     if as_json:
         docs = [msgspec.to_builtins(s.top(top)) for s in summaries]
         out = docs[0] if len(files) == 1 else [{**d, "file": f} for d, f in zip(docs, files)]
-        sys.stdout.write(msgspec.json.encode(out).decode() + "\n")
+        sys.stdout.write(msgspec_json_text(out) + "\n")
         return
     tables = [render(s, top if top is not None else 20) for s in summaries]
     if len(files) > 1:

@@ -4,11 +4,11 @@ SGLang / vLLM logs, one per metric line, in file order (headless, no Textual).""
 from __future__ import annotations
 
 import csv
-import json
 import sys
 
 import click
 
+from perftriage.cli.json_out import json_text
 from perftriage.core.sanitize import visible
 from perftriage.core.parse.logparse import iter_metrics, token_latency
 
@@ -85,7 +85,7 @@ def command(logfiles: tuple[str, ...], as_json: bool, as_csv: bool) -> None:
     if as_json:
         for path in logfiles:
             for rec in records(path):
-                out.write(json.dumps(rec) + "\n")
+                out.write(json_text(rec) + "\n")
         return
     header = ("source", "line", "ts", "engine", "kind", "gen tok/s", "in tok/s",
               "run", "queue", "usage", "ms/tok@bs1")

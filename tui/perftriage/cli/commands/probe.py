@@ -34,11 +34,11 @@ Over several hosts the worst wins, in the order 3, 4, 1.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 
 import click
 
+from perftriage.cli.json_out import json_text
 from perftriage.core import probes
 from perftriage.core.sanitize import visible_lines
 from perftriage.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT, EXIT_UNREACHABLE, UsageFailure
@@ -239,13 +239,13 @@ def command(g, host: str | None, all_hosts: bool, grouped: bool, window: int, as
 
         groups = group_answers(results)
         if as_json:
-            click.echo(json.dumps([gr.record() for gr in groups], indent=2, default=str))
+            click.echo(json_text([gr.record() for gr in groups], indent=2, default=str))
         else:
             click.echo("\n".join(_grouped_text(gr) for gr in groups))
     elif as_json:
         records = [as_record(p) for p in results]
         out = records if (all_hosts or len(records) > 1) else records[0]
-        click.echo(json.dumps(out, indent=2, default=str))
+        click.echo(json_text(out, indent=2, default=str))
     else:
         width = max(len(n) for n in names)
         for p in results:

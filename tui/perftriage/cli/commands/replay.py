@@ -3,13 +3,13 @@ at one moment headless (``--at T --json``)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
 from perftriage.cli import UsageFailure
+from perftriage.cli.json_out import json_text
 from perftriage.core.store import transcript
 
 
@@ -54,7 +54,7 @@ def _print_state_at(path: Path, at: str | None) -> None:
     out = state_json(state, last_t if t is None else t)
     # the live gap per host at T (``gaps`` is the recorded roofline, the same at every T)
     out["live_gaps"] = live_gaps_json(state.gap_samples, out["t"])
-    sys.stdout.write(json.dumps(out, indent=2) + "\n")
+    sys.stdout.write(json_text(out, indent=2) + "\n")
 
 
 @click.command("replay")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 
 import click
 
 from perftriage.cli import UsageFailure
+from perftriage.cli.json_out import json_text
 from perftriage.core.analysis import roofline
 
 
@@ -42,7 +42,7 @@ def command(weights_gb, active_params_b, bits, kv_gb, gpus, bandwidth_gbs, gpu_n
     except roofline.RooflineError as exc:
         raise UsageFailure(str(exc)) from None
     if as_json:
-        click.echo(json.dumps(r.public()))
+        click.echo(json_text(r.public()))
         return
     click.echo(f"bytes per token step  {r.bytes_gb:g} GB")
     click.echo(f"aggregate bandwidth   {r.bandwidth_gbs_total:g} GB/s ({gpus} GPU)")

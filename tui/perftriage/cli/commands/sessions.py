@@ -3,11 +3,11 @@ each file's header and summary line (never by reading its events)."""
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
+from perftriage.cli.json_out import json_text
 from perftriage.core.report.markdown import clock
 from perftriage.core.sanitize import visible
 from perftriage.core.store import session_files
@@ -58,7 +58,7 @@ def command(g, as_json: bool) -> None:
     infos = [session_files.describe(p) for p in session_files.session_files(directory)]
     infos.sort(key=lambda i: i.last_activity or "", reverse=True)  # the latest work first
     if as_json:
-        click.echo(json.dumps([i.to_json() for i in infos], indent=2))
+        click.echo(json_text([i.to_json() for i in infos], indent=2))
         return
     if not infos:
         click.echo(f"no sessions in {directory}")

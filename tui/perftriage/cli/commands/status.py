@@ -14,12 +14,12 @@ reached (its entry has ``ok: false`` and the one-line ``error``).
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import time
 
 import click
 
+from perftriage.cli.json_out import json_text
 from perftriage.core.sanitize import visible_lines
 from perftriage.cli import EXIT_OK, EXIT_UNREACHABLE, UsageFailure
 
@@ -108,7 +108,7 @@ def command(g, host_specs, all_hosts: bool, as_json: bool, watch: bool, interval
                 if any(not h["ok"] for h in snap["hosts"]):
                     worst = EXIT_UNREACHABLE
                 if as_json:
-                    sys.stdout.write(json.dumps(snap, indent=None if watch else 2) + "\n")
+                    sys.stdout.write(json_text(snap, indent=None if watch else 2) + "\n")
                 else:
                     if watch:
                         click.clear()

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import click
-import msgspec
 
 from perftriage.cli.globals import Globals, UsageFailure
+from perftriage.cli.json_out import msgspec_json_text
 from perftriage.core.profile.buckets import RuleError
 from perftriage.core.profile.model import ProfileSummary, TraceError
 from perftriage.core.profile.reader import DEFAULT_MAX_MB, TraceLimits
@@ -37,7 +37,7 @@ def emit(summary: ProfileSummary, as_json: bool, top: int | None,
     from perftriage.core.profile.table import render
 
     if as_json:
-        sys.stdout.write(msgspec.json.encode(summary.top(top)).decode() + "\n")
+        sys.stdout.write(msgspec_json_text(summary.top(top)) + "\n")
     else:
         sys.stdout.write(render(summary, top if top is not None else 20, steps) + "\n")
 

@@ -13,12 +13,12 @@ Exit 2 on a bad slice (named), 3 when the host cannot be reached.
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from perftriage.cli.globals import UsageFailure
+from perftriage.cli.json_out import json_text
 
 
 def _recorded(g, slice_text: str):
@@ -52,7 +52,7 @@ def _emit(label: str, start: float, end: float, rec, as_json: bool, hosts: list[
     if as_json:
         shown_hosts = hosts or hosts_of(rec)
         data = result_json(label, start, end, shown_hosts, phases)
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=True) + "\n")
+        sys.stdout.write(json_text(data, indent=2) + "\n")
     else:
         sys.stdout.write(text(label, phases))
 
