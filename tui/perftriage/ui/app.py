@@ -4,7 +4,7 @@ session state through one refresh path.
 All work happens in :class:`perftriage.services.cockpit.Cockpit` (no
 Textual). Keys that act on a pane's selection are bindings of that pane
 (``perftriage.ui.widgets``); the keys here work from any pane: the probe
-launch keys ``i g n v w h !`` (and ``a``, all hosts), ``q N ? H G M``, and
+launch keys ``i g n v w h !`` (and ``a``, all hosts), ``q N ? H G M Y``, and
 ``o S K`` for logs and servers, ``F =`` for the fleet. The app offers panes what
 :class:`perftriage.ui.app_context.AppContext` promises; the state reaches them
 through :class:`perftriage.ui.refresh.Refresher`; themes are one
@@ -99,6 +99,9 @@ class PerftriageApp(OrderedKeysApp[int]):
                 tooltip="Which kernels eat the step: captures from a running server"),
         Binding("T", "stacks", "Stacks", id="stacks.open",
                 tooltip="Where the engine's Python spends its time: the stacks samples (py-spy)"),
+        Binding("Y", "triage", "Triage", id="triage.open",
+                tooltip="What's wrong: the findings ranked by the share of the time they "
+                        "explain; Enter runs a finding's next step on its host"),
         Binding("equals_sign", "fanout_folded", "Fold fan-out", id="fleet.fanout",
                 tooltip="The selected fan-out's answers folded by node set, like clubak"),
         *GROW_BINDINGS,
@@ -313,6 +316,12 @@ class PerftriageApp(OrderedKeysApp[int]):
         from perftriage.ui.screens.stacks import StacksScreen
 
         self.push_screen(StacksScreen())
+
+    def action_triage(self) -> None:
+        from perftriage.ui.screens.triage import TriageScreen
+
+        if not isinstance(self.screen, TriageScreen):
+            self.push_screen(TriageScreen())
 
     def action_fanout_folded(self) -> None:
         """The selected probe's fan-out folded by node set (else the latest fan-out)."""

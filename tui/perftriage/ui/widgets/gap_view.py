@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from textual.content import Content
 from textual.widgets import Static
 
 from perftriage.core.analysis.gap import GapResult
@@ -30,6 +31,7 @@ from perftriage.ui.widgets.baseline_text import baseline_lines
 from perftriage.core.model.state import Section, SessionState
 from perftriage.ui.widgets.format import bar, safe
 from perftriage.ui.widgets.status_style import styled, threshold
+from perftriage.ui.widgets.triage_text import verdict_text
 
 VERDICT_STATUS = {"near-floor": "supported", "wasted-traffic": "refuted", "communication": "testing",
                   "idle": "testing", "access": "testing", "stuck": "failed"}
@@ -77,7 +79,7 @@ class GapView(Static):
 
     SECTIONS: ClassVar[frozenset[Section]] = frozenset(
         {Section.HOSTS, Section.GAPS, Section.LOGS, Section.ENGINES, Section.PROBES,
-         Section.PROFILES, Section.BASELINE})
+         Section.PROFILES, Section.BASELINE, Section.TRIAGE})
 
     DEFAULT_CSS = "GapView { height: auto; padding: 1 0 0 0; }"
 
@@ -97,14 +99,23 @@ class GapView(Static):
         host = counters_host(self.session_state, self.host)
         r = live_gap(self.session_state, host, self.inputs) if host else None
         lines = gap_lines(r, host)
+        triaged = host is not None and host in self.session_state.triage
         span = current_span(self.session_state.gap_samples, host) if host else None
-        if span is not None:
+        if span is not None and not triaged:
             # the recorded verdict, debounced: it changes once a new one held a few seconds
             lines.append(f"[$text-muted]held: {safe(span.verdict_kind)} since "
                          f"{clock(span.start_t)} (a verdict changes after {HOLD_S:g} s)[/]")
         lines += where_lines(self.session_state)
         lines += baseline_lines(self, self.session_state, GAP_METRICS, host)
-        self.update("\n".join(lines))
+        if not triaged:
+            self.update("\n".join(lines))
+            return
+        # the verdict is the triage's top finding (the main screen's line says the same)
+        assert host is not None
+        verdict = Content.from_rich_text(verdict_text(self.session_state, host))
+        self.update(Content("\n").join(
+            [verdict if line.startswith("verdict: ") else Content.from_markup(line)
+             for line in lines]))
 
 
 def where_lines(state: SessionState) -> list[str]:

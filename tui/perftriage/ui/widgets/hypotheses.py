@@ -33,6 +33,7 @@ from perftriage.ui.widgets.pane import Pane
 from perftriage.ui.widgets.row_table import RowTable
 from perftriage.ui.widgets.probes import ProbesPane
 from perftriage.ui.widgets.status_style import rich_colour, status_text
+from perftriage.ui.widgets.triage_text import top_line
 
 STATUSES = ev.HYPOTHESIS_STATUSES
 Dialog = Literal["edit", "delete", "evidence", "details"]
@@ -57,9 +58,11 @@ def evidence_cell(h: Hypothesis, variables: dict[str, str]) -> Text:
 
 
 class HypothesesPane(Pane):
-    SECTIONS = frozenset({Section.HYPOTHESES, Section.NOTES, Section.GAPS})
+    SECTIONS = frozenset({Section.HYPOTHESES, Section.NOTES, Section.GAPS, Section.TRIAGE})
     DEFAULT_CSS = """
     HypothesesPane #hyp-table { height: 1fr; }
+    HypothesesPane #hyp-triage { height: 1; padding: 0 1; text-wrap: nowrap;
+                                 text-overflow: ellipsis; }
     HypothesesPane #hyp-gap { height: auto; padding: 0 1; }
     HypothesesPane #hyp-notes { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
     """
@@ -94,6 +97,7 @@ class HypothesesPane(Pane):
         table = RowTable(id="hyp-table", cursor_type="row", zebra_stripes=True)
         table.add_columns("#", "status", "evidence", "hypothesis")
         yield table
+        yield Static("", id="hyp-triage")  # the live triage's top finding, one line
         yield Static("", id="hyp-gap")
         yield Static("", id="hyp-notes")
 
@@ -230,12 +234,22 @@ class HypothesesPane(Pane):
         self._render_notes(state)
 
     def _render_gap(self, state: SessionState) -> None:
-        """The live gap leads (debounced verdict per host); the recorded
-        roofline follows, with the time it was recorded."""
+        """The live triage's top finding leads (one line, always, live: the
+        verdict); the recorded roofline follows, with the time it was
+        recorded. A recording made before the triage: the live gap's
+        debounced verdict per host, as it was shown then."""
+        triaged = bool(state.triage) or self.ctx.session.mode.live
+        top = self.query_one("#hyp-triage", Static)
+        top.display = triaged
+        if triaged:
+            top.update(top_line(state))
         gap = self.query_one("#hyp-gap", Static)
-        live = live_gap_line(state)
+        old = "" if triaged else live_gap_line(state)
+        lead = Text.from_markup(old) if old else None
+        gap.display = bool(state.gaps) or not triaged
         if not state.gaps:
-            gap.update(live or "[$text-muted]gap: none computed (G)[/]")
+            gap.update(lead if lead is not None
+                       else Text("gap: none computed (G)", style="dim"))
             return
         g = state.gaps[-1]
         status = "refuted" if g.gap is not None and g.gap > 2 else "supported"
@@ -249,7 +263,7 @@ class HypothesesPane(Pane):
         line = " · ".join(parts)
         recorded = Text.assemble(f"recorded {clock(g.t)}: ",
                                  status_text(self.app.theme_variables, status, line))
-        gap.update(Text.assemble(Text.from_markup(live), "\n", recorded) if live else recorded)
+        gap.update(Text.assemble(lead, "\n", recorded) if lead is not None else recorded)
 
     def _render_notes(self, state: SessionState) -> None:
         notes = self.query_one("#hyp-notes", Static)

@@ -277,6 +277,27 @@ class LogsPane(Pane):
         self.view.focus()
         return self.view.show_line(source_id, line)
 
+    def search_host(self, host: str, pattern: str) -> bool:
+        """Search ``pattern`` in a log of ``host`` (the triage's next step):
+        its tab shown (the newest open log of the host), the search applied,
+        the log focused. False when no log of the host is followed."""
+        state = self.ctx.session.state
+        mine = [sid for sid, src in state.logs.items() if src.host == host]
+        if not mine:
+            return False
+        open_ = [sid for sid in mine if state.logs[sid].open]
+        sid = (open_ or mine)[-1]
+        if sid not in self._sources:
+            self.show_state(state)
+        if self.selected != sid:
+            self.selected = sid
+            self._metrics_shown = ()
+            self.view.set_source(state, sid)
+            self.query_one("#logs-tabs", Tabs).active = _tab_id(sid)
+        self.view.focus()
+        self.view.apply_search(pattern or None)
+        return True
+
     def action_close_log(self) -> None:
         if self.refuse_in_replay():
             return

@@ -1,0 +1,231 @@
+"""The Triage view (``Y``): what is wrong, ranked, phase by phase.
+
+Top: what became of the findings before the current phase (a restart, a
+change of level, the baseline): "host-stall: resolved — decode 936 → 2,900
+tok/s ▲". Then every host's findings of its current phase, ranked by the
+share of the time each explains (severity, cause, share, title). Below: the
+highlighted finding whole — its evidence with the witness, its source and
+when it was taken, what speaks against it, the fix — and what Enter runs.
+
+Enter on a finding runs its next step on the finding's host (not the host
+selected in the cockpit): a stacks record, a profile capture, ncu over the
+server's command, the engine's /metrics, or the Logs pane's search; the
+findings re-evaluate when its result lands (within a second). A capture or
+ncu runs only from here, on Enter: auto mode (``[triage] auto``) never
+starts one. Everything shown is the state's (``triage.updated``), so a
+replay shows the same view; there Enter says why nothing runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from perftriage.core.model.state import Section, SessionState
+from perftriage.core.report.markdown import clock
+from perftriage.core.sanitize import visible
+from perftriage.services.triage import next_step
+from perftriage.ui.app_context import app_context
+from perftriage.ui.widgets.logs import LogsPane
+from perftriage.ui.widgets.triage_text import (
+    SEVERITY_STYLE,
+    LEAD_STYLE,
+    earlier_text,
+    evidence_text,
+    host_order,
+    pct_text,
+)
+
+
+class TriageScreen(Screen[None]):
+    VIEW_NAME = "Triage"
+    SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.TRIAGE})
+
+    BINDINGS = [
+        Binding("escape", "close", "back", id="triage.close"),
+        Binding("enter", "run_step", "run next step", id="triage.run", show=True,
+                tooltip="run the highlighted finding's next step on its host"),
+    ]
+    DEFAULT_CSS = """
+    TriageScreen { layout: vertical; }
+    TriageScreen #triage-head { height: auto; padding: 0 1; }
+    TriageScreen #triage-earlier { height: auto; max-height: 8; padding: 0 1; }
+    TriageScreen #triage-findings { height: auto; max-height: 50%; border: round $pane-border; }
+    TriageScreen #triage-detail { height: 1fr; padding: 0 1; border: round $pane-border; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._rows: list[tuple[str, dict[str, Any]]] = []  # (host, finding), table order
+        self._hosts = 0
+        self.outcomes: dict[tuple[str, str], str] = {}  # (host, cause) -> what Enter ran
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="triage-head")
+        yield Static(id="triage-earlier")
+        table: DataTable = DataTable(id="triage-findings", cursor_type="row", zebra_stripes=True)
+        table.border_title = "Findings, ranked by the share of the time they explain"
+        yield table
+        yield Static(id="triage-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        app = app_context(self)
+        app.refresher.watch(self)
+        self.query_one("#triage-findings", DataTable).focus()
+
+    # --- rendering ---------------------------------------------------------------
+
+    def show_state(self, state: SessionState) -> None:
+        table = self.query_one("#triage-findings", DataTable)
+        picked = self.selected
+        hosts = host_order(state)
+        many = len(hosts) > 1
+        if not table.columns or many != (self._hosts > 1):
+            table.clear(columns=True)
+            table.add_columns(*(["host"] if many else []), "severity", "cause", "explains",
+                              "title")
+        self._hosts = len(hosts)
+        table.clear()
+        self._rows = []
+        earlier = Text()
+        for host in hosts:
+            e = state.triage[host]
+            for line in e.earlier:
+                if earlier:
+                    earlier.append("\n")
+                if many:
+                    earlier.append(f"{visible(host)}: ", style="bold")
+                earlier.append_text(earlier_text(line))
+            for f in e.findings:
+                lead = not f.get("confirmed")
+                sev = "lead" if lead else str(f.get("severity") or "")
+                cells: list[str | Text] = [Text(visible(host))] if many else []
+                cells += [Text(sev, style=LEAD_STYLE if lead else SEVERITY_STYLE.get(sev, "")),
+                          Text(visible(str(f.get("cause") or "")), style="bold"),
+                          pct_text(f),
+                          Text(visible(str(f.get("title") or "")), no_wrap=True,
+                               overflow="ellipsis")]
+                table.add_row(*cells, key=f"{len(self._rows)}")
+                self._rows.append((host, f))
+        self.query_one("#triage-head", Static).update(self._head(state, hosts))
+        self.query_one("#triage-earlier", Static).update(earlier)
+        self.query_one("#triage-earlier", Static).display = bool(earlier)
+        if picked is not None:
+            again = next((i for i, (h, f) in enumerate(self._rows)
+                          if (h, f.get("cause")) == picked), None)
+            if again is not None:
+                table.move_cursor(row=again)
+        self._show_detail()
+
+    def _head(self, state: SessionState, hosts: list[str]) -> Text:
+        out = Text("Triage", style="bold")
+        if not hosts:
+            out.append("  no findings yet: the triage needs a decode rate (a followed log or "
+                       "the engine's /metrics), GPU readings or a profile capture",
+                       style="dim")
+            return out
+        for host in hosts:
+            e = state.triage[host]
+            new = " (a new server process)" if e.run_start else ""
+            out.append(f"  · {visible(host)}: phase since {clock(e.start)}{new}")
+        out.append("   ⏎ runs the highlighted finding's next step on its host", style="dim")
+        return out
+
+    @property
+    def selected(self) -> tuple[str, str] | None:
+        """(host, cause) of the highlighted finding."""
+        got = self._current()
+        return None if got is None else (got[0], str(got[1].get("cause")))
+
+    def _current(self) -> tuple[str, dict[str, Any]] | None:
+        table = self.query_one("#triage-findings", DataTable)
+        if not self._rows or table.cursor_row is None:
+            return None
+        i = table.cursor_row
+        return self._rows[i] if 0 <= i < len(self._rows) else None
+
+    def _show_detail(self) -> None:
+        detail = self.query_one("#triage-detail", Static)
+        got = self._current()
+        if got is None:
+            detail.update(Text("no finding", style="dim"))
+            return
+        host, f = got
+        out = evidence_text(f, host)
+        p = self._plan(host, f)
+        if p is None:
+            out.append("\n⏎: nothing to run — the evidence is in", style="dim")
+        else:
+            out.append("\n⏎ runs: ", style="bold")
+            out.append(visible(p.text))
+            if p.problem:
+                out.append(f" — not now: {visible(p.problem)}", style="yellow")
+        ran = self.outcomes.get((host, str(f.get("cause"))))
+        if ran:
+            out.append("\nran: ", style="bold")
+            out.append(visible(ran), style="green")
+        detail.update(out)
+
+    def _plan(self, host: str, f: dict[str, Any]) -> next_step.StepPlan | None:
+        return next_step.plan(app_context(self).cockpit, host, f.get("next"))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail()
+
+    # --- actions -------------------------------------------------------------------
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_run_step()
+
+    def action_run_step(self) -> None:
+        got = self._current()
+        if got is None:
+            return
+        host, f = got
+        p = self._plan(host, f)
+        if p is None:
+            self.notify(f"{f.get('cause')}: no next step — the evidence is in")
+            return
+        outcome = next_step.run(app_context(self).cockpit, p)
+        key = (host, str(f.get("cause")))
+        self.outcomes[key] = outcome.text
+        if not outcome.started:
+            self.notify(outcome.text, severity="warning")
+        elif outcome.search is not None:
+            self._search_logs(*outcome.search)
+            return
+        else:
+            self.notify(f"{f.get('cause')}: {outcome.text}")
+            if outcome.task is not None:
+                task = outcome.task
+
+                async def landed() -> None:
+                    text = await task
+                    self.outcomes[key] = text
+                    self.notify(text)
+                    if self.is_attached:
+                        self._show_detail()
+
+                self.run_worker(landed(), exit_on_error=False, group="triage-step")
+        self._show_detail()
+
+    def _search_logs(self, host: str, pattern: str) -> None:
+        """The Logs pane's search, in a log of ``host``."""
+        pane = next((s.query(LogsPane).first() for s in self.app.screen_stack
+                     if s is not self and s.query(LogsPane)), None)
+        self.dismiss(None)
+        if pane is None:
+            self.notify("no Logs pane to search in", severity="warning")
+            return
+        if not pane.search_host(host, pattern):
+            self.notify(f"no log of {host} followed: o opens one", severity="warning")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,150 @@
+"""The live triage as Text: the top finding in one line (the main screen,
+the Gap view's verdict), a finding's row and its evidence (the Triage view).
+
+Everything comes from the state's ``triage.updated`` events (findings as
+``perftriage triage --json`` writes them), so live, replay and ``watch``
+say the same. A finding's title and evidence carry remote text (frames,
+kernels, hosts, log lines): they become ``Text`` through the sanitizer,
+never markup.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from perftriage.core.model.state import SessionState
+from perftriage.core.report.markdown import clock
+from perftriage.core.sanitize import visible
+
+SEVERITY_STYLE = {"high": "bold red", "moderate": "yellow"}
+LEAD_STYLE = "cyan"
+KEY = "Y"  # the Triage view's key (ui/app.py)
+
+
+def is_problem(f: dict[str, Any]) -> bool:
+    return bool(f.get("confirmed")) and f.get("explains_pct") is not None \
+        and f.get("cause") != "near-floor"
+
+
+def pct_text(f: dict[str, Any]) -> str:
+    p = f.get("explains_pct")
+    if p is None:
+        return "n/a"
+    return f"{p:.0f} %" if p >= 1 else f"{p:.1f} %"
+
+
+def host_order(state: SessionState) -> list[str]:
+    """Hosts by their top problem's share, largest first."""
+    def weight(host: str) -> tuple[bool, float]:
+        fs = state.triage[host].findings
+        top = next((f for f in fs if is_problem(f)), None)
+        return (top is None, -(top["explains_pct"] if top else 0.0))
+
+    return sorted(state.triage, key=lambda h: (*weight(h), h))
+
+
+def top_finding(state: SessionState, host: str | None = None
+                ) -> tuple[str, dict[str, Any]] | None:
+    """(host, finding): the top problem (of ``host``, else of every host),
+    else the first finding (a lead: what to measure next)."""
+    hosts = [host] if host is not None else host_order(state)
+    best: tuple[str, dict[str, Any]] | None = None
+    for h in hosts:
+        e = state.triage.get(h)
+        if e is None or not e.findings:
+            continue
+        problem = next((f for f in e.findings if is_problem(f)), None)
+        if problem is not None:
+            return h, problem
+        if best is None:
+            best = (h, e.findings[0])
+    return best
+
+
+def finding_text(f: dict[str, Any]) -> Text:
+    """``high · host-stall · 42 % · the host's Python …`` (a lead in its colour)."""
+    sev = str(f.get("severity") or "")
+    lead = not f.get("confirmed")
+    out = Text()
+    out.append("lead" if lead else sev, style=LEAD_STYLE if lead else SEVERITY_STYLE.get(sev, ""))
+    out.append(f" · {visible(str(f.get('cause') or ''))}", style="bold")
+    if f.get("explains_pct") is not None:
+        out.append(f" · {pct_text(f)}")
+    out.append(f" · {visible(str(f.get('title') or ''))}")
+    return out
+
+
+def top_line(state: SessionState, host: str | None = None, *, key_hint: bool = True) -> Text:
+    """The main screen's line: the top finding with its host, or what the
+    triage is waiting for."""
+    got = top_finding(state, host)
+    out = Text("triage ", style="bold")
+    if got is None:
+        if state.triage:
+            out.append("nothing found above 3 % of the time", style="green")
+        else:
+            out.append("no findings yet (a decode rate, GPU readings or a capture)", style="dim")
+        return out
+    h, f = got
+    if len(state.triage) > 1 or host is None:
+        out.append(f"{visible(h)}: ")
+    out.append_text(finding_text(f))
+    resolved = [e for e in state.triage[h].earlier if e.get("state") == "resolved"]
+    if resolved:
+        out.append(f"  ({len(resolved)} resolved)", style="green")
+    if key_hint:
+        out.append(f"  {KEY}: all findings", style="dim")
+    return out
+
+
+def verdict_text(state: SessionState, host: str) -> Text:
+    """The Gap view's verdict line for ``host``: its top finding."""
+    out = Text("verdict: ")
+    got = top_finding(state, host)
+    if got is None:
+        out.append("nothing found above 3 % of the time (triage)", style="green")
+    else:
+        out.append_text(finding_text(got[1]))
+    return out
+
+
+def earlier_text(e: dict[str, Any]) -> Text:
+    state = e.get("state")
+    style = {"resolved": "green", "still": "yellow", "gone": "yellow"}.get(str(state), "dim")
+    mark = {"resolved": "✔ ", "still": "✘ "}.get(str(state), "· ")
+    return Text(mark + visible(str(e.get("text") or "")), style=style)
+
+
+def evidence_text(f: dict[str, Any], host: str) -> Text:
+    """A finding whole: its evidence (witness, source, when), what speaks
+    against it, the fix, and the next step."""
+    out = Text()
+    out.append_text(finding_text(f))
+    out.append(f"\non {visible(host)}", style="dim")
+    for e in f.get("evidence") or []:
+        out.append("\n← ", style="green")
+        out.append(_label(e), style="bold")
+        if e.get("at") is not None:
+            out.append(f" at {clock(float(e['at']))}", style="dim")
+        out.append(f": {visible(str(e.get('text') or ''))}")
+    for e in f.get("against") or []:
+        out.append("\n✗ ", style="red")
+        out.append(_label(e), style="bold")
+        out.append(f": {visible(str(e.get('text') or ''))}")
+    for fix in f.get("fix") or []:
+        out.append("\nfix: ", style="bold")
+        out.append(visible(str(fix)))
+    nxt = f.get("next")
+    if nxt:
+        out.append("\nnext: ", style="bold")
+        out.append(visible(" ".join([str(nxt.get("kind")), *map(str, nxt.get("args") or [])])))
+        if nxt.get("why"):
+            out.append(f" — {visible(str(nxt['why']))}", style="dim")
+    return out
+
+
+def _label(e: dict[str, Any]) -> str:
+    witness, source = str(e.get("witness") or ""), str(e.get("source") or "")
+    return visible(witness if source in ("", witness) else f"{witness} {source}")
