@@ -83,7 +83,7 @@ class LiveTriage:
         self.tick_cpu_s = 0.0  # CPU time of the last evaluation (the benchmark reads it)
         self.evaluations = 0
         # called after each evaluation with what it found (auto mode listens)
-        self.listeners: list[Callable[[dict[str, HostTriage]], None]] = []
+        self.listeners: list[Callable[[dict[str, HostTriage]], object]] = []
         self._last_eval: float | None = None
         self._seen: tuple | None = None  # (event count, baseline) at the last evaluation
         self._sent: dict[str, tuple[tuple, tuple, float]] = {}  # host -> (sig, shares, t)
@@ -152,7 +152,10 @@ class LiveTriage:
             self._kept[host] = (phase.start, earlier)
         elif kept is not None and phase.start >= kept[0] - 1.0 and not phase.run_start:
             earlier = kept[1]  # the phase before is pruned: its verdicts stay
-        return HostTriage(host, phase, earlier + self._against_baseline(rec, host, phase))
+        said = {(e["cause"], e["state"]) for e in earlier}
+        against = [e for e in self._against_baseline(rec, host, phase)
+                   if (e["cause"], e["state"]) not in said]  # the baseline said it already
+        return HostTriage(host, phase, earlier + against)
 
     def _against_baseline(self, rec: Recording, host: str, phase: Phase) -> list[dict[str, Any]]:
         b = self.session.state.baseline
