@@ -22,7 +22,7 @@ def test_the_largest_recoverable_share_comes_first():
     apply(state, ev.ProbeQueued(probe_id="p7", host="gpu-a", kind="ncu", args=RECORD["args"]))
     apply(state, ev.ProbeFinished(probe_id="p7", status="ok", exit_status=0, summary="",
                                   detail=RECORD["detail"]))
-    lines = where_lines(state)
+    lines = [x.plain for x in where_lines(state)]
     assert "where the bandwidth goes" in lines[0] and "p7" in lines[0]
     assert lines[1].strip().startswith("fused_moe_kernel: 4 % of the profiled kernel time at "
                                        "50 % of peak: the largest recoverable share (≈ 2.1 %")

@@ -121,7 +121,7 @@ def test_a_host_without_gpus_is_one_line_in_every_layout_and_the_detail_says_why
             assert "Shared Library" not in text and "bandwidth counters" not in text
     assert "no NVIDIA GPU" in host_block(hs, 0.0, width=140)
     assert "no GPU" in host_block(hs, 0.0, width=60)
-    detail = host_detail_text(hs)
+    detail = host_detail_text(hs).plain
     assert "no NVIDIA GPU (NVML: NVML Shared Library Not Found)" in detail
     assert "bandwidth counters: NVML GPM: no GPU" in detail
 

@@ -11,6 +11,7 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.content import Content
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Footer, Label, Static
 
@@ -19,7 +20,8 @@ from perftriage.core.model.events import GpuProcess
 from perftriage.core.model import host_info
 from perftriage.core.model.state import HostState, Section, SessionState
 from perftriage.ui.screens.detail_modal import DetailModal
-from perftriage.ui.widgets.format import gib, num, safe
+from perftriage.core.sanitize import visible
+from perftriage.ui.widgets.format import gib, markup, num, text_lines
 from perftriage.ui.widgets.status_style import styled, threshold
 
 REFETCH_S = 5.0  # processes and topology are fetched from the host this often
@@ -32,7 +34,7 @@ def _processes(hs: HostState, index: int, sampled: list[GpuProcess]) -> list[tup
     return [(p.get("pid", 0), p.get("name", ""), p.get("used_mib")) for p in fetched]
 
 
-def topo_lines(topo: dict) -> list[str]:
+def topo_lines(topo: dict) -> list[Content]:
     cols = topo.get("columns") or []
     rows = topo.get("rows") or []
     table = [["", *cols], *[[str(c) for c in r] for r in rows]]
@@ -40,18 +42,21 @@ def topo_lines(topo: dict) -> list[str]:
     out = []
     for n, r in enumerate(table):
         cells = [(r[i] if i < len(r) else "").ljust(widths[i]) for i in range(len(widths))]
-        line = safe("  ".join(cells).rstrip())
-        out.append(f" [b]{line}[/b]" if n == 0 else f" {line}")
+        line = "  ".join(cells).rstrip()
+        out.append(markup(" [b]$line[/b]" if n == 0 else " $line", line=line))
     legend = topo.get("legend") or []
     if legend:
-        out.append("")
-        out += [f" [$text-muted]{safe(x)}[/]" for x in legend]
+        out.append(Content(""))
+        out += [markup(" [$text-muted]$x[/]", x=x) for x in legend]
     return out
 
 
-def host_detail_text(hs: HostState) -> str:
-    lines = [f"[b]{safe(hs.name)}[/b] {styled(hs.conn_state)}"
-             + (f" [$text-muted]{safe(hs.reason)}[/]" if hs.reason else "")]
+def host_detail_text(hs: HostState) -> Content:
+    """The host detail as Content: every name, reason and error from the host
+    is put in as text (markup), never read as markup."""
+    lines: list[Content | str] = [
+        markup("[b]$name[/b] ", name=hs.name) + Content.from_markup(styled(hs.conn_state))
+        + (markup(" [$text-muted]$reason[/]", reason=hs.reason) if hs.reason else "")]
     info = hs.info
     facts = []
     if info.get("driver"):
@@ -61,7 +66,7 @@ def host_detail_text(hs: HostState) -> str:
     if info.get("bandwidth_gbs_total"):
         facts.append(f"peak memory bandwidth {info['bandwidth_gbs_total'] / 1000:.2f} TB/s")
     if facts:
-        lines.append(f" [$text-muted]{safe(' · '.join(facts))}[/]")
+        lines.append(markup(" [$text-muted]$facts[/]", facts=" · ".join(facts)))
     s = hs.sample
     if s is None:
         lines.append(" [$text-muted]no sample yet[/]")
@@ -72,12 +77,14 @@ def host_detail_text(hs: HostState) -> str:
             f" · load {num(s.load1, '{:.2f}')} {num(s.load5, '{:.2f}')} {num(s.load15, '{:.2f}')}"
         )
         if s.gpu_error:
-            lines.append(f" [$text-muted]{safe(s.gpu_error)}[/]")
+            lines.append(markup(" [$text-muted]$error[/]", error=s.gpu_error))
         if hs.counters is not None and hs.counters.error:  # the Hosts pane has no room for it
-            lines.append(f" [$text-muted]bandwidth counters: {safe(hs.counters.error)}[/]")
+            lines.append(markup(" [$text-muted]bandwidth counters: $error[/]",
+                                error=hs.counters.error))
         for g in s.gpus:
             lines.append("")
-            lines.append(f" [b]GPU{g.index}[/b] {safe(g.name)} [$text-muted]{safe(g.uuid)}[/]")
+            lines.append(markup(f" [b]GPU{g.index}[/b] $name [$text-muted]$uuid[/]",
+                                name=g.name, uuid=g.uuid))
             lines.append(
                 f"   util [{threshold(g.util_pct, 50, 90)}]{num(g.util_pct)}%[/]"
                 f" (memory {num(g.mem_util_pct)}%)"
@@ -86,19 +93,20 @@ def host_detail_text(hs: HostState) -> str:
                 f" · [{threshold(g.temp_c, 75, 85)}]{num(g.temp_c)}°C[/]"
             )
             bw = g.bandwidth_gbs or host_info.gpu_bandwidth(info, g.index)
-            lines.append(
+            lines.append(markup(
                 f"   clocks SM {num(g.sm_clock_mhz)}/{num(g.sm_clock_max_mhz)} MHz"
                 f" · mem {num(g.mem_clock_mhz)}/{num(g.mem_clock_max_mhz)} MHz"
-                f" · {safe(g.pstate or 'P?')}"
+                " · $pstate"
                 + (f" · bus {g.bus_width_bits} bit" if g.bus_width_bits else "")
-                + (f" · peak {bw / 1000:.2f} TB/s" if bw else "")
-            )
+                + (f" · peak {bw / 1000:.2f} TB/s" if bw else ""), pstate=g.pstate or "P?"))
             if g.throttle:
-                lines.append(f"   [$warning]clocks held by: {safe(', '.join(g.throttle))}[/]")
+                lines.append(markup("   [$warning]clocks held by: $why[/]",
+                                    why=", ".join(g.throttle)))
             procs = _processes(hs, g.index, g.processes)
             if procs:
                 for pid, name, used in procs:
-                    lines.append(f"   pid {pid:>8}  {safe(name or '?'):<24} {num(used)} MiB")
+                    lines.append(markup(f"   pid {pid:>8}  $name {num(used)} MiB",
+                                        name=visible(str(name or "?")).ljust(24)))
             else:
                 lines.append("   [$text-muted]no compute processes[/]")
     lines.append("")
@@ -106,10 +114,10 @@ def host_detail_text(hs: HostState) -> str:
     if info.get("topo"):
         lines += topo_lines(info["topo"])
     elif info.get("topo_error"):
-        lines.append(f" [$text-muted]{safe(info['topo_error'])}[/]")
+        lines.append(markup(" [$text-muted]$error[/]", error=info["topo_error"]))
     else:
         lines.append(" [$text-muted]not fetched yet[/]")
-    return "\n".join(lines)
+    return text_lines(lines)
 
 
 class HostDetailScreen(DetailModal):
@@ -150,8 +158,9 @@ class HostDetailScreen(DetailModal):
         names = list(state.hosts)
         pos = names.index(self.host) + 1 if self.host in names else 0
         self.query_one("#host-detail-title", Label).update(
-            f"host {safe(self.host)}  ({pos}/{len(names)}; ←/→ other hosts)")
-        body = host_detail_text(hs) if hs is not None else f"unknown host {safe(self.host)}"
+            markup(f"host $host  ({pos}/{len(names)}; ←/→ other hosts)", host=self.host))
+        body = (host_detail_text(hs) if hs is not None
+                else markup("unknown host $host", host=self.host))
         self.query_one("#host-detail-body", Static).update(body)
 
     def action_refresh_detail(self) -> None:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from textual.content import Content
+
 from perftriage.core.sanitize import visible
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -47,10 +51,24 @@ def duration(s: float | None) -> str:
 
 def safe(text) -> str:
     """Remote text (host names, reasons, GPU names, probe labels) for Textual
-    content markup: controls shown visibly, markup brackets escaped."""
-    from textual.markup import escape
+    content markup: controls shown visibly, every ``[`` escaped
+    (``textual.markup.escape`` leaves ``[2 x=1``, which the parser reads as a
+    tag with a value). A text ending in ``\\`` still escapes a tag right
+    after it: new code puts remote text in with :func:`markup` instead."""
+    return visible(str(text)).replace("[", "\\[")
 
-    return escape(visible(str(text)))
+
+def markup(template: str, **values: object) -> Content:
+    """Content from markup ``template`` written in the code, with remote
+    ``values`` put in where it says ``$name``: as text, controls shown
+    visibly, never read as markup (``[2 x=1``, ``[/b]``, a trailing ``\\``)."""
+    return Content.from_markup(template, **{k: visible(str(v)) for k, v in values.items()})
+
+
+def text_lines(lines: Iterable[Content | str]) -> Content:
+    """Lines as one Content; a str line is markup written in the code."""
+    return Content("\n").join(
+        line if isinstance(line, Content) else Content.from_markup(line) for line in lines)
 
 
 def safe_text(text, **kwargs):

@@ -29,8 +29,8 @@ from perftriage.core.view.baseline_view import GAP_METRICS
 from perftriage.ui.app_context import app_context
 from perftriage.ui.widgets.baseline_text import baseline_lines
 from perftriage.core.model.state import Section, SessionState
-from perftriage.ui.widgets.format import bar, safe
-from perftriage.ui.widgets.status_style import styled, threshold
+from perftriage.ui.widgets.format import bar, markup, text_lines
+from perftriage.ui.widgets.status_style import STATUS_VAR, styled, threshold
 from perftriage.ui.widgets.triage_text import verdict_text
 
 VERDICT_STATUS = {"near-floor": "supported", "wasted-traffic": "refuted", "communication": "testing",
@@ -42,14 +42,17 @@ def _v(x: float | None, spec: str, unit: str = "") -> str:
 
 
 def gap_lines(r: GapResult | None, host: str | None, per_gpu_peak: dict[int, float] | None = None,
-              ) -> list[str]:
+              why: str = "") -> list[Content | str]:
+    """``why``: why this host (``where server s runs``), said beside its name.
+    A str line is markup written here; remote text comes as Content."""
     if r is None or host is None:
         return ["[b]live gap[/b]  [$text-muted]no bandwidth counters yet (NVML GPM locally, "
                 "nvidia-smi dmon on remote hosts)[/]"]
-    head = f"[b]live gap[/b] · {safe(host)} · {r.source}  [$text-muted]updates each second[/]"
-    lines = [head]
+    head = markup("[b]live gap[/b] · $host" + (" ($why)" if why else "")
+                  + f" · {r.source}  [$text-muted]updates each second[/]", host=host, why=why)
+    lines: list[Content | str] = [head]
     if r.error and r.dram_busy_pct is None:
-        lines.append(f"counters n/a: {safe(r.error)}")
+        lines.append(markup("counters n/a: $error", error=r.error))
     gap = _v(r.gap, ".2f", "×")
     if r.gap is not None:
         gap = styled("supported" if r.gap <= 1.15 else "refuted" if r.gap > 2 else "testing", gap)
@@ -69,7 +72,9 @@ def gap_lines(r: GapResult | None, host: str | None, per_gpu_peak: dict[int, flo
         mark = f"  ◀ outlier ({r.outlier_side})" if r.slowest_gpu == g.index else ""
         lines.append(f" GPU{g.index} DRAM [{col}]{bar(g.dram_busy_pct, 12)}[/] {_v(g.dram_busy_pct, '3.0f', '%')}"
                      f"  {_v(g.dram_bw_gbs, '5.0f', ' GB/s')}  SM {_v(g.sm_active_pct, '3.0f', '%')}{mark}")
-    lines.append("verdict: " + styled(VERDICT_STATUS.get(r.verdict_kind, "open"), safe(r.verdict)))
+    lines.append(Content("verdict: ") + markup(
+        f"[{STATUS_VAR.get(VERDICT_STATUS.get(r.verdict_kind, 'open'), '$text')}]$verdict[/]",
+        verdict=r.verdict))
     return lines
 
 
@@ -83,10 +88,12 @@ class GapView(Static):
 
     DEFAULT_CSS = "GapView { height: auto; padding: 1 0 0 0; }"
 
-    def __init__(self, state: SessionState, host: str | None = None, **kwargs) -> None:
+    def __init__(self, state: SessionState, host: str | None = None, why: str = "",
+                 **kwargs) -> None:
         super().__init__("", **kwargs)
         self.session_state = state
-        self.host = host
+        self.host = host  # preferred (the server's host, else the selected one)
+        self.why = why  # said beside it: why that host
         self.inputs: dict | None = None  # the form's inputs while they are valid
 
     def on_mount(self) -> None:
@@ -98,27 +105,28 @@ class GapView(Static):
     def refresh_gap(self) -> None:
         host = counters_host(self.session_state, self.host)
         r = live_gap(self.session_state, host, self.inputs) if host else None
-        lines = gap_lines(r, host)
+        lines = gap_lines(r, host, why=self.why if host == self.host else "")
         triaged = host is not None and host in self.session_state.triage
         span = current_span(self.session_state.gap_samples, host) if host else None
         if span is not None and not triaged:
             # the recorded verdict, debounced: it changes once a new one held a few seconds
-            lines.append(f"[$text-muted]held: {safe(span.verdict_kind)} since "
-                         f"{clock(span.start_t)} (a verdict changes after {HOLD_S:g} s)[/]")
+            lines.append(markup(f"[$text-muted]held: $kind since {clock(span.start_t)} "
+                                f"(a verdict changes after {HOLD_S:g} s)[/]",
+                                kind=span.verdict_kind))
         lines += where_lines(self.session_state)
         lines += baseline_lines(self, self.session_state, GAP_METRICS, host)
         if not triaged:
-            self.update("\n".join(lines))
+            self.update(text_lines(lines))
             return
         # the verdict is the triage's top finding (the main screen's line says the same)
         assert host is not None
         verdict = Content.from_rich_text(verdict_text(self.session_state, host))
-        self.update(Content("\n").join(
-            [verdict if line.startswith("verdict: ") else Content.from_markup(line)
+        self.update(text_lines(
+            [verdict if isinstance(line, Content) and line.plain.startswith("verdict: ") else line
              for line in lines]))
 
 
-def where_lines(state: SessionState) -> list[str]:
+def where_lines(state: SessionState) -> list[Content]:
     """Where the bandwidth goes, per kernel, from the latest ncu probe (joined
     with the latest profile capture for the time shares); nothing without one."""
     got = bandwidth_lines(state.probes.values(), state.profiles)
@@ -126,5 +134,5 @@ def where_lines(state: SessionState) -> list[str]:
         return []
     probe_id, lines = got
     must = must_read_lines(state.probes.values(), state.gaps)
-    return [f"[b]where the bandwidth goes[/b]  [$text-muted]ncu {safe(probe_id)}[/]",
-            *(f" {safe(x)}" for x in lines), *(f" {safe(x)}" for x in must)]
+    return [markup("[b]where the bandwidth goes[/b]  [$text-muted]ncu $probe[/]", probe=probe_id),
+            *(markup(" $x", x=x) for x in [*lines, *must])]

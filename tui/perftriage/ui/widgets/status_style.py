@@ -59,11 +59,11 @@ PROBE_ICON = {
 def styled(status: str, text: str | None = None) -> str:
     """Content markup for ``text`` (default: the status) in its status colour."""
     var = STATUS_VAR.get(status, "$text")
-    from textual.markup import escape
-
     from perftriage.core.sanitize import visible
 
-    return f"[{var}]{escape(visible(text if text is not None else status))}[/]"
+    # every [ escaped: textual.markup.escape leaves "[2 x=1", read as a tag
+    shown = visible(text if text is not None else status).replace("[", "\\[")
+    return f"[{var}]{shown}[/]"
 
 
 def log_level_var(level: str | None) -> str:
