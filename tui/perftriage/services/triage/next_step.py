@@ -27,17 +27,18 @@ import re
 import shlex
 from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast, get_args
 
 from perftriage.core import probes as probe_kinds
 from perftriage.core.store.config import Config
-from perftriage.core.triage.model import NextStep
+from perftriage.core.triage.model import NextKind, NextStep
 from perftriage.services.investigation.session import Session
 from perftriage.services.logs.server_launcher import LaunchError, render
 from perftriage.services.probes.runner import ProbeRunner
 from perftriage.services.profile.captures import ProfileCaptures
 from perftriage.services.sources.base import JoinError, SourceSet
 
+KINDS = frozenset(get_args(NextKind))  # the witnesses a next step may name
 CHEAP = frozenset({"stacks", "metrics", "log-search"})  # never pause the server
 PAUSING = frozenset({"capture", "ncu"})  # a person's Enter only
 DEFAULT_STACKS = ["--seconds", "3"]
@@ -94,10 +95,10 @@ def step_of(raw: NextStep | dict[str, Any] | None) -> NextStep | None:
     if raw is None or isinstance(raw, NextStep):
         return raw
     kind = raw.get("kind")
-    if not isinstance(kind, str):
+    if kind not in KINDS:
         return None
     args = [str(a) for a in raw.get("args") or []]
-    return NextStep(kind, args, str(raw.get("why") or ""))  # type: ignore[arg-type]
+    return NextStep(cast(NextKind, kind), args, str(raw.get("why") or ""))
 
 
 def server_argv(config: Config, host: str) -> tuple[str, list[str]] | None:
