@@ -127,7 +127,9 @@ def test_ok_verdict_summary_answer_and_json():
                    "err": ""}])
     v = STACKS_KIND.interpret(args, 0, out, "")
     assert v.status == "ok"
-    assert v.summary.startswith(f"{STALL_FUNCTION} (tests/support/stall_target.py:27) 87.5 %")
+    # of wall time first (160 busy samples of 200 ticks), then of the busy samples
+    assert v.summary.startswith(f"{STALL_FUNCTION} (tests/support/stall_target.py:27) 70.0 % "
+                                "of wall time, 87.5 % of pid 7's 160 busy samples")
     assert "idle 20 %" in v.summary and "2 s at 100 Hz" in v.summary
     assert v.files == {"7.folded": text("record-threads.raw")}  # kept beside the transcript
     p = probe_of(args, v)

@@ -111,6 +111,13 @@ class ProbeKind:
     label: str = ""
     # said in the form's title after ``probe: <name>`` (shell: runs AS SHELL)
     form_note: str = ""
+    # the form's first answer (stacks: ``--seconds 3``, a short record) and
+    # the help said under it in place of ``help`` (empty: ``help``)
+    form_value: str = ""
+    form_help: str = ""
+    # it reads the running engine (stacks, ncu): its form offers the host a
+    # ``[[servers]]`` profile runs on first, not the selected host
+    engine: bool = False
     # what backs the verdict, under the summary: the output view and the CLI
     # (empty when the summary says it all)
     answer: Render | None = None

@@ -322,6 +322,7 @@ NCU_KIND = ProbeKind(
     label="ncu",
     form_note="HEAVY: ncu replays each kernel, the command runs many times slower",
     heavy=True,
+    engine=True,
     timeout_s=DEFAULT_TIMEOUT_S,
     answer=_answer,
     report=_answer,

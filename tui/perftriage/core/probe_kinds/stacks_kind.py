@@ -1,4 +1,4 @@
-"""``stacks [--pid PID | --match PATTERN] [--seconds S] [--native] [--gil]``:
+"""``stacks [--pid PID | --match PATTERN] [--seconds S | --dump] [--native] [--gil]``:
 the Python stacks of a running engine, sampled by py-spy on its host.
 
 A constant script in the host's Python finds the processes — SGLang's
@@ -59,6 +59,7 @@ from perftriage.core.stacks.summary import (
     from_detail,
     summarise_process,
     top_frame,
+    wall_pct,
 )
 
 RATE_HZ = 100
@@ -71,7 +72,9 @@ MAX_PID = 1 << 22  # Linux's PID_MAX_LIMIT
 RESULT_BUDGET = 460_000
 OUTPUT_CAP = 32 << 20  # bytes of py-spy output read per process (RLIMIT_FSIZE on py-spy)
 INSTALL_HINT = "pip install py-spy"
-USAGE = "stacks [--pid PID | --match PATTERN] [--seconds S] [--native] [--gil]"
+USAGE = "stacks [--pid PID | --match PATTERN] [--seconds S | --dump] [--native] [--gil]"
+# the cockpit's form: a short record (one dump is a sample per thread, says little)
+FORM_SECONDS = 3
 
 
 class StacksArgs(msgspec.Struct, frozen=True):
@@ -96,12 +99,15 @@ def _whole(value: str, lo: int, hi: int, must: str) -> int:
 def parse_args(args: list[str]) -> StacksArgs:
     """The kind's own options (the CLI and the form pass them as words)."""
     pid = match = seconds = None
-    native = gil = False
+    native = gil = dump = False
     words = list(args)
     while words:
         w = words.pop(0)
         if w in ("--native", "--gil"):
             native, gil = native or w == "--native", gil or w == "--gil"
+            continue
+        if w == "--dump":  # an instant: what no --seconds means too, said in a word
+            dump = True
             continue
         name, eq, value = w.partition("=")
         if name not in ("--pid", "--match", "--seconds"):
@@ -120,6 +126,9 @@ def parse_args(args: list[str]) -> StacksArgs:
                                                                  f"number from 1 to {MAX_SECONDS:g}"))
     if pid is not None and match is not None:
         raise ProbeUsageError(f"usage: {USAGE} (--pid or --match, not both)")
+    if dump and seconds is not None:
+        raise ProbeUsageError(f"usage: {USAGE} (--seconds records a window, --dump an instant: "
+                              "not both)")
     return StacksArgs(pid, match, seconds, native, gil)
 
 
@@ -739,8 +748,13 @@ def _verdict(args: list[str], status: int | None, out: str, err: str) -> Verdict
         text = f"no active Python frame ({what})"
     else:
         idle = f", idle {proc.idle_pct:.0f} %" if proc.idle_pct is not None else ""
-        text = (f"{top.name} ({_where(top)}) {top.self_pct:.1f} % of pid {proc.pid}'s "
-                f"{plural(proc.samples, 'sample')}{idle} ({what})")
+        if summary.mode == "record":  # its share of wall time first: the busy ones can mislead
+            text = (f"{top.name} ({_where(top)}) {wall_pct(top, proc):.1f} % of wall time, "
+                    f"{top.self_pct:.1f} % of pid {proc.pid}'s "
+                    f"{plural(proc.samples, 'busy sample')}{idle} ({what})")
+        else:
+            text = (f"{top.name} ({_where(top)}) {top.self_pct:.1f} % of pid {proc.pid}'s "
+                    f"{plural(proc.samples, 'thread')}{idle} ({what})")
     failed = len(summary.processes) - len(ok)
     if failed:
         text += f"; {plural(failed, 'process', 'processes')} not read"
@@ -795,6 +809,10 @@ STACKS_KIND = ProbeKind(
     compare=lambda status, summary, detail: (detail.get("top") or {}).get("name"),
     key="k",
     label="stacks",
+    form_value=f"--seconds {FORM_SECONDS}",
+    form_help=f"--seconds S records S s ({FORM_SECONDS} by default); --dump takes one instant\n"
+              "(a sample per thread); --pid PID | --match PATTERN; --gil; --native",
+    engine=True,
     answer=answer,
     report=answer,
     report_heading="top frames",

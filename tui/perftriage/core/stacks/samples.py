@@ -13,6 +13,7 @@ from perftriage.core.stacks.summary import (
     StackRow,
     StacksSummary,
     from_detail,
+    wall_pct,
 )
 
 
@@ -82,8 +83,40 @@ def stack_of(proc: ProcessStacks, name: str, file: str) -> StackRow | None:
                 None)
 
 
-def headline(p: Any, s: StacksSummary) -> str:
-    """``p3 on gpu-a · record 2 s at 100 Hz · 3 processes · top: f (file:line) 88 %``."""
+def top_text(s: StacksSummary) -> str | None:
+    """The top frame with both its shares, labelled: of all samples (wall
+    time) and of the busy ones, with the counts: ``top: f (file:line) · self
+    1.7 % of all samples (wall time) · 41.7 % of the busy ones (10 of 24
+    samples, idle 96 %)``. A dump's samples are its threads: one share."""
+    parts = top_parts(s)
+    return None if parts is None else " · ".join(parts)
+
+
+def top_parts(s: StacksSummary) -> tuple[str, str] | None:
+    """:func:`top_text` in two: ``top: f (file:line)`` and its shares."""
+    if s.top is None:
+        return None
+    t = s.top
+    line = f":{t.line}" if t.line is not None else ""
+    head = f"top: {t.name} ({t.file}{line})"
+    proc = s.process_of_top()
+    if proc is None:
+        return head, f"self {t.self_pct:.1f} %"
+    row = next((f for f in proc.frames if (f.name, f.file) == (t.name, t.file)), None)
+    n = row.self_samples if row is not None else round(t.self_pct * proc.samples / 100)
+    if s.mode == "dump":
+        return head, (f"self {t.self_pct:.1f} % of the threads "
+                      f"({n} of {plural(proc.samples, 'thread')}: a dump is one sample each)")
+    idle = f", idle {proc.idle_pct:.0f} %" if proc.idle_pct is not None else ""
+    return head, (f"self {wall_pct(t, proc):.1f} % of all samples (wall time) · "
+                  f"{t.self_pct:.1f} % of the busy ones ({n} of "
+                  f"{plural(proc.samples, 'sample')}{idle})")
+
+
+def headline(p: Any, s: StacksSummary, top: bool = True) -> str:
+    """``p3 on gpu-a · record 2 s at 100 Hz · 3 processes · top: f (file:line)
+    · self 1.7 % of all samples (wall time) · 41.7 % of the busy ones (…)``
+    (``top=False``: without the top frame, which :func:`top_text` gives)."""
     what = f"record {s.seconds:g} s at {s.rate} Hz" if s.mode == "record" else "dump"
     parts = [f"{p.probe_id} on {p.host}", what, plural(len(s.processes), "process", "processes")]
     if s.gil:
@@ -91,7 +124,6 @@ def headline(p: Any, s: StacksSummary) -> str:
     if s.native:
         parts.append("native frames (paused the process" + (" each sample)" if s.mode == "record"
                                                              else ")"))
-    if s.top is not None:
-        line = f":{s.top.line}" if s.top.line is not None else ""
-        parts.append(f"top: {s.top.name} ({s.top.file}{line}) {s.top.self_pct:.0f} % self")
+    if top and (t := top_text(s)) is not None:
+        parts.append(t)
     return " · ".join(parts)

@@ -7,7 +7,8 @@ Field order is the public JSON shape (``perftriage probe stacks --json``):
 ``pid, name, samples, idle_pct, gil_pct, threads, frames`` per process and
 ``name, file, line, self_pct, total_pct`` per frame, extras after.
 
-Shares: a frame's ``self_pct``/``total_pct`` are of the process's samples.
+Shares: a frame's ``self_pct``/``total_pct`` are of the process's samples
+(a record's: the busy ones; :func:`wall_pct` is a frame's share of wall time).
 A frame is a function (name and file); its ``line`` is the line most of its
 samples were on. ``record`` without ``--idle`` gets only the samples py-spy
 judged active, so a thread's idle share is what is missing of the ticks
@@ -99,6 +100,22 @@ class StacksSummary(msgspec.Struct, frozen=True):
         if self.top is None:
             return None
         return next((p for p in self.processes if p.pid == self.top.pid), None)
+
+
+def busy_share(process: ProcessStacks) -> float:
+    """The share of wall time a record's samples cover, 0 to 1: py-spy records
+    only the samples it judged active, so a share of them is a share of the
+    busy time; the rest of the ticks (``idle_pct``, the busiest thread's) idled."""
+    return max(0.0, 1.0 - (process.idle_pct or 0.0) / 100.0)
+
+
+def wall_pct(frame: FrameRow | TopFrame, process: ProcessStacks) -> float:
+    """A record's frame's self share of all samples (the ticks: wall time), in
+    percent: its ``self_pct`` (of the busy samples) × the process's busy share.
+    A frame at 42 % of the busy samples of a process idle 96 % of the time is
+    1.7 % of wall time. The one definition: the Stacks view, the report and
+    the triage use it (a dump's samples are threads, not time: not for one)."""
+    return round(frame.self_pct * busy_share(process), 2)
 
 
 def _pct(part: float, whole: float) -> float:
