@@ -299,8 +299,11 @@ class PerftriageApp(OrderedKeysApp[int]):
 
     def action_profile(self, capture: bool = False) -> None:
         from perftriage.ui.screens.profile import ProfileScreen
+        from perftriage.ui.screens.views import open_view
 
-        self.push_screen(ProfileScreen(capture_on_open=capture))
+        view = open_view(self, ProfileScreen, lambda: ProfileScreen(capture_on_open=capture))
+        if capture and view is not None:  # already open: capture there
+            view.action_capture()
 
     def action_profile_import(self) -> None:
         from perftriage.ui.flows.profile_import import import_traces
@@ -314,8 +317,9 @@ class PerftriageApp(OrderedKeysApp[int]):
 
     def action_stacks(self) -> None:
         from perftriage.ui.screens.stacks import StacksScreen
+        from perftriage.ui.screens.views import open_view
 
-        self.push_screen(StacksScreen())
+        open_view(self, StacksScreen, StacksScreen)
 
     def action_triage(self) -> None:
         from perftriage.ui.screens.triage import TriageScreen

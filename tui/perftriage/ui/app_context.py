@@ -42,9 +42,19 @@ class ThemeChooser(Protocol):
     def choose(self, name: str) -> None: ...
 
 
+class ProbeAsker(Protocol):
+    """The app's probe launcher, as a view's own probe key uses it (``k`` in
+    the Stacks and Profile views: the stacks form, as from the main screen)."""
+
+    def ask(self, kind: str) -> None: ...
+
+
 class AppContext(Protocol):
     @property
     def cockpit(self) -> Cockpit: ...
+
+    @property
+    def launcher(self) -> ProbeAsker: ...
 
     @property
     def session(self) -> Session: ...
@@ -98,7 +108,8 @@ def off_in_mode(binding_id: str | None, mode) -> bool:
     if not binding_id or binding_id == "probe.output":  # reading a probe's output is fine
         return False
     if not mode.live and (binding_id.startswith(("probe.", "server.", "grow."))
-                          or binding_id in ("logs.open", "profile.capture")):
+                          or binding_id in ("logs.open", "profile.capture", "profile.stacks",
+                                            "stacks.sample")):
         return True
     if not mode.annotations and binding_id in ANNOTATING:
         return True

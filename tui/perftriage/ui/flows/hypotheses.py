@@ -12,9 +12,10 @@ from collections.abc import Callable
 
 from textual.app import App
 
-from perftriage.ui.app_context import refuse_in_replay
+from perftriage.ui.app_context import app_context, refuse_in_replay
 from perftriage.core.analysis import roofline
 from perftriage.core.model import events as ev
+from perftriage.core.view.targets import engine_host
 from perftriage.ui.screens.hypothesis_detail import HypothesisDetailScreen
 from perftriage.ui.screens.hypothesis_evidence import Candidate, EvidencePickerScreen
 from perftriage.ui.screens.hypothesis_form import ConfirmScreen, HypothesisForm, HypothesisFormScreen
@@ -119,5 +120,10 @@ class HypothesisFlows:
             self.app.notify(f"gap recorded: {roofline.summary_line(r)}")
 
         read_only = not self.session.mode.annotations
+        # the live gap of the server's host while a [[servers]] profile runs, else the selected one
+        target = app_context(self.app).probe_target
+        names = target.names()
+        host, server = engine_host(self.session.state, names, target.selected_host(names))
         self.app.push_screen(RooflineScreen(self.session.state, read_only=read_only,
-                                            servers=self.cockpit.config.servers), computed)
+                                            servers=self.cockpit.config.servers, host=host,
+                                            host_why=server.why if server else ""), computed)

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
 
 from perftriage.core import probes
+from perftriage.core.view.targets import engine_host
 from perftriage.ui.screens.prompt import PromptScreen
 from perftriage.services.cockpit import Cockpit
 from perftriage.ui.probe_target import ALL_HOSTS, ProbeTarget
@@ -87,24 +89,33 @@ class ProbeLauncher:
         if len(hosts) > 1:
             choices.append((f"all hosts ({len(hosts)})", ALL_HOSTS))
         current = self.target.target(self.hosts)
+        server = None
+        if spec.engine and current != ALL_HOSTS:
+            # what reads the engine goes where the [[servers]] profile runs
+            current, server = engine_host(self.cockpit.session.state, hosts, current)
+        help_text = spec.form_help or spec.help
+        if server is not None:
+            help_text = f"host {server.note()}\n{help_text}"
         screen = PromptScreen(
             f"probe: {kind}" + (f"  — {spec.form_note}" if spec.form_note else ""),
             f"probe.{kind}",
             placeholder=spec.usage,
-            help=spec.help,
+            help=Text(help_text),  # a host's and a server's name: never markup
+            value=spec.form_value,
             validate=validate,
             choices=choices if len(choices) > 1 else None,
             choice=current if len(choices) > 1 else None,
             choice_label="host",
-            allow_empty=spec.min_args == 0,  # stacks: ⏎ alone dumps the engine's processes
+            allow_empty=spec.min_args == 0,  # stacks: ⏎ on an empty line dumps
         )
 
         def launched(value: str | None) -> None:
             if value is None:
                 return
-            target = screen.choice or self.target.target(self.hosts)
-            self.target.choose(target)
-            self._show_target()
+            target = screen.choice or current
+            if server is None or target != server.host:  # the server's host offered: not chosen
+                self.target.choose(target)
+                self._show_target()
             self._launch(kind, spec.parse_line(value), target)
 
         self.app.push_screen(screen, launched)

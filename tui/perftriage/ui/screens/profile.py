@@ -10,10 +10,12 @@ and with ``d`` the comparison with the capture before it (kernels that
 appeared, vanished, changed share).
 
 ``c`` captures from a running server (SGLang/vLLM, through the host's SSH
-connection; the parse runs in a child process, a progress line says what
-it is waiting for); ``[`` / ``]`` step through the captures; Enter on a
-kernel shows it whole (bucket rule, per-rank totals, one call's p50/p99, the
-CPU op that launched it). Works in a replay too (capturing is refused there).
+connection — the host a ``[[servers]]`` profile runs on first, the form says
+so; the parse runs in a child process, a progress line says what it is
+waiting for); ``k`` takes a stacks sample (the engine's Python: ``T`` shows
+it); ``[`` / ``]`` step through the captures; Enter on a kernel shows it whole
+(bucket rule, per-rank totals, one call's p50/p99, the CPU op that launched
+it). Works in a replay too (capturing is refused there).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ from perftriage.core.view.baseline_view import profile_lines
 from perftriage.core.view.profile_view import bar_segments, headline
 from perftriage.ui.screens.detail_modal import DetailModal
 from perftriage.ui.screens.prompt import PromptScreen
+from perftriage.ui.screens.views import close_view
+from perftriage.core.view.targets import server_host
 from perftriage.services.profile.capture import CaptureFailed, via_text
 from perftriage.transport.base import TransportError
 from perftriage.transport.http_get import BadUrl, parse_http_url
@@ -80,6 +84,7 @@ def bar_text(cap: ProfileCaptured, width: int = BAR_WIDTH) -> Text:
 
 class ProfileScreen(Screen[None]):
     VIEW_NAME = "Profile"  # the keys help (?) lists this view's keys first
+    VIEW = True  # Esc: back to the view it was opened from, then the main screen
     # PROBES: an ncu probe's result joins the kernels (achieved GB/s, % of peak)
     SECTIONS: ClassVar[frozenset[Section]] = frozenset(
         {Section.PROFILES, Section.PROBES, Section.BASELINE})
@@ -88,6 +93,9 @@ class ProfileScreen(Screen[None]):
         Binding("escape", "close", "back", id="profile.close"),
         Binding("c", "capture", "capture", id="profile.capture",
                 tooltip="profile N steps of a running SGLang/vLLM server"),
+        Binding("k", "stacks_sample", "stacks", id="profile.stacks",
+                tooltip="sample the engine's Python stacks (py-spy; T shows them): "
+                        "is the GPU's idle the host's?"),
         Binding("left_square_bracket", "step(-1)", "previous", id="profile.previous"),
         Binding("right_square_bracket", "step(1)", "next", id="profile.next"),
         Binding("d", "toggle_compare", "compare", id="profile.compare",
@@ -249,7 +257,12 @@ class ProfileScreen(Screen[None]):
     # --- actions -------------------------------------------------------------------
 
     def action_close(self) -> None:
-        self.dismiss(None)
+        close_view(self)
+
+    def action_stacks_sample(self) -> None:
+        """``k``: the stacks form, as on the main screen (``T`` shows the sample)."""
+        if not refuse_in_replay(self):
+            app_context(self).launcher.ask("stacks")
 
     def action_step(self, delta: int) -> None:
         profiles = app_context(self).session.state.profiles
@@ -274,6 +287,8 @@ class ProfileScreen(Screen[None]):
         ctx = app_context(self)
         host = cockpit.profiles.default_host(ctx.session.state, ctx.probe_target.host)
         steps = cockpit.config.profile.steps
+        server = server_host(ctx.session.state, hosts)
+        said = f"host {server.note()}\n" if server is not None and server.host == host else ""
 
         def validate(text: str) -> str | None:
             try:
@@ -285,7 +300,9 @@ class ProfileScreen(Screen[None]):
         prompt = PromptScreen(
             "capture a profile", "profile",
             value=f"{cockpit.profiles.default_url(host)} {steps}",
-            help="URL [STEPS]: the server as the host sees it; STEPS 0 profiles 5 s then stops",
+            # a host's and a server's name: Text, never markup
+            help=Text(said + "URL [STEPS]: the server as the host sees it; STEPS 0 profiles "
+                      "5 s then stops"),
             validate=validate, choices=[(h, h) for h in hosts], choice=host, choice_label="host")
 
         def done(text: str | None) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -48,7 +49,7 @@ class PromptScreen(FormScreen[str | None]):
         kind: str,
         *,
         placeholder: str = "",
-        help: str = "",
+        help: str | Text = "",  # Text: remote or configured words (never markup)
         value: str = "",
         validate: Callable[[str], str | None] | None = None,
         choices: list[tuple[str, str]] | None = None,

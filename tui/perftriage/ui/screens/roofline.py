@@ -188,8 +188,12 @@ class RooflineScreen(FormScreen[tuple[roofline.RooflineResult, dict[str, Any],
     ]
 
     def __init__(self, state: SessionState, read_only: bool = False,
-                 servers: Iterable[ServerProfile] = ()) -> None:
+                 servers: Iterable[ServerProfile] = (), host: str | None = None,
+                 host_why: str = "") -> None:
+        """``host``: whose live gap leads (the running server's host, else the
+        selected one); ``host_why``: why that one, said beside it."""
         super().__init__()
+        self.host, self.host_why = host, host_why
         self.initial = prefill(state, servers)
         self.session_state = state
         self.read_only = read_only
@@ -201,7 +205,7 @@ class RooflineScreen(FormScreen[tuple[roofline.RooflineResult, dict[str, Any],
             yield Label("[b]roofline: decode floor and gap[/b]")
             yield Label("floor = bytes read per token step / (GPUs × GB/s per GPU)", classes="help")
             # the live gap leads; the form's figures below say when they were recorded
-            yield GapView(self.session_state, id="gap-live")
+            yield GapView(self.session_state, self.host, self.host_why, id="gap-live")
             with Grid():
                 for key, label, _, help_text in FIELDS:
                     yield Label(label)

@@ -1,12 +1,16 @@
 """The Stacks view: where the engine's Python spends its time.
 
-Top: the sample's headline (probe, host, record or dump, processes, top
-frame). Left: the top frames of every process (self and total share,
+Top: the sample's headline (probe, host, record or dump, processes) and its
+top frame with both its shares, labelled: of all samples (wall time) and of
+the busy ones, with the counts. Left: the top frames of every process (a
+record's self share of wall time, self and total share of the busy samples,
 ``file:line``). Right: Enter on a frame shows its full stack (the hottest
 sampled stack that holds it); ``d`` compares with the newest earlier sample
 of the same kind (dump, record, ``--gil``, ``--native``): the functions that
-grew or shrank as the top of the stack; or says the kinds differ. ``[`` /
-``]`` step through the samples; ``k`` in the Probes pane takes a new one.
+grew or shrank as the top of the stack past the noise floor (a
+two-proportion test on the sample counts), the moves within it apart; or
+says the kinds differ. ``[`` / ``]`` step through the samples; ``k`` takes
+a new one (the stacks form, here as on the main screen).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.sanitize import visible
-from perftriage.core.stacks.compare import baseline, compare
+from perftriage.core.stacks.compare import FrameChange, baseline, compare, noise
 from perftriage.core.stacks.samples import (
     headline,
     plural,
@@ -30,14 +34,17 @@ from perftriage.core.stacks.samples import (
     samples,
     short_where,
     stack_of,
+    top_parts,
     where,
 )
-from perftriage.core.stacks.summary import StacksSummary
-from perftriage.ui.app_context import app_context
+from perftriage.core.stacks.summary import StacksSummary, wall_pct
+from perftriage.ui.app_context import app_context, refuse_in_replay
+from perftriage.ui.screens.views import close_view
 
 FRAME_ROWS = 15  # per process
-FIXED_COLUMNS = 7 + 7 + 7 + 2 * 5 + 2 + 2  # pid, self, total, cell padding, border, scrollbar
+FIXED_COLUMNS = 7 + 6 + 6 + 6 + 2 * 6 + 2 + 2  # pid, wall, self, total, padding, border, scrollbar
 MIN_NAME = 16  # a frame's name gets at least this many columns, "where" the rest it needs
+MIN_CUT = 12  # ... unless a file name kept whole needs them: then at least this many
 
 
 def column_widths(box: int, names: list[str], wheres: list[str]) -> tuple[int, int]:
@@ -51,10 +58,13 @@ def column_widths(box: int, names: list[str], wheres: list[str]) -> tuple[int, i
 
 
 class StacksScreen(Screen[None]):
+    VIEW = True  # Esc: back to the view it was opened from, then the main screen
     SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.PROBES})
 
     BINDINGS = [
         Binding("escape", "close", "back", id="stacks.close"),
+        Binding("k", "sample", "sample", id="stacks.sample",
+                tooltip="take a stacks sample: the stacks form (a 3 s record; --dump an instant)"),
         Binding("left_square_bracket", "step(-1)", "previous", id="stacks.previous"),
         Binding("right_square_bracket", "step(1)", "next", id="stacks.next"),
         Binding("d", "toggle_compare", "compare", id="stacks.compare",
@@ -80,14 +90,15 @@ class StacksScreen(Screen[None]):
         yield Static(id="stacks-head")
         with Horizontal(id="stacks-body"):
             with Vertical(id="stacks-frames-box") as box:
-                box.border_title = "Top frames (by self share, per process)"
+                box.border_title = ("Top frames per process · wall: self share of all samples "
+                                    "· self, total: of the busy samples")
                 yield DataTable(id="stacks-frames", cursor_type="row", zebra_stripes=True)
             yield Static(id="stacks-side")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#stacks-frames", DataTable).add_columns(
-            "pid", "self", "total", "frame", "where")
+            "pid", "wall", "self", "total", "frame", "where")
         app = app_context(self)
         app.refresher.watch(self)
         self.show_state(app.session.state)
@@ -107,23 +118,32 @@ class StacksScreen(Screen[None]):
         table.clear()
         self._rows = []
         if not found:
-            head.update(Text("No stacks sample yet: k in the Probes pane samples the engine's "
-                             "Python with py-spy (or `perftriage probe stacks --seconds 2`)."))
+            head.update(Text("No stacks sample yet: k samples the engine's Python with py-spy "
+                             "(a 3 s record; --dump for an instant), here or on the main "
+                             "screen (or `perftriage probe stacks --seconds 3`)."))
             self.query_one("#stacks-side", Static).update("")
             return
         p, s = found[i]
-        head.update(Text(f"[{i + 1}/{len(found)}] " + visible(headline(p, s))))
+        top = top_parts(s)  # the frame, then its shares: each on a line
+        head.update(Text(f"[{i + 1}/{len(found)}] " + visible(headline(p, s, top=False))
+                         + "".join(f"\n{visible(x)}" for x in top or ())))
         box = self.app.size.width * 2 // 3  # the screen is the terminal, known before layout
         name_w, where_w = column_widths(
             box, [f.name for proc in s.processes for f in proc.frames[:FRAME_ROWS]],
             [where(f) for proc in s.processes for f in proc.frames[:FRAME_ROWS]])
+        # short_where keeps a file name whole, even past where_w: the name yields
+        longest = max((len(short_where(f, where_w)) for proc in s.processes
+                       for f in proc.frames[:FRAME_ROWS]), default=0)
+        name_w = max(MIN_CUT, min(name_w, box - FIXED_COLUMNS - longest))
         for proc in s.processes:
             if proc.error is not None:
-                table.add_row(str(proc.pid), "", "", Text(visible(proc.error), style="red"), "")
+                table.add_row(str(proc.pid), "", "", "", Text(visible(proc.error), style="red"), "")
                 self._rows.append((proc.pid, "", ""))
                 continue
             for f in proc.frames[:FRAME_ROWS]:
-                table.add_row(str(proc.pid), f"{f.self_pct:.1f}%", f"{f.total_pct:.1f}%",
+                # a dump's samples are its threads, not time: no wall share
+                wall = f"{wall_pct(f, proc):.1f}%" if s.mode == "record" else ""
+                table.add_row(str(proc.pid), wall, f"{f.self_pct:.1f}%", f"{f.total_pct:.1f}%",
                               Text(visible(f.name[:name_w])),
                               Text(visible(short_where(f, where_w))))
                 self._rows.append((proc.pid, f.name, f.file))
@@ -160,13 +180,21 @@ class StacksScreen(Screen[None]):
                         f"{kinds[j]}: different kinds of sample, their shares are not "
                         f"comparable; take another {kinds[i]} to compare", style="yellow")
         grew, shrank = compare(before, after)
+        within = noise(before, after)
+        n_before = sum(x.samples for x in before.processes)
+        n_after = sum(x.samples for x in after.processes)
         out = Text.assemble((f"{visible(pa.probe_id)} against {visible(pb.probe_id)}, both "
-                             f"{kinds[i]} (self share of all samples)\n", "bold"))
+                             f"{kinds[i]}: self share of the busy samples ({n_after} against "
+                             f"{n_before}); a change past the noise floor (two-proportion "
+                             f"test, 95 %)\n", "bold"))
         for label, items, style in (("grew", grew, "red"), ("shrank", shrank, "green")):
             out.append(f"{label} ({len(items)})\n", style=f"bold {style}")
             for c in items[:8]:
-                out.append(f"  {c.before_pct:5.1f}% → {c.after_pct:5.1f}%  "
-                           f"{visible(c.name[:48])}\n")
+                out.append(_change_line(c))
+        if within:
+            out.append(f"within noise ({len(within)}): too few samples to tell\n", style="bold dim")
+            for c in within[:5]:
+                out.append(_change_line(c), style="dim")
         return out
 
     def on_resize(self) -> None:
@@ -185,7 +213,13 @@ class StacksScreen(Screen[None]):
             self._redraw()
 
     def action_close(self) -> None:
-        self.dismiss(None)
+        close_view(self)
+
+    def action_sample(self) -> None:
+        """``k``: the stacks form, as on the main screen; the sample shows here."""
+        if not refuse_in_replay(self):
+            self.index = None  # the newest: the one being taken, once it is in
+            app_context(self).launcher.ask("stacks")
 
     def action_step(self, delta: int) -> None:
         found = samples(app_context(self).session.state)
@@ -199,3 +233,9 @@ class StacksScreen(Screen[None]):
     def action_toggle_compare(self) -> None:
         self.comparing = not self.comparing
         self._redraw()
+
+
+def _change_line(c: FrameChange) -> str:
+    """``  41.7% →  47.4%  f  (10/24 → 9/19)``: the shares and their counts."""
+    return (f"  {c.before_pct:5.1f}% → {c.after_pct:5.1f}%  {visible(c.name[:40])}  "
+            f"({c.before_n}/{c.before_total} → {c.after_n}/{c.after_total})\n")
