@@ -119,6 +119,10 @@ def launch_script(command: str) -> str:
 class ServerRun:
     profile: ServerProfile
     command: str
+    # what this run was started with beyond the profile: placeholders set
+    # (``backend=flashinfer_cutedsl``) and extra arguments (the restart form lists them)
+    values: dict[str, str] = field(default_factory=dict)
+    extra: list[str] = field(default_factory=list)
     source_id: str = ""
     started: float = field(default_factory=time.monotonic)
     state: str = "starting"
@@ -146,6 +150,15 @@ class ServerLauncher:
         except KeyError:
             raise LaunchError(f"unknown server {name!r}; known: {', '.join(self.profiles) or 'none'}") from None
 
+    def current_values(self, name: str) -> dict[str, str]:
+        """Each placeholder of ``name``'s command with the value its last run
+        used (the profile's ``args`` under what that run set), in the
+        command's order; ``?`` where neither gives one."""
+        profile = self.profile(name)
+        run = self.runs.get(name)
+        given = {**profile.args, **(run.values if run is not None else {})}
+        return {p: given.get(p, "?") for p in dict.fromkeys(placeholders(profile.command))}
+
     def running(self, name: str) -> bool:
         run = self.runs.get(name)
         return run is not None and run.state in ("starting", "ready")
@@ -156,7 +169,7 @@ class ServerLauncher:
             raise LaunchError(f"{name} is already running (stop or restart it)")
         values, extra = parse_overrides(overrides, placeholders(profile.command))
         command = build_command(profile, values, extra)
-        run = ServerRun(profile, command)
+        run = ServerRun(profile, command, values, extra)
         if profile.ready_pattern:
             try:
                 run.ready_re = re.compile(profile.ready_pattern)

@@ -7,11 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rich.text import Text
 from textual.app import App
 
 from perftriage.ui.screens.prompt import PromptScreen
 from perftriage.services.cockpit import Cockpit
-from perftriage.services.logs.server_launcher import LaunchError, parse_overrides, placeholders
+from perftriage.services.logs.server_launcher import (
+    LaunchError,
+    ServerLauncher,
+    parse_overrides,
+    placeholders,
+)
 from perftriage.ui.widgets.logs import LogsPane
 
 
@@ -21,6 +27,51 @@ def split_host_path(value: str, hosts: list[str], default: str) -> tuple[str, st
     if sep and head in hosts and tail:
         return head, tail
     return default, value
+
+
+HELP_WIDTH = 72  # the form's help lines are cut, not wrapped: wrapped here
+
+
+def restart_help(launcher: ServerLauncher, names: list[str]) -> Text:
+    """What ``S`` can change, per profile: its state, each placeholder with
+    its current value (the last run's; ``(profile: …)`` where that run set
+    another than the profile's) and the last run's extra arguments. Text, not
+    markup: the values come from the config and the command line."""
+    out = Text()
+    for name in names:
+        profile = launcher.profiles[name]
+        run = launcher.runs.get(name)
+        set_now = run.values if run is not None else {}
+        state = run.state if run is not None else "not started"
+        words = [Text.assemble((name, "bold"), f" ({state} on {profile.host}):")]
+        for key, value in launcher.current_values(name).items():
+            word = Text.assemble(f"{key}=", (value, "bold" if key in set_now else ""))
+            if key in set_now and profile.args.get(key) != value:
+                word.append(f" (profile: {profile.args.get(key, '?')})", style="dim")
+            words.append(word)
+        extra = " ".join(run.extra) if run is not None and run.extra else "none"
+        words.append(Text(f"last run's extra arguments: {extra}"))
+        out.append_text(_wrapped(words))
+        out.append("\n")
+    out.append("name=value sets a placeholder for this run (the others: the profile's);\n"
+               "other words are extra arguments for this run")
+    return out
+
+
+def _wrapped(words: list[Text], width: int = HELP_WIDTH) -> Text:
+    """``words`` on lines of at most ``width`` cells (a longer word on a line
+    of its own), the lines after the first indented by two."""
+    out, col = Text(), 0
+    for word in words:
+        if col and col + 1 + word.cell_len > width:
+            out.append("\n  ")
+            col = 2
+        elif col:
+            out.append(" ")
+            col += 1
+        out.append_text(word)
+        col += word.cell_len
+    return out
 
 
 class ServerFlows:
@@ -58,6 +109,8 @@ class ServerFlows:
         if not names:
             self.app.notify("no [[servers]] profiles in the config", severity="warning")
             return
+        # the running one first: S is most often a restart with one value changed
+        names.sort(key=lambda n: not launcher.running(n))
         first = launcher.profiles[names[0]]
         hint = " ".join(f"{p}={first.args.get(p, '?')}" for p in placeholders(first.command))
 
@@ -89,9 +142,7 @@ class ServerFlows:
         self.app.push_screen(
             PromptScreen("server: start / restart", "server-start", value=names[0] + " ",
                          placeholder=f"{names[0]} {hint} --extra-flag value",
-                         help=f"profiles: {', '.join(names)}; name=value sets a placeholder, "
-                              "other words are extra arguments for this run",
-                         validate=validate),
+                         help=restart_help(launcher, names), validate=validate),
             submitted,
         )
 
