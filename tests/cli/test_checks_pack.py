@@ -21,7 +21,7 @@ def test_seed_pack_is_bundled_and_every_check_compiles():
     checks = {h.title: h.check for h in hyps if h.check}
     assert len(checks) == 8
     assert "gap.traffic_ratio >= 1.5" in checks.values()
-    assert "gap.idle_pct >= 30 and gap.traffic_ratio < 1.5" in checks.values()
+    assert "triage.launch_bound_pct >= 15" in checks.values()  # not DRAM idle (issue 40)
     assert 'not probe["import flashinfer.cute"].ok' in checks.values()
     assert "spread(gpu.dram_busy_pct) >= 20" in checks.values()
     assert {h.for_s for h in hyps if h.check} == {0.0, 10.0, 30.0}

@@ -190,3 +190,23 @@ def test_the_triage_view_snapshot(snap_compare):
     session = Session(state=recorded_state())
     app = app_opening(Cockpit(registry=HostRegistry(), session=session), TriageScreen)
     assert snap_compare(app, terminal_size=(160, 45))
+
+
+async def test_the_gap_views_verdict_is_the_triages_top_finding(tmp_path):
+    """The real H200 run's slow phase, with the live triage's finding for the
+    host recorded: the Gap view's verdict is that finding (the main screen's
+    line says the same), not the gap's own sentence beside it."""
+    import json
+
+    from tests.ui.test_gap_view import cut_transcript, open_gap_view
+
+    path = cut_transcript(tmp_path, "slow")
+    last = [json.loads(x) for x in path.read_text().splitlines()[1:]
+            if '"t":' in x][-1]
+    e = triage_event("localhost", EAGER, with_stacks=True, t=last["t"])
+    e.wall = last["wall"]
+    path.write_text(path.read_text() + ev.encode(e).decode() + "\n")
+    text = await open_gap_view(path)
+    verdict = next(line for line in text.splitlines() if line.startswith("verdict: "))
+    assert verdict.startswith("verdict: high · host-stall · 60 % · the host's Python is busy")
+    assert "held:" not in text  # the gap's own debounced verdict is not said beside it
