@@ -28,7 +28,7 @@ def test_every_rank_refused_fails_naming_them(tmp_path: Path, attack: str) -> No
     with ProfilingServerSimulator(tp_size=1, silent_ranks=(0,), plant=plant(scene)) as sim:
         res = CliRunner().invoke(cli, ["--config", str(cfg), "profile", "--url", sim.url,
                                        "--steps", "2", "--json", "--out", str(scene.out)])
-    assert res.exit_code == 1, res.output
+    assert res.exit_code == 3, res.output  # issue 42 item 16: exit 3, the refusals named
     assert res.stdout == ""  # no {"ranks": 0}
     line, = res.stderr.strip().splitlines()
     assert "every rank file was refused" in line and what in line and "TP-0" in line
@@ -44,5 +44,5 @@ async def test_the_capture_itself_raises_with_the_refusals(tmp_path: Path) -> No
             await capture(LocalTransport(), CaptureRequest(
                 url=sim.url, remote_parent=str(scene.host), poll=0.1, settle=0.5, steps=2),
                 scene.out)
-    assert failed.value.kind == "refused" and what in str(failed.value)
+    assert failed.value.kind == "all-ranks-refused" and what in str(failed.value)
     assert scene.left() == []  # its directory removed on this path too

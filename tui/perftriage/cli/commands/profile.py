@@ -56,12 +56,13 @@ def command(g: Globals, host, url, steps, seconds, engine, trace_dir, ranks, tim
     server puts in that directory is followed: links, FIFOs and hard links
     are refused, and the directory is removed after every capture.
     Exit: 0 ok, 1 capture failed (idle server, profiling off, a refused
-    directory or file, a /get_server_info out of bounds), 2 bad input,
-    3 unreachable, 4 timeout.
+    directory, a /get_server_info out of bounds), 2 bad input, 3 unreachable
+    or every rank file refused (named), 4 timeout.
     """
     from perftriage.cli.commands.trace import emit
     from perftriage.core.sanitize import visible
     from perftriage.services.profile.capture import (
+        ALL_RANKS_REFUSED,
         CaptureFailed,
         CaptureRequest,
         capture,
@@ -92,7 +93,9 @@ def command(g: Globals, host, url, steps, seconds, engine, trace_dir, ranks, tim
         result = asyncio.run(main())
     except CaptureFailed as exc:
         click.echo(f"perftriage profile: {name}: {visible(str(exc))}", err=True)
-        raise SystemExit(EXIT_TIMEOUT if exc.kind == "timeout" else EXIT_FAILED) from None
+        code = {"timeout": EXIT_TIMEOUT, ALL_RANKS_REFUSED: EXIT_UNREACHABLE}.get(exc.kind,
+                                                                                EXIT_FAILED)
+        raise SystemExit(code) from None
     except TransportError as exc:
         click.echo(f"perftriage profile: {visible(str(exc))}", err=True)
         raise SystemExit(EXIT_TIMEOUT if exc.kind == TIMEOUT else EXIT_UNREACHABLE) from None

@@ -66,6 +66,10 @@ VLLM_OFF = ("the server has no /start_profile (HTTP 404): profiling is off. vLLM
 MAX_FETCH_BYTES = 8 * 1024**3  # all rank files of one capture together
 
 
+# the capture's kind of failure when every rank file was refused (profile: exit 3)
+ALL_RANKS_REFUSED = "all-ranks-refused"
+
+
 class CaptureFailed(Exception):
     """The capture could not produce a summary (one-line reason)."""
 
@@ -373,7 +377,7 @@ async def capture(transport, req: CaptureRequest, dest: Path,
                 raise CaptureFailed(f"every rank file was refused, nothing to summarise: "
                                     f"{_refused_text(refused)}, not a regular file"
                                     + (f" (ranks {', '.join(missing)})" if missing else ""),
-                                    "refused")
+                                    ALL_RANKS_REFUSED)
         except CaptureFailed as exc:
             await _settle(pending, 0.0, check=False)
             if exc.kind == "idle" and engine == "sglang" and req.steps:
