@@ -74,6 +74,10 @@ def relax_gc() -> None:
 class PerftriageApp(OrderedKeysApp[int]):
     TITLE = "perftriage"
     BINDINGS = [
+        # what is wrong comes first: it must stay in the footer at any width
+        Binding("Y", "triage", "Triage", id="triage.open",
+                tooltip="What's wrong: the findings ranked by the share of the time they "
+                        "explain; Enter runs a finding's next step on its host"),
         *probe_bindings(),
         Binding("a", "probe_all_hosts", "All hosts", id="probe.all_hosts",
                 tooltip="toggle: run probes on every host at once"),
@@ -99,9 +103,6 @@ class PerftriageApp(OrderedKeysApp[int]):
                 tooltip="Which kernels eat the step: captures from a running server"),
         Binding("T", "stacks", "Stacks", id="stacks.open",
                 tooltip="Where the engine's Python spends its time: the stacks samples (py-spy)"),
-        Binding("Y", "triage", "Triage", id="triage.open",
-                tooltip="What's wrong: the findings ranked by the share of the time they "
-                        "explain; Enter runs a finding's next step on its host"),
         Binding("equals_sign", "fanout_folded", "Fold fan-out", id="fleet.fanout",
                 tooltip="The selected fan-out's answers folded by node set, like clubak"),
         *GROW_BINDINGS,
