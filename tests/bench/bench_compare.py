@@ -18,9 +18,8 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-from tests.bench.long_session import generate
+from tests.bench.long_session import bench_file
 from tests.bench.table import print_table
 
 PY = sys.executable
@@ -45,12 +44,7 @@ def best(argv: list[str]) -> tuple[float, float, float, str]:
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
-    base = Path(os.environ.get("PERFTRIAGE_BENCH_DIR", "/tmp/perftriage-bench")) / "compare"
-    base.mkdir(parents=True, exist_ok=True)
-    path = base / f"session-{n}.jsonl"
-    if not path.exists():
-        generate(path, n)
-    size = path.stat().st_size / 2**20
+    path, size = bench_file(n)
     cli = [PY, "-m", "perftriage"]
     replay_wall, replay_cpu, replay_rss, out = best([*cli, "replay", str(path), "--at", "end", "--json"])
     duration = json.loads(out)["t"]

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
+from tests.bench.bench_compare import run
 from tests.bench.table import print_table
 
 PY = sys.executable
@@ -37,17 +36,6 @@ def write(path: Path, n: int, descending: bool) -> None:
                 "type": "gap.sample", "host": "h", "floor_ms": 8.3, "measured_ms": 8.3 * level,
                 "gap": level + wobble, "dram_bw_gbs": 4000 / level + wobble,
                 "idle_pct": 10 * level + wobble, "t": round(t, 3)}) + "\n")
-
-
-def run(argv: list[str]) -> tuple[float, float, float, str]:
-    t = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    out = proc.stdout.read()  # type: ignore[union-attr]
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{argv[:4]} failed: {out.decode()[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.decode()
 
 
 def main() -> None:

@@ -12,12 +12,10 @@ included), best of 3 (tests/bench/bench_compare.py's ``best``).
 from __future__ import annotations
 
 import json
-import os
 import sys
-from pathlib import Path
 
 from tests.bench.bench_compare import best
-from tests.bench.long_session import generate
+from tests.bench.long_session import bench_file
 from tests.bench.table import print_table
 
 PY = sys.executable
@@ -25,12 +23,7 @@ PY = sys.executable
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
-    base = Path(os.environ.get("PERFTRIAGE_BENCH_DIR", "/tmp/perftriage-bench")) / "compare"
-    base.mkdir(parents=True, exist_ok=True)
-    path = base / f"session-{n}.jsonl"
-    if not path.exists():
-        generate(path, n)
-    size = path.stat().st_size / 2**20
+    path, size = bench_file(n)
     cli = [PY, "-m", "perftriage"]
     r_wall, r_cpu, r_rss, out = best([*cli, "replay", str(path), "--at", "end", "--json"])
     duration = json.loads(out)["t"]

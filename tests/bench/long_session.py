@@ -96,3 +96,16 @@ def generate(path: Path, n: int, *, close_cleanly: bool = True, seed: int = 15) 
         w._drain()  # written, but no summary line: like a crash
         w._fh.close()
     return path
+
+
+def bench_file(n: int, folder: str = "compare") -> tuple[Path, float]:
+    """The benchmarks' shared n-event transcript under $PERFTRIAGE_BENCH_DIR
+    (made once), and its size in MiB."""
+    import os
+
+    base = Path(os.environ.get("PERFTRIAGE_BENCH_DIR", "/tmp/perftriage-bench")) / folder
+    base.mkdir(parents=True, exist_ok=True)
+    path = base / f"session-{n}.jsonl"
+    if not path.exists():
+        generate(path, n)
+    return path, path.stat().st_size / 2**20

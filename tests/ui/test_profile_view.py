@@ -250,6 +250,16 @@ async def test_keys_help_in_the_view_lists_its_keys_first_from_the_top():
         assert help_screen.query_one(VerticalScroll).scroll_y == 0
 
 
+async def _palette_import(app, pilot, action: str, path: Path) -> None:
+    """Run a palette import action and answer its prompt with ``path``."""
+    await pilot.pause()
+    await app.run_action(action)
+    await wait_for(lambda: app.screen.__class__.__name__ == "PromptScreen"
+                   and bool(app.screen.query("Input")))
+    app.screen.query_one("Input").value = str(path)
+    await pilot.press("enter")
+
+
 async def test_palette_import_brings_trace_files_into_the_investigation(tmp_path: Path):
     """`profile: import FILE…`: a glob of rank files becomes a capture of
     this session (copied next to the transcript) and the view opens on it."""
@@ -258,12 +268,7 @@ async def test_palette_import_brings_trace_files_into_the_investigation(tmp_path
     cockpit = Cockpit(registry=HostRegistry(), sessions_dir=tmp_path)
     app = PerftriageApp(cockpit)
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.pause()
-        await app.run_action("profile_import")
-        await wait_for(lambda: app.screen.__class__.__name__ == "PromptScreen"
-                       and bool(app.screen.query("Input")))
-        app.screen.query_one("Input").value = str(PROF / "eager-TP-*.trace.json.gz")
-        await pilot.press("enter")
+        await _palette_import(app, pilot, "profile_import", PROF / "eager-TP-*.trace.json.gz")
         await wait_for(lambda: isinstance(app.screen, ProfileScreen), timeout=30)
         (cap,) = cockpit.session.state.profiles
         assert cap.summary.ranks == 2 and all(Path(f).exists() for f in cap.files)
@@ -282,12 +287,7 @@ async def test_palette_imports_an_ncu_csv_and_the_view_joins_it(tmp_path: Path):
     cockpit = Cockpit(registry=HostRegistry(), sessions_dir=tmp_path)
     app = PerftriageApp(cockpit)
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.pause()
-        await app.run_action("kernels_import")
-        await wait_for(lambda: app.screen.__class__.__name__ == "PromptScreen"
-                       and bool(app.screen.query("Input")))
-        app.screen.query_one("Input").value = str(FIXTURES / "ncu" / "moe-step-eager.csv")
-        await pilot.press("enter")
+        await _palette_import(app, pilot, "kernels_import", FIXTURES / "ncu" / "moe-step-eager.csv")
         await wait_for(lambda: latest_summary(cockpit.session.state.probes.values()) is not None,
                        timeout=30)
         [probe] = cockpit.session.state.probes.values()

@@ -397,18 +397,22 @@ def _raw_cost(stacks):
             total += c
         total += len(str(n)) + 2
     return total
+def _deepest_fit(cost_at, deepest, share):
+    # the most innermost frames (1 .. deepest-1) whose cost fits in `share` (at least 1)
+    lo, hi, best = 1, deepest - 1, 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if cost_at(mid) <= share:
+            best, lo = mid, mid + 1
+        else:
+            hi = mid - 1
+    return best
 def _fit_raw(stacks, share):
     # the stacks in `share` bytes: the frames nearest the root cut first, then the coldest stacks
     cut = {}
     deepest = max((len(p) - _head(p) for p in stacks), default=0)
     if _raw_cost(stacks) > share and deepest > 1:
-        lo, hi, best = 1, deepest - 1, 1
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            if _raw_cost(_to_depth(stacks, mid)) <= share:
-                best, lo = mid, mid + 1
-            else:
-                hi = mid - 1
+        best = _deepest_fit(lambda d: _raw_cost(_to_depth(stacks, d)), deepest, share)
         cut["depth"] = best
         cut["cut_stacks"] = sum(1 for p in stacks if len(p) - _head(p) > best)
         stacks = _to_depth(stacks, best)
@@ -466,13 +470,7 @@ def _fit_dump(threads, share):
     text = _dump_text(threads)
     deepest = max((len(t["frames"]) for t in threads), default=0)
     if _cost(text) > share and deepest > 1:
-        lo, hi, best = 1, deepest - 1, 1
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            if _cost(_dump_text(threads, mid)) <= share:
-                best, lo = mid, mid + 1
-            else:
-                hi = mid - 1
+        best = _deepest_fit(lambda d: _cost(_dump_text(threads, d)), deepest, share)
         cut["depth"] = best
         cut["cut_stacks"] = sum(1 for t in threads if len(t["frames"]) > best)
         threads = [dict(t, frames=t["frames"][:best]) for t in threads]
