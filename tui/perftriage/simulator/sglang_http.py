@@ -9,21 +9,28 @@ profiling contract (no GPU, no model, no profiler).
   it answers ``Start profiling.`` once those (simulated) steps ran and the
   rank files are written, as SGLang does; without, it arms the profiler and
   ``POST /stop_profile`` writes them;
+- ``GET /simulated/gpus`` (a scenario's server only): what its SIMULATED
+  GPUs read now (``nvml_sim``: the demo's NVML reads them);
 - anything else: 404.
 
-THE TRACES ARE NOT A PROFILE OF THIS SERVER: each rank file is a copy of a
-real torch.profiler trace bundled in ``simulator/traces/`` (a tiny decode
-loop captured on one H200; rank r gets ``eager-TP-{r % 2}``), written under
-SGLang's rank file name ``[prefix-]{profile_id}-TP-{r}.trace.json.gz``, so
-``perftriage demo``'s Profile view (``P``, ``c``) has real kernels to show
-without a GPU. Each file is written under a temporary name and renamed, so a
-reader never sees half of one.
+THE TRACES ARE NOT A PROFILE OF THIS SERVER: without a scenario each rank
+file is a copy of a real torch.profiler trace bundled in
+``simulator/traces/`` (a tiny decode loop captured on one H200; rank r gets
+``eager-TP-{r % 2}``); with one (``perftriage demo --scenario NAME``) each
+is SIMULATED from the scenario's state (``trace_synth``: CUDA graphs or
+eager launches, read backs, the MoE backend's kernel, the all-reduces, a
+late rank). Either is written under SGLang's rank file name
+``[prefix-]{profile_id}-TP-{r}.trace.json.gz``, so ``perftriage demo``'s
+Profile view (``P``, ``c``) has kernels to show without a GPU. Each file is
+written under a temporary name and renamed, so a reader never sees half of
+one.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -45,8 +52,10 @@ class ProfileError(Exception):
 class SimulatedProfiler:
     """SGLang's torch profiler, simulated: copies real traces into output_dir."""
 
-    def __init__(self, tp: int) -> None:
+    def __init__(self, tp: int, scenario=None, backend: str | None = None) -> None:
         self.tp = tp
+        self.scenario = scenario  # a planted cause: its traces are synthesised from it
+        self.backend = backend or "flashinfer_cutlass"
         self.lock = threading.Lock()
         self.armed: dict | None = None  # the running profile's request, if any
 
@@ -82,6 +91,12 @@ class SimulatedProfiler:
             return []  # MEM / CUDA_PROFILER alone: no Chrome trace
         prefix = req.get("profile_prefix")
         stem = (f"{prefix}-" if prefix else "") + req["profile_id"]
+        if self.scenario is not None:
+            from perftriage.simulator.trace_synth import write
+
+            steps = req.get("num_steps") or 6
+            return write(self.scenario.trace(self.backend, self.tp, steps), req["output_dir"],
+                         stem)
         out = []
         for rank in range(self.tp):
             target = Path(req["output_dir"]) / f"{stem}-TP-{rank}.trace.json.gz"
@@ -100,6 +115,8 @@ def server_info(model: str, tp: int, port: int, extra: dict | None = None) -> di
 
 
 def make_handler(metrics, profiler: SimulatedProfiler, info: dict):
+    rng = random.Random()
+
     class Handler(BaseHTTPRequestHandler):
         def _send(self, status: int, body: bytes, ctype: str = "text/plain; charset=utf-8"):
             self.send_response(status)
@@ -114,6 +131,11 @@ def make_handler(metrics, profiler: SimulatedProfiler, info: dict):
                 self._send(200, generate_latest(metrics.registry), CONTENT_TYPE_LATEST)
             elif path == "/get_server_info":
                 self._send(200, json.dumps(info).encode(), "application/json")
+            elif path == "/simulated/gpus" and profiler.scenario is not None:
+                from perftriage.simulator.nvml_sim import gpu_readings
+
+                doc = gpu_readings(profiler.scenario, profiler.backend, profiler.tp, rng)
+                self._send(200, json.dumps(doc).encode(), "application/json")
             else:
                 self._send(404, b'{"detail":"Not Found"}', "application/json")
 
@@ -144,10 +166,16 @@ def make_handler(metrics, profiler: SimulatedProfiler, info: dict):
 
 
 def serve(metrics, port: int, tp: int, model: str, host: str = "127.0.0.1",
-          extra_info: dict | None = None) -> ThreadingHTTPServer:
+          extra_info: dict | None = None, scenario=None,
+          backend: str | None = None) -> ThreadingHTTPServer:
     """Serve the simulated API on ``host:port`` from a daemon thread."""
-    handler = make_handler(metrics, SimulatedProfiler(tp),
-                           server_info(model, tp, port, extra_info))
+    extra = dict(extra_info or {})
+    if scenario is not None:
+        extra.update(simulated_scenario=scenario.name, moe_runner_backend=backend,
+                     disable_cuda_graph=not scenario.cuda_graph,
+                     disable_custom_all_reduce=scenario.comm == "nccl")
+    handler = make_handler(metrics, SimulatedProfiler(tp, scenario, backend),
+                           server_info(model, tp, port, extra))
     httpd = ThreadingHTTPServer((host, port), handler)
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True,

@@ -78,13 +78,16 @@ class SimulatedSglangMetrics:
                              "Histogram of End-to-end request latency in seconds", tok,
                              registry=reg, buckets=E2E_BUCKETS).labels(model)
 
-    def serve(self, port: int, host: str = "127.0.0.1") -> None:
+    def serve(self, port: int, host: str = "127.0.0.1", scenario=None,
+              backend: str | None = None) -> None:
         """Serve ``/metrics`` (and the simulated ``/get_server_info``,
         ``/start_profile``, ``/stop_profile``: ``sglang_http``) on ``host:port``
-        from a daemon thread."""
+        from a daemon thread; with a ``scenario`` (a planted cause), its
+        captures and its SIMULATED GPUs' readings follow it."""
         from perftriage.simulator.sglang_http import serve
 
-        serve(self, port, tp=len(self.ranks), model=self.model, host=host)
+        serve(self, port, tp=len(self.ranks), model=self.model, host=host, scenario=scenario,
+              backend=backend)
 
     def _scheduler(self, running: int, queued: int, usage: float, gen: float) -> None:
         for rank in self.ranks:  # every TP rank's scheduler reports the same batch

@@ -39,6 +39,10 @@ import signal
 import sys
 import time
 from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from perftriage.simulator.scenarios import Scenario
 
 READY = "The server is fired up and ready to roll!"
 # decode speed of a simulated MoE runner backend, relative to the seed case's
@@ -54,13 +58,18 @@ def stamp(tag: str = "TP0") -> str:
 
 
 def startup_lines(tp: int = 8, port: int = 30000, model: str = "zai-org/GLM-5-NVFP4",
-                  backend: str = DEFAULT_BACKEND) -> list[tuple[float, str]]:
-    """(delay before the line in seconds at --startup-s 1.0, line)"""
-    return [
+                  backend: str = DEFAULT_BACKEND, cuda_graph: bool = True,
+                  custom_all_reduce: bool = True) -> list[tuple[float, str]]:
+    """(delay before the line in seconds at --startup-s 1.0, line); without
+    CUDA graphs (``--disable-cuda-graph``) no capture lines, and server_args
+    say ``disable_cuda_graph`` / ``disable_custom_all_reduce`` when set."""
+    flags = ("" if cuda_graph else "'disable_cuda_graph': True, ") + (
+        "" if custom_all_reduce else "'disable_custom_all_reduce': True, ")
+    lines = [
         (0.0, f"{stamp('')} server_args={{'model_path': '{model}', 'tp_size': {tp}, 'ep_size': 1, "
               f"'quantization': 'modelopt_fp4', 'moe_runner_backend': '{backend}', "
               "'moe_a2a_backend': 'none', 'mem_fraction_static': 0.85, 'cuda_graph_max_bs': 64, "
-              f"'host': '127.0.0.1', 'port': {port}}}"),
+              f"{flags}'host': '127.0.0.1', 'port': {port}}}"),
         (0.1, f"{stamp()} Load weight begin. avail mem=93.12 GB"),
         (0.3, f"{stamp()} Load weight end. elapsed=158.02 s, type=GlmMoeForCausalLM, "
               "quant=modelopt_fp4, avail mem=52.37 GB, mem usage=40.75 GB."),
@@ -85,6 +94,9 @@ def startup_lines(tp: int = 8, port: int = 30000, model: str = "zai-org/GLM-5-NV
         (0.05, f"{stamp('')} INFO:     127.0.0.1:51240 - \"POST /generate HTTP/1.1\" 200 OK"),
         (0.0, f"{stamp('')} {READY}"),
     ]
+    if not cuda_graph:
+        lines = [x for x in lines if "CUDA graph" not in x[1]]
+    return lines
 
 
 FAIL_LINES = [
@@ -98,6 +110,7 @@ FAIL_LINES = [
 
 STEADY_RUNNING = 48  # requests in the decode batch at the simulated arrival rate
 MAX_RUNNING = 64  # max_running_requests in the startup lines
+MAX_TOTAL_TOKENS = 412160  # max_total_num_tokens in the startup lines
 
 
 class Steady:
@@ -105,10 +118,10 @@ class Steady:
 
     def __init__(self, seed: int | None = None, error_every: int = 400, metrics=None,
                  step_s: float = 0.1, spec_accept_len: float | None = None,
-                 mfu: bool = False, dp: int = 1, speedup: float = 1.0) -> None:
+                 mfu: bool = False, dp: int = 1, speedup: float = 1.0,
+                 scenario: "Scenario | None" = None, backend: str = DEFAULT_BACKEND) -> None:
         self.rng = random.Random(seed)
         self.n = 0
-        self.tokens = 852
         self.error_every = error_every
         self.metrics = metrics  # SimulatedSglangMetrics fed with the same figures, or None
         self.step_s = step_s  # simulated time between two lines
@@ -116,6 +129,14 @@ class Steady:
         self.mfu = mfu  # append the --enable-mfu-metrics estimates to decode lines
         self.dp = max(1, dp)  # data-parallel schedulers, each logging with a DPk tag
         self.speedup = speedup  # the MoE backend's decode speed (BACKEND_SPEEDUP)
+        # a planted cause (perftriage demo --scenario): the load, the rate, the KV cache
+        # and the retractions follow it, and no periodic error line is written
+        self.scenario = scenario
+        self.backend = backend
+        if scenario is not None:
+            self.error_every = 0
+        self.retract_every = (max(1, round(scenario.retract_every_s / self.step_s))
+                              if scenario is not None and scenario.retract_every_s else 0)
 
     def _tag(self) -> str:
         if self.dp == 1:
@@ -127,38 +148,44 @@ class Steady:
         self.n += 1
         r = self.rng
         running, waiting = self._load()
+        if self.retract_every and self.n % self.retract_every == 0:
+            return self._retract()
         if self.error_every and self.n % self.error_every == 0:
-            if self.n // self.error_every % 2:  # a warning (managers/scheduler.py:4526)
-                return (f"{stamp()} KV cache pool is full. Retract requests. #retracted_reqs: "
-                        f"{r.randint(1, 4)}, #new_tokens_gained: {r.randint(500, 4000)}, "
-                        "#new_token_ratio: 0.5000 -> 0.8000")
+            if self.n // self.error_every % 2:
+                return self._retract()
             # an error the server survives (a made-up request failure)
             return (f"{stamp()} ValueError: request {r.randrange(16**8):08x} failed: "
                     "input length exceeds the maximum allowed length (simulated)")
+        usage = self._usage(running)
         if self.n % 10 == 0:
             queued = waiting
             new_tok = r.randint(200, 13000)
             new_seq = r.randint(1, 16)
             if self.metrics is not None:
-                self.metrics.prefill(running, queued, running / 400, new_tok, new_seq)
+                self.metrics.prefill(running, queued, usage, new_tok, new_seq)
             # metrics_reporter.py:753-783 (0.5.23): no "#token:" in the prefill line
             return (f"{stamp(self._tag())} Prefill batch, #new-seq: {new_seq}, "
-                    f"#new-token: {new_tok}, #cached-token: 0, token usage: {running / 400:.2f}, "
+                    f"#new-token: {new_tok}, #cached-token: 0, token usage: {usage:.2f}, "
                     f"#running-req: {running}, #queue-req: {queued}, #pending-token: {queued * 800}, "
                     f"cuda graph: False, input throughput (token/s): {r.uniform(300, 6000):.2f}")
-        self.tokens += running * 40
-        gen = running * (6.3 + r.uniform(-0.4, 0.4)) * self.speedup
+        # the KV cache holds the running requests' contexts: bounded, as the pool is
+        tokens = round(usage * MAX_TOTAL_TOKENS)
+        if self.scenario is not None:
+            gen = running * self.scenario.request_tps(self.backend) * r.uniform(0.98, 1.02)
+        else:
+            gen = running * (6.3 + r.uniform(-0.4, 0.4)) * self.speedup
         spec = ""
         if self.spec_accept_len:  # metrics_reporter.py:1005
             gen *= self.spec_accept_len
             rate = (self.spec_accept_len - 1) / 3
             spec = f"accept len: {self.spec_accept_len:.2f}, accept rate: {rate:.2f}, "
         if self.metrics is not None:
-            self.metrics.decode(running, waiting, running / 400, gen, self.step_s,
+            self.metrics.decode(running, waiting, usage, gen, self.step_s,
                                 read_gbs=self._read_gbs(running) if self.mfu else None,
                                 spec_accept_len=self.spec_accept_len)
+        graph = self.scenario.cuda_graph if self.scenario is not None else True
         line = (f"{stamp(self._tag())} Decode batch, #running-req: {running}, "
-                f"#token: {self.tokens}, token usage: {running / 400:.2f}, {spec}cuda graph: True, "
+                f"#token: {tokens}, token usage: {usage:.2f}, {spec}cuda graph: {graph}, "
                 f"gen throughput (token/s): {gen:.2f}, #queue-req: {waiting}")
         if self.mfu:  # metrics_reporter.py:1052-1056
             line += (f", est. decode TFLOPS/s (per GPU): {running * 0.9:.2f}, "
@@ -166,11 +193,29 @@ class Steady:
                      f"est. write BW (GB/s per GPU): {running * 0.4:.2f}")
         return line
 
+    def _retract(self) -> str:
+        """A warning (managers/scheduler.py:4526)."""
+        r = self.rng
+        return (f"{stamp()} KV cache pool is full. Retract requests. #retracted_reqs: "
+                f"{r.randint(1, 4)}, #new_tokens_gained: {r.randint(500, 4000)}, "
+                "#new_token_ratio: 0.5000 -> 0.8000")
+
+    def _usage(self, running: int) -> float:
+        """Token usage: the running requests' contexts over the pool."""
+        if self.scenario is None:
+            return running / 400
+        return self.scenario.token_usage(running)
+
     def _load(self) -> tuple[int, int]:
         """(running, queued) requests: a steady load, as from a benchmark client
         at a constant arrival rate, with small noise (a few requests either way),
         so that a before/after on the demo compares like with like; no phases
         for ``compare`` to warn about."""
+        sc = self.scenario
+        if sc is not None:
+            running = min(MAX_RUNNING, max(1, round(self.rng.gauss(sc.running, 0.5))))
+            queued = max(1, round(self.rng.gauss(sc.queued, 1.0))) if sc.queued else 0
+            return running, queued
         running = min(MAX_RUNNING, max(1, round(self.rng.gauss(STEADY_RUNNING, 1.5))))
         return running, max(0, round(self.rng.gauss(1.0, 1.0)))
 
@@ -200,6 +245,75 @@ def simulated_scheduler_pass(sim: "Steady", due: int) -> str:
     return "\n".join(sim.line() for _ in range(due)) + "\n"
 
 
+# --- a scenario's scheduler loop (perftriage demo --scenario NAME) ---------------
+# Each pass of PASS_S the host really burns the scenario's shares of wall time in
+# named Python frames, so that py-spy (perftriage probe stacks) samples them at
+# those shares: a planted stall outside the forward pass, eager launch work in
+# ``forward``, a read back spinning in ``item`` (cudaStreamSynchronize spins).
+PASS_S = 0.05
+
+
+def _burn(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    x = 0
+    while time.perf_counter() < end:
+        x += 1
+
+
+def simulated_late_rank_stall(seconds: float) -> None:
+    """The straggler scenario's stall: TP rank 3's scheduler, late every step."""
+    _burn(seconds)
+
+
+def item(seconds: float) -> None:
+    """A value read back (``float(t)`` -> ``.item()``): the host spins in the sync."""
+    _burn(seconds)
+
+
+def forward(seconds: float, syncs: int) -> None:
+    """The eager forward pass: the host launching kernels one by one (and
+    reading ``syncs`` values back on the way)."""
+    reads = seconds * 0.3 if syncs else 0.0
+    _burn(seconds - reads)
+    for _ in range(syncs):
+        item(reads / syncs)
+
+
+STALLS = {"simulated_host_stall": simulated_host_stall,
+          "simulated_late_rank_stall": simulated_late_rank_stall}
+
+
+def scenario_pass(sim: "Steady", due: int, sc: "Scenario") -> str:
+    """One pass of a scenario's scheduler: its planted host work at its share
+    of the pass, then the ``due`` log lines."""
+    if sc.stall_share:
+        STALLS.get(sc.stall_frame, simulated_host_stall)(sc.stall_share * PASS_S)
+    if sc.forward_share:
+        forward(sc.forward_share * PASS_S, sc.syncs_per_step)
+    return "\n".join(sim.line() for _ in range(due)) + "\n" if due > 0 else ""
+
+
+def _scenario_loop(sim: "Steady", sc: "Scenario", out, rate: float, lines: int) -> int:
+    """Passes of PASS_S on a fixed schedule (the planted work keeps its share of
+    wall time however late a pass wakes), the log lines due at ``rate``."""
+    n = 0
+    t0 = time.monotonic()
+    k = 0
+    while not lines or n < lines:
+        due = int((time.monotonic() - t0) * rate) + 1 - n
+        if lines:
+            due = min(due, lines - n)
+        text = scenario_pass(sim, due, sc)
+        if text:
+            out.write(text)
+            out.flush()
+            n += max(due, 0)
+        k += 1
+        time.sleep(max(0.0, t0 + k * PASS_S - time.monotonic()))
+    out.flush()
+    return 0
+
+
 class _Terminated(Exception):
     """SIGTERM: shut down the way a server does, with a last log line."""
 
@@ -227,10 +341,20 @@ def main(argv: list[str] | None = None) -> int:
                     help="write --enable-mfu-metrics' estimates (est. read BW ...)")
     ap.add_argument("--dp", type=int, default=1, help="data-parallel schedulers (DPk tags)")
     ap.add_argument("--tp", type=int, default=8, help="tensor-parallel size in server_args")
+    ap.add_argument("--scenario", default=None,
+                    help="plant one cause (perftriage.simulator.scenarios): healthy, host-stall, "
+                         "launch-bound, ...")
     ap.add_argument("--moe-runner-backend", default=DEFAULT_BACKEND,
                     choices=sorted(BACKEND_SPEEDUP),
                     help="the MoE backend in server_args; decode speed follows it (made up)")
     args = ap.parse_args(argv)
+    scenario = None
+    if args.scenario is not None:
+        from perftriage.simulator.scenarios import SCENARIOS
+
+        if args.scenario not in SCENARIOS:
+            ap.error(f"--scenario: one of {', '.join(SCENARIOS)}, not {args.scenario!r}")
+        scenario = SCENARIOS[args.scenario]
     metrics = None
     if args.metrics_port is not None:
         from perftriage.simulator.sglang_metrics import SimulatedSglangMetrics
@@ -239,8 +363,10 @@ def main(argv: list[str] | None = None) -> int:
     out = open(args.log, "a", encoding="utf-8", buffering=1) if args.log else sys.stdout  # noqa: SIM115
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        for i, (delay, text) in enumerate(startup_lines(tp=args.tp,
-                                                        backend=args.moe_runner_backend)):
+        for i, (delay, text) in enumerate(startup_lines(
+                tp=args.tp, backend=args.moe_runner_backend,
+                cuda_graph=scenario is None or scenario.cuda_graph,
+                custom_all_reduce=scenario is None or scenario.comm != "nccl")):
             time.sleep(delay * args.startup_s)
             if args.fail and i == 2:
                 for ln in FAIL_LINES:
@@ -249,7 +375,8 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             if metrics is not None and "Uvicorn running" in text:
                 try:
-                    metrics.serve(args.metrics_port)
+                    metrics.serve(args.metrics_port, scenario=scenario,
+                                  backend=args.moe_runner_backend)
                 except OSError as exc:
                     out.write(f"{stamp('')} ERROR:    [Errno {exc.errno}] cannot serve /metrics on "
                               f"127.0.0.1:{args.metrics_port}: {exc.strerror}\n")
@@ -260,9 +387,12 @@ def main(argv: list[str] | None = None) -> int:
         sim = Steady(args.seed, args.error_every, metrics,
                      step_s=1.0 / args.rate if args.rate > 0 else 0.01,
                      spec_accept_len=args.spec_accept_len, mfu=args.mfu_metrics, dp=args.dp,
-                     speedup=BACKEND_SPEEDUP[args.moe_runner_backend])
+                     speedup=BACKEND_SPEEDUP[args.moe_runner_backend], scenario=scenario,
+                     backend=args.moe_runner_backend)
         n = 0
         t0 = time.monotonic()
+        if scenario is not None and args.rate > 0:
+            return _scenario_loop(sim, scenario, out, args.rate, args.lines)
         while not args.lines or n < args.lines:
             if args.rate <= 0:
                 chunk = 4096 if not args.lines else min(4096, args.lines - n)

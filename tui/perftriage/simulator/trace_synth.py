@@ -117,6 +117,12 @@ def _layer_kernels(spec: TraceSpec) -> list[tuple[str, str, float]]:
     ]
 
 
+def step_kernel_us(spec: TraceSpec) -> float:
+    """The GPU time of one step's kernels when every rank arrives at once."""
+    return spec.layers * sum(spec.comm_us if name == "AR" else us
+                             for name, _, us in _layer_kernels(spec))
+
+
 def _op(r: _Rank, name: str, ts: float, dur: float) -> int:
     ext = r.ext
     r.ext += 1

@@ -1,0 +1,152 @@
+"""The demo's scenario library: each one plants one cause in the SIMULATED
+SGLang server (``perftriage demo --scenario NAME``), and everything the
+server shows is generated from that state — its log lines and ``/metrics``,
+the CPU its scheduler loop really burns (what ``perftriage probe stacks``
+samples), the traces a profile capture writes (:mod:`trace_synth`) and the
+readings of its SIMULATED GPUs (:mod:`nvml_sim`).
+
+The numbers are made up but consistent with each other: a decode step is
+``gpu_gap`` times its memory-bandwidth floor while its kernels run, and the
+GPU idles ``idle`` of the step on top (a stall, launches, read backs), so
+the decode rate, the GPU's utilisation, its DRAM traffic and the capture's
+timeline all tell the same story. The floor is the one the gap form (``G``)
+computes from :data:`GAP_INPUTS` on the simulated GPUs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from perftriage.simulator.trace_synth import MOE_KERNELS, TraceSpec, step_kernel_us
+
+# the simulated GPUs: TP8 RTX PRO 6000 Blackwell (512-bit GDDR7: 2 x 14000 MHz x 512 / 8
+# = 1792 GB/s each); their name says they are simulated
+GPU_NAME = "NVIDIA RTX PRO 6000 Blackwell Server Edition (SIMULATED)"
+GPU_COUNT = 8
+BUS_WIDTH_BITS = 512
+MEM_CLOCK_MAX_MHZ = 14000
+SM_CLOCK_MAX_MHZ = 2430
+PEAK_GBS = BUS_WIDTH_BITS / 8 * MEM_CLOCK_MAX_MHZ * 2 / 1000.0
+# what the gap form (G) is given for the simulated model: 40 B active parameters at FP4
+GAP_INPUTS = {"active_params_b": 40.0, "bits": 4.0, "gpus": GPU_COUNT}
+BYTES_PER_STEP_GB = GAP_INPUTS["active_params_b"] * GAP_INPUTS["bits"] / 8
+FLOOR_MS = BYTES_PER_STEP_GB / (PEAK_GBS * GPU_COUNT) * 1000.0
+MAX_TOTAL_TOKENS = 412160  # the startup lines' max_total_num_tokens
+MAX_RUNNING = 64
+# the MoE kernel's share of the step's kernel time with the default backend (trace_synth)
+MOE_SHARE = 0.55
+# throttle reason bits (NVML clocksEventReasons)
+SW_POWER_CAP, HW_SLOWDOWN, SW_THERMAL = 0x4, 0x8, 0x20
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    plants: str  # what is planted, in one line (the demo's --help and its notice)
+    witness: str  # which witness reveals it
+    cuda_graph: bool = True
+    gpu_gap: float = 1.2  # the kernels' time over the floor (the default MoE backend)
+    idle: float = 0.02  # share of the step the GPU idles (host gaps)
+    traffic: float = 1.0  # DRAM bytes moved over the bytes a token needs
+    stall_share: float = 0.0  # wall time the scheduler burns in a planted stall
+    stall_frame: str = "simulated_host_stall"
+    forward_share: float = 0.0  # wall time the host spends launching (eager forward)
+    syncs_per_step: int = 0
+    comm: str = "custom"
+    comm_us: float = 2.0
+    late_rank: int | None = None
+    late_us: float = 0.0
+    running: int = 48
+    queued: int = 0
+    context_tokens: int = 2600  # mean context of a running request (#token / #running-req)
+    retract_every_s: float = 0.0  # a "KV cache pool is full. Retract requests." line
+    throttle_mask: int = 0
+    clock_ratio: float = 1.0  # SM clock over its max while throttled
+
+    def gap(self, backend: str = "flashinfer_cutlass") -> float:
+        """The decode step over its floor: the kernels' time, the MoE backend's
+        part of it, slower clocks, and the idle on top."""
+        default_us = MOE_KERNELS["flashinfer_cutlass"][1]
+        moe = MOE_KERNELS.get(backend, MOE_KERNELS["flashinfer_cutlass"])[1] / default_us
+        kernels = self.gpu_gap * (1.0 - MOE_SHARE + MOE_SHARE * moe)
+        kernels *= 0.5 + 0.5 / self.clock_ratio  # half the step slows with the SM clock
+        return max(1.02, kernels) / (1.0 - self.idle)
+
+    def step_ms(self, backend: str = "flashinfer_cutlass") -> float:
+        return self.gap(backend) * FLOOR_MS
+
+    def request_tps(self, backend: str = "flashinfer_cutlass") -> float:
+        """Tokens a second of one running request (one token a step)."""
+        return 1000.0 / self.step_ms(backend)
+
+    def util_pct(self) -> float:
+        """NVML's utilisation: the share of time a kernel ran."""
+        return round(100.0 * (1.0 - self.idle), 1)
+
+    def dram_busy_pct(self, backend: str = "flashinfer_cutlass") -> float:
+        """GPM DRAM bandwidth utilisation: the bytes moved a second over the peak."""
+        return min(100.0, 100.0 * self.traffic / self.gap(backend))
+
+    def token_usage(self, running: int) -> float:
+        return min(0.999, running * self.context_tokens / MAX_TOTAL_TOKENS)
+
+    def trace(self, backend: str, tp: int, steps: int) -> TraceSpec:
+        """The capture's timeline: a few layers of each step."""
+        spec = TraceSpec(ranks=tp, steps=max(3, min(steps, 12)), graphs=self.cuda_graph,
+                         backend=backend, comm=self.comm, comm_us=self.comm_us,
+                         late_rank=self.late_rank if self.late_rank is not None
+                         and self.late_rank < tp else None,
+                         late_us=self.late_us, syncs_per_step=self.syncs_per_step,
+                         kernel_scale=1.0 / self.clock_ratio if self.clock_ratio < 1 else 1.0)
+        if not self.cuda_graph:
+            if self.syncs_per_step:  # the host is ahead but for the read backs
+                return replace(spec, host_per_kernel_us=12.0, launch_us=5.0, step_gap_us=10.0,
+                               sync_relaunch_us=150.0)
+            return replace(spec, host_per_kernel_us=45.0)
+        if self.stall_share:  # the stall between steps: its share of the step
+            kernels = step_kernel_us(spec)
+            return replace(spec, step_gap_us=kernels * self.idle / (1.0 - self.idle))
+        return spec
+
+
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
+    Scenario("healthy", "nothing: CUDA graphs on, no stall, the GPU busy near its floor "
+             "(1.2x), no queue, no retractions", "no high finding: G, a capture and k say so"),
+    Scenario("host-stall", "a pure-Python stall in the scheduler loop, 50 % of wall time "
+             "(simulated_host_stall); CUDA graphs on", "a capture (the GPU idles, host wait), "
+             "then k: the stall's frame at its share of wall time",
+             idle=0.5, stall_share=0.5),
+    Scenario("launch-bound", "eager decode (--disable-cuda-graph): kernels shorter than their "
+             "launch call, the GPU waits for the host", "a capture: cudaLaunchKernel per "
+             "kernel, short kernels, host wait", cuda_graph=False, idle=0.5,
+             forward_share=0.3),
+    Scenario("host-sync", "one value read back per layer (float(t): D2H copy + "
+             "cudaStreamSynchronize, 4 a step), eager", "a capture: Memcpy DtoH by "
+             "aten::_local_scalar_dense, syncs, host wait after them",
+             cuda_graph=False, idle=0.45, syncs_per_step=4, forward_share=0.1),
+    Scenario("kernel-below-roofline", "CUDA graphs on, the GPU busy, its MoE kernel "
+             "(flashinfer_cutlass) far below its roofline: 2.2x the floor",
+             "G (the gap) with NVML's busy GPU, a capture's top kernels; S with "
+             "backend=flashinfer_cutedsl fixes it", gpu_gap=2.2),
+    Scenario("wasted-traffic", "the KV cache and MoE weights read twice: DRAM moves 2x "
+             "the bytes a token needs", "G: the traffic ratio", gpu_gap=2.4, traffic=2.0),
+    Scenario("exposed-comm", "--disable-custom-all-reduce: NCCL ring all-reduce after "
+             "attention and the MoE, nothing overlaps it", "a capture (8 rank files): "
+             "exposed communication", comm="nccl", comm_us=45.0, gpu_gap=1.6),
+    Scenario("straggler", "TP rank 3's scheduler stalls 300 us a step "
+             "(simulated_late_rank_stall): the others wait in the all-reduce",
+             "a capture (8 rank files): TP-3 spends least in NCCL", comm="nccl",
+             comm_us=12.0, late_rank=3, late_us=300.0, gpu_gap=1.5, stall_share=0.2,
+             stall_frame="simulated_late_rank_stall"),
+    Scenario("kv-pressure", "the KV cache full: token usage 0.96-0.99, a retraction every "
+             "4 s", "the log: token usage, \"KV cache pool is full. Retract requests.\"",
+             running=60, queued=6, context_tokens=6650, retract_every_s=4.0),
+    Scenario("queueing", "max_running_requests reached with KV room: 40 requests queue",
+             "the log: #queue-req > 0 at token usage 0.40", running=MAX_RUNNING,
+             queued=40),
+    Scenario("gpu-throttle", "the GPUs held at 60 % of their SM clock by a power cap "
+             "(SW power cap, SW thermal slowdown) while busy", "NVML clock-event reasons "
+             "(simulated GPUs)", throttle_mask=SW_POWER_CAP | SW_THERMAL, clock_ratio=0.6),
+    Scenario("near-floor", "nothing big left: the step 1.1x its floor", "G: the gap",
+             gpu_gap=1.1, idle=0.01),
+)}
