@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from perftriage.cli.commands.demo import DEMO_SERVER, build, start_demo
+from perftriage.cli.commands.demo import DEMO_SERVER, build, simulated_gpus, start_demo
 from perftriage.cli.globals import Globals
 from perftriage.services.cockpit import Cockpit
 
@@ -16,21 +16,24 @@ from perftriage.services.cockpit import Cockpit
 DEMO_ENGINE = f"engine:{DEMO_SERVER}"
 
 
-def fast_demo(tmp_path: Path) -> Cockpit:
-    """The demo's cockpit, sessions under ``tmp_path``, the simulator ready in 0.05 s."""
-    cockpit = build(Globals(sessions_dir=tmp_path / "sessions"), 40.0, tmp_path)
+def fast_demo(tmp_path: Path, scenario: str | None = None) -> Cockpit:
+    """The demo's cockpit, sessions under ``tmp_path``, the simulator ready in
+    0.05 s (``scenario``: ``perftriage demo --scenario NAME``)."""
+    cockpit = build(Globals(sessions_dir=tmp_path / "sessions"), 40.0, tmp_path, scenario)
     cockpit.config.servers[0].args["startup"] = "0.05"
     return cockpit
 
 
 @contextlib.asynccontextmanager
-async def running_demo(tmp_path: Path) -> AsyncIterator[Cockpit]:
+async def running_demo(tmp_path: Path, scenario: str | None = None) -> AsyncIterator[Cockpit]:
     """The demo's cockpit started, without a UI, its server launched;
-    stopped (and the simulator with it) on the way out."""
-    cockpit = fast_demo(tmp_path)
-    await cockpit.start()
-    try:
-        await start_demo(cockpit)
-        yield cockpit
-    finally:
-        await cockpit.stop()
+    stopped (and the simulator with it) on the way out. With a scenario its
+    GPUs are the simulated server's (NVML answered by it) until then."""
+    cockpit = fast_demo(tmp_path, scenario)
+    with simulated_gpus(cockpit):
+        await cockpit.start()
+        try:
+            await start_demo(cockpit)
+            yield cockpit
+        finally:
+            await cockpit.stop()

@@ -7,13 +7,23 @@ follows it, plots its throughput and shows time-to-ready, and a few example
 probes are queued. The investigation is an ordinary one: recorded in the
 sessions directory (``perftriage sessions`` and ``replay --latest`` find it),
 named and continued with ``-s NAME``, started with ``--hypotheses`` packs.
+
+``--scenario NAME`` plants one cause in the simulated server
+(``perftriage.simulator.scenarios``: healthy, host-stall, launch-bound, ...):
+its log and /metrics, the CPU its scheduler loop burns (what ``k`` samples),
+its profile captures (synthesised traces) and its GPUs' readings follow that
+state. The GPUs are SIMULATED too: the demo's process reads them through
+NVML's calls answered by the simulated server (``simulator/nvml_sim``), every
+name saying "(SIMULATED)".
 """
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -29,15 +39,21 @@ def free_loopback_port() -> int:
         return s.getsockname()[1]
 
 
-def demo_config(log: Path, rate: float, metrics_port: int | None = None):
+def demo_config(log: Path, rate: float, metrics_port: int | None = None,
+                scenario: str | None = None):
     from perftriage.core.store.config import Config, ServerProfile
     from perftriage.simulator.sglang_sim import DEFAULT_BACKEND
 
     port = metrics_port or free_loopback_port()
+    command = ("{python} -m perftriage.simulator.sglang_sim --rate {rate} --startup-s {startup}"
+               " --metrics-port {metrics_port} --tp {tp} --moe-runner-backend {backend}")
+    extra = {}
+    if scenario is not None:  # S can restart it with another: sglang-sim scenario=healthy
+        command += " --scenario {scenario}"
+        extra = {"scenario": scenario}
     profile = ServerProfile(
         name=DEMO_SERVER,
-        command="{python} -m perftriage.simulator.sglang_sim --rate {rate} --startup-s {startup}"
-                " --metrics-port {metrics_port} --tp {tp} --moe-runner-backend {backend}",
+        command=command,
         host="localhost",
         log=str(log),
         args={"python": sys.executable, "rate": f"{rate:g}", "startup": "1.5",
@@ -45,17 +61,52 @@ def demo_config(log: Path, rate: float, metrics_port: int | None = None):
               # the simulated GPUs: the gap form (G) reads a profile's tp and gpu
               "tp": str(SIMULATED_GPUS[0]), "gpu": SIMULATED_GPUS[1],
               # S restarts it with another (sglang-sim backend=flashinfer_cutedsl): a before/after
-              "backend": DEFAULT_BACKEND},
+              "backend": DEFAULT_BACKEND, **extra},
         metrics_url=f"http://127.0.0.1:{port}/metrics",  # read by the engine source
     )
     return Config(servers=[profile])
 
 
+SCENARIO_NAMES = ("healthy", "host-stall", "launch-bound", "host-sync", "kernel-below-roofline",
+                  "wasted-traffic", "exposed-comm", "straggler", "kv-pressure", "queueing",
+                  "gpu-throttle", "near-floor")
+
 EXAMPLE_PROBES = (("import", ["json"]), ("which", ["python3"]), ("shell", ["uname -a"]))
 
 
+def scenario_of(cockpit) -> str | None:
+    """The scenario the demo's server was configured with (None: today's demo)."""
+    profile = next((p for p in cockpit.config.servers if p.name == DEMO_SERVER), None)
+    return profile.args.get("scenario") if profile is not None else None
+
+
+@contextlib.contextmanager
+def simulated_gpus(cockpit) -> Iterator[None]:
+    """With a scenario: this process's NVML answers from the simulated server's
+    GPUs (``/simulated/gpus`` on its port) until the end of the block."""
+    profile = next((p for p in cockpit.config.servers if p.name == DEMO_SERVER), None)
+    if profile is None or scenario_of(cockpit) is None:
+        yield
+        return
+    from perftriage.simulator.nvml_sim import installed
+
+    url = f"http://127.0.0.1:{profile.args['metrics_port']}/simulated/gpus"
+    with installed(url, int(profile.args.get("tp") or SIMULATED_GPUS[0])):
+        yield
+
+
 async def start_demo(cockpit) -> None:
-    """Start the simulated server and queue the example probes."""
+    """Start the simulated server and queue the example probes; a scenario's
+    note says what it plants and which witness reveals it."""
+    from perftriage.core.model import events as ev
+    from perftriage.simulator.scenarios import SCENARIOS
+
+    name = scenario_of(cockpit)
+    if name in SCENARIOS:
+        sc = SCENARIOS[name]
+        cockpit.session.emit(ev.NoteAdded(
+            text=f"demo scenario {sc.name} (SIMULATED server and GPUs): plants {sc.plants}; "
+                 f"seen by {sc.witness}", host="localhost"))
     cockpit.servers.start(DEMO_SERVER)
     for kind, args in EXAMPLE_PROBES:
         try:
@@ -64,20 +115,24 @@ async def start_demo(cockpit) -> None:
             click.echo(f"demo: probe {kind} skipped: {exc}", err=True)
 
 
-def build(g, rate: float, workdir: Path):
+def build(g, rate: float, workdir: Path, scenario: str | None = None):
     """The demo's cockpit: the simulated server's config in place of the
     config file, everything else as for the cockpit itself (``-s NAME``,
     ``--hypotheses``, ``--sessions-dir``, ``-H``)."""
     from perftriage.cli.launch import build_cockpit
 
-    return build_cockpit(g, name="demo", config=demo_config(workdir / "sglang-sim.log", rate))
+    return build_cockpit(g, name="demo", config=demo_config(workdir / "sglang-sim.log", rate,
+                                                            scenario=scenario))
 
 
 @click.command("demo")
 @click.option("--rate", type=click.FloatRange(min=0.1), default=8.0, show_default=True,
               help="Simulated decode/prefill log lines per second.")
+@click.option("--scenario", type=click.Choice(SCENARIO_NAMES), default=None, metavar="NAME",
+              help="Plant one cause in the simulated server and its simulated GPUs (the "
+                   "names above). Default: today's demo.")
 @click.pass_obj
-def command(g, rate: float) -> None:
+def command(g, rate: float, scenario: str | None) -> None:
     """Open the cockpit on a SIMULATED SGLang server (no GPU, no config).
 
     The simulator's log is followed and its throughput plotted; press S to
@@ -91,20 +146,38 @@ def command(g, rate: float) -> None:
     NAME@1:20-1:50`, where NAME is the investigation's name (give one with
     `perftriage -s NAME demo`; `perftriage sessions` lists them) or the
     transcript path printed on exit.
+
+    --scenario NAME plants one cause (its note on the timeline says what
+    it plants and what shows it; docs in perftriage.simulator.scenarios):
+
+    \b
+      healthy                nothing: CUDA graphs on, near its floor
+      host-stall             a Python stall in the scheduler (k shows it)
+      launch-bound           eager decode, kernels shorter than their launch
+      host-sync              a value read back per layer (D2H + sync)
+      kernel-below-roofline  the slow MoE backend (S backend=... fixes it)
+      wasted-traffic         DRAM moves 2x the bytes a token needs (G)
+      exposed-comm           NCCL all-reduce after each layer, not overlapped
+      straggler              TP rank 3 late, the others wait in NCCL
+      kv-pressure            KV cache full, requests retracted
+      queueing               requests queue with KV room left
+      gpu-throttle           SIMULATED GPUs held at 60 % SM clock
+      near-floor             1.1x the floor: nothing big left
     """
     from perftriage.ui.app import PerftriageApp
     from perftriage.cli.launch import app_options
 
     options = app_options(g)  # a bad --theme starts nothing
     workdir = Path(tempfile.mkdtemp(prefix="perftriage-demo-"))
-    cockpit = build(g, rate, workdir)
+    cockpit = build(g, rate, workdir, scenario)
 
     class DemoApp(PerftriageApp):
         def on_mount(self) -> None:
             self.run_worker(start_demo(self.cockpit), exit_on_error=False, group="demo")
 
     app = DemoApp(cockpit, theme=options["theme"])  # not config_path: C saves no simulator
-    app.run()
+    with simulated_gpus(cockpit):
+        app.run()
     if cockpit.session.path:
         click.echo(f"transcript: {cockpit.session.path}", err=True)
     click.echo(f"simulated server log: {workdir / 'sglang-sim.log'}", err=True)
