@@ -1,0 +1,106 @@
+"""Each demo scenario end to end, with no GPU: the demo's cockpit (headless)
+on the SIMULATED server with one planted cause, the witnesses a user would
+take (the gap form's inputs ``G``, a profile capture through the cockpit's
+capture service, a stacks record by real py-spy), then the triage of the
+session's transcript — as ``perftriage triage SESSION`` reads it. The
+planted cause is the top finding; ``healthy`` has no high finding.
+
+Each test runs ~10-20 s (a server, its log, a capture, 3 s of py-spy); they
+are independent and run in parallel under xdist (``slow_first``: started
+first)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from perftriage.core.analysis import roofline
+from perftriage.core.compare.load import load
+from perftriage.core.model import events as ev
+from perftriage.core.triage.phases import triage
+from perftriage.simulator.scenarios import GAP_INPUTS, PEAK_GBS, SCENARIOS
+from tests.support.demo import DEMO_ENGINE, running_demo
+from tests.support.helpers import wait_for
+
+# the witnesses taken in each scenario, in order: G (the gap form), capture, stacks
+WITNESSES = {
+    "healthy": ("G", "capture", "stacks"),
+    "host-stall": ("capture", "stacks"),
+    "launch-bound": ("capture", "stacks"),
+    "host-sync": ("capture",),
+    "kernel-below-roofline": ("G", "capture"),
+    "wasted-traffic": ("G",),
+    "exposed-comm": ("capture",),
+    "straggler": ("capture",),
+    "kv-pressure": (),
+    "queueing": (),
+    "gpu-throttle": (),
+    "near-floor": ("G",),
+}
+SETTLE_S = 4.0  # readings after the last witness (gap samples, log lines, NVML)
+
+
+def gap_form(cockpit) -> ev.GapComputed:
+    """What ``G`` records with the scenario's model: its inputs on the host's GPUs."""
+    inputs = {**GAP_INPUTS, "bandwidth_gbs": PEAK_GBS}
+    r = roofline.compute(**inputs)
+    return ev.GapComputed(floor_ms=r.floor_ms, ceiling_tps=r.ceiling_tps,
+                          bandwidth_gbs_total=r.bandwidth_gbs_total, inputs=inputs)
+
+
+async def take(cockpit, witness: str) -> None:
+    if witness == "G":
+        cockpit.session.emit(gap_form(cockpit))
+    elif witness == "capture":
+        await cockpit.profiles.capture("localhost", cockpit.profiles.default_url("localhost"),
+                                       steps=3)
+    elif witness == "stacks":
+        probe = cockpit.probes.enqueue("localhost", "stacks", ["--seconds", "3"])
+        await cockpit.probes.wait(probe)
+        done = cockpit.session.state.probes[probe]
+        assert done.status == "ok", (done.status, getattr(done, "summary", ""))
+
+
+async def scenario_phases(tmp_path: Path, name: str):
+    async with running_demo(tmp_path, name) as cockpit:
+        state = cockpit.session.state
+        await wait_for(lambda: DEMO_ENGINE in state.engines
+                       and state.engines[DEMO_ENGINE].conn_state == "up", timeout=30)
+        await asyncio.sleep(2.0)  # a few seconds of decode lines and GPU readings
+        for witness in WITNESSES[name]:
+            await take(cockpit, witness)
+        await asyncio.sleep(SETTLE_S)
+        path = cockpit.session.path
+    assert path is not None
+    return triage(load(path))
+
+
+def describe(phases) -> str:
+    return "\n".join(f"{p.start:.0f}-{p.end:.0f} s: " + "; ".join(
+        f.line() for f in p.findings) for p in phases)
+
+
+@pytest.mark.slow_first
+@pytest.mark.parametrize("name", [n for n in SCENARIOS if n != "healthy"])
+async def test_the_planted_cause_is_the_top_finding(tmp_path: Path, name: str):
+    phases = await scenario_phases(tmp_path, name)
+    print(describe(phases))
+    assert phases and phases[-1].findings, describe(phases)
+    top = phases[-1].findings[0]
+    assert top.cause == name, describe(phases)
+
+
+@pytest.mark.slow_first
+async def test_healthy_has_no_high_finding(tmp_path: Path):
+    phases = await scenario_phases(tmp_path, "healthy")
+    print(describe(phases))
+    assert phases, describe(phases)
+    assert not [f for p in phases for f in p.findings if f.severity == "high"], describe(phases)
+
+
+def test_every_scenario_is_offered_by_the_demo_and_takes_witnesses():
+    from perftriage.cli.commands.demo import SCENARIO_NAMES
+
+    assert SCENARIO_NAMES == tuple(SCENARIOS) == tuple(WITNESSES)
