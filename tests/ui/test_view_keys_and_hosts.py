@@ -176,3 +176,19 @@ async def test_forms_that_read_the_engine_default_to_the_servers_host_and_say_so
         await pilot.press("G")
         await wait_for(lambda: isinstance(app.screen, RooflineScreen))
         assert app.screen.query_one(GapView).host == "localhost"
+
+
+async def test_the_triage_view_keeps_the_same_esc_order() -> None:
+    """Y from the Profile view: Esc back to it, a second Esc to the main screen."""
+    from perftriage.ui.screens.triage import TriageScreen
+
+    app = PerftriageApp(_cockpit(servers=False))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("P")
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen))
+        await pilot.press("Y")
+        await wait_for(lambda: isinstance(app.screen, TriageScreen))
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen))
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, MainScreen))

@@ -324,9 +324,9 @@ class PerftriageApp(OrderedKeysApp[int]):
 
     def action_triage(self) -> None:
         from perftriage.ui.screens.triage import TriageScreen
+        from perftriage.ui.screens.views import open_view
 
-        if not isinstance(self.screen, TriageScreen):
-            self.push_screen(TriageScreen())
+        open_view(self, TriageScreen, TriageScreen)
 
     def action_fanout_folded(self) -> None:
         """The selected probe's fan-out folded by node set (else the latest fan-out)."""

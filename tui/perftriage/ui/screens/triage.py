@@ -30,6 +30,7 @@ from perftriage.core.model.state import Section, SessionState
 from perftriage.core.report.markdown import clock
 from perftriage.core.sanitize import visible
 from perftriage.services.triage import next_step
+from perftriage.ui.screens.views import close_view
 from perftriage.ui.app_context import app_context
 from perftriage.ui.widgets.logs import LogsPane
 from perftriage.ui.widgets.triage_text import (
@@ -44,6 +45,7 @@ from perftriage.ui.widgets.triage_text import (
 
 class TriageScreen(Screen[None]):
     VIEW_NAME = "Triage"
+    VIEW = True  # Esc: back to the view it was opened from, then the main screen
     SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.TRIAGE})
 
     BINDINGS = [
@@ -228,4 +230,4 @@ class TriageScreen(Screen[None]):
             self.notify(f"no log of {host} followed: o opens one", severity="warning")
 
     def action_close(self) -> None:
-        self.dismiss(None)
+        close_view(self)
