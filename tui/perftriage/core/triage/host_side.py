@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from perftriage.core.profile.model import ProfileSummary
-from perftriage.core.stacks.summary import ProcessStacks, StacksSummary
+from perftriage.core.stacks.summary import ProcessStacks, StacksSummary, busy_share
 from perftriage.core.triage.model import Evidence, Finding, NextStep, pct
 from perftriage.core.triage.witnesses import Witnesses
 
@@ -69,7 +69,7 @@ def host_work(s: StacksSummary) -> HostWork | None:
     proc = max(s.processes, key=lambda p: (p.samples, -p.pid))
     if not proc.stacks or proc.samples <= 0:
         return None
-    busy = 1.0 - (proc.idle_pct or 0.0) / 100.0  # samples are the active ones: scale to wall
+    busy = busy_share(proc)  # samples are the active ones: a share of them scales to wall
     stall = forward = wait = 0.0
     leaves: dict[str, float] = {}
     sync_frame = None
