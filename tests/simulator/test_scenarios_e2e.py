@@ -21,7 +21,7 @@ from perftriage.core.compare.load import load
 from perftriage.core.model import events as ev
 from perftriage.core.triage.phases import triage
 from perftriage.simulator.scenarios import GAP_INPUTS, PEAK_GBS, SCENARIOS
-from tests.support.demo import DEMO_ENGINE, running_demo
+from tests.support.demo import DEMO_ENGINE, DEMO_SERVER, running_demo
 from tests.support.helpers import wait_for
 
 # the witnesses taken in each scenario, in order: G (the gap form), capture, stacks
@@ -104,3 +104,31 @@ def test_every_scenario_is_offered_by_the_demo_and_takes_witnesses():
     from perftriage.cli.commands.demo import SCENARIO_NAMES
 
     assert SCENARIO_NAMES == tuple(SCENARIOS) == tuple(WITNESSES)
+
+
+@pytest.mark.slow_first
+async def test_after_the_fix_the_stall_is_resolved(tmp_path: Path):
+    """host-stall, its witnesses, then ``S`` with ``scenario=healthy`` (the
+    fix): the phase after the restart says the stall was resolved, with the
+    decode rate's before/after."""
+    async with running_demo(tmp_path, "host-stall") as cockpit:
+        state = cockpit.session.state
+        engine_up = lambda: (DEMO_ENGINE in state.engines  # noqa: E731
+                             and state.engines[DEMO_ENGINE].conn_state == "up")
+        await wait_for(engine_up, timeout=30)
+        await asyncio.sleep(2.0)
+        for witness in WITNESSES["host-stall"]:
+            await take(cockpit, witness)
+        await asyncio.sleep(1.0)
+        await cockpit.servers.restart(DEMO_SERVER, "scenario=healthy")
+        await wait_for(lambda: cockpit.servers.running(DEMO_SERVER), timeout=30)
+        await asyncio.sleep(12.0)  # compare's 10 readings a side for the before/after
+        path = cockpit.session.path
+    assert path is not None
+    phases = triage(load(path))
+    print(describe(phases))
+    assert [p.top.cause if p.top else None for p in phases][:1] == ["host-stall"], describe(phases)
+    after = phases[-1]
+    assert after.run_start and all(f.cause != "host-stall" for f in after.findings)
+    (stall,) = [e for e in after.earlier if e["cause"] == "host-stall"]
+    assert stall["state"] == "resolved" and "▲" in stall["text"], after.earlier
