@@ -57,7 +57,11 @@ async def take(cockpit, witness: str) -> None:
         await cockpit.profiles.capture("localhost", cockpit.profiles.default_url("localhost"),
                                        steps=3)
     elif witness == "stacks":
-        probe = cockpit.probes.enqueue("localhost", "stacks", ["--seconds", "3"])
+        # the finding's next step (stacks --seconds 3), on this test's server only: other
+        # tests' simulators run beside it under xdist (its --metrics-port is its own)
+        port = cockpit.config.servers[0].args["metrics_port"]
+        probe = cockpit.probes.enqueue("localhost", "stacks",
+                                       ["--match", f"--metrics-port {port}", "--seconds", "3"])
         await cockpit.probes.wait(probe)
         done = cockpit.session.state.probes[probe]
         assert done.status == "ok", (done.status, getattr(done, "summary", ""))
