@@ -135,6 +135,8 @@ def test_wasted_traffic_is_resolved_after_the_restart(tmp_path):
     phases = [p for p in triage(rec) if p.host == "viadmon"]
     assert [p.findings[0].cause for p in phases] == ["wasted-traffic", "near-floor"]
     assert phases[0].findings[0].severity == "high"
-    [after] = phases[1].earlier
+    after, lead = phases[1].earlier
     assert after["state"] == "resolved"
     assert after["text"].startswith("wasted-traffic: resolved — gap 8.9 → 1.1x ▲, p < 0.001")
+    # the lead beside it (the kernels, what the waste left above the floor) is followed too
+    assert lead["text"].startswith("kernel-below-roofline (a lead): resolved — gap 8.9 → 1.1x")

@@ -292,3 +292,20 @@ def test_a_finding_gone_after_a_restart_is_resolved_only_if_the_step_got_faster(
         assert before.findings[0].resolved == e["text"]
     else:
         assert "no longer found, but the step got slower — gap 3.0 → 9.0x ▼" in e["text"]
+
+
+def test_a_lead_leaves_out_what_confirmed_causes_explain():
+    """A busy GPU slowed by its power cap (the scenario's figures): the
+    kernels-below-roofline lead is what is left above the floor once the
+    throttle's share is taken out — here nothing worth reporting."""
+    from perftriage.core.triage.diagnose import diagnose
+    from perftriage.core.triage.witnesses import Witnesses
+
+    w = Witnesses(host="gpu", start=0, end=30, gap=1.63, gpu_util_pct=99.0, decode_tps=900.0,
+                  throttled_share=1.0, throttle_reasons=("sw_power_cap",), throttle_clock=0.62)
+    found = diagnose(w)
+    assert found[0].cause == "gpu-throttle" and found[0].explains_pct == pytest.approx(38.0)
+    assert "kernel-below-roofline" not in {f.cause for f in found}  # 38.3 - 38 % is left
+    w.throttled_share = 0.5  # half the time slowed: the rest is the lead's
+    lead = next(f for f in diagnose(w) if f.cause == "kernel-below-roofline")
+    assert lead.explains_pct == pytest.approx(99.0 * (1 - 1 / 1.63) - 19.0, abs=0.1)

@@ -52,12 +52,10 @@ def diagnose(w: Witnesses) -> list[Finding]:
     idle, source = gpu_idle(w)
     busy = None if idle is None else 100.0 - idle
     traffic = traffic_finding(w, busy)
-    waste = traffic.explains_pct or 0.0 if traffic is not None else 0.0
     if idle is None or source is None:
         if floor is None and (w.decode_tps is not None or w.gap is not None):
-            # the time above the floor, less what the wasted traffic explains
-            above = max(0.0, (1.0 - 1.0 / w.gap) * 100.0 - waste) \
-                if w.gap and w.gap > 1.0 else None
+            # the time above the floor (less what confirmed causes explain, below)
+            above = (1.0 - 1.0 / w.gap) * 100.0 if w.gap and w.gap > 1.0 else None
             found.append(Finding(
                 cause="need-evidence", confirmed=False, explains_pct=above, host=w.host,
                 title=("not enough evidence: need a profile capture to tell a GPU that idles "
@@ -75,13 +73,10 @@ def diagnose(w: Witnesses) -> list[Finding]:
                                    source.source)
             found += roofline_findings(w, busy, busy_source)
         found += comm_findings(w)
-    if waste:
-        for f in found:  # a lead's share is what is left above the floor: not the waste's
-            if not f.confirmed and f.cause == "kernel-below-roofline" and f.explains_pct:
-                f.explains_pct = max(0.0, f.explains_pct - waste)
     for extra in (traffic, throttle_finding(w, busy), kv_finding(w), queue_finding(w), floor):
         if extra is not None:
             found.append(extra)
+    _leave_out_what_is_explained(found)
     if not found and w.decode_tps is None and w.capture is None:
         found.append(Finding(
             cause="need-evidence", confirmed=False, explains_pct=None, host=w.host,
@@ -89,3 +84,21 @@ def diagnose(w: Witnesses) -> list[Finding]:
             next=NextStep("metrics", [], "follow the server's log or its /metrics, or take "
                           "a profile capture")))
     return ranked(found)
+
+
+# confirmed causes that spend the busy GPU's time above the floor: what a lead
+# "the kernels are below their roofline?" may not claim again
+BUSY_TIME_CAUSES = frozenset({"wasted-traffic", "gpu-throttle", "exposed-comm", "straggler"})
+
+
+def _leave_out_what_is_explained(found: list[Finding]) -> None:
+    """A lead's share is the time above the floor still unexplained: the
+    confirmed causes that spend the busy GPU's time are taken out of it."""
+    explained = sum(f.explains_pct or 0.0 for f in found
+                    if f.confirmed and f.cause in BUSY_TIME_CAUSES)
+    if not explained:
+        return
+    for f in found:
+        if not f.confirmed and f.cause in ("kernel-below-roofline", "need-evidence") \
+                and f.explains_pct and f.next is not None and f.next.kind in ("ncu", "capture"):
+            f.explains_pct = max(0.0, f.explains_pct - explained)

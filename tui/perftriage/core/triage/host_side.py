@@ -233,7 +233,8 @@ def cpu_throttle_finding(w: Witnesses, found: list[Finding]) -> Finding | None:
                thr if thr is not None and thr >= THROTTLED_PCT else 0.0)
     if not host or lost <= 0:
         return None
-    late = sum(f.explains_pct or 0.0 for f in host)
+    # a cause under each host-side finding: never more than its largest parent
+    late = max(f.explains_pct or 0.0 for f in host)
     ev = []
     if psi is not None:
         ev.append(Evidence("host", f"PSI cpu some avg10 {psi:.0f} % (median): tasks waited "

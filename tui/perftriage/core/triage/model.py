@@ -81,6 +81,13 @@ class Finding:
         return "high" if pct >= HIGH_PCT else "moderate"
 
     @property
+    def is_lead(self) -> bool:
+        """A suspected cause with a share, not confirmed yet (kernels below their
+        roofline before ncu): after a fix it too is "resolved" or "still there"."""
+        return (not self.confirmed and self.explains_pct is not None
+                and self.cause not in INFORMATIONAL and self.cause != "need-evidence")
+
+    @property
     def is_problem(self) -> bool:
         """A cause with a cost (what a fix can resolve), not a remark or a lead."""
         return self.confirmed and self.explains_pct is not None and self.cause not in INFORMATIONAL

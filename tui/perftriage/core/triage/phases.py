@@ -89,29 +89,33 @@ def _signal_verdict(rec: Recording, host: str, before: Phase, after: Phase,
 
 def _after_fix(rec: Recording, before: Phase, after: Phase,
                before_rec: Recording | None = None) -> None:
-    """Each confirmed finding of ``before``: resolved in ``after`` or still there
+    """Each finding of ``before`` with a cost (confirmed, or a lead): resolved in
+    ``after`` or still there
     (``before`` read from ``before_rec`` when it is another recording)."""
     now = {f.cause: f for f in after.findings if f.confirmed}
     leads = {f.cause for f in after.findings if not f.confirmed}
+    suspected = {f.cause: f for f in after.findings if f.explains_pct is not None}
     verdict = _signal_verdict(rec, after.host, before, after, before_rec)
     worse = ARROW["regressed"] in verdict
     for f in before.findings:
-        if not f.is_problem:
+        if not (f.is_problem or f.is_lead):
             continue
-        still = now.get(f.cause)
+        # a lead is followed by its cause suspected again; a confirmed cause by its confirmation
+        still = suspected.get(f.cause) if f.is_lead else now.get(f.cause)
+        name = f"{f.cause} (a lead)" if f.is_lead else f.cause
         if verdict == NO_SIGNAL:
-            text, state = f"{f.cause}: not known yet — the phase after has no throughput", "unknown"
+            text, state = f"{name}: not known yet — the phase after has no throughput", "unknown"
         elif still is not None:
             shares = (f"{f.explains_pct:.0f} % → {still.explains_pct:.0f} % of the time, "
                       if f.explains_pct is not None and still.explains_pct is not None else "")
-            text = f"{f.cause}: still there — {shares}{verdict}"
+            text = f"{name}: still there — {shares}{verdict}"
             state = "still"
         elif f.cause in leads:
-            text, state = f"{f.cause}: not measured again yet ({verdict})", "unknown"
+            text, state = f"{name}: not measured again yet ({verdict})", "unknown"
         elif worse:  # gone, but the step got slower: nothing to credit a fix with
-            text, state = f"{f.cause}: no longer found, but the step got slower — {verdict}", "gone"
+            text, state = f"{name}: no longer found, but the step got slower — {verdict}", "gone"
         else:
-            text, state = f"{f.cause}: resolved — {verdict}", "resolved"
+            text, state = f"{name}: resolved — {verdict}", "resolved"
         f.resolved = text if state == "resolved" else None
         after.earlier.append({"cause": f.cause, "state": state, "text": text,
                               "explains_pct": f.explains_pct})
