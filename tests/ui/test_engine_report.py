@@ -83,6 +83,23 @@ def test_roofline_panel_takes_measured_ms_from_the_itl():
     assert got.measured_from.endswith(": mean ITL, last 10 s") and got.notes["measured_ms"].startswith("from engine")
 
 
+def test_the_gap_form_takes_the_model_bytes_from_a_server_profile():
+    """A [[servers]] profile that declares its model's bytes (the demo's
+    scenarios: 40 B active parameters at 4 bits) fills the form: G then Enter."""
+    from perftriage.core.model.state import SessionState
+    from perftriage.core.store.config import ServerProfile
+    from perftriage.ui.screens.roofline import prefill
+
+    profile = ServerProfile(name="sglang", command="x", host="h",
+                            args={"tp": "8", "active_params_b": "40", "bits": "4"})
+    got = prefill(SessionState(), [profile])
+    assert (got.values["active_params_b"], got.values["bits"], got.values["gpus"]) == (
+        "40", "4", "8")
+    assert got.notes["active_params_b"] == "server sglang: active_params_b 40"
+    assert "weights_gb" not in prefill(SessionState(), [ServerProfile(
+        name="s", command="x", host="h", args={"bits": "4"})]).values  # bits alone: nothing
+
+
 async def test_the_gap_form_records_where_its_measured_figure_came_from(tmp_path):
     from perftriage.ui.screens.roofline import RooflineScreen
     from tests.support.helpers import replay_app

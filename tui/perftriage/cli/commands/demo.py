@@ -49,8 +49,12 @@ def demo_config(log: Path, rate: float, metrics_port: int | None = None,
                " --metrics-port {metrics_port} --tp {tp} --moe-runner-backend {backend}")
     extra = {}
     if scenario is not None:  # S can restart it with another: sglang-sim scenario=healthy
+        from perftriage.simulator.scenarios import GAP_INPUTS
+
         command += " --scenario {scenario}"
-        extra = {"scenario": scenario}
+        # the simulated model's bytes a step: the gap form (G) takes them from here
+        extra = {"scenario": scenario, "active_params_b": f"{GAP_INPUTS['active_params_b']:g}",
+                 "bits": f"{GAP_INPUTS['bits']:g}"}
     profile = ServerProfile(
         name=DEMO_SERVER,
         command=command,

@@ -82,17 +82,42 @@ def prefill(state: SessionState, servers: Iterable[ServerProfile] = ()) -> Prefi
                 out.notes["gpu"] = f"{best.name}'s GPU {gpu.index}"
             except roofline.RooflineError:
                 pass  # an unknown card: the user types the bandwidth
+    servers = list(servers)
     if "gpus" not in values:
         _from_server(out, state, servers)
+    if "weights_gb" not in values and "active_params_b" not in values:
+        _model_from_server(out, state, servers)
     _measured(out, state)
     return out
+
+
+MODEL_ARGS = ("weights_gb", "active_params_b", "bits", "kv_gb")
+
+
+def _running_first(state: SessionState, servers: Iterable[ServerProfile]) -> list[ServerProfile]:
+    live = ("ready", "starting")
+    return sorted(servers, key=lambda p: getattr(state.servers.get(p.name), "state", "") not in live)
+
+
+def _model_from_server(out: Prefill, state: SessionState,
+                       servers: Iterable[ServerProfile]) -> None:
+    """The bytes a step reads from a server profile's args when it declares
+    them (``weights_gb``, or ``active_params_b`` and ``bits``; ``kv_gb``), a
+    running one first: G then Enter records the gap."""
+    ranked = _running_first(state, servers)
+    for profile in ranked:
+        got = {k: profile.args[k].strip() for k in MODEL_ARGS if profile.args.get(k, "").strip()}
+        if "weights_gb" in got or "active_params_b" in got:
+            for k, v in got.items():
+                out.values[k] = v
+                out.notes[k] = f"server {profile.name}: {k} {v}"
+            return
 
 
 def _from_server(out: Prefill, state: SessionState, servers: Iterable[ServerProfile]) -> None:
     """GPUs and the card from a server profile's ``tp`` and ``gpu`` args,
     a running one first (no host reports GPUs: a simulator, or no NVML)."""
-    live = ("ready", "starting")
-    ranked = sorted(servers, key=lambda p: getattr(state.servers.get(p.name), "state", "") not in live)
+    ranked = _running_first(state, servers)
     for profile in ranked:
         tp, card = profile.args.get("tp", "").strip(), profile.args.get("gpu", "").strip()
         if tp.isdigit() and int(tp) >= 1:
