@@ -96,6 +96,10 @@ def test_the_gap_form_takes_the_model_bytes_from_a_server_profile():
     assert (got.values["active_params_b"], got.values["bits"], got.values["gpus"]) == (
         "40", "4", "8")
     assert got.notes["active_params_b"] == "server sglang: active_params_b 40"
+    from perftriage.core.analysis.roofline import ceiling_words
+
+    assert ceiling_words(311.1, 32) == ("ceiling 311.1 tok/s per sequence (9955 tok/s aggregate "
+                                        "at batch 32)")
     assert "weights_gb" not in prefill(SessionState(), [ServerProfile(
         name="s", command="x", host="h", args={"bits": "4"})]).values  # bits alone: nothing
 

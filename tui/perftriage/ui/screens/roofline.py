@@ -267,7 +267,8 @@ class RooflineScreen(FormScreen[tuple[roofline.RooflineResult, dict[str, Any],
             self._provenance(),
             f"floor        [b]{r.floor_ms:.3f} ms/token[/b]   ({r.bytes_gb:g} GB over "
             f"{r.bandwidth_gbs_total:g} GB/s)",
-            f"ceiling      {r.ceiling_tps:.1f} tokens/s",
+            "ceiling      " + roofline.ceiling_words(
+                r.ceiling_tps, self.initial.measured_batch).removeprefix("ceiling "),
         ]
         if r.measured_ms is not None:
             lines.append(f"measured     {r.measured_ms:g} ms/token")
