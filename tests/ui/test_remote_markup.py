@@ -85,3 +85,17 @@ async def test_enter_on_a_host_shows_gpu_and_process_names_like_markup() -> None
         assert GPU in body and f"GPU-{BACKSLASH}" in body
         assert f"pid     4242  {PROCESS}" in body and f"pid     4243  {BACKSLASH}" in body
         assert f"clocks held by: [2 x=1, {BACKSLASH}" in body
+
+
+def test_safe_markup_never_lets_a_remote_backslash_escape_the_next_tag():
+    """Panes that still compose markup strings (hosts, logs, baseline lines):
+    a remote name ending in a backslash cannot swallow the closing tag after
+    it and let the style run on (issue 42 item 5)."""
+    from textual.content import Content
+
+    from perftriage.ui.widgets.format import safe
+
+    for name, shown in (("sglang\\", "sglang⧵"), ("k[2 x=1", "k[2 x=1"), ("a\\[b", "a\\[b")):
+        content = Content.from_markup(f"[b]{safe(name)}[/b] tail")
+        assert content.plain == f"{shown} tail"
+        assert [(s.start, s.end) for s in content.spans] == [(0, len(shown))]

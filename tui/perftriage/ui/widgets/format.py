@@ -53,9 +53,13 @@ def safe(text) -> str:
     """Remote text (host names, reasons, GPU names, probe labels) for Textual
     content markup: controls shown visibly, every ``[`` escaped
     (``textual.markup.escape`` leaves ``[2 x=1``, which the parser reads as a
-    tag with a value). A text ending in ``\\`` still escapes a tag right
-    after it: new code puts remote text in with :func:`markup` instead."""
-    return visible(str(text)).replace("[", "\\[")
+    tag with a value); a trailing ``\\`` is shown as ``⧵`` so that it cannot
+    escape the tag written after it. New code puts remote text in with
+    :func:`markup` instead."""
+    out = visible(str(text)).replace("[", "\\[")
+    # a trailing backslash would escape the tag the caller writes after it: shown as
+    # the look-alike U+29F5 (a remote name never closes or opens a style)
+    return out[:-1] + "\u29f5" if out.endswith("\\") else out
 
 
 def markup(template: str, **values: object) -> Content:
