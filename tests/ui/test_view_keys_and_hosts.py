@@ -62,8 +62,7 @@ async def test_the_headline_says_wall_time_and_busy_shares_and_d_sets_noise_apar
     _sample(cockpit.session, "p2", 9, 10)  # 47.4 % of 19
     app = PerftriageApp(cockpit)
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.press("T")
-        await wait_for(lambda: isinstance(app.screen, StacksScreen))
+        await _press_to(pilot, app, "T", StacksScreen)
         screen = app.screen
         await wait_for(lambda: "p2 on h200" in _text(screen, "#stacks-head"))
         head = " ".join(_text(screen, "#stacks-head").split())
@@ -80,26 +79,27 @@ async def test_k_in_the_stacks_and_profile_views_opens_the_stacks_form() -> None
     app = PerftriageApp(_cockpit(servers=False))
     async with app.run_test(size=(160, 45)) as pilot:
         for view_key, view in (("T", StacksScreen), ("P", ProfileScreen)):
-            await pilot.press(view_key)
-            await wait_for(lambda: isinstance(app.screen, view))
+            await _press_to(pilot, app, view_key, view)
             if view is StacksScreen:  # what the empty view says is what works here
                 assert "k samples the engine's Python" in _text(app.screen, "#stacks-head")
-            await pilot.press("k")
-            await wait_for(lambda: isinstance(app.screen, PromptScreen))
+            await _press_to(pilot, app, "k", PromptScreen)
             form = app.screen
             assert "probe: stacks" in str(form.query_one("Label").render())
             assert form.query_one("Input").value == "--seconds 3"  # type: ignore[attr-defined]
-            await pilot.press("escape")
-            await wait_for(lambda: isinstance(app.screen, view))
-            await pilot.press("escape")
-            await wait_for(lambda: isinstance(app.screen, MainScreen))
+            await _press_to(pilot, app, "escape", view)
+            await _press_to(pilot, app, "escape", MainScreen)
+
+
+async def _press_to(pilot, app, key: str, screen: type) -> None:
+    """Press ``key`` and wait until ``screen`` is on top."""
+    await pilot.press(key)
+    await wait_for(lambda: isinstance(app.screen, screen))
 
 
 async def test_esc_returns_to_where_the_user_was_then_to_the_main_screen() -> None:
     app = PerftriageApp(_cockpit(servers=False))
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.press("P")
-        await wait_for(lambda: isinstance(app.screen, ProfileScreen))
+        await _press_to(pilot, app, "P", ProfileScreen)
         await pilot.press("T")  # the Stacks view, opened from the Profile view
         await wait_for(lambda: isinstance(app.screen, StacksScreen))
         await pilot.press("escape")  # back where the user was
@@ -109,18 +109,13 @@ async def test_esc_returns_to_where_the_user_was_then_to_the_main_screen() -> No
         # P, T, P, T: no pile of views; Esc, Esc reaches the main screen
         for key, view in (("P", ProfileScreen), ("T", StacksScreen), ("P", ProfileScreen),
                           ("T", StacksScreen)):
-            await pilot.press(key)
-            await wait_for(lambda: isinstance(app.screen, view))
+            await _press_to(pilot, app, key, view)
         assert sum(isinstance(s, (ProfileScreen, StacksScreen)) for s in app.screen_stack) == 2
-        await pilot.press("escape")
-        await wait_for(lambda: isinstance(app.screen, ProfileScreen))
-        await pilot.press("escape")
-        await wait_for(lambda: isinstance(app.screen, MainScreen))
+        await _press_to(pilot, app, "escape", ProfileScreen)
+        await _press_to(pilot, app, "escape", MainScreen)
         # a view opened from the main screen: one Esc
-        await pilot.press("T")
-        await wait_for(lambda: isinstance(app.screen, StacksScreen))
-        await pilot.press("escape")
-        await wait_for(lambda: isinstance(app.screen, MainScreen))
+        await _press_to(pilot, app, "T", StacksScreen)
+        await _press_to(pilot, app, "escape", MainScreen)
 
 
 async def _form(app, pilot, *keys: str) -> PromptScreen:
@@ -173,8 +168,7 @@ async def test_forms_that_read_the_engine_default_to_the_servers_host_and_say_so
         form = await _form(app, pilot, "P", "c")
         assert form.choice == "localhost"
         await _close_all(app, pilot)
-        await pilot.press("G")
-        await wait_for(lambda: isinstance(app.screen, RooflineScreen))
+        await _press_to(pilot, app, "G", RooflineScreen)
         assert app.screen.query_one(GapView).host == "localhost"
 
 
@@ -184,11 +178,7 @@ async def test_the_triage_view_keeps_the_same_esc_order() -> None:
 
     app = PerftriageApp(_cockpit(servers=False))
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.press("P")
-        await wait_for(lambda: isinstance(app.screen, ProfileScreen))
-        await pilot.press("Y")
-        await wait_for(lambda: isinstance(app.screen, TriageScreen))
-        await pilot.press("escape")
-        await wait_for(lambda: isinstance(app.screen, ProfileScreen))
-        await pilot.press("escape")
-        await wait_for(lambda: isinstance(app.screen, MainScreen))
+        await _press_to(pilot, app, "P", ProfileScreen)
+        await _press_to(pilot, app, "Y", TriageScreen)
+        await _press_to(pilot, app, "escape", ProfileScreen)
+        await _press_to(pilot, app, "escape", MainScreen)
