@@ -61,3 +61,30 @@ async def test_the_probes_host_column_fits_the_host_names(size, tmp_path):
         assert host.width == len("h200-node-017")
         assert "localhost" in table.get_row("p0")[1].plain
         await pilot.press("q")
+
+
+@pytest.mark.parametrize("key,view", [("P", "ProfileScreen"), ("T", "StacksScreen"),
+                                      ("Y", "TriageScreen"), ("F", "FleetScreen")])
+async def test_at_100x30_no_view_cuts_a_footer_key(key, view):
+    """The views used Textual's plain footer: at 100 columns their last key
+    was cut mid-word ("S Serv") under the palette key. Every key shown is
+    whole, and the palette key keeps its place at the right."""
+    from textual.widgets._footer import FooterKey
+
+    from perftriage.ui.widgets.footer import FittingFooter
+    from tests.support.helpers import wait_for
+
+    app = replay_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.5)
+        await pilot.press(key)
+        await wait_for(lambda: type(app.screen).__name__ == view)
+        await pilot.pause(0.5)
+        footer = app.screen.query_one(FittingFooter)
+        keys = [k for k in footer.query(FooterKey) if k.display]
+        palette = [k for k in keys if k.has_class("-command-palette")]
+        assert len(palette) == 1 and palette[0].region.right <= 100
+        others = [k for k in keys if not k.has_class("-command-palette")]
+        assert len(others) >= 3
+        assert all(k.region.right <= palette[0].region.x for k in others)
+        assert any(not k.display for k in footer.query(FooterKey))  # some left out, whole

@@ -10,7 +10,7 @@ import stat
 import pytest
 from pathlib import Path
 
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from perftriage.ui.app import PerftriageApp
 from perftriage.core.model import events as ev
@@ -315,3 +315,33 @@ async def test_enter_on_a_kernel_shows_it_whole():
         assert "launched by aten::index_select via cudaLaunchKernel (40 of 40 calls)" in body
         await pilot.press("escape")
         await wait_for(lambda: isinstance(app.screen, ProfileScreen))
+
+
+@pytest.mark.parametrize("size", [(100, 30), (200, 50)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_comparison_and_the_kernel_names_fit_the_screen(size):
+    """At 100x30 the comparison box was two columns wide (clipped) beside the
+    buckets and ranks, and the kernel table scrolled sideways: now the
+    comparison takes their place when all three do not fit, and each name is
+    cut in its middle to the width left."""
+    app = _snapshot_app()
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause(0.3)
+        screen = app.screen
+        box = screen.query_one("#profile-compare", Static)
+        assert not box.display  # d off: no room taken
+        await pilot.press("d")
+        await pilot.pause(0.3)
+        assert box.display and box.region.right <= size[0]
+        text = str(box.render())
+        assert "prof2 against prof1" in text and "different rank counts" in text
+        # each comparison line fits the box unwrapped
+        assert all(len(line) <= box.content_region.width for line in text.splitlines())
+        beside = screen.query_one("#profile-ranks-box").display
+        assert beside == (size[0] >= 184)
+        table = screen.query_one("#profile-kernels", DataTable)
+        assert table.virtual_size.width <= table.scrollable_content_region.width
+        names = [str(table.get_row_at(r)[-1]) for r in range(table.row_count)]
+        assert len(set(names)) == len(names)
+        await pilot.press("d")
+        await pilot.pause(0.3)
+        assert not box.display and screen.query_one("#profile-ranks-box").display

@@ -11,13 +11,14 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import DataTable, Footer, Label, TextArea
+from textual.widgets import DataTable, Label, TextArea
 
 from perftriage.ui.app_context import app_context
 from perftriage.core.fleet.fold import group_answers
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.sanitize import visible, visible_lines
 from perftriage.ui.screens.detail_modal import DetailModal
+from perftriage.ui.widgets.footer import FittingFooter
 
 
 VERDICT_STYLE = {"ok": "green", "failed": "red", "error": "bold red", "timeout": "red"}
@@ -43,7 +44,7 @@ class FanoutScreen(DetailModal):
             yield DataTable(id="fanout-groups", cursor_type="row")
             yield TextArea("", read_only=True, show_line_numbers=False, soft_wrap=False,
                            id="fanout-output")
-            yield Footer()
+            yield FittingFooter()
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("hosts", "n", "verdict", "result")

@@ -24,7 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 from textual.worker import Worker
 
 from perftriage.ui.app_context import app_context
@@ -35,6 +35,7 @@ from perftriage.core.sanitize import visible
 from perftriage.core.view import fleet_view
 from perftriage.services.hosts.dig_in import DigInError
 from perftriage.ui.widgets.format import sparkline
+from perftriage.ui.widgets.footer import FittingFooter
 
 MAX_OUTLIER_ROWS = 200
 # Grid rows drawn: the most deviating hosts. Nobody reads row 400 of 512;
@@ -111,7 +112,7 @@ class FleetScreen(Screen[str | None]):
                 yield DataTable(id="fleet-outliers", cursor_type="row")
                 yield Static(id="fleet-history")
         yield Static(id="fleet-folded")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.query_one("#fleet-outliers", DataTable).add_columns("#", "outlier", "MADs")

@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.containers import Vertical, VerticalScroll
-from textual.widgets import Footer, Label, Static
+from textual.widgets import Label, Static
 
 from perftriage.ui.app_context import app_context
 from perftriage.core.model.events import GpuProcess
@@ -23,6 +23,7 @@ from perftriage.ui.screens.detail_modal import DetailModal
 from perftriage.core.sanitize import visible
 from perftriage.ui.widgets.format import gib, markup, num, text_lines
 from perftriage.ui.widgets.status_style import styled, threshold
+from perftriage.ui.widgets.footer import FittingFooter
 
 REFETCH_S = 5.0  # processes and topology are fetched from the host this often
 
@@ -142,7 +143,7 @@ class HostDetailScreen(DetailModal):
             yield Label("", id="host-detail-title")
             with VerticalScroll():
                 yield Static("", id="host-detail-body")
-            yield Footer()
+            yield FittingFooter()
 
     def on_mount(self) -> None:
         app_context(self).refresher.watch(self)

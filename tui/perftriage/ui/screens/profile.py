@@ -27,7 +27,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from perftriage.ui.app_context import app_context, refuse_in_replay
 from perftriage.core.model.events import ProfileCaptured
@@ -47,6 +47,7 @@ from perftriage.core.view.targets import server_host
 from perftriage.services.profile.capture import CaptureFailed, via_text
 from perftriage.transport.base import TransportError
 from perftriage.transport.http_get import BadUrl, parse_http_url
+from perftriage.ui.widgets.footer import FittingFooter
 
 BUCKET_STYLE = {
     "communication": "on #b5651d", "moe": "on #7b3fa0", "attention": "on #2a7ab0",
@@ -54,6 +55,10 @@ BUCKET_STYLE = {
     "other": "on #444444",
 }
 KERNEL_ROWS = 40
+# the buckets (40) and ranks (58) boxes and a comparison whose lines (up to ~80
+# characters: "⚠ profiles of different rank counts …") are not wrapped
+SIDE_BY_SIDE_MIN_WIDTH = 40 + 58 + 86
+NAME_MIN_WIDTH, NAME_MAX_WIDTH = 24, 100  # a kernel name's column
 BAR_WIDTH = 80
 
 
@@ -145,7 +150,7 @@ class ProfileScreen(Screen[None]):
                     r.border_title = "Ranks"
                     yield DataTable(id="profile-ranks", cursor_type="none")
                 yield Static(id="profile-compare")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.query_one("#profile-buckets", DataTable).add_columns("bucket", "ms", "share")
@@ -183,7 +188,20 @@ class ProfileScreen(Screen[None]):
         i = len(state.profiles) - 1 if self.index is None else self.index
         return state.profiles[max(0, min(i, len(state.profiles) - 1))]
 
+    def on_resize(self) -> None:
+        self._fit_side()
+
+    def _fit_side(self) -> None:
+        """The comparison (``d``) sits beside the buckets and ranks when all
+        three fit; on a narrower screen it takes their place (the bar above
+        still shows the buckets), and with ``d`` off it takes no room."""
+        beside = self.size.width >= SIDE_BY_SIDE_MIN_WIDTH
+        self.query_one("#profile-compare", Static).display = self.comparing
+        for box in ("#profile-buckets-box", "#profile-ranks-box"):
+            self.query_one(box).display = beside or not self.comparing
+
     def show_state(self, state: SessionState) -> None:
+        self._fit_side()
         cap = self.current(state)
         head = self.query_one("#profile-head", Static)
         self.query_one("#profile-progress", Static).update(Text(self.progress))
@@ -215,7 +233,7 @@ class ProfileScreen(Screen[None]):
         if s.ranks > 1:
             cols.append("spread")
         kernels.add_columns(*cols, "bucket", "kernel")
-        names = short_names([k.name for k in s.kernels[:KERNEL_ROWS]], 100)
+        rows: list[list[str | Text]] = []
         for i, k in enumerate(s.kernels[:KERNEL_ROWS], 1):
             row: list[str | Text] = [str(i), f"{k.total_ms:.3f}", f"{k.pct:.1f}%"]
             if ncu:
@@ -223,9 +241,13 @@ class ProfileScreen(Screen[None]):
             row += [str(k.calls), f"{k.avg_us:.1f}"]
             if s.ranks > 1:
                 row.append(f"{k.spread_pct:.0f}%")
-            row += [Text(visible(k.bucket), style=BUCKET_STYLE.get(k.bucket, "")),
-                    Text(names[i - 1])]
-            kernels.add_row(*row)
+            rows.append(row + [Text(visible(k.bucket), style=BUCKET_STYLE.get(k.bucket, ""))])
+        # each name cut in its middle to the width left beside the figures, so
+        # no row scrolls and two templated names stay two
+        names = short_names([k.name for k in s.kernels[:KERNEL_ROWS]],
+                            self._name_width(cols + ["bucket"], rows))
+        for row, name in zip(rows, names):
+            kernels.add_row(*row, Text(name))
         for b in s.buckets:
             buckets.add_row(Text(visible(b.bucket), style=BUCKET_STYLE.get(b.bucket, "")),
                             f"{b.total_ms:.3f}", f"{b.pct:.1f}%")
@@ -233,6 +255,13 @@ class ProfileScreen(Screen[None]):
             ranks.add_row(visible(r.rank), _num(r.window_ms, ".2f"), f"{r.kernel_ms:.2f}",
                           _num(r.idle_pct, ".1f", "%"), _num(r.exposed_comm_ms, ".3f"))
         self.query_one("#profile-compare", Static).update(self._compare_text(state, cap))
+
+    def _name_width(self, headers: list[str], rows: list[list[str | Text]]) -> int:
+        """Columns left for the kernel's name beside the other cells (each
+        padded by one on both sides), the box's border and a scrollbar."""
+        used = sum(max([len(h)] + [len(str(r[c])) for r in rows]) + 2
+                   for c, h in enumerate(headers))
+        return max(NAME_MIN_WIDTH, min(NAME_MAX_WIDTH, self.size.width - used - 2 - 2 - 2 - 2))
 
     def _compare_text(self, state: SessionState, cap: ProfileCaptured) -> Text:
         if not self.comparing:

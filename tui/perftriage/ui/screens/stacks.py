@@ -22,7 +22,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.sanitize import visible
@@ -40,6 +40,7 @@ from perftriage.core.stacks.samples import (
 from perftriage.core.stacks.summary import StacksSummary, wall_pct
 from perftriage.ui.app_context import app_context, refuse_in_replay
 from perftriage.ui.screens.views import close_view
+from perftriage.ui.widgets.footer import FittingFooter
 
 FRAME_ROWS = 15  # per process
 FIXED_COLUMNS = 7 + 6 + 6 + 6 + 2 * 6 + 2 + 2  # pid, wall, self, total, padding, border, scrollbar
@@ -94,7 +95,7 @@ class StacksScreen(Screen[None]):
                                     "· self, total: of the busy samples")
                 yield DataTable(id="stacks-frames", cursor_type="row", zebra_stripes=True)
             yield Static(id="stacks-side")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.query_one("#stacks-frames", DataTable).add_columns(

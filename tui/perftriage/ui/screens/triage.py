@@ -24,7 +24,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.report.markdown import clock
@@ -33,6 +33,7 @@ from perftriage.services.triage import next_step
 from perftriage.ui.screens.views import close_view
 from perftriage.ui.app_context import app_context
 from perftriage.ui.widgets.logs import LogsPane
+from perftriage.ui.widgets.footer import FittingFooter
 from perftriage.ui.widgets.triage_text import (
     SEVERITY_STYLE,
     LEAD_STYLE,
@@ -74,7 +75,7 @@ class TriageScreen(Screen[None]):
         table.border_title = "Findings, ranked by the share of the time they explain"
         yield table
         yield Static(id="triage-detail")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         app = app_context(self)
