@@ -253,10 +253,87 @@ def test_cpu_throttle_only_under_a_late_host(idle_gpu):
     if idle_gpu:
         [f] = cpu
         launch = next(x for x in found if x.cause == "launch-bound")
-        assert f.explains_pct == pytest.approx(launch.explains_pct * 0.40, rel=1e-3)
+        # launch-bound keeps 60 % of its share, cpu-throttle is the 40 % it gave up
+        assert f.explains_pct == pytest.approx(launch.explains_pct * 0.40 / 0.60, rel=1e-3)
         assert "PSI cpu some avg10 40 %" in f.evidence[0].text
     else:
         assert cpu == []
+
+
+# --- cpu-throttle: the part of each host-side parent that waits for a CPU -------
+
+
+def _host_parents():
+    """The host-side findings of one window: disjoint shares of the host's wait."""
+    from perftriage.core.triage.model import NextStep
+
+    return [Finding("host-stall", "stall", 30.0), Finding("host-sync", "sync", 10.0),
+            Finding("need-evidence", "need stacks", 8.0, confirmed=False,
+                    next=NextStep("stacks", [], "name the frame")),
+            Finding("need-evidence", "need a capture", 20.0, confirmed=False,
+                    next=NextStep("capture", [], "the timeline"))]
+
+
+def _contended(psi: float | None = None, throttled: float | None = None):
+    from perftriage.core.triage.witnesses import Witnesses
+
+    return Witnesses(host="gpu", start=0, end=30, cpu_psi_some=psi, cpu_throttled_pct=throttled)
+
+
+def test_cpu_throttle_takes_its_part_out_of_each_host_side_parent():
+    """Top-down: the parent keeps parent x (1 - lost); the child is what the
+    parents gave up, added; the time they explain together is unchanged."""
+    from perftriage.core.triage.host_side import cpu_throttle_finding
+
+    found = _host_parents()
+    cpu = cpu_throttle_finding(_contended(psi=55.0, throttled=60.0), found)
+    assert cpu is not None and cpu.cause == "cpu-throttle"
+    shares = {(f.cause, f.next.kind if f.next else None): f.explains_pct for f in found}
+    assert shares[("host-stall", None)] == pytest.approx(30.0 * 0.4)
+    assert shares[("host-sync", None)] == pytest.approx(10.0 * 0.4)
+    assert shares[("need-evidence", "stacks")] == pytest.approx(8.0 * 0.4)
+    assert shares[("need-evidence", "capture")] == 20.0  # not a host-side parent: untouched
+    assert cpu.explains_pct == pytest.approx((30.0 + 10.0 + 8.0) * 0.6)
+    assert sum(f.explains_pct or 0 for f in found) + cpu.explains_pct == pytest.approx(68.0)
+    texts = [e.text for e in cpu.evidence]
+    assert "cgroup throttled in 60 % of its CFS periods (cpu.stat)" in texts
+    assert ("60 % of the host's lateness is waiting for a CPU: host-stall 30 % → 12 % of the "
+            "time, 18 % is cpu-throttle's") in texts
+    assert found[0].evidence[-1].text == ("60 % of it is waiting for a CPU: 18 % of the time "
+                                          "counted under cpu-throttle")
+    assert found[0].evidence[-1].source == "cgroup"  # the larger of the two says it
+
+
+def test_above_half_the_time_waiting_cpu_throttle_tops_its_parent():
+    from perftriage.core.triage.host_side import cpu_throttle_finding
+
+    stall = Finding("host-stall", "stall", 47.0)
+    cpu = cpu_throttle_finding(_contended(psi=55.0, throttled=60.0), [stall])
+    assert cpu is not None
+    assert [f.cause for f in ranked([stall, cpu])] == ["cpu-throttle", "host-stall"]
+    assert (cpu.explains_pct, stall.explains_pct) == (pytest.approx(28.2), pytest.approx(18.8))
+    stall = Finding("host-stall", "stall", 47.0)
+    cpu = cpu_throttle_finding(_contended(psi=20.0), [stall])  # a fifth: the stall stays on top
+    assert cpu is not None
+    assert [f.cause for f in ranked([stall, cpu])] == ["host-stall", "cpu-throttle"]
+
+
+@pytest.mark.parametrize("psi,throttled", [(None, None), (9.9, 4.9), (0.0, 0.0)])
+def test_below_the_thresholds_the_parents_keep_their_share(psi, throttled):
+    from perftriage.core.triage.host_side import cpu_throttle_finding
+
+    found = _host_parents()
+    assert cpu_throttle_finding(_contended(psi, throttled), found) is None
+    assert [f.explains_pct for f in found] == [30.0, 10.0, 8.0, 20.0]
+    assert all(len(f.evidence) == 0 for f in found)
+
+
+def test_no_host_side_parent_no_cpu_throttle():
+    from perftriage.core.triage.host_side import cpu_throttle_finding
+
+    found = [Finding("kernel-below-roofline", "k", 40.0, confirmed=False)]
+    assert cpu_throttle_finding(_contended(psi=90.0, throttled=90.0), found) is None
+    assert found[0].explains_pct == 40.0
 
 
 def test_psi_and_cgroup_lines_parse():

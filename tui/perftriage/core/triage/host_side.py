@@ -10,7 +10,9 @@ previous kernel ended). That share of the step is split between
 - ``launch-bound``: the rest, when the capture shows eager launches (no
   ``cudaGraphLaunch``) of kernels shorter than their launch call.
 
-What cannot be split yet is a lead with the next witness to take.
+What cannot be split yet is a lead with the next witness to take. Under
+these, ``cpu-throttle``: the part of each that is waiting for a CPU (PSI,
+the cgroup's CFS throttling), taken out of it.
 """
 
 from __future__ import annotations
@@ -225,16 +227,24 @@ HOST_CAUSES = frozenset({"host-stall", "launch-bound", "host-sync"})
 
 def cpu_throttle_finding(w: Witnesses, found: list[Finding]) -> Finding | None:
     """Only as a cause under a host-side finding: the host is late, and its
-    CPUs are contended (PSI) or its cgroup is throttled (CFS quota)."""
+    CPUs are contended (PSI) or its cgroup is throttled (CFS quota).
+
+    Top-down (Intel's TMA): the child explains part of each parent, and the
+    parent keeps what remains. Each host-side finding in ``found`` (host-stall,
+    launch-bound, host-sync, the lead that asks for stacks) gives up the part
+    the wait for a CPU explains (its share x the contended share) and keeps
+    its share x (1 - contended); the cpu-throttle finding is what they gave
+    up, added (they are disjoint parts of the host's wait), so the time they
+    explain together stays the same."""
     host = [f for f in found if f.cause in HOST_CAUSES
             or (f.cause == "need-evidence" and f.next is not None and f.next.kind == "stacks")]
     psi, thr = w.cpu_psi_some, w.cpu_throttled_pct
-    lost = max(psi if psi is not None and psi >= PSI_PCT else 0.0,
-               thr if thr is not None and thr >= THROTTLED_PCT else 0.0)
+    psi_lost = psi if psi is not None and psi >= PSI_PCT else 0.0
+    thr_lost = thr if thr is not None and thr >= THROTTLED_PCT else 0.0
+    lost = min(100.0, max(psi_lost, thr_lost))
     if not host or lost <= 0:
         return None
-    # a cause under each host-side finding: never more than its largest parent
-    late = max(f.explains_pct or 0.0 for f in host)
+    source = "psi" if psi_lost >= thr_lost else "cgroup"
     ev = []
     if psi is not None:
         ev.append(Evidence("host", f"PSI cpu some avg10 {psi:.0f} % (median): tasks waited "
@@ -242,11 +252,24 @@ def cpu_throttle_finding(w: Witnesses, found: list[Finding]) -> Finding | None:
     if thr is not None:
         ev.append(Evidence("host", f"cgroup throttled in {thr:.0f} % of its CFS periods "
                                    "(cpu.stat)", w.end, "cgroup"))
+    taken = 0.0
+    for f in host:
+        before = f.explains_pct or 0.0
+        cut = before * lost / 100.0
+        f.explains_pct = before - cut
+        taken += cut
+        ev.append(Evidence("host", f"{lost:.0f} % of the host's lateness is waiting for a CPU: "
+                                   f"{f.cause} {pct(before)} → {pct(f.explains_pct)} of the "
+                                   f"time, {pct(cut)} is cpu-throttle's", w.end, source))
+        f.evidence.append(Evidence("host", f"{lost:.0f} % of it is waiting for a CPU: "
+                                           f"{pct(cut)} of the time counted under cpu-throttle",
+                                   w.end, source))
+    parents = ", ".join(sorted({f.cause for f in host}))
     return Finding(
-        cause="cpu-throttle", explains_pct=late * lost / 100.0, host=w.host,
-        title=(f"the host is late and its CPU is contended ({lost:.0f} % of the time): part of "
-               f"the {', '.join(sorted({f.cause for f in host}))} is waiting for a CPU"),
+        cause="cpu-throttle", explains_pct=taken, host=w.host,
+        title=(f"the host is late and waits for a CPU {lost:.0f} % of the time (contended or "
+               f"throttled): {pct(taken)} of the time, the part of the {parents} that is "
+               "waiting for a CPU"),
         evidence=ev,
         fix=["a larger CPU quota (the container's cpu limit), fewer busy processes on the "
              "host, the engine's processes pinned to their own cores"])
-
