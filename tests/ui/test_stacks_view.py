@@ -55,10 +55,12 @@ def test_compare_and_report_section() -> None:
     md = render(cockpit.session.state)
     assert "## Stacks" in md and "### p2" in md
     assert f"| `{STALL_FUNCTION}` | tests/support/stall_target.py:27 | 87.5 % | 87.5 % |" in md
-    # a dump, a --gil record and a plain record are different kinds: not compared
-    assert "- not compared with p1: a dump, this a record (different kinds of sample)" in md
+    # p1, a dump of two threads, is too few samples to show or compare with
+    assert "p1: 2 samples, not shown (fewer than 5 samples" in md
+    assert "### p1" not in md and "not compared with p1" not in md
+    # a --gil record and a plain record are different kinds: not compared
     assert "- not compared with p2: a record, this a record --gil" in md
-    assert "grew since p1" not in md and "since p3" not in md
+    assert "since p1" not in md and "since p3" not in md
     # p4 against p2, both records: 87.5 → 83.9 % of 160 and 87 samples is noise
     assert "- since p2: no function moved past the noise floor (87 against 160 samples)" in md
     # a long command line is cut at a word, with an ellipsis
@@ -178,3 +180,16 @@ async def test_where_keeps_file_and_line_at_100_columns() -> None:
         assert cells[5].endswith("stall_target.py:27")
         widths = sum(c.get_render_width(table) for c in table.columns.values())
         assert widths <= table.size.width  # the where column is on screen, not scrolled off
+
+
+async def test_at_100_columns_a_frame_name_is_cut_in_its_middle():
+    """A narrow table kept a frame name's first 12 characters
+    ("perftriage_p"): two frames of one prefix read alike. Both ends stay."""
+    app = _snapshot_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.5)
+        table = app.screen.query_one("#stacks-frames", DataTable)
+        frames = [str(table.get_row_at(r)[4]) for r in range(table.row_count)]
+        stall = next(f for f in frames if f.startswith("perf"))
+        assert "…" in stall and stall.endswith(STALL_FUNCTION[-4:])
+        assert len(stall) < len(STALL_FUNCTION)

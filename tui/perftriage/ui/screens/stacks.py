@@ -25,6 +25,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from perftriage.core.model.state import Section, SessionState
+from perftriage.core.profile.table import short_name
 from perftriage.core.sanitize import visible
 from perftriage.core.stacks.compare import FrameChange, baseline, compare, noise
 from perftriage.core.stacks.samples import (
@@ -145,7 +146,7 @@ class StacksScreen(Screen[None]):
                 # a dump's samples are its threads, not time: no wall share
                 wall = f"{wall_pct(f, proc):.1f}%" if s.mode == "record" else ""
                 table.add_row(str(proc.pid), wall, f"{f.self_pct:.1f}%", f"{f.total_pct:.1f}%",
-                              Text(visible(f.name[:name_w])),
+                              Text(short_name(f.name, name_w)),  # its middle cut: both ends say which
                               Text(visible(short_where(f, where_w))))
                 self._rows.append((proc.pid, f.name, f.file))
         if 0 < cursor < table.row_count:
