@@ -96,12 +96,41 @@ async def test_picker_searches_the_whole_ring_and_attaches_host_facts(tmp_path) 
         await wait_for(lambda: len(h.evidence) == 1)
         assert (h.evidence[0].ref_kind, h.evidence[0].ref_id) == ("log", "l1:4")
         assert NEEDLE in h.evidence[0].summary
-        # the host's topology, against
-        await _pick(pilot, "slash", *"topology", "enter", "minus")
+        # the picker stays open for the next piece: the host's topology, against
+        assert isinstance(app.screen, EvidencePickerScreen)
+        await pilot.press("slash", *"topology", "enter", "minus")
         await wait_for(lambda: len(h.evidence) == 2)
         e = h.evidence[1]
         assert (e.ref_kind, e.ref_id, e.stance) == ("host", "gpu-a:topology", "against")
         assert "NV18 ×3" in e.summary
+        assert "attached: 2" in str(app.screen.query_one("#evidence-count").render())
+        await pilot.press("escape")
+        await wait_for(lambda: not isinstance(app.screen, EvidencePickerScreen))
+        assert len(h.evidence) == 2  # Esc attaches nothing more
+        await pilot.press("q")
+
+
+async def test_the_picker_stays_open_until_esc_and_marks_what_it_attached(tmp_path) -> None:
+    """It closed after each +: attaching three pieces took three visits."""
+    app = _app(tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("H", *"two pieces", "enter", "enter")
+        await wait_for(lambda: len(app.session.state.hypotheses) == 1)
+        await pilot.pause()
+        h = app.session.state.hypotheses[0]
+        await _pick(pilot, "plus", "minus", "enter")  # the cursor moves on after each
+        await wait_for(lambda: len(h.evidence) == 3)
+        picker = app.screen
+        assert isinstance(picker, EvidencePickerScreen)
+        assert [e.stance for e in h.evidence] == ["for", "against", "for"]
+        assert len({(e.ref_kind, e.ref_id) for e in h.evidence}) == 3
+        table = picker.query_one("#evidence-table")
+        kinds = [str(table.get_row_at(r)[1]) for r in range(3)]
+        assert kinds[0].startswith("+ ") and kinds[1].startswith("− ") \
+            and kinds[2].startswith("+ ")
+        assert "attached: 3" in str(picker.query_one("#evidence-count").render())
+        await pilot.press("escape")
+        await wait_for(lambda: not isinstance(app.screen, EvidencePickerScreen))
         await pilot.press("q")
 
 

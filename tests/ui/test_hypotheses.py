@@ -207,6 +207,8 @@ async def test_pick_a_log_line_as_evidence_and_notes_strip(tmp_path):
         h = app.session.state.hypotheses[0]
         assert [(e.ref_kind, e.ref_id, e.stance) for e in h.evidence] == [("log", "l1:2", "against")]
         assert "OutOfMemoryError" in h.evidence[0].summary
+        await pilot.press("escape")  # the picker stays open for more until Esc
+        await pilot.pause()
         await pilot.press("N", *"restart", "enter")
         await pilot.pause(0.1)
         notes = str(app.screen.query_one("#hyp-notes").render())

@@ -187,11 +187,13 @@ def test_keys_that_open_a_dialog_or_zoom_hand_the_keys_behind_them_over(tmp_path
             app.wait_screen("search /decode/")
 
             # E in Hypotheses opens the evidence picker: its search, the
-            # return to the list and + (for) all land in the picker
+            # return to the list and + (for) all land in the picker; Esc closes it
             app.keys("1")
             app.keys("4", "E", "/nsys", "Enter", "+")
             (linked,) = app.wait_event("evidence.linked")
             assert (linked["hyp_id"], linked["ref_id"], linked["stance"]) == ("h1", "p1", "for")
+            app.keys("Escape")  # the picker stays open for more evidence until Esc
+            app.wait_screen_shows(lambda s: "evidence for:" not in s, "the picker closed", 5)
 
             # z maximizes the Hypotheses pane; s right behind steps the status there
             app.keys("1")

@@ -72,8 +72,8 @@ class HypothesisFlows:
             self.app.push_screen(ConfirmScreen(f"Delete hypothesis “{h.title}”?"),
                                  lambda yes: self._deleted(hyp_id, yes))
         elif dialog == "evidence":
-            self.app.push_screen(EvidencePickerScreen(self.session.state, h.title),
-                                 lambda value: self._picked(hyp_id, value))
+            self.app.push_screen(EvidencePickerScreen(
+                self.session.state, h.title, lambda c, stance: self._picked(hyp_id, c, stance)))
 
     def _edited(self, hyp_id: str, value: HypothesisForm | None) -> None:
         h = self.session.state.hypothesis(hyp_id)
@@ -96,13 +96,11 @@ class HypothesisFlows:
             self.session.emit(ev.HypothesisDeleted(hyp_id=hyp_id))
             self.app.notify(f"deleted: {h.title}")
 
-    def _picked(self, hyp_id: str, value: tuple[Candidate, ev.Stance] | None) -> None:
+    def _picked(self, hyp_id: str, c: Candidate, stance: ev.Stance) -> None:
         h = self.session.state.hypothesis(hyp_id)
         pane = self._pane()
-        if value is None or h is None or pane is None:
-            return
-        c, stance = value
-        pane.link_evidence(h, c.ref_kind, c.ref_id, stance, c.summary)
+        if h is not None and pane is not None:
+            pane.link_evidence(h, c.ref_kind, c.ref_id, stance, c.summary)
 
     def roofline(self) -> None:
         def computed(value: tuple[roofline.RooflineResult, dict,

@@ -1,6 +1,7 @@
-"""Pick a piece of evidence for a hypothesis: a finished probe, a computed
-gap, a host fact (its GPUs, its topology), a log line or a note; attach it
-as for / against. ``/`` searches: every line of every log ring (not only
+"""Pick evidence for a hypothesis: a finished probe, a computed gap, a host
+fact (its GPUs, its topology), a log line or a note; attach each as for /
+against. The picker stays open until Esc, so several pieces go in one visit;
+the rows attached so far are marked. ``/`` searches: every line of every log ring (not only
 the notable ones), and narrows the other kinds to what matches
 (:mod:`perftriage.core.view.evidence`)."""
 
@@ -10,7 +11,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Input, Label
+
+from collections.abc import Callable
 
 from perftriage.core.model.events import Stance
 from perftriage.core.model.state import SessionState
@@ -24,8 +28,9 @@ from perftriage.ui.widgets.status_style import PROBE_ICON, status_text
 __all__ = ["Candidate", "EvidencePickerScreen"]
 
 
-class EvidencePickerScreen(FormScreen[tuple[Candidate, Stance] | None]):
-    """Returns ``(candidate, stance)`` or None. A typed-order form
+class EvidencePickerScreen(FormScreen[int]):
+    """Calls ``attach(candidate, stance)`` for each ``+``/``-``/Enter and
+    returns how many were attached when Esc closes it. A typed-order form
     (:class:`~perftriage.ui.key_order_workaround.FormScreen`): ``E/start-up⏎+``
     typed at once searches for all of ``start-up`` and attaches the match;
     no ``-`` of the query reaches the list as "against"."""
@@ -46,14 +51,18 @@ class EvidencePickerScreen(FormScreen[tuple[Candidate, Stance] | None]):
         Binding("minus", "pick('against')", "Against", id="evidence_pick.against"),
         Binding("slash", "search", "Search", id="evidence_pick.search",
                 tooltip="search every log line, probe, host fact and note (regex)"),
-        Binding("escape", "cancel", "Cancel", id="evidence_pick.cancel"),
+        Binding("escape", "cancel", "Done", id="evidence_pick.cancel"),
     ]
 
-    def __init__(self, state: SessionState, title: str) -> None:
+    def __init__(self, state: SessionState, title: str,
+                 attach: Callable[[Candidate, Stance], None]) -> None:
         super().__init__()
         self.state = state
         self.items: list[Candidate] = []
         self.title_text = title
+        self.attach = attach
+        self.attached: dict[tuple[str, str], Stance] = {}  # (kind, ref) -> its stance
+        self._count = ""  # what the list holds, under it
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -65,8 +74,8 @@ class EvidencePickerScreen(FormScreen[tuple[Candidate, Stance] | None]):
             table.add_columns("", "kind", "ref", "time", "what")
             yield table
             yield Label("", id="evidence-count", classes="help")
-            yield Label("+ or Enter: supports · -: against · / search (Enter: back to the list)"
-                        " · Esc cancel", classes="help")
+            yield Label("+ or Enter: supports · -: against (attach several: the picker stays "
+                        "open) · / search (Enter: back to the list) · Esc done", classes="help")
 
     def on_mount(self) -> None:
         self.fill("")  # FormScreen's own on_mount then focuses the list
@@ -79,9 +88,9 @@ class EvidencePickerScreen(FormScreen[tuple[Candidate, Stance] | None]):
         variables = self.app.theme_variables
         for i, c in enumerate(self.items):
             icon = PROBE_ICON.get(c.status, "")
-            table.add_row(status_text(variables, c.status, icon) if icon else "", c.ref_kind,
-                          c.ref_id, clock(c.t) if c.t is not None else "", Text(visible(c.summary)),
-                          key=str(i))
+            table.add_row(status_text(variables, c.status, icon) if icon else "",
+                          self._kind_cell(c), c.ref_id, clock(c.t) if c.t is not None else "",
+                          Text(visible(c.summary)), key=str(i))
         if query:
             shown = min(found.log_matches, MATCHES_SHOWN)
             more = f" (newest {shown} listed)" if found.log_matches > shown else ""
@@ -90,7 +99,19 @@ class EvidencePickerScreen(FormScreen[tuple[Candidate, Stance] | None]):
         else:
             count = (f"{found.log_matches:,} notable of {found.log_lines:,} log lines"
                      " · / searches them all")
-        self.query_one("#evidence-count", Label).update(Text(count))
+        self._count = count
+        self._show_count()
+
+    def _show_count(self) -> None:
+        attached = f" · attached: {len(self.attached)}" if self.attached else ""
+        self.query_one("#evidence-count", Label).update(Text(self._count + attached))
+
+    def _kind_cell(self, c: Candidate) -> Text:
+        stance = self.attached.get((c.ref_kind, c.ref_id))
+        if stance is None:
+            return Text(c.ref_kind)
+        mark, style = ("+", "green") if stance == "for" else ("−", "red")
+        return Text.assemble((mark + " ", f"bold {style}"), c.ref_kind)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.fill(event.value)
@@ -100,7 +121,11 @@ class EvidencePickerScreen(FormScreen[tuple[Candidate, Stance] | None]):
         self.set_focus(self.query_one(DataTable))  # now: the next key is the list's
 
     def action_search(self) -> None:
-        self.set_focus(self.query_one("#evidence-search", Input))
+        """``/`` again after a pick: the last search is selected, so what is
+        typed next replaces it (as a browser's find does)."""
+        search = self.query_one("#evidence-search", Input)
+        self.set_focus(search)
+        search.select_all()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -112,14 +137,20 @@ class EvidencePickerScreen(FormScreen[tuple[Candidate, Stance] | None]):
             self.notify("nothing to attach: run a probe, compute the gap or change the search",
                         severity="warning")
             return
-        # dismissed from this screen's own task: the key was run by the App's
-        # (FormScreen), and a dismiss there left Pilot's press waiting forever
-        picked = (self.items[table.cursor_row], stance)
-        self.call_later(lambda: self._close(picked))
+        row = table.cursor_row
+        c = self.items[row]
+        self.attach(c, stance)
+        self.attached[(c.ref_kind, c.ref_id)] = stance
+        table.update_cell_at(Coordinate(row, 1), self._kind_cell(c))
+        if row + 1 < table.row_count:  # the next piece is one key away
+            table.move_cursor(row=row + 1)
+        self._show_count()
 
-    def _close(self, value: tuple[Candidate, Stance] | None) -> None:
-        if self.is_current:  # a second + typed before the first closed it: once
-            self.dismiss(value)  # not awaited: after this handler
+    def _close(self) -> None:
+        if self.is_current:  # a second Esc typed before the first closed it: once
+            self.dismiss(len(self.attached))  # not awaited: after this handler
 
     def action_cancel(self) -> None:
-        self.call_later(lambda: self._close(None))
+        # dismissed from this screen's own task: the key was run by the App's
+        # (FormScreen), and a dismiss there left Pilot's press waiting forever
+        self.call_later(self._close)
