@@ -35,6 +35,7 @@ def _stacks(state: SessionState) -> None:
     for f, name in zip(frames, NAMES):
         f["name"] = name
     frames[0]["short_filename"] = frames[0]["filename"] = "/x|<img src=y>/[l](http://z).py"
+    dump = [json.loads(json.dumps(t)) for t in dump for _ in range(3)]  # 6 threads: shown
     v = STACKS_KIND.interpret([], 0, result([{"pid": 4242, "name": "py|<b>x</b>", "rc": 0,
                                               "out": json.dumps(dump), "err": ""}]), "")
     apply(state, ev.ProbeQueued(probe_id="s1", host="gpu-a", kind="stacks", args=[]))

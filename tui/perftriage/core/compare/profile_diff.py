@@ -210,3 +210,49 @@ def _names(names: list[str], shown: int = 2) -> str:
     short = [n if len(n) <= 48 else n[:47] + "…" for n in names[:shown]]
     more = f" +{len(names) - shown}" if len(names) > shown else ""
     return ", ".join(short) + more
+
+
+# Two captures the same within noise (the report shows the later one as "= the
+# earlier"): re-capturing one steady server moves GPU idle by a point or so and
+# a kernel's share by less (the two eager ranks of tests/fixtures/profile, one
+# loop on one H200: idle 85.2 and 84.6 %, step 3.91 and 3.75 ms, every top
+# kernel's share within 0.2 points and time within 3 %); a real change moves more.
+SAME_IDLE_PTS = 2.0  # GPU idle within this many points
+SAME_SHARE_PTS = 2.0  # each top kernel's share of kernel time within this many points
+SAME_TIME_PCT = 5.0  # step time, kernel time and each top kernel's time (per step) within this
+SAME_TOP = 10  # the top kernels of either capture that must agree (the report's table)
+
+
+def _close(a: float | None, b: float | None, pct: float = SAME_TIME_PCT) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= pct / 100.0 * max(abs(a), abs(b))
+
+
+def within_noise(a: ProfileCaptured, b: ProfileCaptured, top: int = SAME_TOP) -> bool:
+    """Whether ``b`` says what ``a`` says: the same rank count, GPU idle within
+    :data:`SAME_IDLE_PTS` points, step and kernel time per step within
+    :data:`SAME_TIME_PCT` %, and the top ``top`` kernels of each found in both,
+    each with its share within :data:`SAME_SHARE_PTS` points and its time per
+    step within :data:`SAME_TIME_PCT` %."""
+    sa, sb = a.summary, b.summary
+    if max(1, sa.ranks) != max(1, sb.ranks) or not sa.kernels or not sb.kernels:
+        return False
+    if (sa.idle_pct is None) != (sb.idle_pct is None) or (
+            sa.idle_pct is not None and sb.idle_pct is not None
+            and abs(sa.idle_pct - sb.idle_pct) > SAME_IDLE_PTS):
+        return False
+    d = diff(a, b)
+    if not _close(d.step_ms.a, d.step_ms.b) or not _close(d.kernel_ms.a, d.kernel_ms.b):
+        return False
+    per_step = {f.name: f for f in d.kernels if f.change in ("same", "changed")}
+    ka = {k.name: k for k in sa.kernels}
+    kb = {k.name: k for k in sb.kernels}
+    for name in dict.fromkeys([k.name for k in sa.kernels[:top]] +
+                              [k.name for k in sb.kernels[:top]]):
+        x, y, f = ka.get(name), kb.get(name), per_step.get(name)
+        if x is None or y is None or f is None:
+            return False  # a top kernel of one is not in the other
+        if abs(x.pct - y.pct) > SAME_SHARE_PTS or not _close(f.a, f.b):
+            return False
+    return True

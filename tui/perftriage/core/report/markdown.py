@@ -22,7 +22,7 @@ from perftriage.core.report.engine_section import engine_section
 from perftriage.core.report.md_text import cell, code, code_cell, inline  # noqa: F401  (re-exported)
 from perftriage.core.report.kernels_section import kernels_section
 from perftriage.core.report.profile_section import profile_section
-from perftriage.core.report.stacks_section import stacks_section
+from perftriage.core.report.stacks_section import collapsed, stacks_section
 from perftriage.core.model import events as ev
 from perftriage.core.model import host_info
 from perftriage.core.model import reducer
@@ -263,7 +263,10 @@ def _probes_section(state: SessionState) -> list[str]:
         body = _probe_output(p)
         if body:
             out += ["", *body]
+    hidden = collapsed(state)  # too few samples: the Stacks section names them
     for p in state.probes.values():
+        if p.probe_id in hidden:
+            continue
         heading, lines = probes.report_lines(p)
         if lines:
             out += ["", f"**{p.probe_id}** {code(p.label)} on {inline(p.host)} — {heading}:", "",

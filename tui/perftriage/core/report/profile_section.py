@@ -1,10 +1,12 @@
 """The report's "Profiles" section: each capture's headline, buckets and top
-kernels, and what changed between consecutive captures."""
+kernels, and what changed between consecutive captures. A capture that says
+what the last one shown says, within noise (``within_noise`` of
+core/compare/profile_diff.py), is one line: ``prof2 = prof1 within noise``."""
 
 from __future__ import annotations
 
 from perftriage.core.compare.numbers import pair_texts
-from perftriage.core.compare.profile_diff import diff
+from perftriage.core.compare.profile_diff import SAME_SHARE_PTS, SAME_TIME_PCT, diff, within_noise
 from perftriage.core.model.state import SessionState
 from perftriage.core.profile.compare import compare
 from perftriage.core.profile.table import idle_line, short_name, short_names
@@ -69,14 +71,37 @@ def _launched_by(k: KernelRow) -> str:
     return text if top.calls == k.calls else f"{text} ({top.calls} of {k.calls})"
 
 
+def same_line(shown: ProfileCaptured, cap: ProfileCaptured) -> str:
+    """``prof2 = prof1 within noise (GPU idle 85.2 → 84.6 %, step 3.91 → 3.75
+    ms; …)``: a capture not shown again, with the figures that moved least."""
+    d = diff(shown, cap)
+    where = "" if cap.host == shown.host else f" on {cap.host} ({shown.capture_id} on {shown.host})"
+    moved = []
+    for name, f, unit in (("GPU idle", d.idle_pct, " %"), ("step", d.step_ms, " ms")):
+        if f.a is not None and f.b is not None:
+            ta, tb = pair_texts(f.a, f.b)
+            moved.append(f"{name} {ta} → {tb}{unit}")
+    return (f"{cap.capture_id} = {shown.capture_id} within noise{where} ("
+            + "".join(f"{m}, " for m in moved)
+            + f"each top kernel's share within {SAME_SHARE_PTS:g} points and its time "
+            f"within {SAME_TIME_PCT:g} %): not shown again")
+
+
 def profile_section(state: SessionState) -> list[str]:
     if not state.profiles:
         return []
     out = ["## Profiles", ""]
     prev = None
+    shown = None  # the last capture shown whole
     for cap in state.profiles:
         s = cap.summary
-        out += [f"### {inline(cap.capture_id)}", "", inline(headline(cap)), ""]
+        out += [f"### {inline(cap.capture_id)}", ""]
+        if shown is not None and within_noise(shown, cap):
+            out += [inline(same_line(shown, cap)), ""]
+            prev = cap
+            continue
+        shown = cap
+        out += [inline(headline(cap)), ""]
         if (why := idle_line(s)) is not None:
             out += [inline(why), ""]
         out.append("Buckets: " + ", ".join(f"{inline(b.bucket)} {b.pct:.1f} %" for b in s.buckets))

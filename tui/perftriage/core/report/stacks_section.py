@@ -1,29 +1,63 @@
 """The report's "Stacks" section: each stacks sample's headline and, per
 process, its top frames (self and total share, ``file:line``); what grew or
-shrank since the sample before."""
+shrank since the sample before. A sample of too few samples to say anything
+(:func:`~perftriage.core.stacks.samples.too_few`: a dump of a process with a
+thread or two) is not shown: one line names them all."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from perftriage.core.model.state import SessionState
 from perftriage.core.report.md_text import cell, code, code_cell, inline
 from perftriage.core.stacks.compare import baseline, compare
 from perftriage.core.stacks.samples import (
+    MIN_SAMPLES,
     headline,
+    plural,
+    sample_count,
     sample_kind,
     samples,
     shares_text,
     short_command,
+    too_few,
     where,
 )
+from perftriage.core.stacks.summary import StacksSummary
 
 TOP = 10
 
 
+def collapsed(state: SessionState) -> set[str]:
+    """The probe ids of the samples the report does not show (too few samples)."""
+    return {p.probe_id for p, s in samples(state) if too_few(s)}
+
+
+def few_line(few: list[tuple[Any, StacksSummary]]) -> str:
+    """``p5, p6: 2 samples each, not shown (…)``: the samples too small to show."""
+    counts = [sample_count(s) for _, s in few]
+    ids = [inline(p.probe_id) for p, _ in few]
+    if len(few) == 1:
+        head = f"{ids[0]}: {plural(counts[0], 'sample')}, not shown"
+    elif len(set(counts)) == 1:
+        head = f"{', '.join(ids)}: {plural(counts[0], 'sample')} each, not shown"
+    else:
+        head = ", ".join(f"{i} ({plural(n, 'sample')})" for i, n in zip(ids, counts)) + \
+            ": not shown"
+    return (f"{head} (fewer than {MIN_SAMPLES} samples: a share of them says nothing, "
+            "1 of 2 is anywhere in 9–91 %)")
+
+
 def stacks_section(state: SessionState) -> list[str]:
-    found = samples(state)
-    if not found:
+    every = samples(state)
+    if not every:
         return []
     out = ["## Stacks", ""]
+    few = [(p, s) for p, s in every if too_few(s)]
+    if few:
+        out += [few_line(few), ""]
+    # compared only among the samples shown: a change against two samples is no change
+    found = [(p, s) for p, s in every if not too_few(s)]
     kinds = [sample_kind(s) for _, s in found]
     for i, (p, s) in enumerate(found):
         out += [f"### {inline(p.probe_id)}", "", inline(headline(p, s)), ""]

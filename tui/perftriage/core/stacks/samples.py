@@ -70,6 +70,22 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else many or word + 's'}"
 
 
+# Below this many samples a share says nothing: its 95 % interval (Wilson) is
+# wider than 45 points whatever the share, 1 of 2 anywhere in 9–91 %, 2 of 4 in
+# 15–85 %, even 0 of 4 in 0–49 %; a dump of a process with a thread or two is that.
+MIN_SAMPLES = 5
+
+
+def sample_count(s: StacksSummary) -> int:
+    """The samples of every process the probe read (a dump's: its threads)."""
+    return sum(p.samples for p in s.processes if p.error is None)
+
+
+def too_few(s: StacksSummary) -> bool:
+    """Too few samples to say anything (fewer than :data:`MIN_SAMPLES`)."""
+    return sample_count(s) < MIN_SAMPLES
+
+
 def sample_kind(s: StacksSummary) -> str:
     """What a sample measured: ``dump``, ``record``, with ``--gil``/``--native``.
     Shares of samples of different kinds are not like for like."""
