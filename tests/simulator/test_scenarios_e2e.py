@@ -37,6 +37,7 @@ WITNESSES = {
     "kv-pressure": (),
     "queueing": (),
     "gpu-throttle": (),
+    "cpu-throttle": ("capture", "stacks"),
     "near-floor": ("G",),
 }
 SETTLE_S = 4.0  # readings after the last witness (gap samples, log lines, NVML)
@@ -111,17 +112,19 @@ def test_every_scenario_is_offered_by_the_demo_and_takes_witnesses():
 
 
 @pytest.mark.slow_first
-async def test_after_the_fix_the_stall_is_resolved(tmp_path: Path):
-    """host-stall, its witnesses, then ``S`` with ``scenario=healthy`` (the
-    fix): the phase after the restart says the stall was resolved, with the
-    decode rate's before/after."""
-    async with running_demo(tmp_path, "host-stall") as cockpit:
+@pytest.mark.parametrize("name", ["host-stall", "cpu-throttle"])
+async def test_after_the_fix_the_cause_is_resolved(tmp_path: Path, name: str):
+    """The scenario, its witnesses, then ``S`` with ``scenario=healthy`` (the
+    fix: the stall gone; the cgroup's quota raised, its SIMULATED PSI and
+    throttling back to zero): the phase after the restart says the planted
+    cause was resolved, with the decode rate's before/after."""
+    async with running_demo(tmp_path, name) as cockpit:
         state = cockpit.session.state
         engine_up = lambda: (DEMO_ENGINE in state.engines  # noqa: E731
                              and state.engines[DEMO_ENGINE].conn_state == "up")
         await wait_for(engine_up, timeout=30)
         await asyncio.sleep(2.0)
-        for witness in WITNESSES["host-stall"]:
+        for witness in WITNESSES[name]:
             await take(cockpit, witness)
         await asyncio.sleep(1.0)
         await cockpit.servers.restart(DEMO_SERVER, "scenario=healthy")
@@ -131,8 +134,8 @@ async def test_after_the_fix_the_stall_is_resolved(tmp_path: Path):
     assert path is not None
     phases = triage(load(path))
     print(describe(phases))
-    assert [p.top.cause if p.top else None for p in phases][:1] == ["host-stall"], describe(phases)
+    assert [p.top.cause if p.top else None for p in phases][:1] == [name], describe(phases)
     after = phases[-1]
-    assert after.run_start and all(f.cause != "host-stall" for f in after.findings)
-    (stall,) = [e for e in after.earlier if e["cause"] == "host-stall"]
-    assert stall["state"] == "resolved" and "▲" in stall["text"], after.earlier
+    assert after.run_start and all(f.cause != name for f in after.findings)
+    (fixed,) = [e for e in after.earlier if e["cause"] == name]
+    assert fixed["state"] == "resolved" and "▲" in fixed["text"], after.earlier

@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from perftriage.cli.commands.demo import DEMO_SERVER, build, simulated_gpus, start_demo
+from perftriage.cli.commands.demo import DEMO_SERVER, build, simulated_host, start_demo
 from perftriage.cli.globals import Globals
 from perftriage.services.cockpit import Cockpit
 
@@ -28,9 +28,10 @@ def fast_demo(tmp_path: Path, scenario: str | None = None) -> Cockpit:
 async def running_demo(tmp_path: Path, scenario: str | None = None) -> AsyncIterator[Cockpit]:
     """The demo's cockpit started, without a UI, its server launched;
     stopped (and the simulator with it) on the way out. With a scenario its
-    GPUs are the simulated server's (NVML answered by it) until then."""
+    GPUs and CPU contention are the simulated server's (NVML, PSI and the
+    cgroup's counters answered by it) until then."""
     cockpit = fast_demo(tmp_path, scenario)
-    with simulated_gpus(cockpit):
+    with simulated_host(cockpit):
         await cockpit.start()
         try:
             await start_demo(cockpit)

@@ -11,6 +11,9 @@ profiling contract (no GPU, no model, no profiler).
   ``POST /stop_profile`` writes them;
 - ``GET /simulated/gpus`` (a scenario's server only): what its SIMULATED
   GPUs read now (``nvml_sim``: the demo's NVML reads them);
+- ``GET /simulated/cpu`` (a scenario's server only): what its SIMULATED
+  host's PSI and cgroup CFS counters read now, counted from the server's
+  start (``cpu_sim``: the demo's host sampler reads them);
 - anything else: 404.
 
 THE TRACES ARE NOT A PROFILE OF THIS SERVER: without a scenario each rank
@@ -116,6 +119,7 @@ def server_info(model: str, tp: int, port: int, extra: dict | None = None) -> di
 
 def make_handler(metrics, profiler: SimulatedProfiler, info: dict):
     rng = random.Random()
+    started = time.monotonic()  # the SIMULATED cgroup's counters count from here
 
     class Handler(BaseHTTPRequestHandler):
         def _send(self, status: int, body: bytes, ctype: str = "text/plain; charset=utf-8"):
@@ -135,6 +139,11 @@ def make_handler(metrics, profiler: SimulatedProfiler, info: dict):
                 from perftriage.simulator.nvml_sim import gpu_readings
 
                 doc = gpu_readings(profiler.scenario, profiler.backend, profiler.tp, rng)
+                self._send(200, json.dumps(doc).encode(), "application/json")
+            elif path == "/simulated/cpu" and profiler.scenario is not None:
+                from perftriage.simulator.cpu_sim import cpu_readings
+
+                doc = cpu_readings(profiler.scenario, time.monotonic() - started, rng)
                 self._send(200, json.dumps(doc).encode(), "application/json")
             else:
                 self._send(404, b'{"detail":"Not Found"}', "application/json")

@@ -279,8 +279,27 @@ def forward(seconds: float, syncs: int) -> None:
         item(reads / syncs)
 
 
+def process_batch_result_decode(seconds: float) -> None:
+    """SGLang's scheduler turning a decode batch's results into tokens and
+    replies (``SchedulerOutputProcessorMixin``): ordinary work, no planted
+    stall. In the cpu-throttle scenario it takes this long because its
+    cgroup waits for a CPU (a throttled thread is runnable, so py-spy counts
+    the wait as time in this frame)."""
+    end = time.perf_counter() + seconds
+    x = 0
+    while time.perf_counter() < end:
+        x += 1
+
+
+def event_loop_normal(seconds: float) -> None:
+    """SGLang's scheduler loop (``Scheduler.event_loop_normal``)."""
+    process_batch_result_decode(seconds)
+
+
+# a scenario's stall_frame (the leaf py-spy shows) -> the call that spends the time in it
 STALLS = {"simulated_host_stall": simulated_host_stall,
-          "simulated_late_rank_stall": simulated_late_rank_stall}
+          "simulated_late_rank_stall": simulated_late_rank_stall,
+          "process_batch_result_decode": event_loop_normal}
 
 
 def scenario_pass(sim: "Steady", due: int, sc: "Scenario") -> str:

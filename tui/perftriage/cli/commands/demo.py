@@ -14,7 +14,12 @@ its log and /metrics, the CPU its scheduler loop burns (what ``k`` samples),
 its profile captures (synthesised traces) and its GPUs' readings follow that
 state. The GPUs are SIMULATED too: the demo's process reads them through
 NVML's calls answered by the simulated server (``simulator/nvml_sim``), every
-name saying "(SIMULATED)".
+name saying "(SIMULATED)"; and so is the host's CPU contention: with a
+scenario, the demo's host sampler reads PSI and the cgroup's CFS counters
+from the simulated server (``simulator/cpu_sim``), not from this machine's
+``/proc/pressure/cpu`` and ``/sys/fs/cgroup/cpu.stat`` — throttled in the
+cpu-throttle scenario, zero in the others (a busy machine running the demo
+adds no cpu-throttle of its own).
 """
 
 from __future__ import annotations
@@ -73,7 +78,7 @@ def demo_config(log: Path, rate: float, metrics_port: int | None = None,
 
 SCENARIO_NAMES = ("healthy", "host-stall", "launch-bound", "host-sync", "kernel-below-roofline",
                   "wasted-traffic", "exposed-comm", "straggler", "kv-pressure", "queueing",
-                  "gpu-throttle", "near-floor")
+                  "gpu-throttle", "cpu-throttle", "near-floor")
 
 EXAMPLE_PROBES = (("import", ["json"]), ("which", ["python3"]), ("shell", ["uname -a"]))
 
@@ -99,6 +104,31 @@ def simulated_gpus(cockpit) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def simulated_cpu(cockpit) -> Iterator[None]:
+    """With a scenario: this process's host sampler reads PSI and the cgroup's
+    CFS counters from the simulated server (``/simulated/cpu`` on its port),
+    not from this machine's files, until the end of the block."""
+    profile = next((p for p in cockpit.config.servers if p.name == DEMO_SERVER), None)
+    if profile is None or scenario_of(cockpit) is None:
+        yield
+        return
+    from perftriage.services.sampling.local_sampler import contention_source
+    from perftriage.simulator.cpu_sim import SimulatedContention
+
+    with contention_source(SimulatedContention(
+            f"http://127.0.0.1:{profile.args['metrics_port']}/simulated/cpu")):
+        yield
+
+
+@contextlib.contextmanager
+def simulated_host(cockpit) -> Iterator[None]:
+    """With a scenario: the demo's GPUs and CPU contention are the simulated
+    server's (:func:`simulated_gpus`, :func:`simulated_cpu`)."""
+    with simulated_gpus(cockpit), simulated_cpu(cockpit):
+        yield
+
+
 async def start_demo(cockpit) -> None:
     """Start the simulated server and queue the example probes; a scenario's
     note says what it plants and which witness reveals it."""
@@ -109,7 +139,7 @@ async def start_demo(cockpit) -> None:
     if name in SCENARIOS:
         sc = SCENARIOS[name]
         cockpit.session.emit(ev.NoteAdded(
-            text=f"demo scenario {sc.name} (SIMULATED server and GPUs): plants {sc.plants}; "
+            text=f"demo scenario {sc.name} (SIMULATED server, GPUs and CPU contention): plants {sc.plants}; "
                  f"seen by {sc.witness}", host="localhost"))
     cockpit.servers.start(DEMO_SERVER)
     for kind, args in EXAMPLE_PROBES:
@@ -166,6 +196,7 @@ def command(g, rate: float, scenario: str | None) -> None:
       kv-pressure            KV cache full, requests retracted
       queueing               requests queue with KV room left
       gpu-throttle           SIMULATED GPUs held at 60 % SM clock
+      cpu-throttle           the engine's cgroup CFS-throttled (SIMULATED PSI)
       near-floor             1.1x the floor: nothing big left
     """
     from perftriage.ui.app import PerftriageApp
@@ -180,7 +211,7 @@ def command(g, rate: float, scenario: str | None) -> None:
             self.run_worker(start_demo(self.cockpit), exit_on_error=False, group="demo")
 
     app = DemoApp(cockpit, theme=options["theme"])  # not config_path: C saves no simulator
-    with simulated_gpus(cockpit):
+    with simulated_host(cockpit):
         app.run()
     if cockpit.session.path:
         click.echo(f"transcript: {cockpit.session.path}", err=True)

@@ -9,17 +9,44 @@ NVML missing but ``nvidia-smi`` on the PATH, GPUs are read through it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
+from collections.abc import Callable, Iterator
 
 import psutil
 
 from perftriage.core.parse import nvsmi
-from perftriage.core.parse.proc import read_contention, throttled_pct
+from perftriage.core.parse.proc import ProcFrame, read_contention, throttled_pct
 from perftriage.core.model.events import GpuSample, HostSample
 
 MIB = nvsmi.MIB
+
+
+class _ContentionSource:
+    """Where this process reads its CPU contention (PSI, the cgroup's CFS
+    counters): the real ``/proc/pressure/cpu`` and ``/sys/fs/cgroup/cpu.stat``
+    unless :func:`contention_source` put another reader in place."""
+
+    def __init__(self) -> None:
+        self.read: Callable[[], ProcFrame] = read_contention
+
+
+_CONTENTION = _ContentionSource()
+
+
+@contextlib.contextmanager
+def contention_source(read: Callable[[], ProcFrame]) -> Iterator[None]:
+    """Until the end of the block, :class:`LocalSampler` reads PSI and the
+    cgroup's counters from ``read`` instead of the real files: the demo's
+    SIMULATED server (``perftriage demo --scenario``, ``simulator.cpu_sim``).
+    The reader that was there before comes back."""
+    before, _CONTENTION.read = _CONTENTION.read, read
+    try:
+        yield
+    finally:
+        _CONTENTION.read = before
 
 
 class NvmlReader:
@@ -196,7 +223,7 @@ class LocalSampler:
         # per process, so another reader in between (the GPM snapshot beside
         # `status`) left a window of ~0 s and a 0.0 % reading
         self._cpu_times = psutil.cpu_times(percpu=True)
-        self._contention = read_contention()
+        self._contention = _CONTENTION.read()
 
     def info(self) -> dict:
         """Slow-changing facts for a HostInfo event (bandwidth for the roofline)."""
@@ -226,7 +253,7 @@ class LocalSampler:
         vm = psutil.virtual_memory()
         load1, load5, load15 = os.getloadavg()
         gpus, gpu_error = self.read_gpus()
-        contention, before = read_contention(), self._contention
+        contention, before = _CONTENTION.read(), self._contention
         self._contention = contention
         return HostSample(
             host=self.host,

@@ -1,0 +1,95 @@
+"""SIMULATED CPU contention for the demo's scenarios: the simulated SGLang
+server says what its host's PSI and its cgroup's CFS counters would read
+(``GET /simulated/cpu`` on its port, from the scenario's state), and
+:class:`SimulatedContention` answers the local sampler's read of
+``/proc/pressure/cpu`` and ``/sys/fs/cgroup/cpu.stat`` with those readings.
+
+``perftriage demo --scenario NAME`` puts a :class:`SimulatedContention` in
+place of the real files for its own process while it runs
+(``services.sampling.local_sampler.contention_source``), for every scenario:
+the cpu-throttle scenario's server reads throttled, the others' read zero,
+so a busy machine running the demo (a shared CI box) adds no cpu-throttle of
+its own to a scenario. Nothing else reads them: ``perftriage`` on a real
+host, and the demo without a scenario, read the real files.
+
+The server's reply is remote text: each value is taken only as a number in
+its range (a share 0-100, a counter a whole number >= 0), anything else is
+left out, as a file that is not there is.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import urllib.request
+from typing import Any
+
+from perftriage.core.parse.proc import ProcFrame
+from perftriage.simulator.scenarios import Scenario
+
+CFS_PERIOD_S = 0.1  # the kernel's default cpu.cfs_period_us (100 ms)
+THROTTLED_US = 40_000  # of each throttled period, the cgroup waits this long (made up)
+MAX_REPLY = 64 * 1024
+MAX_COUNT = 2**63 - 1
+
+
+def cpu_readings(sc: Scenario, elapsed_s: float, rng: random.Random) -> dict[str, Any]:
+    """What the scenario's host reads ``elapsed_s`` after the server started
+    (the server's ``/simulated/cpu``): PSI cpu some avg10 about the planted
+    share, and cpu.stat's counters growing one CFS period a 100 ms, the
+    planted share of them throttled."""
+    periods = max(0, int(elapsed_s / CFS_PERIOD_S))
+    throttled = int(periods * sc.cfs_throttled / 100.0)
+    psi = min(100.0, max(0.0, sc.cpu_psi + rng.uniform(-2.0, 2.0))) if sc.cpu_psi else 0.0
+    return {"simulated": True, "scenario": sc.name, "pid": os.getpid(),
+            "psi_some_avg10": round(psi, 2), "nr_periods": periods,
+            "nr_throttled": throttled, "throttled_usec": throttled * THROTTLED_US}
+
+
+def _share(v: object) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    v = float(v)
+    return v if math.isfinite(v) and 0.0 <= v <= 100.0 else None
+
+
+def _count(v: object) -> int | None:
+    if isinstance(v, bool) or not isinstance(v, int):
+        return None
+    return v if 0 <= v <= MAX_COUNT else None
+
+
+def contention_frame(doc: object) -> ProcFrame:
+    """The server's reply as the sampler's frame (what ``read_contention``
+    gives from the real files); a value that is not a number in its range
+    is left out, and the cgroup counters go together or not at all."""
+    f = ProcFrame()
+    if not isinstance(doc, dict):
+        return f
+    f.psi_some = _share(doc.get("psi_some_avg10"))
+    periods, throttled = _count(doc.get("nr_periods")), _count(doc.get("nr_throttled"))
+    if periods is not None and throttled is not None and throttled <= periods:
+        f.cg_periods, f.cg_throttled = periods, throttled
+    return f
+
+
+class SimulatedContention:
+    """The local sampler's PSI / cgroup read, answered from the simulated
+    server's ``/simulated/cpu`` (``url``). Before the server answers (its
+    start-up, a restart) it reads as no file: nothing."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def __call__(self) -> ProcFrame:
+        try:
+            with urllib.request.urlopen(self.url, timeout=1.0) as resp:  # noqa: S310
+                body = resp.read(MAX_REPLY + 1)
+            if len(body) > MAX_REPLY:
+                return ProcFrame()
+            doc = json.loads(body)
+        except (OSError, ValueError, RecursionError):
+            return ProcFrame()
+        return contention_frame(doc)
