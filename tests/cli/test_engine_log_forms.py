@@ -227,7 +227,8 @@ def test_data_parallel_rates_are_summed_not_averaged() -> None:
     assert sg.engine_count == 4 and lm.engine_count == 2
     from perftriage.ui.widgets.logs import metrics_line
 
-    assert "4 engines" in metrics_line(sg) and "gen [b]12050.2[/b] tok/s" in metrics_line(sg)
+    line = metrics_line(sg)
+    assert "4 engines" in line.plain and "gen [b]12050.2[/b] tok/s" in line.markup
 
 
 def test_metrics_json_carries_the_new_fields(tmp_path) -> None:

@@ -46,7 +46,7 @@ def replay_with_pane_text(run: Path = RUN):
     for e in tr.events:
         apply(state, e)
         if type(e).__name__ == "GpuCountersSample" and state.hosts[e.host].sample is not None:
-            seen.append((e.wall, e.host, host_block(state.hosts[e.host], e.t, width=160)))
+            seen.append((e.wall, e.host, host_block(state.hosts[e.host], e.t, width=160).plain))
     return state, seen
 
 

@@ -171,15 +171,15 @@ def test_hosts_pane_dram_cell_na_and_stuck():
     state = SessionState()
     apply(state, ev.HostSample(host="h", gpus=[ev.GpuSample(index=0, name="NVIDIA H200"),
                                                ev.GpuSample(index=1, name="NVIDIA H200")]))
-    assert "DRAM" not in host_block(state.hosts["h"], 0.0)  # no counter source: no column
+    assert "DRAM" not in host_block(state.hosts["h"], 0.0).plain  # no counter source: no column
     apply(state, ev.GpuCountersSample(host="h", source="unavailable", error="GPM not supported"))
-    text = host_block(state.hosts["h"], 0.0)
+    text = host_block(state.hosts["h"], 0.0).plain
     assert text.count("DRAM n/a") == 2 and "bandwidth counters: GPM not supported" in text
     stuck = cnt.make_counters(0, peak_gbs=H200_PEAK, dram_busy_pct=0)
     stuck.stuck = True
     apply(state, ev.GpuCountersSample(host="h", source="nvml-gpm", gpus=[
         stuck, cnt.make_counters(1, peak_gbs=H200_PEAK, dram_busy_pct=90)]))
-    text = host_block(state.hosts["h"], 0.0)
+    text = host_block(state.hosts["h"], 0.0).plain
     assert "DRAM 0? stuck" in text and "DRAM 4333GB/s 90%" in text
 
 

@@ -78,14 +78,14 @@ def test_stale_host_and_stale_gpus_are_marked():
     s.t = 10.0
     apply(state, s)
     hs = state.hosts["gpubox"]
-    fresh = host_block(hs, now_t=11.0)
+    fresh = host_block(hs, now_t=11.0).plain
     assert "stale" not in fresh and "GPU0" in fresh
-    old = host_block(hs, now_t=40.0)
+    old = host_block(hs, now_t=40.0).plain
     assert "stale 30s" in old
     g = two_gpu_sample(gpu_error="nvidia-smi: no samples for 7s", gpu_age_s=7.0)
     g.t = 12.0
     apply(state, g)
-    text = host_block(state.hosts["gpubox"], now_t=12.5)
+    text = host_block(state.hosts["gpubox"], now_t=12.5).plain
     assert "GPU readings stale 7s" in text
     # stale readings do not pad the history
     assert len(state.hosts["gpubox"].util_history[0]) == 1
@@ -96,9 +96,9 @@ def test_no_gpu_message_and_na_fields():
 
     state = SessionState()
     apply(state, ev.HostSample(host="cpu-only", cpu_pct=5.0, gpu_error="no NVIDIA GPU (NVML: x)"))
-    assert "no NVIDIA GPU" in host_block(state.hosts["cpu-only"], 0.0)
+    assert "no NVIDIA GPU" in host_block(state.hosts["cpu-only"], 0.0).plain
     apply(state, ev.HostSample(host="na", gpus=[ev.GpuSample(index=0)]))
-    text = host_block(state.hosts["na"], 0.0)
+    text = host_block(state.hosts["na"], 0.0).plain
     assert "n/a/n/aMiB" in text and "n/a/n/aW" in text
 
 
@@ -115,12 +115,12 @@ def test_a_host_without_gpus_is_one_line_in_every_layout_and_the_detail_says_why
     hs = state.hosts["localhost"]
     for width in (48, 80, 100, 140, 200):
         for compact in (False, True):
-            text = host_block(hs, 0.0, width=width, compact=compact)
+            text = host_block(hs, 0.0, width=width, compact=compact).plain
             assert "\n" not in text, (width, compact, text)
             assert "CPU" in text and "RAM" in text
             assert "Shared Library" not in text and "bandwidth counters" not in text
-    assert "no NVIDIA GPU" in host_block(hs, 0.0, width=140)
-    assert "no GPU" in host_block(hs, 0.0, width=60)
+    assert "no NVIDIA GPU" in host_block(hs, 0.0, width=140).plain
+    assert "no GPU" in host_block(hs, 0.0, width=60).plain
     detail = host_detail_text(hs).plain
     assert "no NVIDIA GPU (NVML: NVML Shared Library Not Found)" in detail
     assert "bandwidth counters: NVML GPM: no GPU" in detail

@@ -6,20 +6,29 @@ letter, ``#``, ``/`` or ``@`` is escaped), and inside a markup line such as
 the app exits with a ``MarkupError``; a name ending in ``\\`` escapes the tag
 after it. An ncu kernel, a GPU and a process on it are named by the host,
 so each is shown here through the keys a user presses: ``G`` (the Gap view's
-"where the bandwidth goes") and Enter on the host (the host detail)."""
+"where the bandwidth goes") and Enter on the host (the host detail). The
+Hosts pane, the Logs pane's tabs and rows, the baseline lines and the probe
+output's title get the same names and check the mechanism: what the widget
+was given is ``Content`` (never a markup string), with the text verbatim (a
+trailing ``\\`` a real backslash, ``[bold]`` and ``[link=…]`` no style)."""
 
 from __future__ import annotations
 
 import json
 
-from textual.widgets import Static
+from textual.content import Content
+from textual.widgets import Label, Static, Tab
 
 from perftriage.core.model import events as ev
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts.registry import HostRegistry
 from perftriage.ui.app import PerftriageApp
 from perftriage.ui.screens.host_detail import HostDetailScreen
+from perftriage.ui.screens.probe_output import ProbeOutputScreen
 from perftriage.ui.screens.roofline import RooflineScreen
+from perftriage.ui.widgets.hosts import host_block
+from perftriage.ui.widgets.logs import LogsPane
+from perftriage.ui.widgets.probes import ProbesPane
 from tests.support.helpers import FIXTURES, wait_for
 
 KERNEL = "k[2 x=1"
@@ -87,15 +96,122 @@ async def test_enter_on_a_host_shows_gpu_and_process_names_like_markup() -> None
         assert f"clocks held by: [2 x=1, {BACKSLASH}" in body
 
 
-def test_safe_markup_never_lets_a_remote_backslash_escape_the_next_tag():
-    """Panes that still compose markup strings (hosts, logs, baseline lines):
-    a remote name ending in a backslash cannot swallow the closing tag after
-    it and let the style run on (issue 42 item 5)."""
-    from textual.content import Content
+# remote text that markup would read as a tag, a style, a link, or an escape
+# of the tag after it (the trailing backslash)
+HOSTILE = ("[2 x=1", "k[2 x=1", "[bold]x[/]", "[link=http://x]y[/link]", "name\\")
 
-    from perftriage.ui.widgets.format import safe
 
-    for name, shown in (("sglang\\", "sglang⧵"), ("k[2 x=1", "k[2 x=1"), ("a\\[b", "a\\[b")):
-        content = Content.from_markup(f"[b]{safe(name)}[/b] tail")
-        assert content.plain == f"{shown} tail"
-        assert [(s.start, s.end) for s in content.spans] == [(0, len(shown))]
+def _verbatim(content, *texts: str) -> None:
+    """``content`` is Content (not a markup string Textual parsed) and shows
+    each of ``texts`` as it is, with no link made of it."""
+    assert isinstance(content, Content), type(content)
+    for text in texts:
+        assert text in content.plain, (text, content.plain)
+    assert not any("link" in str(span.style) or "http" in str(span.style)
+                   for span in content.spans), content.spans
+
+
+def _hostile_hosts(session) -> None:
+    for i, name in enumerate(HOSTILE):
+        session.emit(ev.HostStatus(host=name, state="down" if i % 2 else "up",
+                                   reason=f"why {name}"))
+        session.emit(ev.HostSample(
+            host=name, cpu_pct=5.0, mem_used_bytes=2**30, mem_total_bytes=2**34, load1=0.5,
+            gpu_error=f"nvidia-smi: {name}",
+            gpus=[ev.GpuSample(index=0, name=f"NVIDIA {name}", util_pct=50.0)]))
+
+
+async def test_hosts_pane_shows_host_names_reasons_and_errors_as_text() -> None:
+    app = _app_with(_hostile_hosts)
+    async with app.run_test(size=(160, 45)) as pilot:
+        body = app.screen.query_one("#hosts-body", Static)
+        await wait_for(lambda: all(n in str(body.render()) for n in HOSTILE))
+        await pilot.pause()
+        assert app.is_running
+        _verbatim(body.content, *HOSTILE, *(f"why {n}" for n in HOSTILE))
+        state = app.cockpit.session.state
+        for compact in (False, True):  # the short form names the GPU model too
+            block = host_block(state.hosts["name\\"], state.last_t, width=200, compact=compact)
+            _verbatim(block, "name\\ ", "why name\\", "nvidia-smi: name\\")
+        _verbatim(host_block(state.hosts["[bold]x[/]"], state.last_t, width=200, compact=True),
+                  "1× [bold]x[/]")
+
+
+def _hostile_logs(session) -> None:
+    for i, name in enumerate(HOSTILE):
+        session.emit(ev.LogSourceOpened(source_id=f"log{i}", host=name, path=f"/var/log/{i}.log"))
+    session.emit(ev.LogSourceOpened(source_id="logb", host="localhost", path="/var/log/name\\"))
+    session.emit(ev.LogLines(source_id="log1", lines=[
+        "[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, token usage: "
+        "0.00, cuda graph: True, gen throughput (token/s): 250.0, #queue-req: 0"]))
+    session.emit(ev.LogSourceStatus(source_id="log0", state="error",
+                                    reason=" ".join(HOSTILE)))
+
+
+async def test_logs_pane_shows_log_names_and_reasons_as_text() -> None:
+    app = _app_with(_hostile_logs)
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.screen.query_one(LogsPane)
+        await wait_for(lambda: len(pane.query(Tab)) == len(HOSTILE) + 2)
+        await pilot.pause()
+        assert app.is_running
+        labels = [tab.label for tab in pane.query(Tab)]
+        for i, name in enumerate(HOSTILE):
+            assert f"{name}:{i}.log" in [label.plain for label in labels]
+        assert "name\\" in [label.plain for label in labels]  # not shown as U+29F5
+        for label in labels:
+            _verbatim(label)
+        # the figures' source (several logs: which one they are from)
+        metrics = pane.query_one("#logs-metrics", Static)
+        await wait_for(lambda: "250.0" in str(metrics.render()))
+        _verbatim(metrics.content, f"{HOSTILE[1]}:1.log", "gen 250.0 tok/s")
+        # the status row: the first unwell log's path and why (the host's words)
+        status = pane.query_one("#logs-status", Static)
+        await wait_for(lambda: "error" in str(status.render()))
+        _verbatim(status.content, "/var/log/0.log: error: " + " ".join(HOSTILE))
+        # a filter typed by the user goes in the same row, as text too
+        pane.view.focus()
+        await pilot.press("f")
+        await pilot.pause()
+        for ch in "[b]x":
+            await pilot.press(ch)
+        await pilot.press("enter")
+        await wait_for(lambda: "+/[b]x/" in str(status.render()), timeout=3)
+        assert app.is_running
+        _verbatim(status.content, "+/[b]x/")
+
+
+def _hostile_baseline(session) -> None:
+    session.emit(ev.BaselineMarked(start=0.0, end=1.0, label=" ".join(HOSTILE)))
+
+
+async def test_baseline_lines_show_the_baseline_label_as_text() -> None:
+    app = _app_with(_hostile_baseline)
+    async with app.run_test(size=(160, 45)) as pilot:
+        shown = app.screen.query_one("#logs-baseline", Static)
+        await wait_for(lambda: "baseline" in str(shown.render()))
+        _verbatim(shown.content, "baseline " + " ".join(HOSTILE))
+        await pilot.press("G")
+        await wait_for(lambda: isinstance(app.screen, RooflineScreen))
+        gap = app.screen.query_one("#gap-live", Static)
+        await wait_for(lambda: "baseline" in str(gap.render()))
+        assert app.is_running
+        _verbatim(gap.content, "baseline " + " ".join(HOSTILE))
+
+
+def _hostile_probe(session) -> None:
+    session.emit(ev.ProbeQueued(probe_id="p1", host=HOSTILE[0], kind="shell",
+                                args=list(HOSTILE[1:])))
+
+
+async def test_probe_output_title_shows_host_and_args_as_text() -> None:
+    app = _app_with(_hostile_probe)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        app.screen.query_one(ProbesPane).table.focus()
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, ProbeOutputScreen))
+        title = app.screen.query_one("#probe-output-title", Label)
+        await wait_for(lambda: "p1" in str(title.render()))
+        assert app.is_running
+        _verbatim(title.content, f"p1 · {HOSTILE[0]} · shell {' '.join(HOSTILE[1:])} · queued")

@@ -13,15 +13,15 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
 from textual.widgets import Footer, Label, TextArea
 
 from perftriage.ui.app_context import app_context
 from perftriage.core.model.state import ProbeState, Section, SessionState
-from perftriage.core.sanitize import visible_lines
+from perftriage.core.sanitize import visible, visible_lines
 from perftriage.core.view.probe_text import probe_text
 from perftriage.ui.screens.clipboard import copy_text
 from perftriage.ui.screens.detail_modal import DetailModal
-from perftriage.ui.widgets.format import safe
 
 
 def probe_report(p: ProbeState) -> str:
@@ -73,8 +73,9 @@ class ProbeOutputScreen(DetailModal):
         if key == self._shown:
             return
         self._shown = key
+        # the host and the probe's label (its args) as text: Content, not markup
         self.query_one("#probe-output-title", Label).update(
-            safe(f"{p.probe_id} · {p.host} · {p.label} · {p.status}")
+            Content(visible(f"{p.probe_id} · {p.host} · {p.label} · {p.status}"))
         )
         area = self.query_one(TextArea)
         area.load_text(visible_lines(probe_text(p, expanded=self.show_script)))

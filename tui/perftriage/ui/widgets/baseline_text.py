@@ -1,4 +1,4 @@
-"""The live state against the baseline, as markup lines for a view (the Gap
+"""The live state against the baseline, as Content lines for a view (the Gap
 view, the Logs pane's engine strip): the heading, then the metrics' phrases
 coloured by verdict. Live, the cockpit's :class:`~perftriage.services.compare.baseline.Baseline`
 computes the comparison (at most once a second); a replay or a watcher shows
@@ -6,13 +6,14 @@ the baseline that was marked."""
 
 from __future__ import annotations
 
+from textual.content import Content
 from textual.dom import DOMNode
 
 from perftriage.core.model.state import SessionState
 from perftriage.core.view.baseline_view import STATUS, heading, metric_phrases
 from perftriage.ui.app_context import app_context
-from perftriage.ui.widgets.format import safe
-from perftriage.ui.widgets.status_style import styled
+from perftriage.ui.widgets.format import markup
+from perftriage.ui.widgets.status_style import styled_content
 
 
 def baseline_result(node: DOMNode):
@@ -22,16 +23,17 @@ def baseline_result(node: DOMNode):
 
 
 def baseline_lines(node: DOMNode, state: SessionState, metrics: tuple[str, ...],
-                   host: str | None = None, per_line: int = 3) -> list[str]:
-    """Nothing without a baseline; else its heading and the phrases, a few per line."""
+                   host: str | None = None, per_line: int = 3) -> list[Content]:
+    """Nothing without a baseline; else its heading and the phrases, a few per
+    line (the baseline's label and the hosts' figures as text, never markup)."""
     if state.baseline is None:
         return []
     if app_context(node).cockpit.baseline is None:  # a replay, a watcher: what was marked
-        return [f"[b]{safe(heading(None, state.baseline, live=False))}[/b]"]
+        return [markup("[b]$heading[/b]", heading=heading(None, state.baseline, live=False))]
     result = baseline_result(node)
-    phrases = [styled(STATUS[verdict], text)
+    phrases = [styled_content(STATUS[verdict], text)
                for text, verdict in metric_phrases(result, metrics, host)]
-    lines = [f"[b]{safe(heading(result, state.baseline))}[/b]"]
+    lines = [markup("[b]$heading[/b]", heading=heading(result, state.baseline))]
     for i in range(0, len(phrases), per_line):
-        lines.append("  " + " · ".join(phrases[i:i + per_line]))
+        lines.append(Content("  ") + Content(" · ").join(phrases[i:i + per_line]))
     return lines

@@ -49,23 +49,13 @@ def duration(s: float | None) -> str:
     return f"{int(s // 60)}m{int(s % 60):02d}s"
 
 
-def safe(text) -> str:
-    """Remote text (host names, reasons, GPU names, probe labels) for Textual
-    content markup: controls shown visibly, every ``[`` escaped
-    (``textual.markup.escape`` leaves ``[2 x=1``, which the parser reads as a
-    tag with a value); a trailing ``\\`` is shown as ``⧵`` so that it cannot
-    escape the tag written after it. New code puts remote text in with
-    :func:`markup` instead."""
-    out = visible(str(text)).replace("[", "\\[")
-    # a trailing backslash would escape the tag the caller writes after it: shown as
-    # the look-alike U+29F5 (a remote name never closes or opens a style)
-    return out[:-1] + "\u29f5" if out.endswith("\\") else out
-
-
 def markup(template: str, **values: object) -> Content:
     """Content from markup ``template`` written in the code, with remote
     ``values`` put in where it says ``$name``: as text, controls shown
-    visibly, never read as markup (``[2 x=1``, ``[/b]``, a trailing ``\\``)."""
+    visibly, never read as markup (``[2 x=1``, ``[/b]``, a trailing ``\\``).
+    Remote text reaches a widget this way (or as plain ``Content``/``Text``),
+    never inside a markup string: ``textual.markup.escape`` leaves ``[2 x=1``,
+    which the parser reads as a tag with a value."""
     return Content.from_markup(template, **{k: visible(str(v)) for k, v in values.items()})
 
 

@@ -9,6 +9,7 @@ older than ``stale_after`` is greyed with its age.
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
@@ -18,7 +19,7 @@ from textual.widgets import Static
 from perftriage.ui.app_context import ask_for_screen
 from perftriage.core.model.events import GpuSample, HostSample
 from perftriage.core.model.state import HostState, Section, SessionState
-from perftriage.ui.widgets.format import bar, gib, num, sparkline, safe
+from perftriage.ui.widgets.format import bar, gib, markup, num, sparkline, text_lines
 from perftriage.ui.widgets.pane import Pane
 from perftriage.ui.widgets.status_style import STATUS_VAR, styled, threshold
 
@@ -39,8 +40,9 @@ def _mem(used_mib: float | None, total_mib: float | None) -> str:
     return f"{num(used_mib, '{:.0f}')}/{num(total_mib, '{:.0f}')}MiB"
 
 
-def _cells(markup: str) -> int:
-    return Content.from_markup(markup).cell_length
+def _cells(line: Content | str) -> int:
+    """Cells of a line: Content, or markup written in the code (no remote text)."""
+    return Content.from_markup(line).cell_length
 
 
 def dram_cell(hs: HostState, index: int, room: int = 200) -> str:
@@ -111,9 +113,11 @@ def per_core_line(per_cpu: list[float], width: int) -> str | None:
     return f" cores  {cells}"
 
 
-def _head(hs: HostState, now_t: float, stale_after: float, selected: bool) -> tuple[str, bool]:
+def _head(hs: HostState, now_t: float, stale_after: float,
+          selected: bool) -> tuple[Content, bool]:
     """The host's first line (▶ when probes go there, name, state, reason)
-    and whether its data is stale."""
+    and whether its data is stale. The name and the reason come from the
+    host (or its config): Content with them as text, never markup."""
     state = hs.conn_state
     age = (now_t - hs.sample_t) if hs.sample_t is not None else None
     host_stale = age is not None and age > stale_after
@@ -124,9 +128,10 @@ def _head(hs: HostState, now_t: float, stale_after: float, selected: bool) -> tu
             state_txt = styled(state) + f" [{MUTED}]data {_age(age)} old[/]"
     else:
         state_txt = styled(state)
-    head = ("[reverse]▶[/reverse] " if selected else "") + f"[b]{safe(hs.name)}[/b] {state_txt}"
+    head = (Content.from_markup("[reverse]▶[/reverse] " if selected else "")
+            + markup("[b]$name[/b] ", name=hs.name) + Content.from_markup(state_txt))
     if hs.reason:
-        head += f" [$text-muted]{safe(hs.reason)}[/]"
+        head += markup(" [$text-muted]$reason[/]", reason=hs.reason)
     return head, host_stale
 
 
@@ -151,35 +156,37 @@ def _short_cpu(s: HostSample, host_stale: bool) -> str:
             f"{gib(s.mem_total_bytes)} load {num(s.load1, '{:.2f}')}")
 
 
-def gpuless_line(s: HostSample, head: str, host_stale: bool, width: int) -> str:
+def gpuless_line(s: HostSample, head: Content, host_stale: bool, width: int) -> Content:
     """A host without GPUs, in every layout: one line (CPU, RAM, load after
     its name, then ``no NVIDIA GPU`` or ``no GPU`` where that fits). Why
     there is no GPU (the NVML or nvidia-smi reason) and the bandwidth
     counters' state are in the host detail view (D)."""
-    line = f"{head} · {_short_cpu(s, host_stale)}"
+    line = head + Content.from_markup(f" · {_short_cpu(s, host_stale)}")
     for tail in ("no NVIDIA GPU", "no GPU"):
-        if _cells(line) + len(tail) + 3 <= width:
-            return f"{line} · [$text-muted]{tail}[/]"
+        if line.cell_length + len(tail) + 3 <= width:
+            return line + Content.from_markup(f" · [$text-muted]{tail}[/]")
     return line
 
 
-def compact_block(hs: HostState, head: str, host_stale: bool, *, show_power: bool,
-                  width: int, max_gpus: int | None) -> str:
+def compact_block(hs: HostState, head: Content, host_stale: bool, *, show_power: bool,
+                  width: int, max_gpus: int | None) -> Content:
     """The short form, like nvitop's compact mode: a host without GPUs on
     one line (CPU, RAM, load after its name), a GPU host's model once in its
     header, one short line per GPU."""
     s = hs.sample
     if s is None:
-        return head + " [$text-muted]waiting for the first sample…[/]"
+        return head + Content.from_markup(" [$text-muted]waiting for the first sample…[/]")
     if not s.gpus:
         return gpuless_line(s, head, host_stale, width)
     cpu = _short_cpu(s, host_stale)
-    model, room = _model(s.gpus), width - _cells(head) - 3
+    model, room = _model(s.gpus), width - head.cell_length - 3
     if len(model) > room:  # the header never wraps: the model's tail goes
         model = model[:max(room - 1, 0)] + "…"
-    lines = [f"{head} · {safe(model)}" if room > 4 else head, f" {cpu}"]
+    # the GPU model and the error are the host's words: Content, not markup
+    lines: list[Content | str] = [head + markup(" · $model", model=model) if room > 4 else head,
+                                  f" {cpu}"]
     if s.gpu_error:
-        lines.append(f" [$text-muted]{safe(s.gpu_error)}[/]")
+        lines.append(markup(" [$text-muted]$error[/]", error=s.gpu_error))
     gpu_stale = host_stale or s.gpu_age_s is not None
     room = width - 30  # a compact row is ~30 cells: the rest for the DRAM cell and a sparkline
     shown = s.gpus if max_gpus is None or len(s.gpus) <= max_gpus \
@@ -193,12 +200,12 @@ def compact_block(hs: HostState, head: str, host_stale: bool, *, show_power: boo
         lines.append(row)
     if len(shown) < len(s.gpus):
         lines.append(f" [$text-muted]+{len(s.gpus) - len(shown)} more (z zooms, D details)[/]")
-    return "\n".join(lines)
+    return text_lines(lines)
 
 
 def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: int = 80,
                stale_after: float = STALE_AFTER_S, max_gpus: int | None = None,
-               selected: bool = False, compact: bool = False) -> str:
+               selected: bool = False, compact: bool = False) -> Content:
     """``max_gpus``: GPU rows shown, the rest told as ``+N more`` (a pane
     shorter than the host). ``selected``: the host probes run on.
     ``compact``: the short form for small terminals (:func:`compact_block`)."""
@@ -210,10 +217,10 @@ def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: 
                              max_gpus=max_gpus)
     bw = hs.info.get("bandwidth_gbs_total")
     if bw:
-        head += f" [$text-muted]· {bw / 1000:.2f} TB/s peak[/]"
+        head += Content.from_markup(f" [$text-muted]· {bw / 1000:.2f} TB/s peak[/]")
     if s is not None and not s.gpus:
         return gpuless_line(s, head, host_stale, width)
-    lines = [head]
+    lines: list[Content | str] = [head]  # str: markup written here, no remote text
     if s is not None:
         mem_pct = (
             100.0 * s.mem_used_bytes / s.mem_total_bytes
@@ -236,9 +243,10 @@ def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: 
             msg = s.gpu_error
             if s.gpu_age_s is not None and s.gpus:
                 msg = f"GPU readings stale {_age(s.gpu_age_s)}: {s.gpu_error}"
-            lines.append(f" [$text-muted]{safe(msg)}[/]")
+            lines.append(markup(" [$text-muted]$msg[/]", msg=msg))
         if hs.counters is not None and hs.counters.error:
-            lines.append(f" [$text-muted]bandwidth counters: {safe(hs.counters.error)}[/]")
+            lines.append(markup(" [$text-muted]bandwidth counters: $error[/]",
+                                error=hs.counters.error))
         shown = s.gpus if max_gpus is None or len(s.gpus) <= max_gpus \
             else s.gpus[:max(1, max_gpus - 1)]
         for g in shown:
@@ -248,7 +256,7 @@ def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: 
                          f"(z zooms, D details)[/]")
     elif state == "up":
         lines.append(" [$text-muted]waiting for the first sample…[/]")
-    return "\n".join(lines)
+    return text_lines(lines)
 
 
 class HostsBody(VerticalScroll):
@@ -289,7 +297,7 @@ class HostsPane(Pane):
     def __init__(self, title: str, **kwargs) -> None:
         super().__init__(title, **kwargs)
         self.show_power = False
-        self._text: str | None = None  # what the body shows now
+        self._text: Content | None = None  # what the body shows now
 
     @property
     def selected_host(self) -> str | None:
@@ -328,15 +336,15 @@ class HostsPane(Pane):
 
         compact = False
 
-        def blocks_with(max_gpus: int | None) -> list[str]:
+        def blocks_with(max_gpus: int | None) -> list[Content]:
             return [host_block(hs, now, show_power=self.show_power, width=width,
                                stale_after=stale_after, max_gpus=max_gpus,
                                selected=hs.name == selected, compact=compact)
                     for hs in state.hosts.values()]
 
-        def height(blocks: list[str]) -> int:  # screen rows, wrapped lines counted
-            return sum(-(-max(1, _cells(line)) // width) for b in blocks
-                       for line in b.split("\n")) + (0 if compact else len(blocks) - 1)
+        def height(blocks: list[Content]) -> int:  # screen rows, wrapped lines counted
+            return sum(-(-max(1, cell_len(line)) // width) for b in blocks
+                       for line in b.plain.split("\n")) + (0 if compact else len(blocks) - 1)
 
         blocks = blocks_with(None)
         rows = self.size.height  # the content area: inside the border already
@@ -350,12 +358,14 @@ class HostsPane(Pane):
                 if height(blocks) <= rows:
                     break
                 blocks = blocks_with(cap)
-        text = ("\n" if compact else "\n\n").join(blocks) or "no hosts"
-        if text == self._text:
+        text = Content("\n" if compact else "\n\n").join(blocks) if blocks \
+            else Content("no hosts")
+        if self._text is not None and text.is_same(self._text):  # == compares the text only
             return
         # Same number of lines (rows never wrap): no re-layout of the screen,
         # which would otherwise stall a log flood once a second.
-        same_height = self._text is not None and text.count("\n") == self._text.count("\n")
+        same_height = (self._text is not None
+                       and text.plain.count("\n") == self._text.plain.count("\n"))
         self._text = text
         self.query_one("#hosts-body", Static).update(text, layout=not same_height)
 

@@ -14,7 +14,8 @@ from perftriage.core.view.log_status import follow_text, stale_note
 from perftriage.core.view.log_window import ALL, source_label
 from perftriage.core.parse.log_metrics import LogMetrics
 from perftriage.core.model.state import Section, SessionState
-from perftriage.ui.widgets.format import safe
+from perftriage.core.sanitize import visible
+from perftriage.ui.widgets.format import markup
 from perftriage.core.view.baseline_view import ENGINE_METRICS
 from perftriage.ui.widgets.baseline_text import baseline_lines
 from perftriage.ui.widgets.engine import EngineStrip, LatencyHeatmap, shown_engines
@@ -30,10 +31,13 @@ def _fmt(v: float | None, spec: str = ".1f") -> str:
     return "–" if v is None else format(v, spec)
 
 
-def metrics_line(m: LogMetrics) -> str:
+def metrics_line(m: LogMetrics) -> Content:
+    """The figures of the latest log lines; a milestone's name (the log's
+    text) goes in as text, never as markup."""
     if m.count == 0:
         names = [x.name for x in m.milestones]
-        return f"{m.engine or 'log'}: {safe(names[-1]) if names else 'no metrics yet'}"
+        return markup("$engine: $what", engine=m.engine or "log",
+                      what=names[-1] if names else "no metrics yet")
     d, p = m.last_decode, m.last_prefill
     gen = m.latest_gen_tps
     parts = [f"gen [b]{_fmt(gen)}[/b] tok/s"]
@@ -60,7 +64,7 @@ def metrics_line(m: LogMetrics) -> str:
         parts.append(f"[yellow]KV full: retracted ×{m.retractions}[/yellow]")
     if m.ready:
         parts.append("[green]ready[/green]")
-    return " · ".join(parts)
+    return Content.from_markup(" · ".join(parts))  # figures only: written here
 
 
 # the pane's height from which the latency heatmap (8 rows) still leaves
@@ -96,15 +100,16 @@ class LogsPane(Pane):
         # what the one-row widgets show now: a new text costs a repaint
         self._metrics_shown: tuple = ()
         self._status_shown: str | None = None
-        self._metrics_markup = ""  # set in compose: what the mode offers
+        self._metrics_content = Content("")  # set in compose: what the mode offers
 
     def compose(self):
         yield Tabs(Tab("all", id=_tab_id(ALL)), id="logs-tabs")
         with Horizontal(id="logs-metrics-row"):
             # o follows a log only where hosts run (not in a replay or watch)
             live = self.ctx.session.mode.live
-            self._metrics_markup = "no log sources" + (" — o opens a log file" if live else "")
-            yield Static(self._metrics_markup, id="logs-metrics")
+            self._metrics_content = Content(
+                "no log sources" + (" — o opens a log file" if live else ""))
+            yield Static(self._metrics_content, id="logs-metrics")
             yield Sparkline([], id="logs-spark")
         # the engine's own figures from its /metrics, when an endpoint is configured
         yield EngineStrip(id="logs-engine")
@@ -124,7 +129,7 @@ class LogsPane(Pane):
         shown = self.query_one("#logs-baseline", Static)
         shown.display = bool(lines)
         if lines:
-            shown.update("\n".join(lines[:3]))
+            shown.update(Content("\n").join(lines[:3]))
         with_rows = [es for es in engines if es.itl_rows]
         self.query_one("#logs-latency", LatencyHeatmap).show(
             with_rows[0] if with_rows else (engines[0] if engines else None))
@@ -152,7 +157,8 @@ class LogsPane(Pane):
         for sid, src in state.logs.items():
             if sid not in self._sources:
                 self._sources.append(sid)
-                tabs.add_tab(Tab(safe(source_label(src)), id=_tab_id(sid)))
+                # the log's name as text: a tab label given as str is read as markup
+                tabs.add_tab(Tab(Content(visible(source_label(src))), id=_tab_id(sid)))
         if self._select_when_shown in self._sources:
             self.select(self._select_when_shown)
         view.sync()
@@ -178,12 +184,13 @@ class LogsPane(Pane):
         self._metrics_shown = key
         # which source the figures are from, only where several could be
         several = self.selected == ALL and len(state.logs) > 1
-        label = f"[dim]{safe(source_label(src))}[/dim] " if several else ""
+        label = markup("[dim]$source[/dim] ", source=source_label(src)) if several \
+            else Content("")
         if stale:
-            label += f"[yellow]{safe(stale)}[/yellow] "
+            label += markup("[yellow]$note[/yellow] ", note=stale)
         # fixed one-row widgets: no layout for new text (a layout costs ~50 ms)
-        self._metrics_markup = label + metrics_line(m)
-        self.query_one("#logs-metrics", Static).update(self._metrics_markup, layout=False)
+        self._metrics_content = label + metrics_line(m)
+        self.query_one("#logs-metrics", Static).update(self._metrics_content, layout=False)
         spark = self.query_one("#logs-spark", Sparkline)
         spark.data = list(m.gen_tps)[-60:]
         self._fit_spark()
@@ -192,7 +199,7 @@ class LogsPane(Pane):
         """The sparkline only where it leaves the figures their room: it
         never covers text."""
         spark = self.query_one("#logs-spark", Sparkline)
-        needed = Content.from_markup(self._metrics_markup).cell_length
+        needed = self._metrics_content.cell_length
         room = self.size.width - 2 - needed
         spark.display = bool(spark.data) and room >= 12
         if spark.display:
@@ -219,7 +226,7 @@ class LogsPane(Pane):
             if not src.open or src.follow != "following":
                 # the view's own "following" (it scrolls with new lines) would read as the source's
                 parts[0] = parts[0].removeprefix("following · ")
-                parts.insert(0, safe(follow_text(src, now)))
+                parts.insert(0, follow_text(src, now))
             if src.dropped:
                 parts.append(f"{src.dropped:,} lines not recorded (transcript cap)")
         elif self.selected == ALL:
@@ -227,13 +234,15 @@ class LogsPane(Pane):
             if unwell:
                 first = unwell[0]
                 more = f" (+{len(unwell) - 1} more)" if len(unwell) > 1 else ""
-                parts.insert(0, safe(f"{first.path}: {follow_text(first, now)}{more}"))
+                parts.insert(0, f"{first.path}: {follow_text(first, now)}{more}")
         self._set_status(" · ".join(parts))
 
     def _set_status(self, text: str) -> None:
+        """The row is all text, no markup: the source's reason and path and the
+        filter and search the user typed go in as they are (controls shown)."""
         if text != self._status_shown:
             self._status_shown = text
-            self.query_one("#logs-status", Static).update(text, layout=False)
+            self.query_one("#logs-status", Static).update(Content(visible(text)), layout=False)
 
     def on_log_view_changed(self, event: LogView.Changed) -> None:
         self._render_status(self.ctx.session.state)

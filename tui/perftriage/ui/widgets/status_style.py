@@ -8,6 +8,11 @@ success/error/warning/accent colours (``perftriage.ui.theming.fallback_variables
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from textual.content import Content
+
 STATUS_VAR = {
     # probe verdicts
     "queued": "$status-muted",
@@ -64,6 +69,18 @@ def styled(status: str, text: str | None = None) -> str:
     # every [ escaped: textual.markup.escape leaves "[2 x=1", read as a tag
     shown = visible(text if text is not None else status).replace("[", "\\[")
     return f"[{var}]{shown}[/]"
+
+
+def styled_content(status: str, text: str | None = None) -> Content:
+    """``text`` (default: the status) in its status colour, as Content: the
+    text is never read as markup (remote text goes in here)."""
+    from textual.content import Content
+
+    from perftriage.core.sanitize import visible
+
+    var = STATUS_VAR.get(status, "$text")
+    return Content.from_markup(f"[{var}]$shown[/]",
+                               shown=visible(text if text is not None else status))
 
 
 def log_level_var(level: str | None) -> str:
