@@ -91,10 +91,11 @@ class Cockpit:
         self.sources = SourceSet()  # every Source this cockpit runs (services/sources/base.py)
         self._live = self._live_parts() if self.session.mode.live else None
         # the before of a before/after (b), and the live state against it
-        self.baseline: Baseline | None = Baseline(self.session) if self.session.mode.live else None
+        self.baseline: Baseline | None = self._baseline()
         # the diagnosis, phase by phase, from the baseline's live recording (at most 1 Hz)
         self.triage: LiveTriage | None = (LiveTriage(self.session, self.baseline)
-                                          if self.baseline is not None else None)
+                                          if self.baseline is not None and self.session.mode.live
+                                          else None)
         # [triage] auto: the cheap witnesses the findings ask for, without a key
         self.auto_steps: AutoSteps | None = (AutoSteps(self, self.triage)
                                              if self.triage is not None
@@ -107,6 +108,16 @@ class Cockpit:
         # config as last saved from here
         self.configured_prometheus: str | None = self.config.fleet.prometheus
         self.saved_config: Config | None = None
+
+    def _baseline(self) -> Baseline | None:
+        """Live: the session's events against the baseline marked. A replay
+        (its transcript whole): the same comparison at the replay's position,
+        read from the transcript. A watched recording still grows: none (the
+        views say what was marked)."""
+        mode, path = self.session.mode, self.session.source_path
+        if mode.live:
+            return Baseline(self.session)
+        return Baseline(self.session, transcript=path) if mode.whole and path is not None else None
 
     def _live_parts(self) -> LiveParts:
         logs = LogFollower(self.session, self.registry,  # its log sources are in .sources

@@ -10,10 +10,18 @@ them, else read once from the transcript (an earlier run of a continued
 investigation). :meth:`Baseline.result` is the comparison of the baseline
 with the last :data:`LIVE_S` seconds, the same JSON as ``perftriage
 compare``, computed at most once a second.
+
+A replay (a whole transcript, played or read) has a :class:`Baseline` too,
+made with the transcript: its recording is the transcript's, read once when
+first compared, and "now" is the replay's position (the session's state is
+the player's): at every moment of a replay the views show the verdicts the
+cockpit computed then, by the same code.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from perftriage.core.compare.compare import Side, compare
@@ -21,6 +29,7 @@ from perftriage.core.compare.load import load
 from perftriage.core.compare.recording import Recording
 from perftriage.core.compare.slices import SliceError, Window, clock, parse_slice, window
 from perftriage.core.model import events as ev
+from perftriage.core.store.transcript import TranscriptError
 from perftriage.services.investigation.session import Session
 
 LIVE_S = 30.0  # the live side: this much of the latest readings
@@ -57,21 +66,41 @@ def _copy_window(rec: Recording, start: float, end: float) -> Recording:
 
 
 class Baseline:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, transcript: Path | None = None) -> None:
+        """Live: fed every event the session emits. With ``transcript`` (a
+        replay's, whole): its recording, read when first compared."""
         self.session = session
-        # live log batches come with their scan (the reducer's): read from it, no regex
-        # again, and during a flood a few batches a second (per-second readings are medians)
-        self.live = Recording(name=session.state.name, bulk_logs=False, log_every_s=LOG_EVERY_S)
-        # what the session knew before this listened (a continued investigation)
-        state = session.state
-        self.live.log_hosts = {sid: src.host for sid, src in state.logs.items()}
-        self.live.segments = [(s.segment, s.t) for s in state.segments]
-        self.live.servers = list(state.server_events)
+        self.transcript = transcript
+        self._live: Recording | None = None
         self.before: Recording | None = None  # the baseline window's readings
         self._before_for: tuple[float, float] | None = None
         self._cache: tuple[int, Any, dict[str, Any] | None] | None = None
         self._pruned_at = 0.0
+        self._unsubscribe: Callable[[], None] = lambda: None
+        if transcript is not None:
+            return
+        # live log batches come with their scan (the reducer's): read from it, no regex
+        # again, and during a flood a few batches a second (per-second readings are medians)
+        self._live = Recording(name=session.state.name, bulk_logs=False,
+                               log_every_s=LOG_EVERY_S)
+        # what the session knew before this listened (a continued investigation)
+        state = session.state
+        self._live.log_hosts = {sid: src.host for sid, src in state.logs.items()}
+        self._live.segments = [(s.segment, s.t) for s in state.segments]
+        self._live.servers = list(state.server_events)
         self._unsubscribe = session.subscribe(self._on_event)
+
+    @property
+    def live(self) -> Recording:
+        """The readings the last :data:`LIVE_S` seconds are read from: the
+        session's as they come, or a replay's transcript read whole."""
+        if self._live is None:
+            assert self.transcript is not None
+            try:
+                self._live = load(self.transcript)
+            except (TranscriptError, OSError):  # gone or replaced since the replay read it
+                self._live = Recording(name=self.session.state.name)
+        return self._live
 
     def close(self) -> None:
         self._unsubscribe()
@@ -126,7 +155,8 @@ class Baseline:
         self.live.flush()
         first = min((s.t[0] for s in self.live.series.values() if s.t), default=None)
         path = self.session.path or self.session.source_path
-        if (first is None or first > b.start + 1.0) and path is not None:
+        if self.transcript is None and (first is None or first > b.start + 1.0) \
+                and path is not None:
             if self.session.writer is not None:
                 self.session.writer.sync()  # what was written so far is on disk
             rec = load(path, windows=[(b.start, b.end)])

@@ -40,15 +40,19 @@ class SessionMode:
     annotations: bool  # takes notes and hypotheses
     writes: bool  # writes files (a derived session, a theme choice)
     refusal: str = ""  # what a key that would touch a host says when refused
+    # shows a transcript that no longer grows (a replay, a saved session read
+    # whole; not one followed as it is written): what is read of it once stays true
+    whole: bool = False
 
 
 LIVE = SessionMode("live", live=True, annotations=True, writes=True)
 REPLAY_REFUSAL = "replay: keys that touch a host (probes, servers, log follows) are off"
 # a saved session read whole (Session.from_transcript): shown, never added to
 RECORDED = SessionMode("REPLAY", live=False, annotations=False, writes=True,
-                       refusal=REPLAY_REFUSAL)
+                       refusal=REPLAY_REFUSAL, whole=True)
 # the player (services/investigation/replay.py): additions go to a derived session
-REPLAY = SessionMode("REPLAY", live=False, annotations=True, writes=True, refusal=REPLAY_REFUSAL)
+REPLAY = SessionMode("REPLAY", live=False, annotations=True, writes=True, refusal=REPLAY_REFUSAL,
+                     whole=True)
 # following a recording (services/investigation/watch.py): nothing enters, nothing is written
 WATCH = SessionMode("WATCH (read-only)", live=False, annotations=False, writes=False,
                     refusal="watch: read-only (no probe, no host, no note: nothing is written)")
