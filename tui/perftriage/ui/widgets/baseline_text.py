@@ -1,8 +1,8 @@
 """The live state against the baseline, as Content lines for a view (the Gap
 view, the Logs pane's engine strip): the heading, then the metrics' phrases
 coloured by verdict. Live, the cockpit's :class:`~perftriage.services.compare.baseline.Baseline`
-computes the comparison (at most once a second); a replay or a watcher shows
-the baseline that was marked."""
+computes the comparison (at most once a second), in a replay at its position
+from the transcript; a watcher shows the baseline that was marked."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from perftriage.ui.widgets.status_style import styled_content
 
 
 def baseline_result(node: DOMNode):
-    """The live comparison with the baseline, or None (none marked, a replay)."""
+    """The comparison with the baseline, or None (none marked, a watcher)."""
     baseline = app_context(node).cockpit.baseline
     return baseline.result() if baseline is not None else None
 
@@ -28,7 +28,7 @@ def baseline_lines(node: DOMNode, state: SessionState, metrics: tuple[str, ...],
     line (the baseline's label and the hosts' figures as text, never markup)."""
     if state.baseline is None:
         return []
-    if app_context(node).cockpit.baseline is None:  # a replay, a watcher: what was marked
+    if app_context(node).cockpit.baseline is None:  # a watcher: what was marked
         return [markup("[b]$heading[/b]", heading=heading(None, state.baseline, live=False))]
     result = baseline_result(node)
     phrases = [styled_content(STATUS[verdict], text)
