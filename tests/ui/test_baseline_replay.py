@@ -147,3 +147,37 @@ def test_a_replay_reads_its_transcript_once_and_a_file_gone_compares_nothing(tmp
     gone = Baseline(replayer.session, transcript=path)
     assert gone.result() is None  # said as "no readings to compare yet", never a crash
     replayer.close()
+
+
+def test_a_large_transcript_is_read_in_a_thread_and_compared_once_in(tmp_path: Path,
+                                                                     monkeypatch):
+    """Read on the UI's thread, a 1M-event transcript froze the replay for
+    seconds at the first frame past the mark: above a size it is read in a
+    thread, and until it is in there is nothing to compare (not a wrong one)."""
+    import perftriage.services.compare.baseline as baseline_mod
+
+    monkeypatch.setattr(baseline_mod, "SYNC_READ_MAX_BYTES", 0)
+    path = _recording(tmp_path / "h200-baseline.jsonl")
+    replayer = Replayer(path, clock=lambda: 0.0)
+    replayer.timeline.scan()
+    replayer.player.seek_time(AFTER_T)
+    baseline = Baseline(replayer.session, transcript=path)
+    gate = baseline_mod.load
+
+    started = []
+
+    def slow_load(p, *a, **kw):
+        started.append(p)
+        import time
+        time.sleep(0.3)
+        return gate(p, *a, **kw)
+
+    monkeypatch.setattr(baseline_mod, "load", slow_load)
+    assert baseline.result() is None and baseline.reading  # asked: the read starts, no answer
+    assert baseline.before is None  # nothing kept from the empty stand-in
+    assert baseline._reader is not None
+    baseline._reader.join(10)
+    assert not baseline.reading and started == [path]
+    replayer.player.seek_time(AFTER_T + 1.0)  # the next second: compared
+    assert baseline.result() is not None
+    replayer.close()

@@ -20,6 +20,7 @@ cockpit computed then, by the same code.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,9 @@ from perftriage.core.model import events as ev
 from perftriage.core.store.transcript import TranscriptError
 from perftriage.services.investigation.session import Session
 
+# a replay's transcript up to this size is read when first compared (~0.3 s for
+# 40 MiB on a 2-core box); a larger one in a thread
+SYNC_READ_MAX_BYTES = 16 << 20
 LIVE_S = 30.0  # the live side: this much of the latest readings
 KEEP_S = 300.0  # the live recording keeps this much (a baseline "now" takes 30 s of it)
 NOW = "now"
@@ -77,6 +81,7 @@ class Baseline:
         self._cache: tuple[int, Any, dict[str, Any] | None] | None = None
         self._pruned_at = 0.0
         self._unsubscribe: Callable[[], None] = lambda: None
+        self._reader: threading.Thread | None = None  # a large replay transcript's read
         if transcript is not None:
             return
         # live log batches come with their scan (the reducer's): read from it, no regex
@@ -93,14 +98,39 @@ class Baseline:
     @property
     def live(self) -> Recording:
         """The readings the last :data:`LIVE_S` seconds are read from: the
-        session's as they come, or a replay's transcript read whole."""
-        if self._live is None:
-            assert self.transcript is not None
+        session's as they come, or a replay's transcript read whole — at once
+        when small, else in a thread, with nothing to compare until it is in
+        (a 1M-event transcript read on the UI's thread froze the replay)."""
+        if self._live is not None:
+            return self._live
+        assert self.transcript is not None
+        if self._reader is None:
             try:
-                self._live = load(self.transcript)
-            except (TranscriptError, OSError):  # gone or replaced since the replay read it
-                self._live = Recording(name=self.session.state.name)
-        return self._live
+                size = self.transcript.stat().st_size
+            except OSError:
+                size = 0
+            if size <= SYNC_READ_MAX_BYTES:
+                self._live = self._read()
+                return self._live
+            self._reader = threading.Thread(target=self._read_in_thread, daemon=True,
+                                            name="baseline-transcript")
+            self._reader.start()
+        return Recording(name=self.session.state.name)  # still reading: nothing yet
+
+    @property
+    def reading(self) -> bool:
+        """A replay's transcript is being read: no comparison until it is."""
+        return self._live is None and self._reader is not None
+
+    def _read(self) -> Recording:
+        assert self.transcript is not None
+        try:
+            return load(self.transcript)
+        except (TranscriptError, OSError):  # gone or replaced since the replay read it
+            return Recording(name=self.session.state.name)
+
+    def _read_in_thread(self) -> None:
+        self._live = self._read()  # one assignment: the UI sees all of it or none
 
     def close(self) -> None:
         self._unsubscribe()
@@ -152,6 +182,9 @@ class Baseline:
         """The baseline window's readings (kept, or read once from the transcript)."""
         if self.before is not None and self._before_for == (b.start, b.end):
             return self.before
+        live = self.live  # a replay's: its read starts here
+        if self.reading:
+            return live  # empty: kept for nothing, the read is not in yet
         self.live.flush()
         first = min((s.t[0] for s in self.live.series.values() if s.t), default=None)
         path = self.session.path or self.session.source_path
