@@ -37,6 +37,8 @@ PLANS: dict[str, tuple[tuple[str, ...], str]] = {
     "kv-pressure": (("Y",), "kv-pressure"),
     "queueing": (("Y",), "queueing"),
     "gpu-throttle": (("Y",), "gpu-throttle"),
+    # the capture: the host is late, and the SIMULATED PSI / cpu.stat say it waits for a CPU
+    "cpu-throttle": (("Y", "Enter"), "cpu-throttle"),
     "near-floor": (("G", "Enter", "Y"), "near-floor"),
 }
 
