@@ -67,7 +67,7 @@ def test_the_hypotheses_footer_leads_with_the_live_gap_per_host():
     state = SessionState()
     for e in transcript.read(RUN2).events:
         apply(state, e)
-    line = live_gap_line(state)
+    line = live_gap_line(state).plain
     assert line.startswith("live gap ")
     for host in ("localhost", "viadmon", "viapynvml"):
         assert f"on {host} · near-floor since" in line

@@ -105,7 +105,7 @@ class HypothesisDetailScreen(ModalScreen[None]):
             table.add_row(
                 status_text(variables, status, icon) if icon else "",
                 stance,
-                evidence_label(e),
+                Text(visible(evidence_label(e))),  # a str cell is Rich markup
                 clock(e.t),
                 Text(visible(text)),
                 key=f"{i}",

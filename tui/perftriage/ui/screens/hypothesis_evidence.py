@@ -89,7 +89,8 @@ class EvidencePickerScreen(FormScreen[int]):
         for i, c in enumerate(self.items):
             icon = PROBE_ICON.get(c.status, "")
             table.add_row(status_text(variables, c.status, icon) if icon else "",
-                          self._kind_cell(c), c.ref_id, clock(c.t) if c.t is not None else "",
+                          self._kind_cell(c), Text(visible(c.ref_id)),  # not a markup str cell
+                          clock(c.t) if c.t is not None else "",
                           Text(visible(c.summary)), key=str(i))
         if query:
             shown = min(found.log_matches, MATCHES_SHOWN)

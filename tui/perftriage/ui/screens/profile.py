@@ -252,7 +252,8 @@ class ProfileScreen(Screen[None]):
             buckets.add_row(Text(visible(b.bucket), style=BUCKET_STYLE.get(b.bucket, "")),
                             f"{b.total_ms:.3f}", f"{b.pct:.1f}%")
         for r in s.per_rank:
-            ranks.add_row(visible(r.rank), _num(r.window_ms, ".2f"), f"{r.kernel_ms:.2f}",
+            # Text: a str cell is read as Rich markup, and a rank is named by its file
+            ranks.add_row(Text(visible(r.rank)), _num(r.window_ms, ".2f"), f"{r.kernel_ms:.2f}",
                           _num(r.idle_pct, ".1f", "%"), _num(r.exposed_comm_ms, ".3f"))
         self.query_one("#profile-compare", Static).update(self._compare_text(state, cap))
 

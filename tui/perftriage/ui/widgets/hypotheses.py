@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Literal
 
 from rich.style import Style
-from rich.markup import escape
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
@@ -244,8 +243,8 @@ class HypothesesPane(Pane):
         if triaged:
             top.update(top_line(state))
         gap = self.query_one("#hyp-gap", Static)
-        old = "" if triaged else live_gap_line(state)
-        lead = Text.from_markup(old) if old else None
+        old = Text() if triaged else live_gap_line(state)
+        lead = old if old.plain else None
         gap.display = bool(state.gaps) or not triaged
         if not state.gaps:
             gap.update(lead if lead is not None
@@ -279,18 +278,18 @@ class HypothesesPane(Pane):
         notes.update(Text("\n".join(lines), no_wrap=True, overflow="ellipsis"))
 
 
-def live_gap_line(state: SessionState) -> str:
+def live_gap_line(state: SessionState) -> Text:
     """``live gap 5.78× on h200 · wasted-traffic since 00:31`` per host with
-    gap samples (markup; host names escaped); '' without any."""
+    gap samples (Text: the host names as text, never markup); empty without any."""
     samples = state.gap_samples
     hosts = list(dict.fromkeys(s.host for s in samples))
-    parts = []
+    parts: list[Text] = []
     for host in hosts:
         span = current_span(samples, host)
         last = next(s for s in reversed(samples) if s.host == host)
         if span is None:
             continue
         gap = "n/a" if last.gap is None else f"{last.gap:.2f}×"
-        parts.append(f"[b]{gap}[/b] on {escape(visible(host))} · {span.verdict_kind} "
-                     f"since {clock(span.start_t)}")
-    return ("live gap " + "; ".join(parts)) if parts else ""
+        parts.append(Text.assemble((gap, "bold"), f" on {visible(host)} · {span.verdict_kind} "
+                                   f"since {clock(span.start_t)}"))
+    return Text("live gap ").append_text(Text("; ").join(parts)) if parts else Text()

@@ -83,7 +83,7 @@ def probe_row(p: ProbeState, now_t: float, variables: dict[str, str],
     else:
         result = safe_text(summary, no_wrap=True)
     return (
-        p.probe_id,
+        safe_text(p.probe_id, no_wrap=True),  # a str cell is Rich markup: ids come from transcripts
         safe_text(p.host, no_wrap=True),
         status_text(variables, p.status, f"{PROBE_ICON.get(p.status, '')} {p.status}"),
         safe_text(label, no_wrap=True),
@@ -216,8 +216,9 @@ class ProbesPane(Pane):
     def show_target(self) -> None:
         """Where the next probe runs, under the title."""
         ctx = self.ctx
-        self.border_subtitle = ctx.probe_target.label(ctx.probe_target.names(),
-                                                      ctx.cockpit.replay)
+        # Content: a str border title is read as markup, and this one names a host
+        self.border_subtitle = Content(visible(
+            ctx.probe_target.label(ctx.probe_target.names(), ctx.cockpit.replay)))
 
     @property
     def table(self) -> DataTable:
