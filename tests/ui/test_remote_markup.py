@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 
 from textual.content import Content
-from textual.widgets import Label, Static, Tab
+from textual.widgets import Input, Label, Static, Tab
 
 from perftriage.core.model import events as ev
 from perftriage.services.cockpit import Cockpit
@@ -26,7 +26,7 @@ from perftriage.ui.app import PerftriageApp
 from perftriage.ui.screens.host_detail import HostDetailScreen
 from perftriage.ui.screens.probe_output import ProbeOutputScreen
 from perftriage.ui.screens.roofline import RooflineScreen
-from perftriage.ui.widgets.hosts import host_block
+from perftriage.ui.widgets.hosts import HostsPane, host_block
 from perftriage.ui.widgets.logs import LogsPane
 from perftriage.ui.widgets.probes import ProbesPane
 from tests.support.helpers import FIXTURES, wait_for
@@ -215,3 +215,130 @@ async def test_probe_output_title_shows_host_and_args_as_text() -> None:
         await wait_for(lambda: "p1" in str(title.render()))
         assert app.is_running
         _verbatim(title.content, f"p1 · {HOSTILE[0]} · shell {' '.join(HOSTILE[1:])} · queued")
+
+
+async def test_probes_pane_border_names_the_target_host_as_text() -> None:
+    """The Probes pane's border says where probes run: a host's name, so a
+    str subtitle (read as markup) would style or link it."""
+    app = _app_with(_hostile_hosts)
+    async with app.run_test(size=(160, 45)) as pilot:
+        probes = app.screen.query_one(ProbesPane)
+        await wait_for(lambda: probes._border_subtitle is not None
+                       and probes._border_subtitle.plain.startswith("→ "))
+        await pilot.press("1")  # the Hosts pane: ↓ moves the target
+        seen = set()
+        for _ in HOSTILE:
+            await pilot.press("down")
+            host = app.screen.query_one(HostsPane).selected_host
+            await wait_for(lambda: probes._border_subtitle.plain == f"→ {host}")
+            _verbatim(probes._border_subtitle, f"→ {host}")  # Textual keeps the title as Content
+            seen.add(host)
+        assert app.is_running and seen == set(HOSTILE)
+
+
+async def test_prompt_form_shows_title_help_and_error_as_text() -> None:
+    """A prompt's help lists hosts (``X``: remove a host) and its error quotes
+    them or what was typed: text, never markup."""
+    from perftriage.ui.screens.prompt import PromptScreen
+
+    names = ", ".join(HOSTILE)
+    app = _app_with(lambda session: None)
+    async with app.run_test(size=(160, 45)) as pilot:
+        app.push_screen(PromptScreen(f"hosts: {HOSTILE[2]}", "test.hostile", help=f"hosts: {names}",
+                                     validate=lambda v: f"not one of: {names}\n{v}"))
+        await wait_for(lambda: isinstance(app.screen, PromptScreen))
+        await pilot.pause()
+        for ch in "k[2":
+            await pilot.press(ch)
+        await pilot.press("enter")
+        error = app.screen.query_one("#prompt-error", Label)
+        await wait_for(lambda: "not one of" in str(error.render()))
+        assert app.is_running and isinstance(app.screen, PromptScreen)
+        _verbatim(error.content, f"not one of: {names}\nk[2")
+        _verbatim(app.screen.query_one("#prompt-help", Label).content, f"hosts: {names}")
+        title = app.screen.query(Label).first()
+        _verbatim(title.content, f"hosts: {HOSTILE[2]}")
+
+
+async def test_hypothesis_form_quotes_a_check_as_text() -> None:
+    """The form's error quotes the check as typed, under a caret: a ``[b]`` in
+    it stays (else the caret points at the wrong character)."""
+    from perftriage.ui.screens.hypothesis_form import HypothesisFormScreen
+
+    app = _app_with(lambda session: None)
+    async with app.run_test(size=(160, 45)) as pilot:
+        app.push_screen(HypothesisFormScreen(f"edit hypothesis {HOSTILE[3]}", "t"))
+        await wait_for(lambda: isinstance(app.screen, HypothesisFormScreen))
+        await pilot.pause()
+        app.screen.query_one("#hyp-check", Input).value = "[bold]x[/] >"
+        await pilot.press("ctrl+s")
+        error = app.screen.query_one("#hyp-form-error", Label)
+        await wait_for(lambda: "check" in str(error.render()))
+        assert app.is_running and isinstance(app.screen, HypothesisFormScreen)
+        _verbatim(error.content, "\n  [bold]x[/] >\n")
+        _verbatim(app.screen.query(Label).first().content, f"edit hypothesis {HOSTILE[3]}")
+
+
+async def test_gap_form_error_quotes_a_gpu_name_as_text() -> None:
+    app = _app_with(lambda session: None)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("G")
+        await wait_for(lambda: isinstance(app.screen, RooflineScreen))
+        for key, value in (("weights_gb", "10"), ("gpus", "1"), ("gpu", HOSTILE[2])):
+            app.screen.query_one(f"#rl-{key}", Input).value = value
+        out = app.screen.query_one("#roofline-result", Static)
+        await wait_for(lambda: "unknown GPU" in str(out.render()))
+        assert app.is_running
+        _verbatim(out.content, f"unknown GPU {HOSTILE[2]!r}")
+
+
+def test_hypotheses_pane_live_gap_line_is_text_with_the_host_names_as_they_are():
+    """A recording made before the triage leads the Hypotheses pane with the
+    live gap per host: a Rich ``Text``, the hosts in it as text."""
+    from rich.text import Text
+
+    from perftriage.core.model.reducer import apply
+    from perftriage.core.model.state import SessionState
+    from perftriage.ui.widgets.hypotheses import live_gap_line
+
+    state = SessionState()
+    for host in HOSTILE:
+        for t in range(8):
+            apply(state, ev.GapSample(host=host, gap=2.0, verdict_kind="near-floor", t=float(t)))
+    line = live_gap_line(state)
+    assert isinstance(line, Text)
+    for host in HOSTILE:
+        assert f"2.00× on {host} · near-floor since" in line.plain
+    assert {str(span.style) for span in line.spans} == {"bold"}  # the gap figures only
+
+
+def _ranks_named_like_markup(session) -> None:
+    import msgspec
+
+    from perftriage.core.profile.summarize import summarize_files
+
+    prof = FIXTURES / "profile"
+    summary = summarize_files([prof / f"eager-TP-{i}.trace.json.gz" for i in (0, 1)])
+    rows = [msgspec.structs.replace(r, rank=name)
+            for r, name in zip(summary.per_rank, ("x[/b]", "[link=http://x]y[/link]"))]
+    session.emit(ev.ProfileCaptured(capture_id="prof1", host="gpu-a", steps=5,
+                                    summary=msgspec.structs.replace(summary, per_rank=rows)))
+
+
+async def test_profile_view_ranks_named_like_markup() -> None:
+    """A rank is named by its trace file: a DataTable reads a str cell as Rich
+    markup (``[/b]`` with no tag open is a MarkupError there)."""
+    from textual.widgets import DataTable
+
+    from perftriage.ui.screens.profile import ProfileScreen
+
+    app = _app_with(_ranks_named_like_markup)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("P")
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen))
+        ranks = app.screen.query_one("#profile-ranks", DataTable)
+        await wait_for(lambda: ranks.row_count == 2)
+        await pilot.pause()
+        assert app.is_running
+        shown = [ranks.get_cell_at((i, 0)) for i in range(2)]
+        assert [cell.plain for cell in shown] == ["x[/b]", "[link=http://x]y[/link]"]

@@ -8,13 +8,16 @@ from typing import NamedTuple
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from perftriage.core.checks.expr import CheckError
 from perftriage.core.checks.verdicts import compile_scoped, for_seconds
+from perftriage.core.sanitize import visible
 from perftriage.ui.key_order_workaround import FormScreen
 from perftriage.ui.widgets.editable_input import EditableInput
+from perftriage.ui.widgets.format import markup
 
 
 class HypothesisForm(NamedTuple):
@@ -57,7 +60,7 @@ class HypothesisFormScreen(FormScreen[HypothesisForm | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"[b]{self.heading}[/b]")
+            yield Label(markup("[b]$heading[/b]", heading=self.heading))
             yield Label("title", classes="help")
             yield EditableInput(value=self.initial[0], id="hyp-title",
                         placeholder="what might explain the gap, e.g. MoE runs on the slow path")
@@ -87,7 +90,8 @@ class HypothesisFormScreen(FormScreen[HypothesisForm | None]):
         self.action_save()
 
     def _refuse(self, field: str, message: str) -> None:
-        self.query_one("#hyp-form-error", Label).update(message)
+        # text: the message quotes the check or the duration as typed
+        self.query_one("#hyp-form-error", Label).update(Content(visible(message, newlines=True)))
         self.set_focus(self.query_one(f"#{field}", Input))  # now, before the next key
 
     def action_save(self) -> None:

@@ -10,10 +10,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
 from textual.widgets import Input, Label, Select
 
+from perftriage.core.sanitize import visible
 from perftriage.ui.key_order_workaround import FormScreen
 from perftriage.ui.widgets.editable_input import EditableInput
+from perftriage.ui.widgets.format import markup
 
 # Recent arguments per prompt kind, newest last (kept for the app's lifetime).
 HISTORY: dict[str, list[str]] = {}
@@ -49,7 +52,7 @@ class PromptScreen(FormScreen[str | None]):
         kind: str,
         *,
         placeholder: str = "",
-        help: str | Text = "",  # Text: remote or configured words (never markup)
+        help: str | Text = "",  # text, never markup: it names hosts, servers, a baseline
         value: str = "",
         validate: Callable[[str], str | None] | None = None,
         choices: list[tuple[str, str]] | None = None,
@@ -74,7 +77,7 @@ class PromptScreen(FormScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"[b]{self.title_text}[/b]")
+            yield Label(markup("[b]$title[/b]", title=self.title_text))
             if self.choices:
                 yield Select(self.choices, value=self.choice, allow_blank=False,
                              prompt=self.choice_label, id="prompt-choice")
@@ -82,7 +85,9 @@ class PromptScreen(FormScreen[str | None]):
                                 id="prompt-input")
             yield Label("", id="prompt-error")
             # the keys on a line of their own: appended to a long help they were cut
-            yield Label(self.help_text, id="prompt-help")
+            help_text = self.help_text
+            yield Label(Content(visible(help_text, newlines=True))
+                        if isinstance(help_text, str) else help_text, id="prompt-help")
             yield Label("Enter run · Esc cancel · ↑↓ history · ctrl+z undo", classes="prompt-keys")
 
     def on_select_changed(self, event: Select.Changed) -> None:
@@ -98,7 +103,8 @@ class PromptScreen(FormScreen[str | None]):
         if error is None and self.validator is not None:
             error = self.validator(value)
         if error:
-            self.query_one("#prompt-error", Label).update(error)
+            # text: a validator's message may quote what was typed, or a host's name
+            self.query_one("#prompt-error", Label).update(Content(visible(error, newlines=True)))
             return
         hist = HISTORY.setdefault(self.kind, [])
         if value in hist:

@@ -25,7 +25,7 @@ from perftriage.core.model.state import SessionState
 from perftriage.core.store.config_schema import ServerProfile
 from perftriage.ui.key_order_workaround import FormScreen
 from perftriage.ui.widgets.gap_view import GapView
-from perftriage.ui.widgets.status_style import styled
+from perftriage.ui.widgets.status_style import styled, styled_content
 
 # (input id, label, compute() keyword, help)
 FIELDS: tuple[tuple[str, str, str, str], ...] = (
@@ -260,7 +260,8 @@ class RooflineScreen(FormScreen[tuple[roofline.RooflineResult, dict[str, Any],
             self.result = roofline.compute(**self.kwargs)
         except roofline.RooflineError as exc:
             self.result = None
-            out.update(styled("failed", exc.worded(LABELS)))
+            # the message quotes a value: typed, or a GPU name the host gave
+            out.update(styled_content("failed", exc.worded(LABELS)))
             return
         r = self.result
         lines = [
