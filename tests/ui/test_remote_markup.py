@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 
 from textual.content import Content
-from textual.widgets import Input, Label, Static, Tab
+from textual.widgets import Input, Label, Select, Static, Tab
 
 from perftriage.core.model import events as ev
 from perftriage.services.cockpit import Cockpit
@@ -244,8 +244,10 @@ async def test_prompt_form_shows_title_help_and_error_as_text() -> None:
     names = ", ".join(HOSTILE)
     app = _app_with(lambda session: None)
     async with app.run_test(size=(160, 45)) as pilot:
+        # the host choice (a probe's form, the capture form) lists host names too
         app.push_screen(PromptScreen(f"hosts: {HOSTILE[2]}", "test.hostile", help=f"hosts: {names}",
-                                     validate=lambda v: f"not one of: {names}\n{v}"))
+                                     validate=lambda v: f"not one of: {names}\n{v}",
+                                     choices=[(h, h) for h in HOSTILE], choice=HOSTILE[4]))
         await wait_for(lambda: isinstance(app.screen, PromptScreen))
         await pilot.pause()
         for ch in "k[2":
@@ -258,6 +260,13 @@ async def test_prompt_form_shows_title_help_and_error_as_text() -> None:
         _verbatim(app.screen.query_one("#prompt-help", Label).content, f"hosts: {names}")
         title = app.screen.query(Label).first()
         _verbatim(title.content, f"hosts: {HOSTILE[2]}")
+        choice = app.screen.query_one("#prompt-choice", Select)
+        for host in HOSTILE:
+            choice.value = host
+            await pilot.pause()
+            shown = choice.query_one("SelectCurrent #label", Static).render()
+            assert str(shown) == host, (str(shown), host)
+        assert app.is_running and app.screen.choice == HOSTILE[-1]
 
 
 async def test_hypothesis_form_quotes_a_check_as_text() -> None:

@@ -79,7 +79,9 @@ class PromptScreen(FormScreen[str | None]):
         with Vertical():
             yield Label(markup("[b]$title[/b]", title=self.title_text))
             if self.choices:
-                yield Select(self.choices, value=self.choice, allow_blank=False,
+                # Text labels: a str option is read as markup, and the options name hosts
+                options = [(Text(visible(label)), value) for label, value in self.choices]
+                yield Select(options, value=self.choice, allow_blank=False,
                              prompt=self.choice_label, id="prompt-choice")
             yield EditableInput(value=self.initial, placeholder=self.placeholder,
                                 id="prompt-input")
