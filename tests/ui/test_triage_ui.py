@@ -210,3 +210,19 @@ async def test_the_gap_views_verdict_is_the_triages_top_finding(tmp_path):
     verdict = next(line for line in text.splitlines() if line.startswith("verdict: "))
     assert verdict.startswith("verdict: high · host-stall · 60 % · the host's Python is busy")
     assert "held:" not in text  # the gap's own debounced verdict is not said beside it
+
+
+async def test_at_100_columns_titles_end_in_an_ellipsis_and_nothing_scrolls_sideways():
+    """The title column took each title whole: the findings table scrolled
+    sideways and the title's end was off screen. Now it ends in "…" at the
+    room left, and the detail below (Enter) has it whole."""
+    session = Session(state=recorded_state())
+    app = app_opening(Cockpit(registry=HostRegistry(), session=session), TriageScreen)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.5)
+        table = app.screen.query_one("#triage-findings", DataTable)
+        assert table.virtual_size.width <= table.scrollable_content_region.width
+        titles = [table.get_row_at(r)[-1] for r in range(table.row_count)]
+        assert any(t.plain.endswith("…") for t in titles)
+        full = str(app.screen._rows[0][1]["title"])
+        assert titles[0].plain[:-1] in full and len(titles[0].plain) < len(full)

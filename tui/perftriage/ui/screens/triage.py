@@ -44,6 +44,9 @@ from perftriage.ui.widgets.triage_text import (
 )
 
 
+TITLE_MIN_WIDTH = 24  # a finding title's column, however narrow the screen
+
+
 class TriageScreen(Screen[None]):
     VIEW_NAME = "Triage"
     VIEW = True  # Esc: back to the view it was opened from, then the main screen
@@ -97,6 +100,7 @@ class TriageScreen(Screen[None]):
         table.clear()
         self._rows = []
         earlier = Text()
+        rows: list[list[Text]] = []
         for host in hosts:
             e = state.triage[host]
             for line in e.earlier:
@@ -108,14 +112,22 @@ class TriageScreen(Screen[None]):
             for f in e.findings:
                 lead = not f.get("confirmed")
                 sev = "lead" if lead else str(f.get("severity") or "")
-                cells: list[str | Text] = [Text(visible(host))] if many else []
+                cells: list[Text] = [Text(visible(host))] if many else []
                 cells += [Text(sev, style=LEAD_STYLE if lead else SEVERITY_STYLE.get(sev, "")),
                           Text(visible(str(f.get("cause") or "")), style="bold"),
-                          pct_text(f),
-                          Text(visible(str(f.get("title") or "")), no_wrap=True,
-                               overflow="ellipsis")]
-                table.add_row(*cells, key=f"{len(self._rows)}")
+                          Text(pct_text(f)),
+                          Text(visible(str(f.get("title") or "")))]
+                rows.append(cells)
                 self._rows.append((host, f))
+        # a title longer than the room left ends in "…" (Enter shows it whole
+        # below): the table never scrolls sideways
+        headers = [c.label.plain for c in table.columns.values()][:-1]
+        used = sum(max([len(h)] + [r[i].cell_len for r in rows]) + 2
+                   for i, h in enumerate(headers))
+        room = max(TITLE_MIN_WIDTH, self.size.width - used - 2 - 2 - 2 - 2)
+        for i, cells in enumerate(rows):
+            cells[-1].truncate(room, overflow="ellipsis")
+            table.add_row(*cells, key=f"{i}")
         self.query_one("#triage-head", Static).update(self._head(state, hosts))
         self.query_one("#triage-earlier", Static).update(earlier)
         self.query_one("#triage-earlier", Static).display = bool(earlier)
