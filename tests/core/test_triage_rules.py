@@ -253,9 +253,11 @@ def test_cpu_throttle_only_under_a_late_host(idle_gpu):
     if idle_gpu:
         [f] = cpu
         launch = next(x for x in found if x.cause == "launch-bound")
-        # launch-bound keeps 60 % of its share, cpu-throttle is the 40 % it gave up
-        assert f.explains_pct == pytest.approx(launch.explains_pct * 0.40 / 0.60, rel=1e-3)
-        assert "PSI cpu some avg10 40 %" in f.evidence[0].text
+        # the host loses 40 % of the time (system PSI: no cgroup reading of time):
+        # cpu-throttle takes that much of launch-bound, launch-bound keeps the rest
+        assert f.explains_pct == pytest.approx(min(40.0, f.explains_pct + launch.explains_pct))
+        assert f.evidence[0].text.startswith("the host loses 40 % of the time waiting for a CPU")
+        assert "system PSI" in f.evidence[0].text and f.evidence[0].source == "psi"
     else:
         assert cpu == []
 
@@ -274,56 +276,93 @@ def _host_parents():
                     next=NextStep("capture", [], "the timeline"))]
 
 
-def _contended(psi: float | None = None, throttled: float | None = None):
+def _contended(psi: float | None = None, throttled: float | None = None,
+               cgroup_psi: float | None = None, throttled_time: float | None = None):
     from perftriage.core.triage.witnesses import Witnesses
 
-    return Witnesses(host="gpu", start=0, end=30, cpu_psi_some=psi, cpu_throttled_pct=throttled)
+    return Witnesses(host="gpu", start=0, end=30, cpu_psi_some=psi, cpu_throttled_pct=throttled,
+                     cpu_psi_some_cgroup=cgroup_psi, cpu_throttled_time_pct=throttled_time)
 
 
 def test_cpu_throttle_takes_its_part_out_of_each_host_side_parent():
-    """Top-down: the parent keeps parent x (1 - lost); the child is what the
-    parents gave up, added; the time they explain together is unchanged."""
+    """Top-down: the host loses 24 % of the time to waiting for a CPU (its
+    cgroup's throttled time); the host-side parents are 48 % together, so
+    cpu-throttle takes 24 % and each parent gives up its proportional part
+    (half); the time they explain together is unchanged."""
     from perftriage.core.triage.host_side import cpu_throttle_finding
 
     found = _host_parents()
-    cpu = cpu_throttle_finding(_contended(psi=55.0, throttled=60.0), found)
+    cpu = cpu_throttle_finding(_contended(psi=90.0, throttled=100.0, cgroup_psi=70.0,
+                                          throttled_time=24.0), found)
     assert cpu is not None and cpu.cause == "cpu-throttle"
     shares = {(f.cause, f.next.kind if f.next else None): f.explains_pct for f in found}
-    assert shares[("host-stall", None)] == pytest.approx(30.0 * 0.4)
-    assert shares[("host-sync", None)] == pytest.approx(10.0 * 0.4)
-    assert shares[("need-evidence", "stacks")] == pytest.approx(8.0 * 0.4)
+    assert shares[("host-stall", None)] == pytest.approx(15.0)
+    assert shares[("host-sync", None)] == pytest.approx(5.0)
+    assert shares[("need-evidence", "stacks")] == pytest.approx(4.0)
     assert shares[("need-evidence", "capture")] == 20.0  # not a host-side parent: untouched
-    assert cpu.explains_pct == pytest.approx((30.0 + 10.0 + 8.0) * 0.6)
+    assert cpu.explains_pct == pytest.approx(24.0)
     assert sum(f.explains_pct or 0 for f in found) + cpu.explains_pct == pytest.approx(68.0)
     texts = [e.text for e in cpu.evidence]
-    assert "cgroup throttled in 60 % of its CFS periods (cpu.stat)" in texts
-    assert ("60 % of the host's lateness is waiting for a CPU: host-stall 30 % → 12 % of the "
-            "time, 18 % is cpu-throttle's") in texts
-    assert found[0].evidence[-1].text == ("60 % of it is waiting for a CPU: 18 % of the time "
-                                          "counted under cpu-throttle")
-    assert found[0].evidence[-1].source == "cgroup"  # the larger of the two says it
+    assert texts[0] == ("the host loses 24 % of the time waiting for a CPU: its cgroup throttled "
+                        "24 % of the time (cpu.stat throttled_usec), median — the reading used")
+    assert ("its cgroup throttled in 100 % of its CFS periods (cpu.stat nr_throttled / "
+            "nr_periods: a share of periods, not of time), median") in texts
+    assert ("of the host's lateness (48 % of the time) 24 % is waiting for a CPU: host-stall "
+            "30 % → 15 % of the time, 15 % is cpu-throttle's") in texts
+    assert found[0].evidence[-1].text == ("15 % of the time is waiting for a CPU, counted "
+                                          "under cpu-throttle")
+    assert found[0].evidence[-1].source == "cgroup"
+
+
+@pytest.mark.parametrize("readings, lost, used", [
+    # the cgroup's throttled time first (the H200's quotas: it read the contention's cost)
+    (dict(throttled_time=24.0, cgroup_psi=70.0, psi=90.0, throttled=100.0), 24.0,
+     "cpu_throttled_time_pct"),
+    # no quota in force (or below 5 %): the cgroup's own PSI, not the system's
+    (dict(throttled_time=3.0, cgroup_psi=50.0, psi=95.0, throttled=100.0), 50.0,
+     "cpu_psi_some_cgroup"),
+    (dict(cgroup_psi=50.0, psi=95.0), 50.0, "cpu_psi_some_cgroup"),
+    # the cgroup's tasks do not wait: others' waits say nothing of the engine
+    (dict(cgroup_psi=8.0, psi=95.0, throttled=100.0), 0.0, None),
+    # neither cgroup reading: the system's PSI or the share of periods, the larger
+    (dict(psi=55.0, throttled=60.0), 60.0, "cpu_throttled_pct"),
+    (dict(psi=55.0, throttled=4.0), 55.0, "cpu_psi_some"),
+    # the throttled time known and small: the share of periods is not used
+    (dict(throttled_time=2.0, throttled=100.0), 0.0, None),
+    (dict(throttled_time=2.0, throttled=100.0, psi=30.0), 30.0, "cpu_psi_some"),
+    (dict(throttled_time=250.0), 100.0, "cpu_throttled_time_pct"),  # clamped
+])
+def test_the_share_lost_to_the_cpu_is_read_from_the_best_reading(readings, lost, used):
+    from perftriage.core.triage.host_side import cpu_lost
+
+    assert cpu_lost(_contended(**readings)) == (pytest.approx(lost), used)
 
 
 def test_above_half_the_time_waiting_cpu_throttle_tops_its_parent():
     from perftriage.core.triage.host_side import cpu_throttle_finding
 
     stall = Finding("host-stall", "stall", 47.0)
-    cpu = cpu_throttle_finding(_contended(psi=55.0, throttled=60.0), [stall])
+    cpu = cpu_throttle_finding(_contended(psi=55.0, throttled_time=30.0), [stall])
     assert cpu is not None
     assert [f.cause for f in ranked([stall, cpu])] == ["cpu-throttle", "host-stall"]
-    assert (cpu.explains_pct, stall.explains_pct) == (pytest.approx(28.2), pytest.approx(18.8))
+    assert (cpu.explains_pct, stall.explains_pct) == (pytest.approx(30.0), pytest.approx(17.0))
+    stall = Finding("host-stall", "stall", 47.0)  # losing more than the parent: all of it
+    cpu = cpu_throttle_finding(_contended(throttled_time=80.0), [stall])
+    assert cpu is not None and (cpu.explains_pct, stall.explains_pct) == (47.0, 0.0)
     stall = Finding("host-stall", "stall", 47.0)
     cpu = cpu_throttle_finding(_contended(psi=20.0), [stall])  # a fifth: the stall stays on top
     assert cpu is not None
     assert [f.cause for f in ranked([stall, cpu])] == ["host-stall", "cpu-throttle"]
 
 
-@pytest.mark.parametrize("psi,throttled", [(None, None), (9.9, 4.9), (0.0, 0.0)])
-def test_below_the_thresholds_the_parents_keep_their_share(psi, throttled):
+@pytest.mark.parametrize("readings", [
+    dict(), dict(psi=9.9, throttled=4.9), dict(psi=0.0, throttled=0.0),
+    dict(cgroup_psi=9.9, psi=90.0, throttled=90.0), dict(throttled_time=4.9, throttled=100.0)])
+def test_below_the_thresholds_the_parents_keep_their_share(readings):
     from perftriage.core.triage.host_side import cpu_throttle_finding
 
     found = _host_parents()
-    assert cpu_throttle_finding(_contended(psi, throttled), found) is None
+    assert cpu_throttle_finding(_contended(**readings), found) is None
     assert [f.explains_pct for f in found] == [30.0, 10.0, 8.0, 20.0]
     assert all(len(f.evidence) == 0 for f in found)
 
@@ -346,6 +385,37 @@ def test_psi_and_cgroup_lines_parse():
     assert throttled_pct(a, b) == 25.0
     assert throttled_pct(None, b) is None
     assert parse_proc_frame(["psi some avg10=nan total=1"]).psi_some is None
+
+
+def test_the_cgroups_own_pressure_and_throttled_time_parse():
+    """cpu.pressure's first line as ``cgpsi``, cpu.stat's throttled_usec, the
+    clock (/proc/uptime's first field): the throttled share of wall time
+    between two frames, clamped; None where no CFS period ran (no quota)."""
+    from perftriage.core.parse.proc import parse_proc_frame, throttled_time_pct
+
+    a = parse_proc_frame(["cgpsi some avg10=49.70 avg60=40.00 avg300=9.00 total=123",
+                          "uptime 100.00", "cg nr_periods 100", "cg nr_throttled 100",
+                          "cg throttled_usec 1000000"])
+    b = parse_proc_frame(["uptime 102.00", "cg nr_periods 120", "cg nr_throttled 120",
+                          "cg throttled_usec 2600000"])
+    assert (a.cg_psi_some, a.uptime_s, a.cg_throttled_us) == (49.7, 100.0, 1_000_000)
+    assert throttled_time_pct(a, b) == 80.0
+    assert throttled_time_pct(None, b) is None and throttled_time_pct(b, a) is None
+    many = parse_proc_frame(["uptime 103", "cg nr_periods 130", "cg throttled_usec 9600000"])
+    assert throttled_time_pct(b, many) == 100.0  # throttled on several CPUs at once
+    idle = parse_proc_frame(["uptime 104", "cg nr_periods 130", "cg throttled_usec 9600000"])
+    assert throttled_time_pct(many, idle) is None  # no period ran: no quota in force
+
+
+@pytest.mark.parametrize("line", [
+    "cg throttled_usec -5", "cg throttled_usec 1e6", "cg throttled_usec ²", "cg throttled_usec",
+    "cg throttled_usec " + "9" * 5000, "uptime nan", "uptime inf", "uptime -1", "uptime x",
+    "cgpsi some avg10=101", "cgpsi some avg10=nan", "cgpsi full avg10=5", "cg nr_periods ٣"])
+def test_hostile_cgroup_lines_are_skipped(line):
+    from perftriage.core.parse.proc import parse_proc_frame
+
+    f = parse_proc_frame([line])
+    assert (f.cg_throttled_us, f.uptime_s, f.cg_psi_some, f.cg_periods) == (None,) * 4
 
 
 def _gap_samples(rec: Recording, t0: int, t1: int, gap: float, ratio: float) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from perftriage.cli.commands.demo import demo_config, simulated_host
-from perftriage.core.parse.proc import read_contention, throttled_pct
+from perftriage.core.parse.proc import read_contention, throttled_pct, throttled_time_pct
 from perftriage.services.sampling import local_sampler
 from perftriage.services.sampling.local_sampler import LocalSampler, contention_source
 from perftriage.simulator.cpu_sim import SimulatedContention, contention_frame, cpu_readings
@@ -25,7 +25,7 @@ from perftriage.simulator.scenarios import SCENARIOS
 from perftriage.simulator.sglang_metrics import SimulatedSglangMetrics
 from tests.support.sshd import free_port
 
-REAL_FILES = {"/proc/pressure/cpu", "/sys/fs/cgroup/cpu.stat"}
+REAL_FILES = {"/proc/pressure/cpu", "/sys/fs/cgroup/cpu.stat", "/sys/fs/cgroup/cpu.pressure"}
 
 
 def _serve(name: str) -> str:
@@ -41,14 +41,20 @@ def test_the_counters_grow_one_period_a_100_ms_the_planted_share_throttled():
     assert (b["nr_periods"] - a["nr_periods"]) == 300
     assert throttled_pct(contention_frame(a), contention_frame(b)) == pytest.approx(60.0, abs=0.5)
     assert b["throttled_usec"] > a["throttled_usec"] > 0
+    # throttled 45 % of the wall time (the server's clock), its own pressure about that
+    assert throttled_time_pct(contention_frame(a), contention_frame(b)) == pytest.approx(45.0,
+                                                                                         abs=0.5)
     assert all(53.0 <= cpu_readings(sc, 5.0, rng)["psi_some_avg10"] <= 57.0 for _ in range(50))
+    assert all(43.0 <= cpu_readings(sc, 5.0, rng)["cg_psi_some_avg10"] <= 47.0 for _ in range(50))
     for name in SCENARIOS:  # every other scenario's host is not contended
         if name != "cpu-throttle":
             doc = cpu_readings(SCENARIOS[name], 30.0, rng)
             assert doc["psi_some_avg10"] == 0.0 and doc["nr_throttled"] == 0, name
+            assert doc["cg_psi_some_avg10"] == 0.0 and doc["throttled_usec"] == 0, name
 
 
-def _sample_through(url: str) -> tuple[float | None, float | None, set[str]]:
+def _sample_through(url: str) -> tuple[float | None, float | None, set[str],
+                                       tuple[float | None, float | None]]:
     """What the host sampler reads through the simulated server, and which of
     the real files it opened meanwhile."""
     opened: set[str] = set()
@@ -69,16 +75,21 @@ def _sample_through(url: str) -> tuple[float | None, float | None, set[str]]:
         finally:
             builtins.open = real_open
     assert before.cg_periods is not None
-    return sample.cpu_psi_some, sample.cpu_throttled_pct, opened & REAL_FILES
+    return (sample.cpu_psi_some, sample.cpu_throttled_pct, opened & REAL_FILES,
+            (sample.cpu_psi_some_cgroup, sample.cpu_throttled_time_pct))
 
 
 def test_the_demos_host_sampler_reads_the_simulated_throttling_not_this_machine():
-    psi, throttled, opened = _sample_through(_serve("cpu-throttle"))
+    psi, throttled, opened, (cgroup_psi, throttled_time) = _sample_through(
+        _serve("cpu-throttle"))
     assert psi is not None and 53.0 <= psi <= 57.0
     assert throttled is not None and 50.0 <= throttled <= 70.0
+    assert cgroup_psi is not None and 43.0 <= cgroup_psi <= 47.0
+    assert throttled_time is not None and 40.0 <= throttled_time <= 50.0
     assert opened == set()  # not this machine's files
-    psi, throttled, opened = _sample_through(_serve("healthy"))
+    psi, throttled, opened, cgroup = _sample_through(_serve("healthy"))
     assert (psi, throttled, opened) == (0.0, 0.0, set())
+    assert cgroup[0] == 0.0 and cgroup[1] in (0.0, None)
 
 
 def test_before_the_server_answers_the_simulated_cpu_reads_as_no_file():
@@ -142,6 +153,20 @@ def test_a_run_on_a_real_host_reads_the_real_files(monkeypatch):
 def test_hostile_values_are_left_out(doc, want):
     f = contention_frame(doc)
     assert (f.psi_some, f.cg_periods, f.cg_throttled) == want
+
+
+@pytest.mark.parametrize("extra,want", [
+    ({"cg_psi_some_avg10": 45.0, "throttled_usec": 5, "uptime_s": 1.5}, (45.0, 5, 1.5)),
+    ({"cg_psi_some_avg10": "45", "throttled_usec": 5.0, "uptime_s": "1"}, (None, None, None)),
+    ({"cg_psi_some_avg10": True, "throttled_usec": -1, "uptime_s": float("nan")},
+     (None, None, None)),
+    ({"cg_psi_some_avg10": 100.5, "throttled_usec": 2**64, "uptime_s": 1e999},
+     (None, None, None)),
+    ({"cg_psi_some_avg10": None, "throttled_usec": [1], "uptime_s": -0.5}, (None, None, None)),
+])
+def test_hostile_cgroup_values_are_left_out(extra, want):
+    f = contention_frame({"nr_periods": 10, "nr_throttled": 5, **extra})
+    assert (f.cg_psi_some, f.cg_throttled_us, f.uptime_s) == want
 
 
 class _Hostile(BaseHTTPRequestHandler):

@@ -63,10 +63,12 @@ class Scenario:
     retract_every_s: float = 0.0  # a "KV cache pool is full. Retract requests." line
     throttle_mask: int = 0
     clock_ratio: float = 1.0  # SM clock over its max while throttled
-    # the SIMULATED host's CPU contention (:mod:`cpu_sim`): PSI cpu "some avg10", %, and
-    # the share of the engine cgroup's CFS periods it was throttled in, %
+    # the SIMULATED host's CPU contention (:mod:`cpu_sim`): PSI cpu "some avg10", %, the
+    # share of the engine cgroup's CFS periods it was throttled in, %, and the share of
+    # the wall time it was throttled, % (its own cpu.pressure reads about the same)
     cpu_psi: float = 0.0
     cfs_throttled: float = 0.0
+    cfs_throttled_time: float = 0.0
 
     def gap(self, backend: str = "flashinfer_cutlass") -> float:
         """The decode step over its floor: the kernels' time, the MoE backend's
@@ -152,12 +154,14 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("gpu-throttle", "the GPUs held at 60 % of their SM clock by a power cap "
              "(SW power cap, SW thermal slowdown) while busy", "NVML clock-event reasons "
              "(simulated GPUs)", throttle_mask=SW_POWER_CAP | SW_THERMAL, clock_ratio=0.6),
-    Scenario("cpu-throttle", "the engine's cgroup CFS-throttled in 60 % of its periods "
-             "(PSI cpu some 55 %): the scheduler loop's Python (process_batch_result_decode) "
+    Scenario("cpu-throttle", "the engine's cgroup CFS-throttled in 60 % of its periods, "
+             "45 % of the time (PSI cpu some 55 %): the scheduler loop's Python "
+             "(process_batch_result_decode) "
              "waits for a CPU and the GPU for the host; CUDA graphs on",
              "a capture (the GPU idles, host wait) beside the SIMULATED PSI and cpu.stat, "
              "then k: the scheduler's own frame", idle=0.5, stall_share=0.5,
-             stall_frame="process_batch_result_decode", cpu_psi=55.0, cfs_throttled=60.0),
+             stall_frame="process_batch_result_decode", cpu_psi=55.0, cfs_throttled=60.0,
+             cfs_throttled_time=45.0),
     Scenario("near-floor", "nothing big left: the step 1.1x its floor", "G: the gap",
              gpu_gap=1.1, idle=0.01),
 )}

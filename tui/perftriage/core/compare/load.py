@@ -40,6 +40,8 @@ class _HostGpus(msgspec.Struct):
     cpu_pct: float | None = None
     cpu_psi_some: float | None = None
     cpu_throttled_pct: float | None = None
+    cpu_psi_some_cgroup: float | None = None
+    cpu_throttled_time_pct: float | None = None
 
 
 _host_gpus = msgspec.json.Decoder(_HostGpus)

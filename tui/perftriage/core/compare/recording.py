@@ -67,6 +67,9 @@ METRICS: dict[str, MetricDef] = {m.id: m for m in (
     MetricDef("sm_active_pct", "SM active", "%", "higher", per_gpu="mean"),
     MetricDef("power_w", "power", "W", "lower", per_gpu="sum", context=True),
 )}
+# a host sample's CPU readings kept as series (the triage's witnesses read them)
+CPU_METRICS = ("cpu_pct", "cpu_psi_some", "cpu_throttled_pct", "cpu_psi_some_cgroup",
+               "cpu_throttled_time_pct")
 # readings kept for the comparability checks only, never judged
 CONTEXT_ONLY = {"context_tokens": "context (#token)", "batch": "batch"}
 
@@ -443,8 +446,9 @@ class Recording:
 
     def host_reading(self, host: str, t: float, stale: bool, gpus: list[Any], cpu: Any) -> None:
         """A host sample: ``gpus`` have ``index, name, power_w, util_pct,
-        throttle``, ``cpu`` has ``cpu_pct, cpu_psi_some, cpu_throttled_pct`` (a
-        HostSample, or the transcript loader's lighter struct)."""
+        throttle``, ``cpu`` has ``cpu_pct, cpu_psi_some, cpu_throttled_pct,
+        cpu_psi_some_cgroup, cpu_throttled_time_pct`` (a HostSample, or the
+        transcript loader's lighter struct)."""
         if gpus:
             self.gpu_sample(host, t, stale, [(g.index, g.name, g.power_w) for g in gpus])
             if not stale:
@@ -457,7 +461,7 @@ class Recording:
                             g, "sm_clock_max_mhz", None)
                         ratio = clock / top if clock and top else None
                         self.throttles.setdefault(host, []).append((t, g.index, slow, ratio))
-        for metric in ("cpu_pct", "cpu_psi_some", "cpu_throttled_pct"):
+        for metric in CPU_METRICS:
             if (value := getattr(cpu, metric)) is not None:
                 self._series(metric, host, -1).add(t, value)
 

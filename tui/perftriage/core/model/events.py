@@ -75,6 +75,11 @@ class HostSample(Event, tag="host.sample"):
     # cgroup the sampler sees (a container's own) was throttled in (%)
     cpu_psi_some: float | None = None
     cpu_throttled_pct: float | None = None
+    # the same cgroup's own cpu.pressure "some avg10" (%: its tasks' wait, not
+    # the whole machine's), and the share of wall time it was throttled
+    # (throttled_usec's growth between two readings, %)
+    cpu_psi_some_cgroup: float | None = None
+    cpu_throttled_time_pct: float | None = None
     gpus: list[GpuSample] = []
     gpu_error: str | None = None  # e.g. "no NVIDIA GPU", shown instead of rows
     gpu_age_s: float | None = None  # set when the GPU readings are stale (source stalled)

@@ -49,6 +49,8 @@ class Witnesses:
     cpu_pct: float | None = None
     cpu_psi_some: float | None = None  # PSI cpu some avg10, %
     cpu_throttled_pct: float | None = None  # CFS periods throttled, %
+    cpu_psi_some_cgroup: float | None = None  # the cgroup's own cpu.pressure some avg10, %
+    cpu_throttled_time_pct: float | None = None  # wall time the cgroup was throttled, %
     # throttled readings: (share of the GPU readings, reasons seen)
     throttled_share: float | None = None
     throttle_reasons: tuple[str, ...] = ()
@@ -118,7 +120,9 @@ def witnesses(rec: Recording, host: str, start: float, end: float) -> Witnesses:
                          ("decode_tps", "decode_tps"), ("running", "running"),
                          ("queued", "queued"), ("token_usage", "token_usage"),
                          ("cpu_pct", "cpu_pct"), ("cpu_psi_some", "cpu_psi_some"),
-                         ("cpu_throttled_pct", "cpu_throttled_pct")):
+                         ("cpu_throttled_pct", "cpu_throttled_pct"),
+                         ("cpu_psi_some_cgroup", "cpu_psi_some_cgroup"),
+                         ("cpu_throttled_time_pct", "cpu_throttled_time_pct")):
         setattr(w, name, _median(rec, metric, host, start, end))
     if w.running is None:
         w.running = _median(rec, "engine_running", host, start, end)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 import psutil
 
 from perftriage.core.parse import nvsmi
-from perftriage.core.parse.proc import ProcFrame, read_contention, throttled_pct
+from perftriage.core.parse.proc import ProcFrame, read_contention, throttled_pct, throttled_time_pct
 from perftriage.core.model.events import GpuSample, HostSample
 
 MIB = nvsmi.MIB
@@ -26,7 +26,8 @@ MIB = nvsmi.MIB
 
 class _ContentionSource:
     """Where this process reads its CPU contention (PSI, the cgroup's CFS
-    counters): the real ``/proc/pressure/cpu`` and ``/sys/fs/cgroup/cpu.stat``
+    counters, its own pressure): the real ``/proc/pressure/cpu``,
+    ``/sys/fs/cgroup/cpu.pressure`` and ``/sys/fs/cgroup/cpu.stat``
     unless :func:`contention_source` put another reader in place."""
 
     def __init__(self) -> None:
@@ -266,6 +267,8 @@ class LocalSampler:
             load15=load15,
             cpu_psi_some=contention.psi_some,
             cpu_throttled_pct=throttled_pct(before, contention),
+            cpu_psi_some_cgroup=contention.cg_psi_some,
+            cpu_throttled_time_pct=throttled_time_pct(before, contention),
             gpus=gpus,
             gpu_error=gpu_error,  # with GPUs: only which fields nvidia-smi refused
         )

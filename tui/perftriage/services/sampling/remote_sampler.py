@@ -30,7 +30,9 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from perftriage.core.parse import nvsmi
 from perftriage.core.model.host_snapshot import parse_snapshot
 from perftriage.core.parse.host_output import parse_info
-from perftriage.core.parse.proc import ProcFrame, ProcFrames, cpu_pct, throttled_pct
+from perftriage.core.parse.proc import (
+    ProcFrame, ProcFrames, cpu_pct, throttled_pct, throttled_time_pct,
+)
 from perftriage.core.model.events import Event, GpuSample, HostConnState, HostInfo, HostSample, HostStatus
 from perftriage.transport.base import MaintainsConnection, Transport, TransportError
 
@@ -48,9 +50,11 @@ frame() {
   read -r l < /proc/loadavg
   printf 'loadavg %s\n' "$l"
   [[ -r /proc/pressure/cpu ]] && read -r l < /proc/pressure/cpu && printf 'psi %s\n' "$l"
+  [[ -r /sys/fs/cgroup/cpu.pressure ]] && read -r l < /sys/fs/cgroup/cpu.pressure && printf 'cgpsi %s\n' "$l"
   if [[ -r /sys/fs/cgroup/cpu.stat ]]; then
+    read -r l _ < /proc/uptime && printf 'uptime %s\n' "$l"
     mapfile -t c < /sys/fs/cgroup/cpu.stat
-    for l in "${c[@]}"; do [[ $l == nr_periods* || $l == nr_throttled* ]] && printf 'cg %s\n' "$l"; done
+    for l in "${c[@]}"; do [[ $l == nr_periods* || $l == nr_throttled* || $l == throttled_usec* ]] && printf 'cg %s\n' "$l"; done
   fi
   printf '@@end\n'
 }
@@ -82,8 +86,15 @@ while True:
     except OSError:
         pass
     try:
+        with open('/sys/fs/cgroup/cpu.pressure') as f:
+            out.append('cgpsi ' + f.readline().strip())
+    except OSError:
+        pass
+    try:
         with open('/sys/fs/cgroup/cpu.stat') as f:
-            out += ['cg ' + l.strip() for l in f if l.startswith(('nr_periods', 'nr_throttled'))]
+            out.append('uptime %.3f' % time.monotonic())
+            out += ['cg ' + l.strip() for l in f
+                    if l.startswith(('nr_periods', 'nr_throttled', 'throttled_usec'))]
     except OSError:
         pass
     out.append('@@end')
@@ -207,6 +218,7 @@ class RemoteSampler:
         self.proc_t: float | None = None
         self._cpu_pct: float | None = None
         self._throttled: float | None = None
+        self._throttled_time: float | None = None
         self._per_cpu: list[float] = []
         self.info: dict = {}
         self._emitted_gpu_t: float | None = None
@@ -328,6 +340,7 @@ class RemoteSampler:
             self.frame = frame
             self.proc_t = self.clock()
             self._throttled = throttled_pct(prev, frame)
+            self._throttled_time = throttled_time_pct(prev, frame)
             if prev is not None:
                 self._cpu_pct = cpu_pct(prev.cpu, frame.cpu)
                 self._per_cpu = [
@@ -392,6 +405,8 @@ class RemoteSampler:
             load15=f.load[2] if f and f.load else None,
             cpu_psi_some=f.psi_some if f else None,
             cpu_throttled_pct=self._throttled,
+            cpu_psi_some_cgroup=f.cg_psi_some if f else None,
+            cpu_throttled_time_pct=self._throttled_time,
             gpus=list(self.gpus),
             gpu_error=self.gpu_error or (
                 f"nvidia-smi: no samples for {gpu_age:.0f}s" if stale and gpu_age else None
