@@ -220,3 +220,28 @@ def test_remote_command_quotes_the_python_path():
     assert cmd.startswith("'/opt/my env/bin/python3' -u -c ")
     assert "exec nvidia-smi dmon --gpm-metrics 10,2,3,5 -d 1" in cmd
     assert gr.remote_command(None) == "exec nvidia-smi dmon --gpm-metrics 10,2,3,5 -d 1 2>&1"
+
+
+@pytest.mark.parametrize("compact", [True, False], ids=["compact", "full"])
+@pytest.mark.parametrize("width", [46, 60, 98])
+def test_eight_gpus_with_counters_never_wrap_a_row(width, compact):
+    """The demo at 100x30 (a 46-cell Hosts pane, eight GPUs, the compact
+    form): each GPU row was 50 cells with its DRAM cell, so "42%" wrapped
+    onto a line of its own. The DRAM cell takes the widest form that fits,
+    down to its share alone."""
+    from perftriage.core.analysis import counters as cnt
+    from perftriage.core.model.reducer import apply
+    from perftriage.core.model.state import SessionState
+    from perftriage.ui.widgets.hosts import host_block
+
+    state = SessionState()
+    gpus = [ev.GpuSample(index=i, name="NVIDIA RTX PRO 6000 Blackwell Server Edition",
+                         util_pct=50, mem_used_mib=91238, mem_total_mib=97887, power_w=389,
+                         power_limit_w=600, temp_c=64) for i in range(8)]
+    apply(state, ev.HostSample(host="localhost", gpus=gpus, cpu_pct=22.0))
+    apply(state, ev.GpuCountersSample(host="localhost", source="nvml-gpm", gpus=[
+        cnt.make_counters(i, peak_gbs=1792, dram_busy_pct=42) for i in range(8)]))
+    block = host_block(state.hosts["localhost"], 0.0, width=width, max_gpus=5, compact=compact)
+    rows = [line for line in block.plain.splitlines() if line.lstrip().startswith("GPU")]
+    assert rows and all(len(r) <= width for r in rows), rows
+    assert all("42%" in r for r in rows)  # the share stays, whatever else goes

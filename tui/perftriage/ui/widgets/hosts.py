@@ -58,11 +58,12 @@ def dram_cell(hs: HostState, index: int, room: int = 200) -> str:
     if got.stuck:
         return f"  [{STATUS_VAR['failed']}]DRAM 0? stuck[/]"
     pct = f"{got.dram_busy_pct:.0f}%"
-    if got.dram_bw_gbs is None:
-        return f"  DRAM {pct}"
-    forms = (f"  DRAM {got.dram_bw_gbs:.0f}GB/s {pct}", f" DRAM {got.dram_bw_gbs:.0f}GB/s {pct}",
-             f" DRAM {got.dram_bw_gbs / 1000:.2f}T {pct}")
-    return next((f for f in forms if len(f) <= room), forms[-1])
+    forms: tuple[str, ...] = (f"  DRAM {pct}", f" DRAM {pct}")
+    if got.dram_bw_gbs is not None:
+        forms = (f"  DRAM {got.dram_bw_gbs:.0f}GB/s {pct}", f" DRAM {got.dram_bw_gbs:.0f}GB/s {pct}",
+                 f" DRAM {got.dram_bw_gbs / 1000:.2f}T {pct}") + forms
+    # nothing fits: left out (the host detail, D, has it) rather than wrapping the row
+    return next((f for f in forms if len(f) <= room), "")
 
 
 def gpu_row(g: GpuSample, hs: HostState, show_power: bool, stale: bool, width: int = 200) -> str:
@@ -83,8 +84,10 @@ def gpu_row(g: GpuSample, hs: HostState, show_power: bool, stale: bool, width: i
         f"  {num(g.sm_clock_mhz)}MHz",
     ]
     # one line per GPU, always: on a narrow pane the clock, then the
-    # temperature, then the power go (host detail, D, has them all)
-    while len(parts) > 2 and _cells("".join(parts)) > width:
+    # temperature, then the power go (host detail, D, has them all) before
+    # the DRAM cell's shortest form (its share)
+    dram_min = _cells(dram_cell(hs, g.index, len("  DRAM 100%")))
+    while len(parts) > 2 and _cells("".join(parts)) + dram_min > width:
         parts.pop()
     row = "".join(parts)
     row += dram_cell(hs, g.index, width - _cells(row) - 2)
@@ -188,11 +191,11 @@ def compact_block(hs: HostState, head: Content, host_stale: bool, *, show_power:
     if s.gpu_error:
         lines.append(markup(" [$text-muted]$error[/]", error=s.gpu_error))
     gpu_stale = host_stale or s.gpu_age_s is not None
-    room = width - 30  # a compact row is ~30 cells: the rest for the DRAM cell and a sparkline
     shown = s.gpus if max_gpus is None or len(s.gpus) <= max_gpus \
         else s.gpus[:max(1, max_gpus - 1)]
     for g in shown:
-        row = compact_gpu_row(g, gpu_stale) + dram_cell(hs, g.index, room)
+        row = compact_gpu_row(g, gpu_stale)
+        row += dram_cell(hs, g.index, width - _cells(row))  # the rest: DRAM, a sparkline
         spark_w = min(SPARK_W, width - _cells(row) - 2)
         if spark_w >= 4 and not gpu_stale:
             hist = hs.power_history if show_power else hs.util_history
