@@ -310,3 +310,30 @@ def test_auto_mode_scans_the_log_for_retractions():
     notes = [e.text for e in seen if isinstance(e, ev.NoteAdded)]
     assert any("for kv-pressure: log scan /Retract/ on gpu1: 6 line(s) match" in n
                for n in notes), notes
+
+
+def test_a_hypothesis_whose_check_reads_a_cause_gets_its_confirmed_finding_as_evidence():
+    """The triage confirms host-stall on gpu1: the hypothesis checking
+    triage.host_stall_pct gets the finding (for, once), the one checking
+    launch-bound gets its own, the one without a triage check nothing."""
+    session, _, live = live_session()
+    at(session, 0.5, ev.HypothesisAdded(hyp_id="h1", title="the scheduler stalls",
+                                        check="triage.host_stall_pct >= 15"))
+    at(session, 0.6, ev.HypothesisAdded(hyp_id="h2", title="the KV cache is full",
+                                        check='triage.top == "kv-pressure"'))
+    at(session, 0.7, ev.HypothesisAdded(hyp_id="h3", title="no check"))
+    decode(session, 1, 20)
+    live.tick()
+    assert not [e for e in session_events(session) if isinstance(e, ev.EvidenceLinked)]
+    capture(session, 22.5, EAGER)
+    stacks(session, 24.0)
+    assert live.tick()
+    linked = [e for e in session_events(session) if isinstance(e, ev.EvidenceLinked)]
+    assert [(e.hyp_id, e.ref_kind, e.ref_id, e.stance) for e in linked] == [
+        ("h1", "finding", "gpu1:host-stall", "for")]
+    assert "zq_detokenize_planted_stall" in linked[0].summary
+    h1 = session.state.hypothesis("h1")
+    assert h1 is not None and [e.ref_id for e in h1.evidence] == ["gpu1:host-stall"]
+    decode(session, 25, 28)
+    live.tick()  # evaluated again: linked already, not twice
+    assert len([e for e in session_events(session) if isinstance(e, ev.EvidenceLinked)]) == 1

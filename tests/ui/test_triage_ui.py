@@ -226,3 +226,28 @@ async def test_at_100_columns_titles_end_in_an_ellipsis_and_nothing_scrolls_side
         assert any(t.plain.endswith("…") for t in titles)
         full = str(app.screen._rows[0][1]["title"])
         assert titles[0].plain[:-1] in full and len(titles[0].plain) < len(full)
+
+
+async def test_a_finding_linked_to_a_hypothesis_opens_the_triage_view_on_it():
+    """The live triage links a confirmed finding to the hypothesis whose
+    check reads its cause; Enter on that evidence in the hypothesis's
+    details opens the Triage view with the finding highlighted."""
+    from perftriage.ui.screens.hypothesis_detail import HypothesisDetailScreen
+
+    state = recorded_state()
+    for e in (ev.HypothesisAdded(hyp_id="h1", title="eager launches",
+                                 check='triage.top == "launch-bound"', t=71.0),
+              ev.EvidenceLinked(hyp_id="h1", ref_kind="finding", ref_id="gpu1:launch-bound",
+                                summary="gpu1: launch-bound …", t=72.0)):
+        apply(state, e)
+    app = PerftriageApp(Cockpit(registry=HostRegistry(), session=Session(state=state)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause(0.3)
+        app.push_screen(HypothesisDetailScreen("h1"))
+        await wait_for(lambda: isinstance(app.screen, HypothesisDetailScreen))
+        await pilot.pause(0.2)
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, TriageScreen))
+        await pilot.pause(0.2)
+        assert app.screen.selected == ("gpu1", "launch-bound")
+        assert "launch-bound" in str(app.screen.query_one("#triage-detail", Static).render())

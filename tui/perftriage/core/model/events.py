@@ -289,7 +289,8 @@ class HypothesisDeleted(Event, tag="hypothesis.deleted"):
     hyp_id: str
 
 
-RefKind = Literal["probe", "log", "metric", "note", "host", "profile"]  # host: "NAME:gpus" / "NAME:topology"
+# host: "NAME:gpus" / "NAME:topology"; finding: "HOST:CAUSE" (the live triage's)
+RefKind = Literal["probe", "log", "metric", "note", "host", "profile", "finding"]
 Stance = Literal["for", "against"]
 
 

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from perftriage.core.checks import finding_links
 from perftriage.core.compare.recording import Recording
 from perftriage.core.model import events as ev
 from perftriage.core.triage.model import Finding
@@ -141,6 +142,7 @@ class LiveTriage:
         self.current = found
         for host, ht in found.items():
             self._emit(ht, now)
+        self._link_evidence()
         for listener in list(self.listeners):
             listener(found)
         return found
@@ -177,6 +179,17 @@ class LiveTriage:
         label = b.label or "baseline"
         return [{**e, "vs": VS_BASELINE, "text": f"{e['text']} (against {label})"}
                 for e in after.earlier]
+
+    def _link_evidence(self) -> None:
+        """Each hypothesis whose check reads a cause the triage confirmed on a
+        host gets that finding as evidence (once per host and cause)."""
+        state = self.session.state
+        reading = [h for h in state.hypotheses if "triage." in h.check]
+        if not reading:
+            return
+        for host, told in state.triage.items():
+            for link in finding_links.links(reading, host, told.findings):
+                self.session.emit(link)
 
     def _emit(self, ht: HostTriage, now: float) -> None:
         sig, shares = ht.signature(), ht.shares()

@@ -127,10 +127,23 @@ class HypothesisDetailScreen(ModalScreen[None]):
             self.app.push_screen(HostDetailScreen(host))
         elif e.ref_kind == "log":
             self._show_log_line(e.ref_id)
+        elif e.ref_kind == "finding":
+            self._show_finding(e.ref_id)
         elif e.ref_kind in ("probe", "host"):
             self.notify(f"{e.ref_kind} {e.ref_id} is not in this session", severity="warning")
         else:
             self.notify(visible(f"{e.ref_kind} {e.ref_id}: {e.summary}"), markup=False)
+
+    def _show_finding(self, ref_id: str) -> None:
+        """Close the details and open the Triage view on the finding
+        (``HOST:CAUSE``), highlighted if the triage still has it."""
+        from perftriage.ui.screens.triage import TriageScreen
+        from perftriage.ui.screens.views import open_view
+
+        host, _, cause = ref_id.rpartition(":")
+        app = self.app
+        self.dismiss(None)
+        open_view(app, TriageScreen, lambda: TriageScreen(pick=(host, cause)))
 
     def _show_log_line(self, ref_id: str) -> None:
         """Close the details and put the Logs pane's cursor on the line

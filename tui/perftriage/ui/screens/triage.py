@@ -65,8 +65,11 @@ class TriageScreen(Screen[None]):
     TriageScreen #triage-detail { height: 1fr; padding: 0 1; border: round $pane-border; }
     """
 
-    def __init__(self) -> None:
+    def __init__(self, pick: tuple[str, str] | None = None) -> None:
+        """``pick``: (host, cause) of the finding to highlight first (a
+        hypothesis's evidence opened here)."""
         super().__init__()
+        self._pick = pick
         self._rows: list[tuple[str, dict[str, Any]]] = []  # (host, finding), table order
         self._hosts = 0
         self.outcomes: dict[tuple[str, str], str] = {}  # (host, cause) -> what Enter ran
@@ -89,7 +92,7 @@ class TriageScreen(Screen[None]):
 
     def show_state(self, state: SessionState) -> None:
         table = self.query_one("#triage-findings", DataTable)
-        picked = self.selected
+        picked = self.selected if self._rows else self._pick
         hosts = host_order(state)
         many = len(hosts) > 1
         if not table.columns or many != (self._hosts > 1):
