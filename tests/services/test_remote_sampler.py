@@ -185,6 +185,18 @@ def test_proc_frame_and_cpu_pct():
     assert proc.cpu_pct(None, b.cpu) is None
 
 
+def test_a_hostile_proc_frame_leaves_out_bad_fields_never_a_traceback():
+    """A host's /proc text is remote text: ``MemTotal:`` alone, a count in
+    superscript digits (``"²".isdigit()`` is True, ``int("²")`` raises) or
+    5,000 digits raised ValueError/IndexError out of the sampler's parser."""
+    f = proc.parse_proc_frame([
+        "cpu  100 ² 100 800", "cpu0 50 ٣ 50 400", "MemTotal:", "MemFree: ² kB",
+        "MemAvailable: " + "9" * 5000 + " kB", "loadavg x y z"])
+    assert f.cpu == [100, 100, 800] and f.per_cpu == [[50, 50, 400]]
+    assert f.mem_total is None and f.mem_free is None and f.mem_available is None
+    assert f.load is None
+
+
 def test_commands_are_quoted():
     cmd = rs.proc_command(0.5)
     assert "bash -c '" in cmd and "perftriage-proc 0.5" in cmd

@@ -31,6 +31,9 @@ class ProcFrame:
     uptime_s: float | None = None
 
 
+MEM_KEYS = {"MemTotal:": "mem_total", "MemAvailable:": "mem_available", "MemFree:": "mem_free"}
+
+
 def parse_proc_frame(lines: list[str]) -> ProcFrame:
     f = ProcFrame()
     for line in lines:
@@ -38,16 +41,14 @@ def parse_proc_frame(lines: list[str]) -> ProcFrame:
         if not parts:
             continue
         key = parts[0]
+        # a host's text is read as ASCII digits only ("²".isdigit() is True,
+        # int("²") raises): a bad field is left out, never a traceback
         if key == "cpu":
-            f.cpu = [int(x) for x in parts[1:] if x.isdigit()]
+            f.cpu = [n for x in parts[1:] if (n := _count(x)) is not None]
         elif key.startswith("cpu") and key[3:].isdigit():
-            f.per_cpu.append([int(x) for x in parts[1:] if x.isdigit()])
-        elif key == "MemTotal:":
-            f.mem_total = int(parts[1]) * KIB
-        elif key == "MemAvailable:":
-            f.mem_available = int(parts[1]) * KIB
-        elif key == "MemFree:":
-            f.mem_free = int(parts[1]) * KIB
+            f.per_cpu.append([n for x in parts[1:] if (n := _count(x)) is not None])
+        elif key in MEM_KEYS and len(parts) >= 2 and (n := _count(parts[1])) is not None:
+            setattr(f, MEM_KEYS[key], n * KIB)
         elif key == "psi" and len(parts) >= 3 and parts[1] == "some":
             f.psi_some = psi_avg10(parts[2:])
         elif key == "cgpsi" and len(parts) >= 3 and parts[1] == "some":
