@@ -17,7 +17,7 @@ NVML's calls answered by the simulated server (``simulator/nvml_sim``), every
 name saying "(SIMULATED)"; and so is the host's CPU contention: with a
 scenario, the demo's host sampler reads PSI and the cgroup's CFS counters
 from the simulated server (``simulator/cpu_sim``), not from this machine's
-``/proc/pressure/cpu`` and ``/sys/fs/cgroup/cpu.stat`` — throttled in the
+``/proc/pressure/cpu``, ``/sys/fs/cgroup/cpu.stat`` and ``cpu.pressure`` — throttled in the
 cpu-throttle scenario, zero in the others (a busy machine running the demo
 adds no cpu-throttle of its own).
 """
