@@ -107,17 +107,20 @@ def test_a_host_without_gpus_is_one_line_in_every_layout_and_the_detail_says_why
     from perftriage.ui.widgets.hosts import host_block
 
     state = SessionState()
-    apply(state, ev.HostSample(host="localhost", cpu_pct=5.0, per_cpu_pct=[4.0, 6.0],
-                               mem_used_bytes=3 * 2**30, mem_total_bytes=24 * 2**30, load1=0.5,
+    apply(state, ev.HostSample(host="localhost", cpu_pct=57.0, per_cpu_pct=[4.0, 6.0],
+                               mem_used_bytes=int(1.2 * 2**30), mem_total_bytes=int(23.5 * 2**30),
+                               load1=1.76,
                                gpu_error="no NVIDIA GPU (NVML: NVML Shared Library Not Found)"))
     apply(state, ev.GpuCountersSample(host="localhost", source="unavailable",
                                       error="NVML GPM: no GPU"))
     hs = state.hosts["localhost"]
-    for width in (48, 80, 100, 140, 200):
+    for width in (46, 48, 80, 100, 140, 200):
         for compact in (False, True):
-            text = host_block(hs, 0.0, width=width, compact=compact).plain
-            assert "\n" not in text, (width, compact, text)
-            assert "CPU" in text and "RAM" in text
+            # selected: the "▶ " marker too (the demo at 100x30: 46 cells, and the
+            # line was 49, so its load wrapped onto a line of its own)
+            text = host_block(hs, 0.0, width=width, compact=compact, selected=True).plain
+            assert "\n" not in text and len(text) <= width, (width, compact, text)
+            assert "CPU" in text and (width < 48 or "RAM" in text)
             assert "Shared Library" not in text and "bandwidth counters" not in text
     assert "no NVIDIA GPU" in host_block(hs, 0.0, width=140).plain
     assert "no GPU" in host_block(hs, 0.0, width=60).plain

@@ -152,11 +152,12 @@ def compact_gpu_row(g: GpuSample, stale: bool) -> str:
     return f"[{MUTED}]{row}[/]" if stale else row
 
 
-def _short_cpu(s: HostSample, host_stale: bool) -> str:
-    """``CPU 12% RAM 3.1/24G load 0.52``."""
+def _short_cpu(s: HostSample, host_stale: bool, parts: int = 3) -> str:
+    """``CPU 12% RAM 3.1/24G load 0.52`` (its first ``parts`` of the three)."""
     cpu_col = MUTED if host_stale else threshold(s.cpu_pct, 70, 90)
-    return (f"CPU [{cpu_col}]{num(s.cpu_pct, '{:.0f}')}%[/] RAM {gib(s.mem_used_bytes)}/"
-            f"{gib(s.mem_total_bytes)} load {num(s.load1, '{:.2f}')}")
+    return " ".join([f"CPU [{cpu_col}]{num(s.cpu_pct, '{:.0f}')}%[/]",
+                     f"RAM {gib(s.mem_used_bytes)}/{gib(s.mem_total_bytes)}",
+                     f"load {num(s.load1, '{:.2f}')}"][:parts])
 
 
 def gpuless_line(s: HostSample, head: Content, host_stale: bool, width: int) -> Content:
@@ -164,7 +165,12 @@ def gpuless_line(s: HostSample, head: Content, host_stale: bool, width: int) -> 
     its name, then ``no NVIDIA GPU`` or ``no GPU`` where that fits). Why
     there is no GPU (the NVML or nvidia-smi reason) and the bandwidth
     counters' state are in the host detail view (D)."""
-    line = head + Content.from_markup(f" · {_short_cpu(s, host_stale)}")
+    # one line: the load, then the RAM go where it would wrap (D has them)
+    line = head
+    for parts in (3, 2, 1):
+        line = head + Content.from_markup(f" · {_short_cpu(s, host_stale, parts)}")
+        if line.cell_length <= width:
+            break
     for tail in ("no NVIDIA GPU", "no GPU"):
         if line.cell_length + len(tail) + 3 <= width:
             return line + Content.from_markup(f" · [$text-muted]{tail}[/]")
