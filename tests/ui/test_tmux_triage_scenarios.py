@@ -100,3 +100,29 @@ def test_healthy_shows_no_high_finding(tmp_path):
         rows = [ROW.search(ln) for ln in screen.splitlines()]
         assert not [m for m in rows if m and m.group(1) == "high"], screen
         assert demo.keys <= MAX_KEYS
+
+
+@needs_tmux
+def test_after_the_fix_the_main_screen_says_resolved_with_no_key(tmp_path):
+    """The other half of the target, at 100x30: the host-stall found, the
+    fix applied (``S`` with ``scenario=healthy``: a restart without the
+    stall), then no key: the main screen's triage line says the stall was
+    resolved (it comes first on the line, which 100 columns cut)."""
+    with TmuxDemo(tmp_path, "--scenario", "host-stall", size=(100, 30)) as demo:
+        keys, cause = PLANS["host-stall"]
+        for key in keys:
+            _step(demo, key)
+        demo.wait_screen(lambda s: _top(s) is not None and _top(s)[1] == cause,
+                         f"{cause} on top", MAX_SECONDS)
+        demo.press("Escape")
+        demo.wait_screen(lambda s: "triage localhost:" in s, "the main screen", 20)
+        demo.press("S")
+        demo.wait_screen(lambda s: "server: start / restart" in s, "the restart form", 20)
+        demo.press("scenario=healthy", "Enter")
+        fixed = time.monotonic()
+        keys_then = demo.keys
+        demo.wait_screen(lambda s: "host-stall resolved" in s, "host-stall resolved",
+                         MAX_SECONDS)
+        print(f"\nhost-stall resolved on the main screen {time.monotonic() - fixed:.1f} s "
+              "after the fix, no key")
+        assert demo.keys == keys_then

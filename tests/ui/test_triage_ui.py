@@ -166,6 +166,18 @@ def test_remote_text_is_never_markup():
     assert "gpu[2 x=1" in line.plain
 
 
+def test_the_main_line_says_what_a_fix_resolved_before_the_finding_now_on_top():
+    """After a fix the line said "(1 resolved)" at its end, which a
+    100-column screen cuts: the resolved cause comes first."""
+    state = recorded_state()  # gpu2: host-stall resolved by a restart, a lead on top now
+    line = top_line(state, "gpu2").plain
+    assert line.startswith("triage gpu2: ✔ host-stall resolved · lead · ")
+    assert "host-stall resolved" not in top_line(state, "gpu1").plain  # gpu1's own earlier
+    state.triage["gpu2"].findings.clear()  # nothing left on gpu2: still said
+    line = top_line(state, "gpu2").plain
+    assert line.startswith("triage ✔ host-stall resolved · nothing found"), line
+
+
 async def test_replay_shows_the_findings_and_enter_says_why_nothing_runs():
     session = Session(state=recorded_state())
     cockpit = Cockpit(registry=HostRegistry(), session=session)

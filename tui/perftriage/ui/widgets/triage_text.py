@@ -83,6 +83,7 @@ def top_line(state: SessionState, host: str | None = None, *, key_hint: bool = T
     out = Text("triage ", style="bold")
     if got is None:
         if state.triage:
+            out.append_text(_resolved_text(state, host))
             out.append("nothing found above 3 % of the time", style="green")
         else:
             out.append("no findings yet (a decode rate, GPU readings or a capture)", style="dim")
@@ -90,13 +91,26 @@ def top_line(state: SessionState, host: str | None = None, *, key_hint: bool = T
     h, f = got
     if len(state.triage) > 1 or host is None:
         out.append(f"{visible(h)}: ")
+    # what a fix resolved first: on a narrow screen the line's end is cut
+    out.append_text(_resolved_text(state, h))
     out.append_text(finding_text(f))
-    resolved = [e for e in state.triage[h].earlier if e.get("state") == "resolved"]
-    if resolved:
-        out.append(f"  ({len(resolved)} resolved)", style="green")
     if key_hint:
         out.append(f"  {KEY}: all findings", style="dim")
     return out
+
+
+def _resolved_text(state: SessionState, host: str | None) -> Text:
+    """``✔ host-stall resolved · ``: the earlier findings of ``host`` (every
+    host's when None) that the last fix resolved."""
+    told = [state.triage[host]] if host in state.triage else \
+        list(state.triage.values()) if host is None else []
+    causes = list(dict.fromkeys(str(e.get("cause")) for t in told for e in t.earlier
+                                if e.get("state") == "resolved"))
+    if not causes:
+        return Text()
+    names = ", ".join(visible(c) for c in causes[:2]) + \
+        (f" +{len(causes) - 2}" if len(causes) > 2 else "")
+    return Text(f"✔ {names} resolved · ", style="green")
 
 
 def verdict_text(state: SessionState, host: str) -> Text:
