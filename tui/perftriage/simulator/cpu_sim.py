@@ -5,13 +5,13 @@ server says what its host's PSI and its cgroup's CFS counters would read
 ``/proc/pressure/cpu``, ``/sys/fs/cgroup/cpu.pressure`` and
 ``/sys/fs/cgroup/cpu.stat`` with those readings.
 
-``perftriage demo --scenario NAME`` puts a :class:`SimulatedContention` in
-place of the real files for its own process while it runs
-(``services.sampling.local_sampler.contention_source``), for every scenario:
-the cpu-throttle scenario's server reads throttled, the others' read zero,
-so a busy machine running the demo (a shared CI box) adds no cpu-throttle of
-its own to a scenario. Nothing else reads them: ``perftriage`` on a real
-host, and the demo without a scenario, read the real files.
+``perftriage demo`` puts a :class:`SimulatedContention` in place of the
+real files for its own process while it runs
+(``services.sampling.local_sampler.contention_source``), with or without a
+scenario: the cpu-throttle scenario's server reads throttled, the others'
+(and the server without a scenario) read zero, so a busy machine running the
+demo (a shared CI box) adds no cpu-throttle of its own to its story. Nothing
+else reads them: ``perftriage`` on a real host reads the real files.
 
 The server's reply is remote text: each value is taken only as a number in
 its range (a share 0-100, a counter a whole number >= 0), anything else is

@@ -11,9 +11,9 @@ profiling contract (no GPU, no model, no profiler).
   ``POST /stop_profile`` writes them;
 - ``GET /simulated/gpus`` (a scenario's server only): what its SIMULATED
   GPUs read now (``nvml_sim``: the demo's NVML reads them);
-- ``GET /simulated/cpu`` (a scenario's server only): what its SIMULATED
-  host's PSI and cgroup CFS counters read now, counted from the server's
-  start (``cpu_sim``: the demo's host sampler reads them);
+- ``GET /simulated/cpu``: what its SIMULATED host's PSI and cgroup CFS
+  counters read now, counted from the server's start (``cpu_sim``: the
+  demo's host sampler reads them; no contention without a scenario);
 - anything else: 404.
 
 THE TRACES ARE NOT A PROFILE OF THIS SERVER: without a scenario each rank
@@ -140,10 +140,12 @@ def make_handler(metrics, profiler: SimulatedProfiler, info: dict):
 
                 doc = gpu_readings(profiler.scenario, profiler.backend, profiler.tp, rng)
                 self._send(200, json.dumps(doc).encode(), "application/json")
-            elif path == "/simulated/cpu" and profiler.scenario is not None:
+            elif path == "/simulated/cpu":  # no scenario: no contention (healthy's)
                 from perftriage.simulator.cpu_sim import cpu_readings
+                from perftriage.simulator.scenarios import SCENARIOS
 
-                doc = cpu_readings(profiler.scenario, time.monotonic() - started, rng)
+                doc = cpu_readings(profiler.scenario or SCENARIOS["healthy"],
+                                   time.monotonic() - started, rng)
                 self._send(200, json.dumps(doc).encode(), "application/json")
             else:
                 self._send(404, b'{"detail":"Not Found"}', "application/json")

@@ -18,8 +18,8 @@ name saying "(SIMULATED)"; and so is the host's CPU contention: with a
 scenario, the demo's host sampler reads PSI and the cgroup's CFS counters
 from the simulated server (``simulator/cpu_sim``), not from this machine's
 ``/proc/pressure/cpu``, ``/sys/fs/cgroup/cpu.stat`` and ``cpu.pressure`` — throttled in the
-cpu-throttle scenario, zero in the others (a busy machine running the demo
-adds no cpu-throttle of its own).
+cpu-throttle scenario, zero in the others and without a scenario (a busy
+machine running the demo adds no cpu-throttle of its own).
 """
 
 from __future__ import annotations
@@ -106,11 +106,13 @@ def simulated_gpus(cockpit) -> Iterator[None]:
 
 @contextlib.contextmanager
 def simulated_cpu(cockpit) -> Iterator[None]:
-    """With a scenario: this process's host sampler reads PSI and the cgroup's
-    CFS counters from the simulated server (``/simulated/cpu`` on its port),
-    not from this machine's files, until the end of the block."""
+    """The demo's host sampler reads PSI and the cgroup's CFS counters from
+    the simulated server (``/simulated/cpu`` on its port), not from this
+    machine's files, until the end of the block: no contention without a
+    scenario or in another one, so a busy machine running the demo (a CI
+    box under a test run) never adds a cpu-throttle to its story."""
     profile = next((p for p in cockpit.config.servers if p.name == DEMO_SERVER), None)
-    if profile is None or scenario_of(cockpit) is None:
+    if profile is None:
         yield
         return
     from perftriage.services.sampling.local_sampler import contention_source
@@ -123,8 +125,8 @@ def simulated_cpu(cockpit) -> Iterator[None]:
 
 @contextlib.contextmanager
 def simulated_host(cockpit) -> Iterator[None]:
-    """With a scenario: the demo's GPUs and CPU contention are the simulated
-    server's (:func:`simulated_gpus`, :func:`simulated_cpu`)."""
+    """The demo's GPUs (with a scenario) and CPU contention (always) are the
+    simulated server's (:func:`simulated_gpus`, :func:`simulated_cpu`)."""
     with simulated_gpus(cockpit), simulated_cpu(cockpit):
         yield
 
