@@ -81,13 +81,18 @@ async def _pick(pilot, *keys: str) -> None:
     await pilot.pause()
 
 
+async def _new_hypothesis(app, pilot, title: str):
+    """``H`` TITLE ⏎ ⏎: the hypothesis added, selected for ``E``."""
+    await pilot.press("H", *title, "enter", "enter")
+    await wait_for(lambda: len(app.session.state.hypotheses) == 1)
+    await pilot.pause()
+    return app.session.state.hypotheses[0]
+
+
 async def test_picker_searches_the_whole_ring_and_attaches_host_facts(tmp_path) -> None:
     app = _app(tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.press("H", *"cutedsl MoE backend", "enter", "enter")
-        await wait_for(lambda: len(app.session.state.hypotheses) == 1)
-        await pilot.pause()
-        h = app.session.state.hypotheses[0]
+        h = await _new_hypothesis(app, pilot, "cutedsl MoE backend")
         # a line 4997 lines back, not notable: found by searching
         await _pick(pilot, "slash", *"cutedsl", "enter")
         count = str(app.screen.query_one("#evidence-count").render())
@@ -114,10 +119,7 @@ async def test_the_picker_stays_open_until_esc_and_marks_what_it_attached(tmp_pa
     """It closed after each +: attaching three pieces took three visits."""
     app = _app(tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.press("H", *"two pieces", "enter", "enter")
-        await wait_for(lambda: len(app.session.state.hypotheses) == 1)
-        await pilot.pause()
-        h = app.session.state.hypotheses[0]
+        h = await _new_hypothesis(app, pilot, "two pieces")
         await _pick(pilot, "plus", "minus", "enter")  # the cursor moves on after each
         await wait_for(lambda: len(h.evidence) == 3)
         picker = app.screen
