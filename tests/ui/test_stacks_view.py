@@ -193,3 +193,17 @@ async def test_at_100_columns_a_frame_name_is_cut_in_its_middle():
         stall = next(f for f in frames if f.startswith("perf"))
         assert "…" in stall and stall.endswith(STALL_FUNCTION[-4:])
         assert len(stall) < len(STALL_FUNCTION)
+
+
+async def test_the_view_says_when_a_sample_is_too_few_to_say_anything():
+    """The report leaves out a sample of fewer than 5 samples; the view
+    shows it (it is what was taken) and says, as the report does, that its
+    shares say nothing, and that k takes a record."""
+    app = _snapshot_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause(0.3)
+        head = lambda: str(app.screen.query_one("#stacks-head", Static).render())  # noqa: E731
+        assert "[2/2] p2" in head() and "too few" not in head()  # a record of 160 samples
+        await pilot.press("left_square_bracket")
+        await wait_for(lambda: "[1/2] p1" in head())
+        assert "only 2 samples: too few for a share to say anything (fewer than 5)" in head()

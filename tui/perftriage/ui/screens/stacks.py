@@ -29,12 +29,15 @@ from perftriage.core.profile.table import short_name
 from perftriage.core.sanitize import visible
 from perftriage.core.stacks.compare import FrameChange, baseline, compare, noise
 from perftriage.core.stacks.samples import (
+    MIN_SAMPLES,
     headline,
     plural,
+    sample_count,
     sample_kind,
     samples,
     short_where,
     stack_of,
+    too_few,
     top_parts,
     where,
 )
@@ -127,8 +130,13 @@ class StacksScreen(Screen[None]):
             return
         p, s = found[i]
         top = top_parts(s)  # the frame, then its shares: each on a line
-        head.update(Text(f"[{i + 1}/{len(found)}] " + visible(headline(p, s, top=False))
-                         + "".join(f"\n{visible(x)}" for x in top or ())))
+        text = Text(f"[{i + 1}/{len(found)}] " + visible(headline(p, s, top=False))
+                    + "".join(f"\n{visible(x)}" for x in top or ()))
+        if too_few(s):  # as the report says of it: its shares say nothing
+            text.append(f"\nonly {plural(sample_count(s), 'sample')}: too few for a share to say "
+                        f"anything (fewer than {MIN_SAMPLES}); k takes a 3 s record",
+                        style="yellow")
+        head.update(text)
         box = self.app.size.width * 2 // 3  # the screen is the terminal, known before layout
         name_w, where_w = column_widths(
             box, [f.name for proc in s.processes for f in proc.frames[:FRAME_ROWS]],
