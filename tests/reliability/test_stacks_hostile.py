@@ -450,7 +450,14 @@ def test_a_killed_probe_leaves_no_temp_dir(tmp_path, sig):
     deadline = time.time() + 10  # the kill is sent at once; a loaded box reaps late
     while alive() and time.time() < deadline:
         time.sleep(0.05)
-    assert not alive()
+    assert not alive(), [(p, _cmdline(p)) for p in alive()]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:300]
+    except OSError:
+        return "?"
 
 
 def _children(pid: int) -> list[int]:

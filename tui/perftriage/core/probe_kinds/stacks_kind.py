@@ -158,8 +158,16 @@ def _cleanup():
 def _trap(signum, frame):
     _cleanup()
     os._exit(128 + signum)
-for _sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+_SIGS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+for _sig in _SIGS:
     signal.signal(_sig, _trap)
+class _held:
+    # a signal between making a thing (the temp dir, a py-spy) and recording it
+    # where the trap looks would leave it behind: held back until recorded
+    def __enter__(self):
+        signal.pthread_sigmask(signal.SIG_BLOCK, _SIGS)
+    def __exit__(self, *exc):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGS)
 def _sweep():
     # a probe killed outright (SIGKILL) leaves its dir: remove this user's older than a day
     tmp = tempfile.gettempdir()
@@ -310,6 +318,8 @@ if not pyspy:
     res["targets"] = [{"pid": pid, "name": cmd} for pid, cmd in targets]
     _emit(res, 1)
 def _limit_output():
+    # in the child before exec: the signals the parent held back are py-spy's again
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGS)
     # py-spy's output files stop at out_cap (SIGXFSZ, or EFBIG): an endless py-spy fills no disk
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     cap = out_cap if hard == resource.RLIM_INFINITY else min(out_cap, hard)
@@ -500,10 +510,10 @@ def _collect():
             argv.append("--native")
         if gil and mode != "dump":
             argv.append("--gil")
-        with open(base + ".out", "wb") as so, open(base + ".err", "wb") as se:
+        with _held(), open(base + ".out", "wb") as so, open(base + ".err", "wb") as se:
             pr = subprocess.Popen(argv, stdout=so, stderr=se, stdin=subprocess.DEVNULL,
                                   preexec_fn=_limit_output)
-        running.append(pr)
+            running.append(pr)
         procs.append((pid, cmd, argv, base, pr, time.time()))
     limit = (float(seconds) if mode == "record" else 0) + 20
     fits = []
@@ -552,7 +562,8 @@ def _collect():
         t["cut"].update(more)
         room -= _cost(t["out"])
     return 0 if any(t["rc"] == 0 or t.get("partial") for t in res["targets"]) else 1
-work = tempfile.mkdtemp(prefix=PREFIX)
+with _held():
+    work = tempfile.mkdtemp(prefix=PREFIX)
 try:
     code = _collect()
 finally:
