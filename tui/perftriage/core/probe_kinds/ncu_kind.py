@@ -79,9 +79,11 @@ if command -v find >/dev/null 2>&1; then
   find "$tmp" -maxdepth 1 -type d -name 'perftriage-ncu.*' -user "$(id -u)" -mmin +1440 \
     -exec rm -rf -- {} + 2>/dev/null
 fi
-d=$(mktemp -d "$tmp/perftriage-ncu.XXXXXX") || exit 1
-trap 'rm -rf "$d"' EXIT
+# the traps before the dir: a signal right after mktemp finds them set
+d=
+trap '[ -z "$d" ] || rm -rf "$d"' EXIT
 trap 'exit 143' INT TERM HUP
+d=$(mktemp -d "$tmp/perftriage-ncu.XXXXXX") || exit 1
 if [ "$deadline" -gt 0 ] && command -v timeout >/dev/null 2>&1; then
   fg=--foreground
   timeout --foreground 1 true 2>/dev/null || fg=
