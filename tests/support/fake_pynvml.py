@@ -15,6 +15,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+# Standalone on purpose (stdlib only): a probe's host Python imports it with only
+# tests/support on its path, so it cannot share the simulator's NVML structures
+# (perftriage/simulator/nvml_sim.py) even where they are the same.
+
 
 class NVMLError(Exception):
     pass
