@@ -48,6 +48,7 @@ from perftriage.services.profile.capture import CaptureFailed, via_text
 from perftriage.transport.base import TransportError
 from perftriage.transport.http_get import BadUrl, parse_http_url
 from perftriage.ui.widgets.footer import FittingFooter
+from perftriage.ui.widgets.row_table import last_column_room
 
 BUCKET_STYLE = {
     "communication": "on #b5651d", "moe": "on #7b3fa0", "attention": "on #2a7ab0",
@@ -245,7 +246,8 @@ class ProfileScreen(Screen[None]):
         # each name cut in its middle to the width left beside the figures, so
         # no row scrolls and two templated names stay two
         names = short_names([k.name for k in s.kernels[:KERNEL_ROWS]],
-                            self._name_width(cols + ["bucket"], rows))
+                            min(NAME_MAX_WIDTH, last_column_room(
+                                self.size.width, cols + ["bucket"], rows, NAME_MIN_WIDTH)))
         for row, name in zip(rows, names):
             kernels.add_row(*row, Text(name))
         for b in s.buckets:
@@ -256,13 +258,6 @@ class ProfileScreen(Screen[None]):
             ranks.add_row(Text(visible(r.rank)), _num(r.window_ms, ".2f"), f"{r.kernel_ms:.2f}",
                           _num(r.idle_pct, ".1f", "%"), _num(r.exposed_comm_ms, ".3f"))
         self.query_one("#profile-compare", Static).update(self._compare_text(state, cap))
-
-    def _name_width(self, headers: list[str], rows: list[list[str | Text]]) -> int:
-        """Columns left for the kernel's name beside the other cells (each
-        padded by one on both sides), the box's border and a scrollbar."""
-        used = sum(max([len(h)] + [len(str(r[c])) for r in rows]) + 2
-                   for c, h in enumerate(headers))
-        return max(NAME_MIN_WIDTH, min(NAME_MAX_WIDTH, self.size.width - used - 2 - 2 - 2 - 2))
 
     def _compare_text(self, state: SessionState, cap: ProfileCaptured) -> Text:
         if not self.comparing:

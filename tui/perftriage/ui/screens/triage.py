@@ -34,6 +34,7 @@ from perftriage.ui.screens.views import close_view
 from perftriage.ui.app_context import app_context
 from perftriage.ui.widgets.logs import LogsPane
 from perftriage.ui.widgets.footer import FittingFooter
+from perftriage.ui.widgets.row_table import last_column_room
 from perftriage.ui.widgets.triage_text import (
     SEVERITY_STYLE,
     LEAD_STYLE,
@@ -125,9 +126,7 @@ class TriageScreen(Screen[None]):
         # a title longer than the room left ends in "…" (Enter shows it whole
         # below): the table never scrolls sideways
         headers = [c.label.plain for c in table.columns.values()][:-1]
-        used = sum(max([len(h)] + [r[i].cell_len for r in rows]) + 2
-                   for i, h in enumerate(headers))
-        room = max(TITLE_MIN_WIDTH, self.size.width - used - 2 - 2 - 2 - 2)
+        room = last_column_room(self.size.width, headers, rows, TITLE_MIN_WIDTH)
         for i, cells in enumerate(rows):
             cells[-1].truncate(room, overflow="ellipsis")
             table.add_row(*cells, key=f"{i}")

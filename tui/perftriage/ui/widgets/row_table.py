@@ -3,6 +3,7 @@ first and last row (DataTable's own Home/End scroll sideways)."""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual.binding import Binding
 from textual.widgets import DataTable
 
@@ -22,3 +23,14 @@ class RowTable(DataTable):
     def action_last_row(self) -> None:
         if self.row_count:
             self.move_cursor(row=self.row_count - 1)
+
+
+def last_column_room(screen_width: int, headers: list[str], rows: list[list], minimum: int) -> int:
+    """Cells left for a table's last column on a screen ``screen_width``
+    wide: beside the other columns (each as wide as its widest cell or
+    header, padded by one on both sides), a box's border and a scrollbar,
+    and the column's own padding; at least ``minimum``. A last column cut to
+    this never makes the table scroll sideways."""
+    used = sum(max([cell_len(h)] + [cell_len(str(r[i])) for r in rows]) + 2
+               for i, h in enumerate(headers))
+    return max(minimum, screen_width - used - 2 - 2 - 2 - 2)
