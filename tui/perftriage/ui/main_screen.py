@@ -9,13 +9,12 @@ screens.
 
 from __future__ import annotations
 
-import re
-
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
 from textual.screen import Screen
 
+from perftriage.core.search import pattern_error
 from perftriage.ui.app_context import app_context
 from perftriage.ui.screens.host_detail import HostDetailScreen
 from perftriage.ui.flows.hypotheses import HypothesisFlows
@@ -28,14 +27,6 @@ from perftriage.ui.widgets.hypotheses import HypothesesPane
 from perftriage.ui.widgets.log_view import LogView
 from perftriage.ui.widgets.logs import LogsPane
 from perftriage.ui.widgets.probes import ProbesPane
-
-
-def regex_error(text: str) -> str | None:
-    try:
-        re.compile(text)
-    except re.error as exc:
-        return f"not a regex: {exc}"
-    return None
 
 
 PANES = ("hosts", "probes", "logs", "hypotheses")
@@ -123,7 +114,7 @@ class MainScreen(Screen):
                                   help="a time as the log writes it (HH:MM[:SS], MM-DD HH:MM)")
         else:
             screen = PromptScreen(message.title, message.kind, placeholder="regex (smart case)",
-                                  value=message.value, validate=regex_error,
-                                  help="a Python regex; lower case = case-insensitive")
+                                  value=message.value, validate=pattern_error,
+                                  help="a regex (RE2); lower case = case-insensitive")
         self.app.push_screen(screen, lambda value: on_submit(value) if value is not None
                              else None)

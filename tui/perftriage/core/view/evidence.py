@@ -13,7 +13,6 @@ kinds are narrowed to those whose text matches.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -23,6 +22,7 @@ from perftriage.core.model.host_info import bandwidth_summary
 from perftriage.core.model.state import HostState, SessionState
 from perftriage.core.report.log_scan import FINDING_KINDS, repeat_key
 from perftriage.core.report.markdown import classify_log_line, decode_throughput, probe_summary
+from perftriage.core.search import Budget, PatternError, SearchPattern, literal, matching
 from perftriage.core.view.log_window import compile_pattern, on_shown
 from perftriage.core.view.profile_view import evidence_lines
 
@@ -46,13 +46,13 @@ class Candidates:
     log_lines: int  # lines searched: every line of every ring
 
 
-def search_pattern(text: str) -> re.Pattern | None:
-    """The picker's search: a regex (smart case), or the text itself when
-    it is not a valid regex (``[TP0`` finds ``[TP0``)."""
+def search_pattern(text: str) -> SearchPattern | None:
+    """The picker's search: a regex (smart case, RE2), or the text itself
+    when it is not one RE2 takes (``[TP0`` finds ``[TP0``)."""
     try:
         return compile_pattern(text)
-    except re.error:
-        return compile_pattern(re.escape(text))
+    except PatternError:
+        return literal(text) if text else None
 
 
 def topology_summary(host: str, topo: dict) -> str:
@@ -105,7 +105,7 @@ def host_candidates(state: SessionState) -> list[Candidate]:
     return out
 
 
-def _log_candidates(state: SessionState, pattern: re.Pattern | None
+def _log_candidates(state: SessionState, pattern: SearchPattern | None
                     ) -> tuple[list[Candidate], list[Candidate], int, int]:
     """(findings, other log candidates newest first and capped; matches
     counted; lines searched). Findings only without a search."""
@@ -113,13 +113,16 @@ def _log_candidates(state: SessionState, pattern: re.Pattern | None
     findings: dict[tuple[str, str], tuple[str, int, int, str]] = {}  # kind, count, abs line, text
     count = searched = 0
     cap = MATCHES_SHOWN if pattern is not None else NOTABLE_SHOWN
+    budget = Budget()  # a search of every ring, on the UI thread: bounded in time
     for sid, src in state.logs.items():
         first = src.total_lines - len(src.lines) + 1  # absolute number of the ring's first line
-        searched += len(src.lines)
         if pattern is not None:
             search = on_shown(pattern)  # as the Logs pane's search: what the row shows
-            hits = [(i, line) for i, line in enumerate(src.lines) if search(line)]
+            before = budget.searched
+            hits = list(matching(search, src.lines, budget))
+            searched += budget.searched - before
         else:
+            searched += len(src.lines)
             hits = []
             for i, line in enumerate(src.lines):
                 kind = classify_log_line(line)

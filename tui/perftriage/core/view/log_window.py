@@ -21,21 +21,23 @@ from perftriage.core.parse.log_time import line_time
 from perftriage.core.parse.logparse import is_error
 from perftriage.core.model.state import LogSourceState, SessionState
 from perftriage.core.sanitize import shown_line
+from perftriage.core.search import Budget, SearchPattern, compile_search, matching
 
 ALL = "*"  # the merged view's source id
 
 Key = int | tuple[str, int]
 
 
-def compile_pattern(text: str | None) -> re.Pattern | None:
-    """A regex (smart case: case-insensitive unless it has a capital)."""
+def compile_pattern(text: str | None) -> SearchPattern | None:
+    """A pattern compiled by RE2 (smart case: case-insensitive unless it has
+    a capital); :class:`~perftriage.core.search.PatternError` when RE2 does
+    not take it."""
     if not text:
         return None
-    flags = 0 if any(c.isupper() for c in text) else re.IGNORECASE
-    return re.compile(text, flags)
+    return compile_search(text)
 
 
-def on_shown(pattern: re.Pattern):
+def on_shown(pattern: SearchPattern):
     """``pattern``'s search on a line as the pane shows it (:func:`shown_line`):
     a search for ``␛`` finds the escape the row shows, and the bytes of a
     colour sequence the row does not show match nothing."""
@@ -53,9 +55,12 @@ class LogIndex:
     def __init__(self, state: SessionState, source: str = ALL) -> None:
         self.state = state
         self.source = source
-        self.filter_in: re.Pattern | None = None
-        self.filter_out: re.Pattern | None = None
-        self.search: re.Pattern | None = None
+        self.filter_in: SearchPattern | None = None
+        self.filter_out: SearchPattern | None = None
+        self.search: SearchPattern | None = None
+        # rows before this sequence number were not searched: the search of
+        # the whole ring ran out of its time budget (None: every row searched)
+        self.search_cut_seq: int | None = None
         self.capacity = max(1, state.log_ring)  # rows kept; the oldest drop off
         self.rows: deque[Key] = deque(maxlen=self.capacity)
         self.first_seq = 0  # sequence number of rows[0]
@@ -79,15 +84,25 @@ class LogIndex:
         self.filter_out = compile_pattern(filter_out)
         self.rebuild()
 
-    def set_search(self, pattern: str | None) -> None:
-        self.search = compile_pattern(pattern)
+    def set_search(self, pattern: str | None, budget: Budget | None = None) -> None:
+        """Search every row, newest first, under ``budget`` (default: the ring
+        budget); rows older than where it ran out stay unsearched
+        (``search_cut_seq``). A pattern RE2 refuses raises PatternError and
+        leaves the search as it was."""
+        search = compile_pattern(pattern)
+        self.search = search
         self.matches.clear()
-        if self.search is not None:
-            s = on_shown(self.search)
-            self.matches.extend(
-                seq for seq, key in zip(range(self.first_seq, self.end_seq), self.rows)
-                if s(self.line(key) or "")
-            )
+        self.search_cut_seq = None
+        if search is not None:
+            budget = budget or Budget()
+            line = self.line
+            newest_first = (line(key) or "" for key in reversed(self.rows))
+            end = self.end_seq
+            found = [end - 1 - i for i, _ in matching(on_shown(search), newest_first, budget)]
+            if budget.cut:  # the rows not searched: the oldest ones
+                self.search_cut_seq = end - budget.searched
+            found.reverse()
+            self.matches.extend(found)
         self.version += 1
 
     def rebuild(self) -> None:
@@ -243,7 +258,8 @@ class LogIndex:
         k = bisect.bisect_left(seqs, cur) - 1
         return seqs[k] if k >= 0 else seqs[-1]
 
-    def find(self, start: int, step: int, pattern: re.Pattern | None = None) -> int | None:
+    def find(self, start: int, step: int,
+             pattern: SearchPattern | _ErrorMatcher | None = None) -> int | None:
         """Next row index after ``start`` (step +1) or before it (step -1) whose
         line matches ``pattern`` (default: the search), wrapping around."""
         n = len(self.rows)

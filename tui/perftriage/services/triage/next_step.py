@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast, get_args
 
 from perftriage.core import probes as probe_kinds
+from perftriage.core.search import Budget, PatternError, compile_search, matching, shown_pattern
 from perftriage.core.store.config import Config
 from perftriage.core.triage.model import NextKind, NextStep
 from perftriage.services.investigation.session import Session
@@ -213,22 +214,26 @@ async def _capture(cockpit: StepHost, host: str, url: str, steps: int | None) ->
 
 def log_scan(session: Session, host: str, pattern: str, limit: int = 3) -> str:
     """Auto mode's log search: how many of ``host``'s log lines still in the
-    cockpit's ring match ``pattern``, and the latest of them."""
+    cockpit's ring match ``pattern``, and the latest of them. The pattern may
+    come from a recorded finding: RE2 (linear time), under a time budget."""
+    shown = shown_pattern(pattern)
     try:
-        rx = re.compile(pattern)
-    except re.error as exc:
-        return f"log scan /{pattern}/ on {host}: not a regex ({exc})"
+        rx = compile_search(pattern, smart_case=False)
+    except PatternError as exc:
+        return f"log scan /{shown}/ on {host}: {exc}"
     count, latest = 0, []
+    budget = Budget()
     for src in session.state.logs.values():
         if src.host != host:
             continue
-        for line in src.lines:
-            if rx.search(line):
-                count += 1
-                latest.append(line)
-                if len(latest) > limit:
-                    latest.pop(0)
+        for _, line in matching(rx.search, src.lines, budget):
+            count += 1
+            latest.append(line)
+            if len(latest) > limit:
+                latest.pop(0)
+    cut = (f" (stopped after {budget.searched:,} lines: the search's time limit)"
+           if budget.cut else "")
     if not count:
-        return f"log scan /{pattern}/ on {host}: no line matches"
-    return (f"log scan /{pattern}/ on {host}: {count} line(s) match; latest: "
+        return f"log scan /{shown}/ on {host}: no line matches{cut}"
+    return (f"log scan /{shown}/ on {host}: {count} line(s) match{cut}; latest: "
             + " | ".join(x[:160] for x in latest[-1:]))

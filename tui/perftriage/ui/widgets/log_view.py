@@ -33,6 +33,7 @@ from perftriage.core.view.log_wrap import WrapMap
 from perftriage.core.parse.logparse import FATAL_RE, LEVEL_RE
 from perftriage.core.model.state import SessionState
 from perftriage.core.sanitize import is_safe, sgr_text, shown_line, visible
+from perftriage.core.search import PatternError, shown_pattern
 from perftriage.ui.widgets.status_style import rich_colour
 
 
@@ -145,6 +146,8 @@ class LogView(ScrollView, can_focus=True):
         self.filter_in_text: str | None = None
         self.filter_out_text: str | None = None
         self.search_text: str | None = None
+        # the last search or filter RE2 refused, as the status row says it
+        self.pattern_error: str | None = None
         self._cache: OrderedDict[tuple, Strip] = OrderedDict()
         self._max_width = 0
         self._scrolling = False
@@ -440,9 +443,21 @@ class LogView(ScrollView, can_focus=True):
         self.refresh()
         self.post_message(self.Changed())
 
+    def _refused(self, what: str, pattern: str, exc: PatternError) -> None:
+        """A pattern RE2 does not take (typed, or a recorded step's): an error
+        line in the status row and a toast; the view goes on as it was."""
+        self.pattern_error = f"{what} /{shown_pattern(pattern)}/: {exc}"
+        self.notify(self.pattern_error, severity="error")
+        self.post_message(self.Changed())
+
     def apply_search(self, pattern: str | None) -> None:
+        try:
+            self.index.set_search(pattern or None)
+        except PatternError as exc:
+            self._refused("search", pattern or "", exc)
+            return
+        self.pattern_error = None
         self.search_text = pattern or None
-        self.index.set_search(self.search_text)
         self._cache.clear()
         self.cursor = None
         self.refresh()
@@ -451,11 +466,18 @@ class LogView(ScrollView, can_focus=True):
         self.post_message(self.Changed())
 
     def apply_filter(self, which: str, pattern: str | None) -> None:
+        filter_in, filter_out = self.filter_in_text, self.filter_out_text
         if which == "in":
-            self.filter_in_text = pattern or None
+            filter_in = pattern or None
         else:
-            self.filter_out_text = pattern or None
-        self.index.set_filters(self.filter_in_text, self.filter_out_text)
+            filter_out = pattern or None
+        try:
+            self.index.set_filters(filter_in, filter_out)
+        except PatternError as exc:
+            self._refused(f"filter {which}", pattern or "", exc)
+            return
+        self.pattern_error = None
+        self.filter_in_text, self.filter_out_text = filter_in, filter_out
         self.index.set_search(self.search_text)
         self.cursor = None
         self._cache.clear()
@@ -499,12 +521,17 @@ class LogView(ScrollView, can_focus=True):
         if self.wrap:
             parts.append("wrapped (W cuts)")
         if self.filter_in_text:
-            parts.append(f"+/{self.filter_in_text}/")
+            parts.append(f"+/{shown_pattern(self.filter_in_text)}/")
         if self.filter_out_text:
-            parts.append(f"-/{self.filter_out_text}/")
+            parts.append(f"-/{shown_pattern(self.filter_out_text)}/")
         if self.search_text:
             k, n = self.index.match_position(self._start_row(1)) if self.cursor is not None \
                 else (0, len(self.index.matches))
             where = f"match {k} of {n}" if k else f"{n} matches"
-            parts.append(f"search /{self.search_text}/: {where}")
+            cut = self.index.search_cut_seq
+            if cut is not None:
+                where += f" in the newest {self.index.end_seq - cut:,} lines (time limit)"
+            parts.append(f"search /{shown_pattern(self.search_text)}/: {where}")
+        if self.pattern_error:
+            parts.append(f"error: {self.pattern_error}")
         return " · ".join(parts)
