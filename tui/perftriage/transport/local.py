@@ -124,7 +124,8 @@ class LocalTransport:
             stderr_dropped=err_dropped,
         )
 
-    async def stream_batches(self, command: str) -> AsyncGenerator[list[str], None]:
+    async def stream_batches(self, command: str, *,
+                             label: str | None = None) -> AsyncGenerator[list[str], None]:
         proc = await self._spawn(command, stdin=False)
         assert proc.stdout is not None
         decoder = codecs.getincrementaldecoder("utf-8")("replace")

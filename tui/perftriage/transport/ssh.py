@@ -60,6 +60,7 @@ from perftriage.transport.base import (
     lines_of,
 )
 from perftriage.transport.ssh_hostkeys import HostKeys, accept_keys_command, known_hosts_name
+from perftriage.transport.ssh_streams import STREAM_WAIT_S, StreamSlots, stream_label
 from perftriage.transport.ssh_pool import (
     POOL_SCRIPT,
     WATCHDOG_SCRIPT,
@@ -147,6 +148,8 @@ class SSHTransport:
         self.max_channels = max(2, max_channels)
         self.pool_size = pool_size or max(1, min(4, self.max_channels // 2))
         self.pool_size = min(self.pool_size, self.max_channels - 1)
+        self._pool_want = self.pool_size  # what the pool grows back to when streams end
+        self.stream_wait_s = STREAM_WAIT_S
         self.connect_timeout = connect_timeout
         self.keepalive_interval = keepalive_interval
         self.on_state = on_state
@@ -157,7 +160,7 @@ class SSHTransport:
         self.reason: str | None = None
         self._conn: asyncssh.SSHClientConnection | None = None
         self._lock: asyncio.Lock | None = None
-        self._chan_sem: asyncio.Semaphore | None = None
+        self._streams = StreamSlots(name)
         self._idle: list[PoolShell] = []
         self._nshells = 0
         self._waiters: list[asyncio.Future] = []
@@ -350,10 +353,32 @@ class SSHTransport:
                 raise classify(exc, self._where, host=self.name) from None
         raise AssertionError("unreachable")
 
-    def _sem(self) -> asyncio.Semaphore:
-        if self._chan_sem is None:
-            self._chan_sem = asyncio.Semaphore(self.max_channels - self.pool_size)
-        return self._chan_sem
+    def _stream_room(self) -> bool:
+        """A channel for one more stream: beside the pool's, else one of the
+        pool's (an idle shell closes now, a busy one when its command ends)."""
+        if len(self._streams.held) < self.max_channels - self.pool_size:
+            return True
+        if self.pool_size <= 1:
+            return False
+        self.pool_size -= 1
+        for shell in list(self._idle):
+            if self._nshells <= self.pool_size:
+                break
+            self._forget_shell(shell)
+            shell.close()
+        return True
+
+    def _stream_gone(self, key: int) -> None:
+        self._streams.give(key)
+        self.pool_size = max(self.pool_size, min(
+            self._pool_want, self.max_channels - len(self._streams.held)))
+
+    def _no_channel(self, label: str, wait_s: float) -> str:
+        return (f"no SSH channel to {self._where} for {label} within {wait_s:g}s: "
+                f"{len(self._streams.held)} streams ({self._streams.labels()}) and "
+                f"{self.pool_size} command shell(s) hold the host's max_channels "
+                f"{self.max_channels} (OpenSSH's MaxSessions defaults to 10): "
+                "close a log or raise max_channels in [[hosts]]")
 
     # -- the shell pool ------------------------------------------------------------------
 
@@ -397,6 +422,7 @@ class SSHTransport:
                         self._wake_one(None)
                         if err.kind == CHANNEL_LIMIT and self._nshells > 0:
                             self.pool_size = max(1, self._nshells)  # server allows fewer
+                            self._pool_want = min(self._pool_want, self.pool_size)
                             continue
                         if err.kind == LOST and attempt == 0:
                             break  # the connection died before we used it: reconnect once
@@ -433,7 +459,8 @@ class SSHTransport:
 
     def _release(self, shell: PoolShell) -> None:
         shell.finish()
-        if not shell.alive or shell.conn is not self._conn:
+        if not shell.alive or shell.conn is not self._conn or self._nshells > self.pool_size:
+            # (more shells than the pool keeps: a stream took one's channel)
             self._forget_shell(shell)
             shell.close()
             return
@@ -510,11 +537,15 @@ class SSHTransport:
         return RunResult(status, out, err, time.perf_counter() - start,
                          stdout_dropped=req.out_dropped, stderr_dropped=req.err_dropped)
 
-    async def stream_batches(self, command: str) -> AsyncGenerator[list[str], None]:
+    async def stream_batches(self, command: str, *,
+                             label: str | None = None) -> AsyncGenerator[list[str], None]:
+        """``label``: what the stream is, named when no channel is left for another."""
         encode_command(command)
         conn = await self.connection()
         wrapped = bash_command(WATCHDOG_SCRIPT, self.preamble or ":", command)
-        async with self._sem():
+        key = await self._streams.take(label or stream_label(command), self._stream_room,
+                                       self.stream_wait_s, self._no_channel)
+        try:
             try:
                 chan, sess = await self._open(conn, StreamSession, wrapped)
             except TransportError as err:
@@ -545,6 +576,8 @@ class SSHTransport:
                     with contextlib.suppress(Exception):
                         chan.write_eof()  # the remote watchdog kills the command
                     chan.close()
+        finally:
+            self._stream_gone(key)
 
     def stream(self, command: str) -> AsyncIterator[str]:
         return lines_of(self.stream_batches(command))

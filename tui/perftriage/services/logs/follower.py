@@ -79,9 +79,8 @@ class LogFollower:
         shrunk (else from its line 1, saying it was rotated or truncated), so
         no line is read twice."""
         self.hosts.get(host)  # KeyError for an unknown host, before any event
-        for src in self.sources.values():
-            if isinstance(src, FileLogSource) and (src.host, src.path) == (host, path):
-                return src.source_id
+        if (src := self.file_source(host, path)) is not None:
+            return src.source_id  # one file, followed once (a server's log in `logs`, `o`)
         earlier = self.earlier_file(host, path)
         sid = earlier.source_id if earlier is not None else self.session.new_id("log")
         # (going on after what was read, not from the last N lines)
@@ -91,6 +90,16 @@ class LogFollower:
             if earlier.file_id is not None and earlier.file_size is not None:
                 src.file = (*earlier.file_id, earlier.file_size)
         return self._start(src)
+
+    def file_source(self, host: str, path: str) -> CommandLogSource | None:
+        """The open source that reads ``path`` on ``host``: its follow, or the
+        output of a server started here that writes it (the same lines)."""
+        for src in self.sources.values():
+            if src.host == host and (
+                    (isinstance(src, FileLogSource) and src.path == path)
+                    or src.writes_to == path):
+                return src
+        return None
 
     def earlier_file(self, host: str, path: str):
         """The latest record of ``path`` on ``host`` followed as a file in this

@@ -24,12 +24,13 @@ import string
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Literal
 
 from perftriage.core.model import events as ev
 from perftriage.core.store.config import ServerProfile
 from perftriage.core.parse.logparse import READY_PATTERNS, is_fatal
-from perftriage.services.logs.follower import LogFollower, guarded
+from perftriage.services.logs.follower import CommandLogSource, LogFollower, guarded
 from perftriage.services.investigation.session import Session
 from perftriage.transport.base import TransportError
 
@@ -86,14 +87,18 @@ def parse_overrides(text: str, names: list[str]) -> tuple[dict[str, str], list[s
 
 
 def build_command(profile: ServerProfile, values: dict[str, str] | None = None,
-                  extra: list[str] | None = None) -> str:
-    """The shell command line for one run (not yet guarded)."""
+                  extra: list[str] | None = None, *, log_only: bool = False) -> str:
+    """The shell command line for one run (not yet guarded). ``log_only``: the
+    output goes to the profile's log alone (a file the cockpit follows
+    already: read once, there), not also to the stream."""
     cmd = render(profile.command, {**profile.args, **(values or {})})
     if extra:
         cmd += " " + " ".join(shlex.quote(a) for a in extra)
     inner = cmd
     if profile.workdir:
         inner = f"cd {shlex.quote(profile.workdir)} && {inner}"
+    if profile.log and log_only:
+        return f"{{ {inner} ; }} >> {shlex.quote(profile.log)} 2>&1"
     if profile.log:
         # tee ignores the stop's SIGTERM so the server's last words reach the
         # log (it ends at EOF); the exit status is the server's, not tee's
@@ -131,6 +136,15 @@ class ServerRun:
     exit_status: int | None = None
     guard_pid: int | None = None
     ready_re: re.Pattern | None = None
+    # the host's follow of the profile's log (its `logs`, `o`): the output is read there
+    followed: CommandLogSource | None = None
+    on_lines: Callable[[list[str]], None] | None = None
+
+    def unfollow(self) -> None:
+        """This run no longer reads the followed log's lines."""
+        if self.followed is not None and self.on_lines in self.followed.on_lines:
+            self.followed.on_lines.remove(self.on_lines)
+        self.followed = None
 
 
 class ServerLauncher:
@@ -168,7 +182,10 @@ class ServerLauncher:
         if self.running(name):
             raise LaunchError(f"{name} is already running (stop or restart it)")
         values, extra = parse_overrides(overrides, placeholders(profile.command))
-        command = build_command(profile, values, extra)
+        # the log followed already (the host's `logs`): the server writes it, the
+        # follow reads it once; the run's stream carries its guard's marks only
+        followed = self.follower.file_source(profile.host, profile.log) if profile.log else None
+        command = build_command(profile, values, extra, log_only=followed is not None)
         run = ServerRun(profile, command, values, extra)
         if profile.ready_pattern:
             try:
@@ -189,6 +206,11 @@ class ServerLauncher:
             on_lines=lambda lines: self._lines(name, run, lines),
             on_exit=lambda reason: self._exited(name, run, reason),
         )
+        if followed is not None:
+            run.followed, run.on_lines = followed, lambda lines: self._lines(name, run, lines)
+            followed.on_lines.append(run.on_lines)
+        elif profile.log:
+            self.follower.sources[run.source_id].writes_to = profile.log  # `o` on it: this source
         if profile.health_url:
             run.health_task = asyncio.get_running_loop().create_task(self._health(name, run))
         return run
@@ -199,6 +221,7 @@ class ServerLauncher:
             return
         was = run.state
         run.state = "stopped"
+        run.unfollow()
         if run.health_task is not None:
             run.health_task.cancel()
         if was in ("starting", "ready"):
@@ -279,6 +302,7 @@ class ServerLauncher:
                                          detail=detail, command=run.command, **extra))
 
     def _exited(self, name: str, run: ServerRun, reason: str) -> None:
+        run.unfollow()
         if run.health_task is not None:
             run.health_task.cancel()
         status = run.exit_status

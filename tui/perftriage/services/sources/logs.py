@@ -222,6 +222,12 @@ class CommandLogSource(BaseSource):
         self.on_lines: list[Callable[[list[str]], None]] = []
         self.on_exit: list[Callable[[str], None]] = []
         self.restart: str | None = None  # a followed file replaced: why (ends this read)
+        self.writes_to: str | None = None  # a server's output also appended to this file
+
+    @property
+    def label(self) -> str:
+        """What this source's stream is, named when a host has no channel left."""
+        return f"tail -F {self.path}" if self.kind == "file" else f"{self.kind} {self.path}"
 
     @property
     def task(self) -> asyncio.Task | None:
@@ -233,7 +239,7 @@ class CommandLogSource(BaseSource):
     async def run(self) -> None:
         reason = "ended"
         try:
-            await self._pump(self.transport().stream_batches(self.command))
+            await self._pump(self.transport().stream_batches(self.command, label=self.label))
         except asyncio.CancelledError:
             reason = "closed"
             raise
@@ -369,7 +375,7 @@ class FileLogSource(CommandLogSource):
                 self._alive = False
                 self.command = follow_command(self.path, self.lines_seen + 1)
                 try:
-                    await self._pump(transport.stream_batches(self.command))
+                    await self._pump(transport.stream_batches(self.command, label=self.label))
                     if self.restart is not None:  # rotated or truncated under tail: its line 1
                         restarted = f"{self.restart}: reading restarts at its line 1"
                         self.restart, self.lines_seen, self.file = None, 0, None
