@@ -5,6 +5,7 @@ mode (auto.py), without Textual."""
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -13,13 +14,14 @@ from perftriage.core.checks.signals import Missing, ScopeKey, SignalTable
 from perftriage.core.checks.catalogue import Signal, TRIAGE_CAUSES
 from perftriage.core.model import events as ev
 from perftriage.core.profile.summarize import summarize_files
-from perftriage.core.store.config import Config, ServerProfile
-from perftriage.core.triage.model import CAUSES, NextStep
+from perftriage.core.store.config import Config, HostConfig, ServerProfile
+from perftriage.core.triage.model import CAUSES, Finding, NextStep
+from perftriage.core.triage.phases import Phase
 from perftriage.services.compare.baseline import Baseline
 from perftriage.services.investigation.session import Session
 from perftriage.services.triage import next_step
 from perftriage.services.triage.auto import AutoSteps
-from perftriage.services.triage.live import LiveTriage
+from perftriage.services.triage.live import HostTriage, LiveTriage
 from tests.core.test_triage_real import EAGER, GRAPH
 from tests.core.test_triage_rules import RETRACT, _stacks_detail, decode_line
 
@@ -187,7 +189,12 @@ class FakeCockpit:
         from perftriage.services.sources.base import SourceSet
 
         self.session = Session(name="t")
-        self.config = config or Config()
+        # the engine URL stacks take the server's port from
+        self.config = config or Config(hosts=[HostConfig(
+            name=h, ssh=h, metrics_url=f"http://127.0.0.1:3000{h[-1]}/metrics")
+            for h in ("gpu1", "gpu2")])
+        self.triage: LiveTriage | None = None
+        self.servers = SimpleNamespace(runs={})
         self.sources = SourceSet()
         self.probes = FakeProbes()
         self.profiles = FakeProfiles()
@@ -204,19 +211,30 @@ class FakeCockpit:
         return task
 
 
-def test_stacks_runs_on_the_findings_host_with_its_args():
+def derived(c: FakeCockpit, host: str, step: NextStep, cause: str = "x") -> dict[str, Any]:
+    """``c``'s live triage found ``cause`` on ``host`` with next step ``step``;
+    the finding as the Triage view shows it."""
+    if c.triage is None:
+        c.triage = LiveTriage(c.session, Baseline(c.session))
+    f = Finding(cause, "title", 20.0, host=host, next=step)
+    c.triage.current[host] = HostTriage(host, Phase(host, 0.0, 10.0, [f], False))
+    return f.public()
+
+
+def test_stacks_runs_on_the_findings_host_on_its_servers_port():
     c = FakeCockpit()
-    p = next_step.plan(c, "gpu2", {"kind": "stacks", "args": [], "why": "x"})
-    assert p is not None and p.host == "gpu2" and p.args == ["--seconds", "3"]
+    # the step's own args are never run: the cockpit rebuilds them
+    p = next_step.plan(c, "gpu2", derived(c, "gpu2", NextStep("stacks", ["--pid", "1"], "x")))
+    assert p is not None and p.host == "gpu2" and p.args == ["--seconds", "3", "--port", "30002"]
     assert "on gpu2" in p.text and not p.pauses
     out = next_step.run(c, p)
-    assert out.started and c.probes.queued == [("gpu2", "stacks", ["--seconds", "3"])]
+    assert out.started and c.probes.queued == [("gpu2", "stacks", p.args)]
     assert out.text == "stacks p1 queued on gpu2"
 
 
 async def test_capture_runs_what_the_profile_form_runs_on_the_findings_host():
     c = FakeCockpit()
-    p = next_step.plan(c, "gpu2", NextStep("capture", [], "why"))
+    p = next_step.plan(c, "gpu2", derived(c, "gpu2", NextStep("capture", ["http://x/", "9"], "w")))
     assert p is not None and p.pauses and "5 steps from http://gpu2:30000 on gpu2" in p.text
     out = next_step.run(c, p)
     assert out.task is not None
@@ -224,19 +242,21 @@ async def test_capture_runs_what_the_profile_form_runs_on_the_findings_host():
     assert c.profiles.captured == [("gpu2", "http://gpu2:30000", 5)]
 
 
-def test_ncu_takes_the_kernel_regex_and_the_server_profiles_command():
+def test_ncu_takes_the_kernel_names_and_the_server_profiles_command():
     config = Config(servers=[ServerProfile(
         name="sglang", host="gpu2", command="python -m sglang.launch_server --model {model}",
         args={"model": "/m/Qwen 3"})])
     c = FakeCockpit(config)
-    p = next_step.plan(c, "gpu2", NextStep("ncu", ["--kernel", "fused_moe|gemv"], "why"))
+    step = NextStep("ncu", ["--kernel", "anything", "--", "sh"], "why",
+                    kernels=("fused_moe_kernel", "gemv<float>(x)"))
+    p = next_step.plan(c, "gpu2", derived(c, "gpu2", step))
     assert p is not None and p.problem is None and p.pauses
-    assert p.args == ["--kernel", "fused_moe|gemv", "--", "python", "-m",
-                      "sglang.launch_server", "--model", "/m/Qwen 3"]
+    assert p.args == ["--kernel", r"fused_moe_kernel|gemv<float>\(x\)", "--launches", "8",
+                      "--", "python", "-m", "sglang.launch_server", "--model", "/m/Qwen 3"]
     next_step.run(c, p)
     assert c.probes.queued[0][:2] == ("gpu2", "ncu")
     # no server profile on that host: said, nothing queued
-    p = next_step.plan(c, "gpu1", NextStep("ncu", ["--kernel", "x"], "why"))
+    p = next_step.plan(c, "gpu1", derived(c, "gpu1", step))
     assert p is not None and p.problem is not None and "no [[servers]] profile on gpu1" in p.problem
     assert not next_step.run(c, p).started and len(c.probes.queued) == 1
 
@@ -244,10 +264,10 @@ def test_ncu_takes_the_kernel_regex_and_the_server_profiles_command():
 def test_log_search_and_metrics():
     c = FakeCockpit(Config(servers=[ServerProfile(name="s", host="gpu2", command="x",
                                                   metrics_url="http://127.0.0.1:31000/metrics")]))
-    p = next_step.plan(c, "gpu2", NextStep("log-search", ["Retract"], "why"))
+    p = next_step.plan(c, "gpu2", derived(c, "gpu2", NextStep("log-search", ["Retract"], "w")))
     assert p is not None
     assert next_step.run(c, p).search == ("gpu2", "Retract")
-    p = next_step.plan(c, "gpu2", NextStep("metrics", [], "why"))
+    p = next_step.plan(c, "gpu2", derived(c, "gpu2", NextStep("metrics", [], "why")))
     assert p is not None and next_step.run(c, p).started
     assert c.engines == [("http://127.0.0.1:31000/metrics", "gpu2")]
 
@@ -256,10 +276,22 @@ def test_a_step_is_refused_where_no_host_runs():
     from perftriage.services.investigation.session import REPLAY
 
     c = FakeCockpit()
+    f = derived(c, "gpu2", NextStep("stacks", [], "why"))
     c.session.mode = REPLAY
-    p = next_step.plan(c, "gpu2", NextStep("stacks", [], "why"))
+    p = next_step.plan(c, "gpu2", f)
     assert p is not None and p.problem is not None and not next_step.run(c, p).started
     assert c.probes.queued == []
+
+
+def test_a_finding_the_live_triage_did_not_derive_is_history():
+    c = FakeCockpit()
+    derived(c, "gpu2", NextStep("stacks", [], "why"), cause="launch-bound")
+    shown = {"cause": "host-stall", "next": {"kind": "stacks", "args": ["--pid", "1"]}}
+    p = next_step.plan(c, "gpu2", shown)  # another cause: not found live
+    assert p is not None and p.problem == next_step.HISTORY and p.args == []
+    p = next_step.plan(c, "gpu1", {**shown, "cause": "launch-bound"})  # another host
+    assert p is not None and p.problem == next_step.HISTORY
+    assert not next_step.run(c, p).started and c.probes.queued == []
 
 
 # --- auto mode ---------------------------------------------------------------------
@@ -272,13 +304,14 @@ def test_auto_mode_runs_the_cheap_steps_once_per_phase_never_a_capture():
     session.subscribe(seen.append)
     baseline = Baseline(session)
     live = LiveTriage(session, baseline)
+    c.triage = live
     auto = AutoSteps(c, live)
     decode(session, 1, 20)
     live.tick()
     assert c.probes.queued == [] and c.profiles.captured == []  # a capture waits for Enter
     capture(session, 20.0, EAGER)  # (the person pressed Enter on it)
     live.tick()
-    assert c.probes.queued == [("gpu1", "stacks", ["--seconds", "3"])]
+    assert c.probes.queued == [("gpu1", "stacks", ["--seconds", "3", "--port", "30001"])]
     notes = [e.text for e in seen if isinstance(e, ev.NoteAdded)]
     assert notes == ["triage auto, for launch-bound: stacks p1 queued on gpu1"]
     decode(session, 21, 23)
@@ -298,6 +331,7 @@ def test_auto_mode_scans_the_log_for_retractions():
     seen: list[ev.Event] = []
     session.subscribe(seen.append)
     live = LiveTriage(session, Baseline(session))
+    c.triage = live
     AutoSteps(c, live)
     for t in range(1, 61):
         at(session, float(t), ev.LogLines(source_id="l1", lines=[decode_line(60, 12, 0.99)]

@@ -63,10 +63,21 @@ def recorded_state() -> SessionState:
 def live_cockpit(tmp_path) -> Cockpit:
     """A live cockpit with hosts localhost and gpu2 (nothing started: the
     findings are emitted by the test, the probes recorded, not run)."""
-    config = Config(hosts=[HostConfig(name="gpu2", ssh="gpu2")])
+    config = Config(hosts=[HostConfig(name="gpu2", ssh="gpu2",
+                                      metrics_url="http://127.0.0.1:30000/metrics")])
     cockpit = Cockpit(config, registry=None, sessions_dir=None)
     cockpit.started = True  # no samplers, no SSH: the test feeds the session
     return cockpit
+
+
+def derive(cockpit: Cockpit, *events: tuple[float, ev.Event]) -> None:
+    """Feed ``events`` (at their session times) to ``cockpit`` and let its live
+    triage evaluate them: Enter runs only what that triage derived."""
+    for t, e in events:
+        cockpit.session.continue_clock(t)
+        cockpit.session.emit(e)
+    assert cockpit.triage is not None
+    cockpit.triage.evaluate(cockpit.session.state.last_t)
 
 
 def record_probes(cockpit: Cockpit) -> list[tuple[str, str, list[str]]]:
@@ -87,7 +98,8 @@ async def test_the_view_ranks_findings_and_enter_runs_the_step_on_the_findings_h
     async with app.run_test(size=(160, 45)) as pilot:
         # the selected host is localhost; the finding is gpu2's
         assert app.probe_target.target(cockpit.registry.names) != "gpu2"
-        cockpit.session.emit(triage_event("gpu2", EAGER))
+        derive(cockpit, (10.0, ev.ProfileCaptured(capture_id="prof1", host="gpu2",
+                                                  summary=summarize_files(EAGER))))
         await pilot.press("Y")
         await wait_for(lambda: isinstance(app.screen, TriageScreen))
         screen = app.screen
@@ -97,10 +109,11 @@ async def test_the_view_ranks_findings_and_enter_runs_the_step_on_the_findings_h
         assert top["cause"] == "launch-bound" and top["next"]["kind"] == "stacks"
         detail = str(screen.query_one("#triage-detail", Static).render())
         assert "shorter than their launch call" in detail and "capture prof1 at 00:10" in detail
-        assert "⏎ runs: stacks --seconds 3 on gpu2" in detail
+        # the server's process: the one listening on the engine URL's port
+        assert "⏎ runs: stacks --seconds 3 --port 30000 on gpu2" in detail
         await pilot.press("enter")
         await wait_for(lambda: queued)
-        assert queued == [("gpu2", "stacks", ["--seconds", "3"])]
+        assert queued == [("gpu2", "stacks", ["--seconds", "3", "--port", "30000"])]
         detail = str(screen.query_one("#triage-detail", Static).render())
         assert "ran: stacks p1 queued on gpu2" in detail
         await pilot.press("escape")
@@ -118,14 +131,8 @@ async def test_a_capture_runs_only_on_enter_through_the_profile_flow(tmp_path):
     cockpit.profiles.capture = capture  # type: ignore[method-assign]
     app = PerftriageApp(cockpit)
     async with app.run_test(size=(160, 45)) as pilot:
-        state = SessionState()
-        apply(state, ev.LogSourceOpened(source_id="l1", host="gpu2", path="/x"))
-        rec = Recording()
-        rec.feed(ev.GapSample(host="gpu2", gap=4.0, t=5.0))
-        rec.feed(ev.GapSample(host="gpu2", gap=4.0, t=6.0))
-        [phase] = triage(rec, 0, 10)
-        cockpit.session.emit(ev.TriageUpdated(host="gpu2", start=0, end=10,
-                                              findings=[f.public() for f in phase.findings]))
+        derive(cockpit, (5.0, ev.GapSample(host="gpu2", gap=4.0)),
+               (6.0, ev.GapSample(host="gpu2", gap=4.0)))
         await pilot.press("Y")
         await wait_for(lambda: isinstance(app.screen, TriageScreen))
         await pilot.pause(0.2)

@@ -70,7 +70,8 @@ def roofline_findings(w: Witnesses, busy_pct: float, busy_source: Evidence) -> l
     top = [k for k in p.kernels if k.bucket != COMMUNICATION][:TOP_KERNELS]
     if not top:
         return []
-    regex = "|".join(re.escape(k.name.split("<", 1)[0].split("(", 1)[0][:40]) for k in top)
+    names = tuple(dict.fromkeys(k.name.split("<", 1)[0].split("(", 1)[0][:40] for k in top))
+    regex = "|".join(re.escape(n) for n in names)
     ev = [busy_source, Evidence("capture", "top kernels: " + ", ".join(
         f"`{k.name[:50]}` {k.pct:.0f} %" for k in top), w.capture.t if w.capture else None,
         w.capture.source if w.capture else "")]
@@ -83,7 +84,8 @@ def roofline_findings(w: Witnesses, busy_pct: float, busy_source: Evidence) -> l
         evidence=ev,
         next=NextStep("ncu", ["--kernel", regex],
                       "ncu measures each top kernel's bandwidth against the peak "
-                      "(it replays every kernel: the server slows while it runs)"))]
+                      "(it replays every kernel: the server slows while it runs)",
+                      kernels=names))]
 
 
 def traffic_finding(w: Witnesses, busy_pct: float | None) -> Finding | None:

@@ -52,11 +52,17 @@ class Evidence:
 @dataclass(frozen=True)
 class NextStep:
     kind: NextKind
-    args: list[str]
+    args: list[str]  # shown and recorded; never run (the cockpit rebuilds what runs)
     why: str
+    # an ncu step's kernels, as this triage read them from a capture: what the
+    # cockpit builds its --kernel regex from (services/triage/next_step.py)
+    kernels: tuple[str, ...] = ()
 
     def public(self) -> dict[str, Any]:
-        return {"kind": self.kind, "args": list(self.args), "why": self.why}
+        out: dict[str, Any] = {"kind": self.kind, "args": list(self.args), "why": self.why}
+        if self.kernels:
+            out["kernels"] = list(self.kernels)
+        return out
 
 
 @dataclass

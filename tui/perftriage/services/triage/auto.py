@@ -46,7 +46,7 @@ class AutoSteps:
                 if (last is not None and last >= ht.phase.start) or self._busy(host, step.kind):
                     continue
                 self.ran[key] = now
-                p = plan(self.cockpit, host, step)
+                p = plan(self.cockpit, host, f)
                 if p is None or p.problem is not None:
                     continue  # (metrics read already, no URL): nothing to say again
                 if p.kind == "log-search":

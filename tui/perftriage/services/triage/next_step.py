@@ -1,13 +1,26 @@
 """Running a finding's next step, on the finding's host (never merely the
 host selected in the cockpit): the witness that would confirm or refute it.
 
-- ``stacks`` — the stacks probe with the step's arguments (``--seconds 3``
-  when it names none): py-spy, never pauses the server;
+**What runs is this cockpit's own.** A next step runs only when this
+cockpit's live triage (:mod:`perftriage.services.triage.live`, its
+in-memory findings, from this process's evidence) derived it: the finding
+is looked up there by host and cause, and the step's arguments are rebuilt
+here from typed values — never the ``next`` of a shown finding, which may
+come from a transcript (a continued investigation, a replay, a shared
+file). A finding only read from a transcript is history: shown, never run
+(:data:`HISTORY`).
+
+- ``stacks`` — the stacks probe, ``--seconds 3`` on the server's own
+  process tree: ``--server-pid PID`` (a ``[[servers]]`` run this cockpit
+  started on the host) or ``--port N`` (the port of the engine URL the
+  cockpit reads for the host); neither known: nothing runs, and the plan
+  says the server's process cannot be found (never a guess);
 - ``capture`` — the profile capture ``P`` then ``c`` runs: the engine's URL
   as the host sees it (``ProfileCaptures.default_url``), ``[profile] steps``;
-- ``ncu`` — the ncu probe, ``--kernel REGEX`` as the finding names it, over
-  the command of the host's ``[[servers]]`` profile (its template filled
-  with its args, as ``S`` starts it);
+- ``ncu`` — the ncu probe, ``--kernel`` built with :func:`re.escape` from
+  the kernel names the triage read from this cockpit's capture, over the
+  command of the host's ``[[servers]]`` profile (its template filled with
+  its args, as ``S`` starts it);
 - ``log-search`` — the Logs pane's search (the UI does it:
   :attr:`StepOutcome.search`); auto mode scans the host's log lines here;
 - ``metrics`` — the engine's ``/metrics`` read from the host (joined as
@@ -25,25 +38,41 @@ from __future__ import annotations
 import asyncio
 import re
 import shlex
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, cast, get_args
+from typing import TYPE_CHECKING, Any, Protocol, get_args
 
 from perftriage.core import probes as probe_kinds
+from perftriage.core.parse.http_url import BadUrl, parse_http_url
 from perftriage.core.search import Budget, PatternError, compile_search, matching, shown_pattern
 from perftriage.core.store.config import Config
-from perftriage.core.triage.model import NextKind, NextStep
+from perftriage.core.triage.model import Finding, NextKind, NextStep
 from perftriage.services.investigation.session import Session
-from perftriage.services.logs.server_launcher import LaunchError, render
+from perftriage.services.logs.server_launcher import LaunchError, ServerRun, render
 from perftriage.services.probes.runner import ProbeRunner
 from perftriage.services.profile.captures import ProfileCaptures
 from perftriage.services.sources.base import JoinError, SourceSet
 
+if TYPE_CHECKING:
+    from perftriage.services.triage.live import LiveTriage
+
 KINDS = frozenset(get_args(NextKind))  # the witnesses a next step may name
 CHEAP = frozenset({"stacks", "metrics", "log-search"})  # never pause the server
 PAUSING = frozenset({"capture", "ncu"})  # a person's Enter only
-DEFAULT_STACKS = ["--seconds", "3"]
+STACKS_SECONDS = 3
 DEFAULT_METRICS_URL = "http://127.0.0.1:30000/metrics"  # SGLang's default port
+NCU_LAUNCHES_PER_KERNEL = 4  # ncu --launches: a few per kernel named
+NCU_LAUNCHES_ANY = 40  # ... and with no kernel named (every kernel)
+NCU_MAX_KERNELS = 8  # the kernel names one ncu step takes
+NCU_NAME_CHARS = 80  # each cut to this
+HISTORY = ("history: this finding was not derived by this cockpit's live triage (it was read "
+           "from the transcript, or the live triage no longer finds it); it is shown, never run")
+
+
+class Launched(Protocol):
+    """The server runs this cockpit started (``ServerLauncher``)."""
+
+    runs: dict[str, ServerRun]
 
 
 class StepHost(Protocol):
@@ -52,12 +81,16 @@ class StepHost(Protocol):
     session: Session
     config: Config
     sources: SourceSet
+    triage: LiveTriage | None
 
     @property
     def probes(self) -> ProbeRunner: ...
 
     @property
     def profiles(self) -> ProfileCaptures: ...
+
+    @property
+    def servers(self) -> Launched: ...
 
     def add_engine(self, url: str, host: str = "localhost", *, record: bool = True) -> str: ...
 
@@ -90,16 +123,37 @@ class StepOutcome:
     search: tuple[str, str] | None = None  # (host, regex): for the Logs pane's search
 
 
-def step_of(raw: NextStep | dict[str, Any] | None) -> NextStep | None:
-    """A finding's ``next`` as :class:`NextStep` (from a ``triage.updated``
-    event's finding, a plain dict, or the core's own object)."""
-    if raw is None or isinstance(raw, NextStep):
-        return raw
-    kind = raw.get("kind")
-    if kind not in KINDS:
+FindingLike = Finding | Mapping[str, Any]
+
+
+def _cause(finding: FindingLike | None) -> str | None:
+    if isinstance(finding, Finding):
+        return finding.cause
+    if isinstance(finding, Mapping):
+        cause = finding.get("cause")
+        return cause if isinstance(cause, str) else None
+    return None
+
+
+def _shown_kind(finding: FindingLike | None) -> str | None:
+    """The kind of next step a shown finding names (only said, never run)."""
+    if isinstance(finding, Finding):
+        return None if finding.next is None else finding.next.kind
+    nxt = finding.get("next") if isinstance(finding, Mapping) else None
+    kind = nxt.get("kind") if isinstance(nxt, Mapping) else None
+    return kind if isinstance(kind, str) and kind in KINDS else None
+
+
+def live_finding(cockpit: StepHost, host: str, cause: str | None) -> Finding | None:
+    """The finding of ``host`` and ``cause`` as this cockpit's live triage
+    derived it now (None: not live, not evaluated, or not found)."""
+    triage = getattr(cockpit, "triage", None)
+    if cause is None or triage is None or not cockpit.session.mode.live:
         return None
-    args = [str(a) for a in raw.get("args") or []]
-    return NextStep(cast(NextKind, kind), args, str(raw.get("why") or ""))
+    found = triage.current.get(host)
+    if found is None:
+        return None
+    return next((f for f in found.findings if f.cause == cause), None)
 
 
 def server_argv(config: Config, host: str) -> tuple[str, list[str]] | None:
@@ -130,48 +184,118 @@ def engine_reading(cockpit: StepHost, host: str) -> str | None:
                  if s.name.startswith("engine:") and s.host == host), None)
 
 
-def plan(cockpit: StepHost, host: str, raw: NextStep | dict[str, Any] | None) -> StepPlan | None:
-    """What Enter on a finding of ``host`` with next step ``raw`` would run."""
-    step = step_of(raw)
+def engine_port(cockpit: StepHost, host: str) -> int | None:
+    """The port of the engine URL the cockpit reads for ``host``: the
+    configured one, else a running engine source's."""
+    urls = [metrics_url(cockpit, host)]
+    urls += [getattr(s, "url", None) for s in cockpit.sources
+             if s.name.startswith("engine:") and s.host == host]
+    for url in urls:
+        if not isinstance(url, str) or not url:
+            continue
+        try:
+            return parse_http_url(url).port
+        except BadUrl:
+            continue
+    return None
+
+
+def server_pid(cockpit: StepHost, host: str) -> int | None:
+    """The guard pid of a ``[[servers]]`` run this cockpit started on
+    ``host`` that is starting or ready (its process tree holds the server)."""
+    if not cockpit.session.mode.live:
+        return None
+    runs = getattr(cockpit.servers, "runs", {})
+    return next((r.guard_pid for r in runs.values()
+                 if r.profile.host == host and r.state in ("starting", "ready")
+                 and isinstance(r.guard_pid, int) and r.guard_pid > 0), None)
+
+
+def stacks_args(cockpit: StepHost, host: str) -> list[str] | None:
+    """``--seconds 3`` on the server's own processes, or None (not found)."""
+    pid = server_pid(cockpit, host)
+    if pid is not None:
+        return ["--seconds", str(STACKS_SECONDS), "--server-pid", str(pid)]
+    port = engine_port(cockpit, host)
+    if port is not None:
+        return ["--seconds", str(STACKS_SECONDS), "--port", str(port)]
+    return None
+
+
+def kernel_regex(names: tuple[str, ...] | list[str]) -> str:
+    """One ncu ``--kernel`` regex matching any of ``names`` literally."""
+    return "|".join(re.escape(n[:NCU_NAME_CHARS]) for n in names[:NCU_MAX_KERNELS])
+
+
+def ncu_flags(step: NextStep) -> tuple[list[str], str]:
+    """ncu's bounded flags from the step's kernel names, and a short word for them."""
+    names = [n for n in step.kernels if isinstance(n, str) and n][:NCU_MAX_KERNELS]
+    if not names:
+        return ["--launches", str(NCU_LAUNCHES_ANY)], f"every kernel, {NCU_LAUNCHES_ANY} launches"
+    launches = NCU_LAUNCHES_PER_KERNEL * len(names)
+    shown = ", ".join(n[:24] + ("…" if len(n) > 24 else "") for n in names[:3])
+    more = f" +{len(names) - 3}" if len(names) > 3 else ""
+    return (["--kernel", kernel_regex(names), "--launches", str(launches)],
+            f"{len(names)} kernel(s) ({shown}{more}), {launches} launches")
+
+
+def plan(cockpit: StepHost, host: str, finding: FindingLike | None) -> StepPlan | None:
+    """What Enter on ``finding`` of ``host`` would run: the step this
+    cockpit's live triage derived for that host and cause, rebuilt here;
+    None when there is no step to run."""
+    mode = cockpit.session.mode
+    live = live_finding(cockpit, host, _cause(finding))
+    if live is None:
+        kind = _shown_kind(finding)
+        if kind is None:
+            return None
+        problem = HISTORY if mode.live else mode.refusal or "not a live session"
+        return StepPlan(kind, host, [], f"the {kind} step the finding names", problem)
+    step = live.next
     if step is None:
         return None
-    kind, args = step.kind, list(step.args)
-    mode = cockpit.session.mode
-    refused = None if mode.live else mode.refusal or "not a live session"
+    return _plan_step(cockpit, host, step)
+
+
+def _plan_step(cockpit: StepHost, host: str, step: NextStep) -> StepPlan:
+    kind = step.kind
     if kind == "stacks":
-        args = args or list(DEFAULT_STACKS)
+        args = stacks_args(cockpit, host)
+        if args is None:
+            return StepPlan(kind, host, [], f"stacks on {host}",
+                            f"the server's process on {host} cannot be found: no [[servers]] "
+                            "run started here and no engine URL (metrics_url) to take its port "
+                            "from; stacks samples nothing rather than a guess")
         return StepPlan(kind, host, args, f"stacks {shlex.join(args)} on {host} (py-spy, "
-                                          "never pauses the server)", refused)
+                                          "the server's processes; never pauses the server)")
     if kind == "capture":
         steps = cockpit.config.profile.steps
-        url = cockpit.profiles.default_url(host) if mode.live else ""
+        url = cockpit.profiles.default_url(host)
         return StepPlan(kind, host, [url, str(steps)],
-                        f"a profile capture of {steps} steps from {url or 'the engine'} on "
-                        f"{host} (pauses an eager server for seconds)", refused)
+                        f"a profile capture of {steps} steps from {url} on "
+                        f"{host} (pauses an eager server for seconds)")
     if kind == "ncu":
+        flags, said = ncu_flags(step)
         server = server_argv(cockpit.config, host)
         if server is None:
-            return StepPlan(kind, host, args, f"ncu {shlex.join(args)} on {host}",
-                            refused or f"no [[servers]] profile on {host}: ncu needs the "
-                            "server's command (run it from the Probes pane: ncu --kernel "
-                            "REGEX -- COMMAND)")
+            return StepPlan(kind, host, [], f"ncu on {said} on {host}",
+                            f"no [[servers]] profile on {host}: ncu needs the server's command "
+                            "(run it from the Probes pane: ncu --kernel REGEX -- COMMAND)")
         name, argv = server
-        full = [*args, "--", *argv]
-        return StepPlan(kind, host, full,
-                        f"ncu {shlex.join(args) or '(every kernel)'} over {name}'s command on "
-                        f"{host} (HEAVY: replays every kernel, runs many times slower)", refused)
+        return StepPlan(kind, host, [*flags, "--", *argv],
+                        f"ncu on {said}, over {name}'s command on {host} (HEAVY: replays "
+                        "every kernel, runs many times slower)")
     if kind == "log-search":
-        pattern = args[0] if args else ""
+        pattern = step.args[0] if step.args else ""
         return StepPlan(kind, host, [pattern], f"search {host}'s logs for /{pattern}/", None)
     if kind == "metrics":
-        reading = engine_reading(cockpit, host) if mode.live else None
+        reading = engine_reading(cockpit, host)
         url = metrics_url(cockpit, host) or DEFAULT_METRICS_URL
         if reading is not None:
             return StepPlan(kind, host, [url], f"the engine's /metrics on {host}",
-                            refused or f"{reading} reads the engine's /metrics already")
-        return StepPlan(kind, host, [url], f"read the engine's /metrics at {url} from {host}",
-                        refused)
-    return StepPlan(kind, host, args, f"{kind} {shlex.join(args)} on {host}",
+                            f"{reading} reads the engine's /metrics already")
+        return StepPlan(kind, host, [url], f"read the engine's /metrics at {url} from {host}")
+    return StepPlan(kind, host, [], f"{kind} on {host}",
                     f"no action runs a {kind!r} step here"
                     + (" (G opens the gap form)" if kind == "gap" else ""))
 

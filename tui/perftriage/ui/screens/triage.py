@@ -190,7 +190,7 @@ class TriageScreen(Screen[None]):
         detail.update(out)
 
     def _plan(self, host: str, f: dict[str, Any]) -> next_step.StepPlan | None:
-        return next_step.plan(app_context(self).cockpit, host, f.get("next"))
+        return next_step.plan(app_context(self).cockpit, host, f)  # by (host, cause): live only
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_detail()

@@ -131,6 +131,9 @@ def earlier_text(e: dict[str, Any]) -> Text:
     return Text(mark + visible(str(e.get("text") or "")), style=style)
 
 
+NEXT_CHARS = 120  # a finding's named next step, shown up to this
+
+
 def evidence_text(f: dict[str, Any], host: str) -> Text:
     """A finding whole: its evidence (witness, source, when), what speaks
     against it, the fix, and the next step."""
@@ -153,7 +156,10 @@ def evidence_text(f: dict[str, Any], host: str) -> Text:
     nxt = f.get("next")
     if nxt:
         out.append("\nnext: ", style="bold")
-        out.append(visible(" ".join([str(nxt.get("kind")), *map(str, nxt.get("args") or [])])))
+        # what the finding names, said short (a recorded one may be long, and is
+        # never what runs: the "⏎ runs" line below says that)
+        words = " ".join([str(nxt.get("kind")), *map(str, nxt.get("args") or [])])
+        out.append(visible(words if len(words) <= NEXT_CHARS else words[:NEXT_CHARS] + "…"))
         if nxt.get("why"):
             out.append(f" — {visible(str(nxt['why']))}", style="dim")
     return out
