@@ -34,7 +34,7 @@ async def test_at_100x30_every_gpu_has_its_row_and_results_have_room():
         assert "more" not in hosts
         local = next(line for line in lines if line.startswith("localhost"))
         assert "CPU" in local and "RAM" in local  # a host without GPUs: one line
-        assert sum("RTX PRO 6000" in line for line in lines) == 1  # the model once
+        assert sum("RTX PRO 6000" in line for line in lines) <= 1  # the model once at most
         table = app.screen.query_one(ProbesPane).table
         result = next(c for c in table.columns.values() if c.key.value == "result")
         assert result.width >= 10

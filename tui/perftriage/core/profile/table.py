@@ -4,6 +4,8 @@ is remote text: they pass through the sanitizer before reaching a terminal."""
 
 from __future__ import annotations
 
+import re
+
 from perftriage.core.profile.model import KernelRow, LaunchOp, ProfileSummary
 from perftriage.core.sanitize import visible
 
@@ -17,9 +19,12 @@ MIN_TAIL = 12  # characters of a template's end kept after the function's name
 
 def short_name(name: str, width: int = 60) -> str:
     """A kernel name for a table cell: sanitised, ``void `` and the trailing
-    parameter list dropped, then cut in the middle to ``width``: the head
-    names the function, the tail keeps where two instantiations of one
-    template differ (two ``elementwise_kernel<…>`` rows must not read alike)."""
+    parameter list dropped, then cut to ``width`` keeping what tells kernels
+    apart: the innermost template's name (``MoeFCGemm`` inside
+    ``cutlass::device_kernel<…>``), else the function's name, and the
+    template's end (two ``elementwise_kernel<…>`` rows must not read alike).
+    The one helper for a kernel name wherever one is cut (the Profile view,
+    the triage's top kernels, ncu's lines)."""
     text = visible(name)
     if text.startswith("void "):
         text = text[5:]
@@ -27,13 +32,60 @@ def short_name(name: str, width: int = 60) -> str:
         text = _without_parameters(text).replace("(anonymous namespace)", "(anon)")
     if len(text) <= width:
         return text
-    lt = text.find("<")
-    if 0 < lt and lt + 1 + MIN_TAIL < width:  # the whole function name, the template's end
-        head = lt + 1
-    else:
-        head = max(1, int(width * 0.45))
+    kept = _keeping_names(text, width)
+    if kept is not None:
+        return kept
+    head = max(1, int(width * 0.45))
     tail = width - head - 1
     return text[:head] + "…" + (text[-tail:] if tail > 0 else "")
+
+
+_TEMPLATE = re.compile(r"[A-Za-z_]\w*(?=<)")
+
+
+def _innermost(text: str) -> tuple[int, str] | None:
+    """Where the innermost template's name starts and the name (the first
+    of the deepest), or None when no template nests in another."""
+    best: tuple[int, int, str] | None = None
+    for m in _TEMPLATE.finditer(text):
+        depth = text.count("<", 0, m.start()) - text.count(">", 0, m.start())
+        if depth >= 1 and (best is None or depth > best[0]):
+            best = (depth, m.start(), m.group())
+    return None if best is None else (best[1], best[2])
+
+
+def _keeping_names(text: str, width: int) -> str | None:
+    """``text`` cut to ``width`` with the function's name and the innermost
+    template's name whole, qualified while there is room; None when even the
+    name does not fit."""
+    lt = text.find("<")
+    if lt <= 0:
+        return None
+    outer = text[:lt + 1]
+    heads = [outer] if "::" not in outer else [outer, outer.rsplit("::", 1)[1]]
+    inner = _innermost(text)
+    if inner is not None:
+        pos, key = inner
+        rest, after = text[pos:], text[pos + len(key) + 1:]
+        for head in heads:
+            if len(head) + 1 + len(rest) <= width:
+                return head + "…" + rest
+        for head in heads:
+            room = width - len(head) - 1 - len(key) - 2
+            if room >= 2:
+                return head + "…" + key + "<…" + after[-room:]
+        room = width - len(key) - 2
+        return key + "<…" + after[-room:] if room >= 2 else None
+    for least in (MIN_TAIL, 2):  # the template's end, shorter before the name goes
+        for head in heads:
+            room = width - len(head) - 1
+            if room >= min(least, len(text) - len(head)):
+                return head + "…" + text[-room:]
+    own = heads[-1][:-1]  # the function's own name, its middle cut where it must be
+    if len(own) <= width:
+        return own
+    keep = max(1, int(width * 0.6))
+    return own[:keep] + "…" + own[-(width - keep - 1):] if width - keep - 1 > 0 else None
 
 
 def short_names(names: list[str], width: int = 60) -> list[str]:

@@ -10,6 +10,7 @@ import re
 from perftriage.core.profile.buckets import COMMUNICATION
 from perftriage.core.profile.ncu import NcuKernel, bw_pct, furthest_below
 from perftriage.core.profile.model import ProfileSummary
+from perftriage.core.profile.table import short_name
 from perftriage.core.triage.model import Evidence, Finding, NextStep, pct
 from perftriage.core.triage.witnesses import Witnesses
 
@@ -47,7 +48,7 @@ def roofline_findings(w: Witnesses, busy_pct: float, busy_source: Evidence) -> l
                 bw = k.dram_pct
             lost = share * (1.0 - min(bw, 100.0) / 100.0)
             total += lost
-            ev.append(Evidence("ncu", f"`{k.name[:80]}` at {bw:.0f} % of peak, {share:.0f} % "
+            ev.append(Evidence("ncu", f"`{short_name(k.name, 80)}` at {bw:.0f} % of peak, {share:.0f} % "
                                       f"{of}: ≈ {lost:.1f} % recoverable", ncu.t, ncu.source))
         explains = busy_pct * total / 100.0
         return [Finding(
@@ -55,7 +56,7 @@ def roofline_findings(w: Witnesses, busy_pct: float, busy_source: Evidence) -> l
             title=(f"the GPU is busy but its top kernels run below their roofline: "
                    f"{pct(explains)} of the time is theirs to give back"),
             evidence=ev,
-            fix=["a faster kernel for " + ", ".join(f"`{k.name[:40]}`" for k in below)
+            fix=["a faster kernel for " + ", ".join(f"`{short_name(k.name, 40)}`" for k in below)
                  + " (another backend, tuned tile sizes, a fused kernel)"])]
     above = (1.0 - 1.0 / w.gap) * 100.0 if w.gap and w.gap > 1.0 else None
     lead = busy_pct * above / 100.0 if above is not None else None
@@ -73,7 +74,7 @@ def roofline_findings(w: Witnesses, busy_pct: float, busy_source: Evidence) -> l
     names = tuple(dict.fromkeys(k.name.split("<", 1)[0].split("(", 1)[0][:40] for k in top))
     regex = "|".join(re.escape(n) for n in names)
     ev = [busy_source, Evidence("capture", "top kernels: " + ", ".join(
-        f"`{k.name[:50]}` {k.pct:.0f} %" for k in top), w.capture.t if w.capture else None,
+        f"`{short_name(k.name, 50)}` {k.pct:.0f} %" for k in top), w.capture.t if w.capture else None,
         w.capture.source if w.capture else "")]
     if w.gap:
         ev.append(Evidence("gap", f"gap {w.gap:.1f}x to the floor", w.end, "gap"))

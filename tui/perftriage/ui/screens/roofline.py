@@ -14,7 +14,7 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid, Vertical
+from textual.containers import Grid, VerticalScroll
 from textual.css.query import NoMatches
 from textual.widgets import Input, Label, Static
 
@@ -195,8 +195,8 @@ class RooflineScreen(FormScreen[tuple[roofline.RooflineResult, dict[str, Any],
 
     DEFAULT_CSS = """
     RooflineScreen { align: center middle; }
-    RooflineScreen > Vertical {
-        width: 96; height: auto; padding: 1 2;
+    RooflineScreen > VerticalScroll {
+        width: 96; height: auto; max-height: 100%; padding: 1 2;
         border: thick $accent; background: $surface;
     }
     RooflineScreen Grid {
@@ -226,7 +226,8 @@ class RooflineScreen(FormScreen[tuple[roofline.RooflineResult, dict[str, Any],
         self.kwargs: dict[str, Any] = {}
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        # scrolls where a short terminal cannot hold it all (100x30: the result below)
+        with VerticalScroll():
             yield Label("[b]roofline: decode floor and gap[/b]")
             yield Label("floor = bytes read per token step / (GPUs × GB/s per GPU)", classes="help")
             # the live gap leads; the form's figures below say when they were recorded

@@ -151,7 +151,12 @@ class TriageScreen(Screen[None]):
             e = state.triage[host]
             new = " (a new server process)" if e.run_start else ""
             out.append(f"  · {visible(host)}: phase since {clock(e.start)}{new}")
-        out.append("   ⏎ runs the highlighted finding's next step on its host", style="dim")
+        # one line: the hint shortens where the header would wrap (100 columns)
+        room = (self.size.width or 200) - 2 - out.cell_len
+        hint = next((h for h in ("   ⏎ runs the highlighted finding's next step on its host",
+                                 "   ⏎ runs the finding's next step", "   ⏎ next step")
+                     if len(h) <= room), "")
+        out.append(hint, style="dim")
         return out
 
     @property

@@ -67,15 +67,45 @@ def gap_lines(r: GapResult | None, host: str | None, per_gpu_peak: dict[int, flo
     lines.append(f"DRAM idle {_v(r.idle_pct, '.0f', ' %')}   NVLink {link}"
                  + (f"   batch {r.batch}" if r.batch else "")
                  + f"   engine est. {_v(r.engine_read_gbs, '.0f', ' GB/s')}")
-    for g in r.gpus:
-        col = threshold(g.dram_busy_pct, 60, 85)
-        mark = f"  ◀ outlier ({r.outlier_side})" if r.slowest_gpu == g.index else ""
-        lines.append(f" GPU{g.index} DRAM [{col}]{bar(g.dram_busy_pct, 12)}[/] {_v(g.dram_busy_pct, '3.0f', '%')}"
-                     f"  {_v(g.dram_bw_gbs, '5.0f', ' GB/s')}  SM {_v(g.sm_active_pct, '3.0f', '%')}{mark}")
+    lines += gpu_lines(r)
     lines.append(Content("verdict: ") + markup(
         f"[{STATUS_VAR.get(VERDICT_STATUS.get(r.verdict_kind, 'open'), '$text')}]$verdict[/]",
         verdict=r.verdict))
     return lines
+
+
+AGREE_PCT = 5.0  # GPUs whose DRAM busy shares are within this many points read as one line
+
+
+def _span(values: list[float | None], spec: str, unit: str) -> str:
+    got = [v for v in values if v is not None]
+    if not got:
+        return "n/a"
+    lo, hi = format(min(got), spec).strip(), format(max(got), spec).strip()
+    return f"{lo}{unit}" if lo == hi else f"{lo}–{hi}{unit}"
+
+
+def gpu_lines(r: GapResult) -> list[str]:
+    """One bar per GPU; GPUs that agree (no outlier, DRAM busy within
+    :data:`AGREE_PCT` points) fold into one line with their ranges, so the
+    G form keeps its fields on a 30-row terminal."""
+    busy = [g.dram_busy_pct for g in r.gpus]
+    known = [b for b in busy if b is not None]
+    if (len(r.gpus) > 2 and r.slowest_gpu is None and len(known) == len(busy)
+            and max(known) - min(known) <= AGREE_PCT):
+        mid = sorted(known)[len(known) // 2]
+        first, last = r.gpus[0].index, r.gpus[-1].index
+        return [f" GPU{first}–{last} DRAM [{threshold(mid, 60, 85)}]{bar(mid, 12)}[/] "
+                f"{_span(busy, '.0f', '%')}  {_span([g.dram_bw_gbs for g in r.gpus], '.0f', ' GB/s')}"
+                f"  SM {_span([g.sm_active_pct for g in r.gpus], '.0f', '%')}"
+                f"  [$text-muted]({len(r.gpus)} GPUs alike)[/]"]
+    out = []
+    for g in r.gpus:
+        col = threshold(g.dram_busy_pct, 60, 85)
+        mark = f"  ◀ outlier ({r.outlier_side})" if r.slowest_gpu == g.index else ""
+        out.append(f" GPU{g.index} DRAM [{col}]{bar(g.dram_busy_pct, 12)}[/] {_v(g.dram_busy_pct, '3.0f', '%')}"
+                   f"  {_v(g.dram_bw_gbs, '5.0f', ' GB/s')}  SM {_v(g.sm_active_pct, '3.0f', '%')}{mark}")
+    return out
 
 
 class GapView(Static):

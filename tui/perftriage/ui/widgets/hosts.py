@@ -237,11 +237,14 @@ def host_block(hs: HostState, now_t: float, *, show_power: bool = False, width: 
             else None
         )
         cpu_col = MUTED if host_stale else threshold(s.cpu_pct, 70, 90)
-        cpu = (
-            f" CPU [{cpu_col}]{bar(s.cpu_pct, 8)}[/] {num(s.cpu_pct, '{:5.1f}')}%"
-            f"  RAM {gib(s.mem_used_bytes)}/{gib(s.mem_total_bytes)} ({num(mem_pct)}%)"
-            f"  load {num(s.load1, '{:.2f}')}"
-        )
+        parts = [f" CPU [{cpu_col}]{bar(s.cpu_pct, 8)}[/] {num(s.cpu_pct, '{:5.1f}')}%",
+                 f"  RAM {gib(s.mem_used_bytes)}/{gib(s.mem_total_bytes)}", f" ({num(mem_pct)}%)",
+                 f"  load {num(s.load1, '{:.2f}')}"]
+        # one line: the load, then the RAM's share go where it would wrap (D has them),
+        # so that the GPU rows keep their place at 100 columns
+        while len(parts) > 1 and _cells("".join(parts)) > width:
+            parts.pop()
+        cpu = "".join(parts)
         if _cells(cpu) + SPARK_W + 1 <= width:  # the sparkline only where the line stays one
             cpu += f" {sparkline(hs.cpu_history, SPARK_W, hi=100)}"
         lines.append(f"[{MUTED}]{cpu}[/]" if host_stale else cpu)
