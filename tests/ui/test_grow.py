@@ -5,6 +5,7 @@ continued, and saved into the config file (comments kept) when asked."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -61,9 +62,11 @@ async def test_a_log_and_an_engine_join_and_come_back_in_the_next_run(tmp_path):
         path = cockpit.session.path
         assert ("engine", server.url) in _added(path)
 
-        # the next run: the log is followed again under its id, from the line
-        # after the last one read (what the server wrote meanwhile included,
-        # nothing twice), and the engine is scraped again, with no configuration
+        # the next run: what only the recording names waits for O (issue 47:
+        # a recording may be crafted); then the log is followed again under
+        # its id, from the line after the last one read (what the server
+        # wrote meanwhile included, nothing twice), and the engine is
+        # scraped again, with no configuration
         with open(log, "a") as fh:
             fh.write(DECODE.format(i=2))
         cockpit = _cockpit(tmp_path)
@@ -72,6 +75,11 @@ async def test_a_log_and_an_engine_join_and_come_back_in_the_next_run(tmp_path):
         try:
             state = cockpit.session.state
             assert state.logs[sid].total_lines == 1  # restored from the transcript
+            assert {(r.what, r.value) for r in cockpit.recorded_only} == {
+                ("log", str(log)), ("engine", server.url)}
+            assert cockpit.logs.sources == {}
+            assert await cockpit.reopen_recorded() == [
+                f"re-opened: engine {server.url} on localhost", f"re-opened: log localhost:{log}"]
             await wait_for(lambda: state.logs[sid].open, timeout=20)
             await wait_for(lambda: server.requests > requests_before, timeout=20)
             with open(log, "a") as fh:
@@ -240,7 +248,9 @@ def test_a_source_that_joins_is_found_through_its_kind_never_named(tmp_path, mon
     assert joined.value == "X" and joined.source is not None
     assert [(a.what, a.value, a.host) for a in cockpit.session.state.additions] == [
         ("engine", "X", "localhost")]
-    assert cockpit.resume() == [] and made == [(" x ", "localhost"), ("X", "localhost")]
+    assert len(cockpit.resume()) == 1 and made == [(" x ", "localhost")]  # listed, not joined
+    assert asyncio.run(cockpit.reopen_recorded()) == ["re-opened: engine X on localhost"]
+    assert made == [(" x ", "localhost"), ("X", "localhost")]
     with pytest.raises(JoinError, match="nothing joins as 'prometheus'"):
         cockpit.join("prometheus", "http://127.0.0.1:9")
     cockpit.session.close()

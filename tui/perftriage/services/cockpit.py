@@ -28,6 +28,7 @@ from pathlib import Path
 import msgspec
 
 from perftriage.core.model import events as ev
+from perftriage.core.sanitize import visible
 from perftriage.core.store.config import Config
 from perftriage.services.compare.baseline import Baseline
 from perftriage.core.store.config_additions import Additions
@@ -63,6 +64,22 @@ class LiveParts:
     logs: LogFollower
     servers: ServerLauncher
     profiles: ProfileCaptures
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """Something a continued investigation's recording names and this run's
+    config does not: a host, an engine or Prometheus URL, a followed log."""
+
+    what: str
+    value: str
+    host: str | None = None
+
+    def shown(self) -> str:
+        """One visible line (the value comes from a file anyone can write)."""
+        where = f"{self.host}:" if self.what == "log" and self.host else ""
+        on = f" on {self.host}" if self.what != "log" and self.host else ""
+        return visible(f"{self.what} {where}{self.value[:200]}{on}")
 
 
 class Cockpit:
@@ -108,6 +125,9 @@ class Cockpit:
         # config as last saved from here
         self.configured_prometheus: str | None = self.config.fleet.prometheus
         self.saved_config: Config | None = None
+        # what a continued investigation's recording names and the config does
+        # not: listed by resume(), started only by reopen_recorded() (the O key)
+        self.recorded_only: list[Recorded] = []
 
     def _baseline(self) -> Baseline | None:
         """Live: the session's events against the baseline marked. A replay
@@ -346,34 +366,85 @@ class Cockpit:
         return added
 
     def resume(self) -> list[str]:
-        """Start again what the investigation's earlier runs had added and the
-        logs they followed (each from the line after the last one read, so what
-        the server wrote meanwhile is read too, and nothing twice; from line 1
-        of a file rotated or truncated since, saying so: ``LogFollower.open_file``).
-        Returns one line per thing that could not be started."""
-        problems: list[str] = []
+        """A continued investigation: what its earlier runs added and the logs
+        they followed. A recording is hostile input (it is shared, and may
+        be crafted), so nothing it names starts without a key: what the
+        user's own config or command line names starts anyway (the hosts, the
+        configured logs and engines, with the cockpit); everything else is
+        kept in ``recorded_only``, said in one note, and started by
+        :meth:`reopen_recorded` (the ``O`` key). Returns the lines said."""
         state = self.session.state
+        configured_urls = self._configured_engines()
+        listed: list[Recorded] = []
         for added in list(state.additions):
-            try:
-                if added.what == "host":
-                    self.add_hosts(added.value, record=False)
-                elif added.what == "prometheus" and self.config.fleet.prometheus == added.value:
-                    continue  # configured so already
-                elif joining(added.what) is not None:
-                    self.join(added.what, added.value, added.host, record=False)
-            except JoinError as exc:
-                problems.append(f"{added.what} {added.value}: {exc}")
+            if added.what == "host":
+                if added.value in self.registry.hosts or any(
+                        h.config.ssh == added.value for h in self.registry.hosts.values()):
+                    continue  # the config or -H names it
+                listed.append(Recorded("host", added.value))
+            elif added.what == "prometheus":
+                if self.config.fleet.prometheus != added.value:
+                    listed.append(Recorded("prometheus", added.value))
+            elif joining(added.what) is not None:
+                if (added.host, added.value) not in configured_urls:
+                    listed.append(Recorded(added.what, added.value, added.host))
         for log in list(state.logs.values()):
             was_followed = log.open or log.closed_reason == "quit"
             if log.kind != "file" or not was_followed:
                 continue
-            if log.host not in self.registry.hosts:
-                problems.append(f"log {log.host}:{log.path}: its host is not in this run")
+            host = self.registry.hosts.get(log.host)
+            if host is not None and log.path in host.config.logs:
+                continue  # the config names it: followed with the cockpit (start)
+            item = Recorded("log", log.path, log.host)
+            if item not in listed:
+                listed.append(item)
+        self.recorded_only = listed
+        if not listed:
+            return []
+        said = (f"not re-opened, named only by the recording ({len(listed)}; O re-opens "
+                f"what passes the rules): " + "; ".join(r.shown() for r in listed[:8])
+                + (f"; and {len(listed) - 8} more" if len(listed) > 8 else ""))
+        self.session.emit(ev.NoteAdded(text=said))
+        return [said]
+
+    def _configured_engines(self) -> set[tuple[str | None, str]]:
+        """(host, URL) of every engine /metrics the config names."""
+        urls: set[tuple[str | None, str]] = set()
+        for host in self.registry.hosts.values():
+            if url := getattr(host.config, "metrics_url", None):
+                urls.add((host.name, url))
+        urls.update((p.host, p.metrics_url) for p in self.config.servers if p.metrics_url)
+        return urls
+
+    async def reopen_recorded(self) -> list[str]:
+        """Start what :meth:`resume` listed (asked for: the ``O`` key): hosts
+        first, then engines and Prometheus, then each log that passes the
+        rules for a file named by a recording
+        (:meth:`LogFollower.follow_refusal`). One line per item, also noted."""
+        self._growable()
+        pending, self.recorded_only = self.recorded_only, []
+        order = {"host": 0, "log": 2}
+        said: list[str] = []
+        for item in sorted(pending, key=lambda r: order.get(r.what, 1)):
+            try:
+                if item.what == "host":
+                    self.add_hosts(item.value, record=False)
+                elif item.what == "log":
+                    host = item.host or "localhost"
+                    why = await self.logs.follow_refusal(host, item.value)
+                    if why is not None:
+                        said.append(f"not followed: {item.shown()}: {why}")
+                        continue
+                    self.follow_log(host, item.value)
+                else:
+                    self.join(item.what, item.value, item.host, record=False)  # type: ignore[arg-type]
+            except JoinError as exc:
+                said.append(f"not started: {item.shown()}: {exc}")
                 continue
-            self.logs.open_file(log.host, log.path)  # on after what it read (or already followed)
-        for line in problems:
-            self.session.emit(ev.NoteAdded(text=f"not started again: {line}"))
-        return problems
+            said.append(f"re-opened: {item.shown()}")
+        for line in said:
+            self.session.emit(ev.NoteAdded(text=line))
+        return said
 
     # --- saving what joined into the config file ---------------------------------------
 

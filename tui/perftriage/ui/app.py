@@ -157,7 +157,11 @@ class PerftriageApp(OrderedKeysApp[int]):
         # redraws itself each second without re-laying out the screen.
         mode = self.session.mode.label
         self.sub_title = f"{visible(self.session.state.name)} · {mode}"  # name: from a file
-        self.run_worker(self.cockpit.start(), exit_on_error=False, group="cockpit")
+        self.run_worker(self._start_cockpit(), exit_on_error=False, group="cockpit")
+
+    async def _start_cockpit(self) -> None:
+        await self.cockpit.start()
+        self.grow.tell_recorded()  # a continued investigation: what was not re-opened
 
     @property
     def main_screen(self) -> MainScreen | None:

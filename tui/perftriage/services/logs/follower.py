@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from perftriage.core import follow_rules
 from perftriage.core.model import events as ev
 from perftriage.core.parse import batch_scan
 from perftriage.services.hosts.registry import HostRegistry
@@ -39,6 +40,7 @@ from perftriage.services.sources.logs import (  # noqa: F401 - re-exported for c
 from perftriage.services.flood.scan_worker import ScanWorker
 from perftriage.services.investigation.session import Session
 from perftriage.services.sources.base import SourceSet
+from perftriage.transport.base import TransportError
 
 DEFAULT_TRANSCRIPT_CAP = 200_000
 # past the cap, at most one metric line per source is recorded per this many
@@ -100,6 +102,22 @@ class LogFollower:
                     or src.writes_to == path):
                 return src
         return None
+
+    async def follow_refusal(self, host: str, path: str) -> str | None:
+        """Why ``path`` on ``host``, named by a recording and not by the user,
+        is not followed (:mod:`perftriage.core.follow_rules`: the path, then
+        what the host says it is), or None when it may be."""
+        why = follow_rules.path_refusal(path)
+        if why is not None:
+            return why
+        try:
+            transport = self.hosts.get(host).transport
+            res = await transport.run(follow_rules.lstat_command(path), timeout=30)
+        except KeyError:
+            return f"no host {host!r} in this run"
+        except (TransportError, OSError) as exc:
+            return f"not checked on {host}: {exc}"
+        return follow_rules.type_refusal(path, res.stdout)
 
     def earlier_file(self, host: str, path: str):
         """The latest record of ``path`` on ``host`` followed as a file in this

@@ -38,6 +38,9 @@ GROW_FLOWS = (
      "[[hypotheses]] with checks, from a file or a bundled pack"),
     ("C", "save_config", "Save to config", "config: save what joined",
      "write hosts, logs, engines and Prometheus added here into the config file"),
+    ("O", "reopen_recorded", "Re-open recorded", "investigation: re-open what it recorded",
+     "a continued investigation: start the hosts, engines and logs its recording names "
+     "(each log checked: a regular file, no link, no secrets path)"),
 )
 GROW_BINDINGS = [Binding(key, f"grow('{flow}')", label, id=f"grow.{flow}", tooltip=help_text,
                          show=False)
@@ -149,6 +152,36 @@ class GrowFlows:
             help="[[hypotheses]] with title, note and check"),
             self.cockpit.load_pack,
             lambda value, added: f"pack {value}: {added} hypotheses added")
+
+    # --- a continued investigation -------------------------------------------------
+
+    def tell_recorded(self) -> None:
+        """Once the cockpit has started: what the recording names and this run
+        did not start (a toast; the note is in the transcript)."""
+        listed = self.cockpit.recorded_only
+        if listed:
+            shown = "\n".join(r.shown() for r in listed[:8])
+            more = f"\n… and {len(listed) - 8} more" if len(listed) > 8 else ""
+            self.app.notify(f"named only by the recording, not re-opened:\n{shown}{more}\n"
+                            "O re-opens them (each log checked first)",
+                            severity="warning", timeout=30)
+
+    def reopen_recorded(self) -> None:
+        if not self.cockpit.recorded_only:
+            self.app.notify("nothing the recording named waits to be re-opened")
+            return
+
+        async def reopen() -> None:
+            try:
+                said = await self.cockpit.reopen_recorded()
+            except JoinError as exc:
+                self._failed(exc)
+                return
+            for line in said:
+                self.app.notify(line, severity="warning" if line.startswith("not ") else
+                                "information")
+
+        self.app.run_worker(reopen(), exclusive=False, group="grow")
 
     # --- the config file ---------------------------------------------------------------
 
