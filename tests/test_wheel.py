@@ -121,3 +121,24 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_outside_the_checkout(tmp_
     start = run(python, "-c", HEADLESS_START.format(sessions=str(tmp_path / "sessions")))
     assert start.returncode == 0, start.stderr[-2000:]
     assert "theme perftriage-dark" in start.stdout and "exit 0" in start.stdout
+    _stacks_use_the_venvs_own_py_spy(tmp_path, venv, env, outside)
+
+
+def _stacks_use_the_venvs_own_py_spy(tmp: Path, venv: Path, env: dict, outside: Path) -> None:
+    """py-spy is a dependency: after the one install command the stacks probe
+    runs the venv's own py-spy even with the venv off PATH (the host's python
+    is the system's, which has none beside it)."""
+    from tests.support.stall_target import STALL_FUNCTION, running
+
+    assert (venv / "bin" / "py-spy").is_file()
+    config = tmp / "stacks.toml"
+    config.write_text('[[hosts]]\nname = "localhost"\n')  # python: python3 from PATH
+    bare = dict(env, PATH="/usr/bin:/bin")
+    with running() as (_, tag):
+        done = subprocess.run([str(venv / "bin" / "perftriage"), "--config", str(config),
+                               "probe", "--json", "stacks", "--match", tag, "--seconds", "2"],
+                              cwd=outside, env=bare, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    doc = json.loads(done.stdout)
+    assert doc["detail"]["pyspy"] == str(venv / "bin" / "py-spy")
+    assert doc["top"]["name"] == STALL_FUNCTION

@@ -50,6 +50,8 @@ class HostContext:
     # the probe's limit, seconds (None: none given): a kind that runs long on
     # the host (ncu) holds its own deadline there, so nothing outlives it
     deadline_s: float | None = None
+    # the host is this machine (the local transport): stacks offers perftriage's own py-spy
+    local: bool = False
 
 
 Interpret = Callable[[list[str], int | None, str, str], Verdict]

@@ -26,7 +26,7 @@ class Host:
 
     @property
     def context(self) -> HostContext:
-        return HostContext(python=self.config.python)
+        return HostContext(python=self.config.python, local=self.local)
 
 
 @dataclass
