@@ -207,3 +207,44 @@ async def test_the_view_says_when_a_sample_is_too_few_to_say_anything():
         await pilot.press("left_square_bracket")
         await wait_for(lambda: "[1/2] p1" in head())
         assert "only 2 samples: too few for a share to say anything (fewer than 5)" in head()
+
+
+async def test_k_offers_the_server_behind_the_engine_url(tmp_path) -> None:
+    """With an engine URL on the host, k (main screen and Stacks view) offers
+    the tree of the process on its port, and ⏎ samples that server, not the
+    busier SGLang-named decoy beside it (issue 49 item 1)."""
+    import sys
+
+    import pytest
+
+    from perftriage.core.store.config import Config, HostConfig
+    from perftriage.core.probe_kinds.stacks_kind import own_pyspy
+    from perftriage.services.hosts.registry import local_host
+    from tests.support.two_servers import SERVER_STALL, running
+
+    if own_pyspy() is None:
+        pytest.skip("py-spy is not installed")
+    with running() as two:
+        host = HostConfig(name="localhost", python=sys.executable,
+                          metrics_url=f"http://127.0.0.1:{two.port}/metrics")
+        registry = HostRegistry()
+        registry.add(local_host(host))
+        cockpit = Cockpit(config=Config(hosts=[host]), registry=registry, sessions_dir=tmp_path)
+        app = PerftriageApp(cockpit)
+        state = cockpit.session.state
+        async with app.run_test(size=(160, 45)) as pilot:
+            await pilot.press("T")
+            await wait_for(lambda: isinstance(app.screen, StacksScreen))
+            await pilot.press("k")
+            await wait_for(lambda: app.screen.__class__.__name__ == "PromptScreen")
+            form = app.screen.query_one("Input")
+            assert form.value == f"--seconds 3 --port {two.port}"  # type: ignore[attr-defined]
+            help_text = " ".join(str(s.render()) for s in app.screen.query(Static))
+            assert f"the process on port {two.port} and its children" in help_text
+            await pilot.press("enter")
+            await wait_for(lambda: any(p.kind == "stacks" and p.finished
+                                       for p in state.probes.values()), timeout=30)
+            (p,) = [p for p in state.probes.values() if p.kind == "stacks"]
+            assert p.status == "ok", p.summary
+            assert {q["pid"] for q in p.detail["processes"]} == {two.server, two.child}
+            assert p.detail["top"]["name"] == SERVER_STALL

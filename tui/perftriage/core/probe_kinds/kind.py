@@ -117,6 +117,10 @@ class ProbeKind:
     # the help said under it in place of ``help`` (empty: ``help``)
     form_value: str = ""
     form_help: str = ""
+    # (the pid of a [[servers]] run on the host, the port of its engine URL) -> the
+    # form's first answer on that server's own processes, and the line that says so
+    # (stacks: ``--seconds 3 --port 30000``); None: the plain ``form_value``
+    server_form: Callable[[int | None, int | None], tuple[str, str] | None] | None = None
     # it reads the running engine (stacks, ncu): its form offers the host a
     # ``[[servers]]`` profile runs on first, not the selected host
     engine: bool = False

@@ -460,6 +460,18 @@ def json_fields(p: ProbeResult) -> dict[str, Any]:
     return {"processes": msgspec.to_builtins(s.processes), "top": msgspec.to_builtins(s.top)}
 
 
+def server_form(pid: int | None, port: int | None) -> tuple[str, str] | None:
+    """The form's first answer on the server's own tree: a ``[[servers]]`` run
+    the cockpit started (its pid), else the process on the engine URL's port."""
+    if pid is not None:
+        return (f"--seconds {FORM_SECONDS} --server-pid {pid}",
+                f"the server this cockpit started (pid {pid}) and its children")
+    if port is not None:
+        return (f"--seconds {FORM_SECONDS} --port {port}",
+                f"the server behind the engine URL: the process on port {port} and its children")
+    return None
+
+
 STACKS_KIND = ProbeKind(
     name=KIND,
     usage=USAGE,
@@ -475,7 +487,9 @@ STACKS_KIND = ProbeKind(
     label="stacks",
     form_value=f"--seconds {FORM_SECONDS}",
     form_help=f"--seconds S records S s ({FORM_SECONDS} by default); --dump takes one instant\n"
-              "(a sample per thread); --pid PID | --match PATTERN; --gil; --native",
+              "(a sample per thread); --port PORT | --server-pid PID (the server's tree) |\n"
+              "--pid PID | --match PATTERN (your own processes); --gil; --native",
+    server_form=server_form,
     engine=True,
     answer=answer,
     report=answer,

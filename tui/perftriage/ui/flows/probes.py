@@ -19,6 +19,7 @@ from perftriage.core import probes
 from perftriage.core.view.targets import engine_host
 from perftriage.ui.screens.prompt import PromptScreen
 from perftriage.services.cockpit import Cockpit
+from perftriage.services.triage import next_step
 from perftriage.ui.probe_target import ALL_HOSTS, ProbeTarget
 from perftriage.ui.widgets.probes import ProbesPane
 
@@ -96,12 +97,18 @@ class ProbeLauncher:
         help_text = spec.form_help or spec.help
         if server is not None:
             help_text = f"host {server.note()}\n{help_text}"
+        value = spec.form_value
+        offer = None if spec.server_form is None or current == ALL_HOSTS else spec.server_form(
+            next_step.server_pid(self.cockpit, current), next_step.engine_port(self.cockpit, current))
+        if offer is not None:  # the server's own processes, not a name's best guess
+            value = offer[0]
+            help_text = f"on {current}: {offer[1]}\n{help_text}"
         screen = PromptScreen(
             f"probe: {kind}" + (f"  — {spec.form_note}" if spec.form_note else ""),
             f"probe.{kind}",
             placeholder=spec.usage,
             help=Text(help_text),  # a host's and a server's name: never markup
-            value=spec.form_value,
+            value=value,
             validate=validate,
             choices=choices if len(choices) > 1 else None,
             choice=current if len(choices) > 1 else None,
