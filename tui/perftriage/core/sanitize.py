@@ -28,8 +28,11 @@ from rich.text import Text
 
 # C0 controls, DEL, C1 controls, and the Unicode bidi embedding/override/
 # isolate marks (the "Trojan Source" set) plus the line/paragraph separators
-# that some terminals treat as newlines.
-_UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+# that some terminals treat as newlines; and lone surrogates: a byte that was
+# not UTF-8 (argv, a file name, ``\udc9b`` in a transcript's JSON) is one, and
+# the stream's surrogateescape would write it back as the raw byte (0x9b: CSI).
+_UNSAFE = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+           "\ud800-\udfff")
 _UNSAFE_RE = re.compile(f"[{_UNSAFE}]")
 _UNSAFE_WITH_NL_RE = re.compile(f"[{_UNSAFE}\n]")
 _UNSAFE_WITH_TAB_RE = re.compile(f"[{_UNSAFE}\t]")
@@ -46,6 +49,8 @@ def _picture(ch: str) -> str:
         return "\u2421"  # ␡
     if code <= 0x9F:
         return f"<{code:02x}>"  # C1: no control picture exists
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"  # a byte that was not UTF-8, as Python writes it
     return f"<U+{code:04X}>"
 
 

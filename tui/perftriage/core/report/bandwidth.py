@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from perftriage.core.analysis.verdict_spans import HOLD_S, VerdictSpan, spans_by_host
 from perftriage.core.model.state import SessionState
+from perftriage.core.report.md_text import cell, inline
 
 SPARKS = "▁▂▃▄▅▆▇█"
 PLOT_WIDTH = 60
@@ -45,8 +46,8 @@ def _host_gap_lines(host: str, spans: list[VerdictSpan],
     last = spans[-1]
     # the headline is the triage's dominant finding over the steady phases, never the
     # verdict of the last seconds (a stopped server reads "0 GB/s ... stale")
-    out = [f"### {host}: **{headline or last.verdict}**", "",
-           f"{len(rows)} samples, counters: {rows[-1].source}; "
+    out = [f"### {inline(host)}: **{inline(headline or last.verdict)}**", "",
+           f"{len(rows)} samples, counters: {inline(rows[-1].source)}; "
            f"{len(spans)} verdict span{'s' if len(spans) > 1 else ''} "
            f"(a verdict changes once it has held {HOLD_S:g} s).", "",
            "| from | to | verdict | samples | floor ms | measured ms | gap | DRAM GB/s | "
@@ -81,11 +82,12 @@ def bandwidth_section(state: SessionState, clock: Callable[[float | None], str],
         out += _host_gap_lines(host, spans, clock, headline(host))
     for name, c in with_counters.items():
         if c.error and not c.gpus:
-            out += [f"{name}: bandwidth counters n/a ({c.error}).", ""]
+            out += [f"{inline(name)}: bandwidth counters n/a ({inline(c.error)}).", ""]
             continue
-        rows = [f"| {g.index} | {g.name} | {_f(g.dram_bw_gbs, '.0f')} | {_f(g.dram_busy_pct, '.0f')} | "
+        rows = [f"| {g.index} | {cell(g.name)} | {_f(g.dram_bw_gbs, '.0f')} | {_f(g.dram_busy_pct, '.0f')} | "
                 f"{_f(g.sm_active_pct, '.0f')} | {_f(g.tensor_active_pct, '.0f')} |" for g in c.gpus]
-        out += [f"{name} ({c.source}; peak: {c.peak_source or 'unknown'}), last reading:", "",
+        out += [f"{inline(name)} ({inline(c.source)}; peak: {inline(c.peak_source or 'unknown')}), "
+                "last reading:", "",
                 "| GPU | name | DRAM GB/s | DRAM % | SM active % | tensor % |",
                 "|---|---|---|---|---|---|", *rows, ""]
     return out

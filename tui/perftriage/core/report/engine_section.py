@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from perftriage.core.model.engine_window import mean_of, quantiles_of
 from perftriage.core.model.state import SessionState
+from perftriage.core.report.md_text import code, inline
 
 # the log's and the engine's decode throughput measure different things: say so
 WHY_THEY_DIFFER = (
@@ -38,9 +39,9 @@ def engine_section(state: SessionState) -> list[str]:
         span = (es.sample_t - es.first_t) if es.sample_t is not None and es.first_t is not None \
             else 0.0
         what = f.engine or "unknown engine"
-        out.append(f"- `{es.source}` ({what}, `{es.url or '?'}` read on {es.host}): "
+        out.append(f"- {code(es.source)} ({inline(what)}, {code(es.url or '?')} read on {inline(es.host)}): "
                    f"{es.scrapes} scrapes over {span:.0f} s, endpoint {es.conn_state}"
-                   + (f" ({es.reason})" if es.reason else ""))
+                   + (f" ({inline(es.reason)})" if es.reason else ""))
         if span > 0:
             gen = es.session_counters.get("generation_tokens")
             prompt = es.session_counters.get("prompt_tokens")

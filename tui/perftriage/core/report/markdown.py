@@ -129,7 +129,7 @@ def _hosts_section(state: SessionState, hosts: list[str]) -> list[str]:
     for name in names:
         hs = state.hosts.get(name)
         if hs is None:
-            out.append(f"- **{name}**: no data recorded")
+            out.append(f"- **{inline(name)}**: no data recorded")
             continue
         desc = hs.conn_state
         if hs.reason:
@@ -152,7 +152,7 @@ def _hosts_section(state: SessionState, hosts: list[str]) -> list[str]:
         if bw := host_info.bandwidth_summary(hs.info):  # a per-GPU map on real hosts
             extra.append(bw)
         suffix = f"; {', '.join(extra)}" if extra else ""
-        out.append(f"- **{name}** ({desc}): {gpu_text}{suffix}")
+        out.append(f"- **{inline(name)}** ({desc}): {gpu_text}{suffix}")
     return [*out, ""]
 
 
@@ -204,7 +204,7 @@ def _hypothesis_lines(state: SessionState, h: Hypothesis, rank: int) -> list[str
         status, text = evidence_result(state, e)
         verdict = f" [{status}]" if e.ref_kind == "probe" else ""
         out.append(
-            f"   - {STANCE_ICON.get(e.stance, '')} {e.stance} ({evidence_label(e)}, "
+            f"   - {STANCE_ICON.get(e.stance, '')} {e.stance} ({inline(evidence_label(e))}, "
             f"{clock(e.t)}){verdict}: {inline(text)}"
         )
     return out
@@ -314,16 +314,16 @@ def _logs_section(state: SessionState, events: Iterable[ev.Event] | None,
     for e in server:
         ttr = f" after {human_duration(e.time_to_ready_s)}" if e.time_to_ready_s else ""
         detail = f": {inline(e.detail)}" if e.detail else ""
-        items.append((e.t, len(items), f"server {e.server} on {e.host} {e.state}{ttr}{detail}"))
+        items.append((e.t, len(items), f"server {inline(e.server)} on {inline(e.host)} {e.state}{ttr}{detail}"))
     backlog: list[str] = []
     for n in notables[:MAX_NOTABLE]:
         if n.backlog == 2:  # every sighting from before the log was followed
-            backlog.append(f"- {_logged(n)} {n.kind} in {n.source}{_repeats(n, None)}: "
+            backlog.append(f"- {_logged(n)} {n.kind} in {inline(n.source)}{_repeats(n, None)}: "
                            f"{code(n.line[:200])}")
             continue
         since = " (first before the log was followed)" if n.backlog else ""
         items.append((n.t if n.t is not None else float("inf"), len(items),
-                      f"{n.kind} in {n.source}{_repeats(n, clock)}{since}: "
+                      f"{n.kind} in {inline(n.source)}{_repeats(n, clock)}{since}: "
                       f"{code(n.line[:200])}"))
     if backlog:
         out += ["Before the log was followed (its backlog; times as logged):", "", *backlog, ""]
@@ -340,7 +340,7 @@ def _logs_section(state: SessionState, events: Iterable[ev.Event] | None,
         return [*out, "No decode throughput lines in the log.", ""]
     for tp in throughput:
         tps, b1 = tp.tps, tp.batch1
-        line = (f"- {tp.source}: {len(tps)} decode lines; generation throughput "
+        line = (f"- {inline(tp.source)}: {len(tps)} decode lines; generation throughput "
                 f"min {min(tps):g} / median {statistics.median(tps):g} / max {max(tps):g} tok/s")
         out.append(line)
         if b1:
@@ -376,10 +376,10 @@ def render(
     name = str(header.get("name") or state.name)
     started = str(header.get("started_at") or state.started_at or "unknown")
     hosts = [str(h) for h in header.get("hosts", [])]
-    lines = [f"# perftriage report: {name}", ""]
+    lines = [f"# perftriage report: {inline(name)}", ""]
     meta = [f"- Started: {started}", f"- Duration: {human_duration(state.last_t) or '0 s'}"
             + ("" if state.ended else " (session still running or cut short)"),
-            f"- Hosts: {', '.join(dict.fromkeys([*hosts, *state.hosts])) or 'none'}",
+            f"- Hosts: {', '.join(inline(h) for h in dict.fromkeys([*hosts, *state.hosts])) or 'none'}",
             f"- Hypotheses: {len(state.hypotheses)}, probes: {len(state.probes)}, "
             f"notes: {len(state.notes)}"]
     if source:
