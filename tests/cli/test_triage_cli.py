@@ -56,7 +56,8 @@ def test_text_names_the_evidence_and_the_fix(tmp_path):
     r = run(str(two_runs(tmp_path / "moe.jsonl")))
     assert r.exit_code == 0, r.output
     assert "wasted-traffic" in r.output and "← gap" in r.output and "fix:" in r.output
-    assert "after the change: wasted-traffic: resolved — gap 8.9 → 1.1x ▲" in r.output
+    assert "after the change: wasted-traffic: resolved — the gap at " in r.output
+    assert "no longer finds it; outcome: gap 8.9 → 1.1x ▲" in r.output
 
 
 @pytest.mark.parametrize("bad, said", [

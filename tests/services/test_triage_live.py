@@ -65,11 +65,12 @@ def capture(session: Session, t: float, files, host: str = "gpu1", cid: str = "p
     at(session, t, ev.ProfileCaptured(capture_id=cid, host=host, summary=summarize_files(files)))
 
 
-def stacks(session: Session, t: float, host: str = "gpu1", probe_id: str = "p1") -> None:
+def stacks(session: Session, t: float, host: str = "gpu1", probe_id: str = "p1",
+           stall_pct: float = 75.0) -> None:
     at(session, t - 1, ev.ProbeQueued(probe_id=probe_id, host=host, kind="stacks", args=[]))
     at(session, t, ev.ProbeFinished(probe_id=probe_id, status="ok",
-                                    detail=_stacks_detail(idle_pct=20.0, stall_pct=75.0,
-                                                          forward_pct=25.0)))
+                                    detail=_stacks_detail(idle_pct=20.0, stall_pct=stall_pct,
+                                                          forward_pct=100.0 - stall_pct)))
 
 
 def test_the_live_triage_says_what_the_evidence_shows_and_emits_only_changes():
@@ -125,11 +126,22 @@ def test_after_a_restart_the_earlier_finding_says_resolved_and_stays():
     decode(session, 41, 80, gen=2900.0)
     capture(session, 60.0, GRAPH, cid="prof2")
     live.tick()
+    # throughput rose and a capture was taken, but no stacks: the stall is not known yet,
+    # and the phase carries a lead whose step takes stacks again (issue 49.3)
+    waiting = {e["cause"]: e for e in triaged(session)[-1].earlier}["host-stall"]
+    assert waiting["state"] == "unknown" and waiting["next"]["kind"] == "stacks"
+    assert "decode 900 → 2,900" in waiting["text"].replace("2900", "2,900")
+    lead = next(f for f in triaged(session)[-1].findings if f["cause"] == "host-stall")
+    assert not lead["confirmed"] and lead["next"]["kind"] == "stacks"
+    stacks(session, 70.0, probe_id="p2", stall_pct=0.0)
+    decode(session, 80, 81, gen=2900.0)
+    live.tick()
     last = triaged(session)[-1]
     assert last.run_start and last.start == pytest.approx(40.0, abs=1)
     lines = {e["cause"]: e for e in last.earlier}
     assert lines["host-stall"]["state"] == "resolved" and lines["host-stall"]["vs"] == \
         "the phase before"
+    assert "stacks p2" in lines["host-stall"]["text"]
     assert "decode 900 → 2,900" in lines["host-stall"]["text"].replace("2900", "2,900")
     # once the phase before is pruned from the live recording, the lines stay
     live.baseline.live.prune(45.0)
@@ -147,6 +159,7 @@ def test_the_baseline_is_the_phase_before():
     at(session, 40.0, ev.ServerEvent(server="s", host="gpu1", state="starting"))
     decode(session, 41, 80, gen=2900.0)
     capture(session, 60.0, GRAPH, cid="prof2")
+    stacks(session, 70.0, probe_id="p2", stall_pct=0.0)
     live.tick()  # (the baseline's window is read while the live recording holds it)
     # the phase before is gone from the live recording: the baseline still speaks
     live.baseline.live.prune(39.0)
@@ -371,3 +384,35 @@ def test_a_hypothesis_whose_check_reads_a_cause_gets_its_confirmed_finding_as_ev
     decode(session, 25, 28)
     live.tick()  # evaluated again: linked already, not twice
     assert len([e for e in session_events(session) if isinstance(e, ev.EvidenceLinked)]) == 1
+
+
+def test_without_auto_mode_only_the_witness_of_a_fix_runs_by_itself():
+    """Issue 49.3: after a restart the stall of the phase before is "not known
+    yet" until stacks are taken again; the cockpit takes them once (cheap,
+    never pauses), and nothing else runs without a key."""
+    c = FakeCockpit()
+    session = c.session
+    seen: list[ev.Event] = []
+    session.subscribe(seen.append)
+    live = LiveTriage(session, Baseline(session))
+    c.triage = live
+    AutoSteps(c, live, every_finding=False)
+    decode(session, 1, 40, gen=900.0)
+    capture(session, 20.0, EAGER)
+    live.tick()
+    stacks(session, 22.0)  # (Enter on the lead)
+    decode(session, 40, 41, gen=900.0)
+    live.tick()
+    told = [e for e in seen if isinstance(e, ev.TriageUpdated)]
+    assert told[-1].findings[0]["cause"] == "host-stall"
+    assert c.probes.queued == [] and c.profiles.captured == []
+    at(session, 45.0, ev.ServerEvent(server="s", host="gpu1", state="starting"))
+    decode(session, 46, 70, gen=2900.0)
+    live.tick()
+    assert c.probes.queued == [("gpu1", "stacks", ["--seconds", "3", "--port", "30001"])]
+    notes = [e.text for e in seen if isinstance(e, ev.NoteAdded)]
+    assert notes == ["triage, to tell whether the change removed host-stall: "
+                     "stacks p1 queued on gpu1"]
+    decode(session, 70, 72, gen=2900.0)
+    live.tick()
+    assert len(c.probes.queued) == 1 and c.profiles.captured == []  # once per phase

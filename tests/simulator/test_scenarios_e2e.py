@@ -145,7 +145,10 @@ async def test_after_the_fix_the_cause_is_resolved(tmp_path: Path, name: str):
         deadline = time.monotonic() + 35.0
         while time.monotonic() < deadline:
             phases = _phases_now(cockpit, path)
-            if any(e["cause"] == name and "?" not in e["text"] for e in phases[-1].earlier):
+            # "resolved" waits for the cause's own witness (stacks for a stall, taken by
+            # the cockpit itself after the change) and the outcome for its readings
+            if any(e["cause"] == name and e["state"] != "unknown" and "?" not in e["text"]
+                   for e in phases[-1].earlier):
                 break
             await asyncio.sleep(2.0)
     phases = triage(load(path))

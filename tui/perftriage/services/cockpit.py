@@ -113,10 +113,11 @@ class Cockpit:
         self.triage: LiveTriage | None = (LiveTriage(self.session, self.baseline)
                                           if self.baseline is not None and self.session.mode.live
                                           else None)
-        # [triage] auto: the cheap witnesses the findings ask for, without a key
-        self.auto_steps: AutoSteps | None = (AutoSteps(self, self.triage)
-                                             if self.triage is not None
-                                             and self.config.triage.auto else None)
+        # [triage] auto: the cheap witnesses the findings ask for, without a key (without
+        # it: only the cheap witness that tells whether a change removed a cause)
+        self.auto_steps: AutoSteps | None = (
+            AutoSteps(self, self.triage, every_finding=self.config.triage.auto)
+            if self.triage is not None else None)
         self.sample_interval = self.config.ui.sample_interval
         self._tasks: list[asyncio.Task] = []
         self.started = False

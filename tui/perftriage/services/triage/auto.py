@@ -9,6 +9,12 @@ session time ``t`` is not run again there until a phase starts after
 ``t`` (a restart, a change of level). What ran is said in a note (the
 transcript, the Hypotheses pane and the report show it), so a person
 sees what the cockpit did by itself.
+
+Without auto mode one cheap step still runs by itself: after a change (a
+restart, a change of level), the witness of a finding of the phase before
+that this phase has not taken again ("not known yet"), once per phase —
+stacks for a host stall — so "resolved" comes without a key when the fix
+worked (issue 49.3). A capture or ncu still waits for Enter.
 """
 
 from __future__ import annotations
@@ -19,8 +25,14 @@ from perftriage.services.triage.next_step import CHEAP, StepHost, log_scan, plan
 
 
 class AutoSteps:
-    def __init__(self, cockpit: StepHost, triage: LiveTriage) -> None:
+    def __init__(self, cockpit: StepHost, triage: LiveTriage, *, every_finding: bool = True
+                 ) -> None:
+        """``every_finding``: ``[triage] auto`` (each finding's cheap step);
+        else only the cheap witness that tells whether a change removed a
+        cause (a finding of the phase before "not known yet" in this one:
+        the user changed something to fix it; its stacks say if it is gone)."""
         self.cockpit = cockpit
+        self.every_finding = every_finding
         self.ran: dict[tuple[str, str], float] = {}  # (host, kind) -> session t it ran
         triage.listeners.append(self.on_triage)
 
@@ -37,7 +49,11 @@ class AutoSteps:
         now = session.state.last_t
         said: list[str] = []
         for host, ht in found.items():
+            unknown = {e.get("cause") for e in ht.earlier if e.get("state") == "unknown"}
             for f in ht.findings:
+                verify = not f.confirmed and f.cause in unknown
+                if not (self.every_finding or verify):
+                    continue
                 step = f.next
                 if step is None or step.kind not in CHEAP:
                     continue
@@ -53,7 +69,8 @@ class AutoSteps:
                     text = log_scan(session, host, p.args[0])
                 else:
                     text = run(self.cockpit, p).text
-                note = f"triage auto, for {f.cause}: {text}"
+                note = (f"triage, to tell whether the change removed {f.cause}: {text}"
+                        if verify else f"triage auto, for {f.cause}: {text}")
                 session.emit(ev.NoteAdded(text=note, host=host))
                 said.append(note)
         return said

@@ -171,7 +171,8 @@ class LiveTriage:
         before = self._before[key]
         if before is None or not before.findings:
             return []
-        after = Phase(host, phase.start, phase.end, phase.findings, phase.run_start)
+        after = Phase(host, phase.start, phase.end, list(phase.findings), phase.run_start,
+                      measured=phase.measured)
         readings = self.baseline.readings()
         if readings is None:
             return []
