@@ -177,15 +177,26 @@ def test_the_pyspy_record_parses_whole():
         assert all(s.thread_name == "MainThread" for s in parsed.samples)
 
 
-def test_the_stall_capture_alone_asks_for_stacks():
-    """The graph capture without stacks: the host is late (graph replays, no
-    short eager launches), so it asks for a stacks record, never launch-bound."""
+def test_the_stall_capture_alone_is_a_host_stall_asking_for_stacks():
+    """The graph capture without stacks (the run whose stacks were taken under
+    another host name): its idle is one long host gap a step (~7 ms of the
+    planted Python stall and sleep, 3 gaps over 1 ms hold 99 % of the idle),
+    so the capture alone says host-stall, a lead asking for stacks (no CPU op
+    spans the gaps), with the long gaps' share of the time near the stall's
+    timed share of wall (65.1 %); never launch-bound (issue 48.2)."""
+    truth = _truth("stall-TP-0")
     findings = _findings(_recording("stall-TP-0"))
     top = findings[0]
-    assert top.cause == "need-evidence" and top.next is not None
-    assert top.next.kind == "stacks"
+    assert top.cause == "host-stall" and not top.confirmed
+    assert top.next is not None and top.next.kind == "stacks"
+    assert "long gaps" in top.title
+    assert top.explains_pct == pytest.approx(truth["pyspy"]["window"]["stall_pct"], abs=5.0)
     assert not {"launch-bound", "host-sync", "kernel-below-roofline"} & {
         f.cause for f in findings}
+    summary = summarize_files([FIX / "stall-TP-0.trace.json.gz"])
+    by = {g.range: g for g in summary.idle_by_gap_length}
+    assert by["1-10ms"].gaps == 3 and by["1-10ms"].pct > 95
+    assert all(5.0 < g.dur_ms < 10.0 and g.host_wait for g in summary.long_gaps)
 
 
 def test_the_stall_with_stacks_is_host_stall_with_its_wall_share():

@@ -67,16 +67,23 @@ def command(ctx: click.Context, files: tuple[str, ...], as_json: bool, top: int 
     FILE is a torch.profiler / Kineto Chrome trace (.json or .json.gz, one
     per rank) or an nsys `cuda_gpu_kern_sum` CSV. A file that cannot be read
     (missing, not a regular file, over --max-trace-mb, truncated, not a trace)
-    exits 2 naming it, and so does one with no GPU kernel (a CPU-only
-    trace). Files that claim the same rank (TP-0 of an eager and of a
-    CUDA-graph capture) come from different captures: exit 2, trace each
-    capture on its own.
+    exits 2 naming it, and so does one with no GPU kernel (a CPU-only or
+    MTIA trace). Files that cannot be ranks of one job exit 2 naming them
+    and why: one file given twice, different world sizes or GPUs
+    (distributedInfo, deviceProperties), two files claiming the same rank
+    (TP-0 of an eager and of a CUDA-graph capture), ranks of a distributed
+    job whose windows never overlap. Ranks are labelled by the rank each
+    trace says it is (distributedInfo), not by the order of the files.
     """
     from perftriage.core.profile.rank import repeated_ranks
     from perftriage.core.profile.summarize import summarize_files
+    from perftriage.core.profile.trace_meta import same_file
     from perftriage.core.sanitize import visible
 
     g = ctx.find_object(Globals)
+    twice = same_file(list(files))
+    if twice is not None:
+        raise UsageFailure(visible(twice))
     repeated = repeated_ranks(list(files))
     if repeated:
         label, same = next(iter(repeated.items()))

@@ -21,7 +21,7 @@ moe                fused_moe, cutlass/cutedsl MoE, grouped GEMM, expert,
 attention          flash, fmha, sdpa (incl. cuDNN ``..._sdpa_...``), attention,
                    MLA, paged, flashinfer decode/prefill, xqa, merge_state
 gemm               gemm, cuBLAS ``nvjet_*``, cutlass, xmma, cublas, matmul,
-                   DeepGEMM, scaled_mm, splitK
+                   DeepGEMM, scaled_mm, splitK, Tensile/hipBLASLt ``Cijk_*``
 memcpy/memset      memcpy / memset (``Memcpy DtoD``, ``memcpy32_post``)
 elementwise/norm   elementwise, norm (rms/layer), softmax, activation (silu,
                    gelu, act_and_mul), rotary/rope, reduce, copy, fill, cast,
@@ -57,7 +57,8 @@ BUILTIN_RULES: tuple[tuple[str, str], ...] = (
           r"moe_align|count_and_sort_expert"),
     (ATTENTION, r"flash|fmha|sdpa|attention|attn|(?:^|[^a-z])mla|paged|flashinfer|"
                 r"batchdecode|batchprefill|xqa|merge_state"),
-    (GEMM, r"gemm|nvjet|cutlass|xmma|cublas|matmul|deep_?gemm|scaled_mm|splitk|wgmma"),
+    (GEMM, r"gemm|nvjet|cutlass|xmma|cublas|matmul|deep_?gemm|scaled_mm|splitk|wgmma|"
+           r"^cijk_"),
     (MEMCPY, r"memcpy|memset"),
     (ELEMENTWISE, r"elementwise|norm|softmax|silu|gelu|act_and_mul|rotary|rope|reduce|"
                   r"copy|fill|cast|quant"),

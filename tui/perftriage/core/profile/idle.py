@@ -61,6 +61,9 @@ SYNC_RELAUNCH_US = 300.0
 SINGLE_LAUNCHES = frozenset({
     "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync",
     "cuLaunchKernel", "cuLaunchKernelEx",
+    # ROCm (HIP): one kernel each; hipGraphLaunch is the graph launch (many)
+    "hipLaunchKernel", "hipExtLaunchKernel", "hipExtModuleLaunchKernel", "hipModuleLaunchKernel",
+    "hipMemcpyAsync", "hipMemsetAsync",
 })
 
 

@@ -58,6 +58,34 @@ class RankRow(msgspec.Struct, frozen=True):
     kernel_ms: float
     idle_pct: float | None
     exposed_comm_ms: float | None
+    # what the trace says of itself (distributedInfo, deviceProperties); None: it does not
+    world_size: int | None = None
+    backend: str | None = None
+    process_groups: int | None = None
+    device: str | None = None
+
+
+class GapRange(msgspec.Struct, frozen=True):
+    """The device's idle gaps of one length range (``<100us``, ``100us-1ms``,
+    ``1-10ms``, ``>10ms``), over ranks: how many, their idle time, its share
+    of all idle time, and the part the host was late for (host wait)."""
+
+    range: str
+    gaps: int
+    idle_ms: float
+    pct: float
+    host_ms: float = 0.0
+
+
+class LongGap(msgspec.Struct, frozen=True):
+    """One idle gap of 1 ms or more: ``start`` in ms from its rank's first
+    kernel, and the CPU op that spans it (None: no op covers half of it)."""
+
+    start: float
+    dur_ms: float
+    op: str | None
+    rank: str = ""
+    host_wait: bool = False
 
 
 class IdleBreakdown(msgspec.Struct, frozen=True):
@@ -99,6 +127,18 @@ class ProfileSummary(msgspec.Struct, frozen=True):
     source: str = "kineto"  # kineto | nsys
     idle_breakdown: IdleBreakdown | None = None  # None: no stream gaps (nsys, one kernel)
     launch: LaunchStats | None = None  # None: no one-kernel launch call in the trace
+    # the device idle (the union over streams, what idle_pct counts) by gap length,
+    # and the longest gaps (1 ms or more) with the op that spans each
+    idle_by_gap_length: list[GapRange] = []
+    long_gaps: list[LongGap] = []
+    # CUDA/HIP calls that put work on a stream, over ranks (0: the trace has no
+    # CPU side, activities=[CUDA] only); None where the source has none (nsys)
+    launch_calls: int | None = None
+    # why this trace is warm-up rather than a step (graphs being captured, one
+    # long gap before the first replay); None: a run
+    warmup: str | None = None
+    workload: str | None = None  # "training" (backward, optimizer ops) | "inference"
+    engine: str | None = None  # "sglang" | "vllm" where the trace names it
 
     def top(self, n: int | None) -> "ProfileSummary":
         """The same summary with only the ``n`` biggest kernels (None: all)."""

@@ -9,9 +9,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
+from perftriage.core.profile.gaps import GapParts
 from perftriage.core.profile.idle import IdleParts
 from perftriage.core.profile.launchers import Launcher
 from perftriage.core.profile.timeline import DeviceTimeline
+from perftriage.core.profile.trace_meta import TraceMeta
 
 # SGLang's rank part of a trace file name: TP-0, TP-3-DP-1-EP-3, ...
 _RANK_PART = re.compile(r"(TP-\d+(?:-(?:DP|PP|EP)-\d+)*)")
@@ -50,3 +52,12 @@ class RankData:
     # kernel name -> how many calls each (CPU op, CUDA call) launched; None
     # for sources without launches
     launched_by: dict[str, Counter[Launcher]] | None = None
+    # what the trace says of itself (rank, world size, GPU, time base); None for nsys
+    meta: TraceMeta | None = None
+    # the devices' idle gaps by length, the long ones with the op spanning each
+    gaps: GapParts | None = None
+    launch_calls: int = 0  # CUDA/HIP calls that put work on a stream (0: no CPU side)
+    graph_captures: int = 0  # calls that capture or instantiate a graph (warm-up)
+    training: bool = False  # autograd backward or optimizer ops in the trace
+    engine: str | None = None  # sglang / vllm, where its Python names say so
+    mtia_events: int = 0  # MTIA device events (no CUDA/HIP kernels)

@@ -18,8 +18,9 @@ deep, or hold a million distinct megabyte-long kernel names. Here:
   (a real capture has hundreds), and so is a JSON trace with more objects
   than one per :data:`BYTES_PER_OBJECT` bytes of the cap (each costs ~90
   bytes decoded), so decoding costs at most a few times the cap;
-- a time or duration outside 0..:data:`MAX_US` is refused with the event's
-  index (or the CSV line).
+- a duration outside 0..:data:`MAX_US`, a device window longer than it, or
+  a start beyond :data:`MAX_START_US` (epoch µs of PyTorch before ~2.3 are
+  read) is refused with the event's index (or the CSV line).
 
 Every refusal is a :class:`TraceError` naming the file.
 """
@@ -37,7 +38,11 @@ from perftriage.core.regular_files import NotRegularFile, open_regular
 DEFAULT_MAX_MB = 1024  # a busy rank's trace is tens to hundreds of MB decompressed
 MAX_NAME_CHARS = 1024  # a CUTLASS template name is a few hundred characters
 MAX_KERNEL_NAMES = 20_000  # distinct kernels in one file
-MAX_US = 1e15  # µs (31 years): beyond it a time or duration is no time
+MAX_US = 1e15  # µs (31 years): a duration, or a window, longer is no time
+# a start time: before PyTorch ~2.3 Kineto wrote Unix-epoch µs (1.7e15 in 2024),
+# so starts are bounded far above today's epoch (year ~5100) and each trace
+# is measured from its own first kernel; durations and gaps stay under MAX_US
+MAX_START_US = 1e17
 # the decoder builds an object per JSON object (~90 bytes, more with its
 # strings): a file of ``{},{},...`` would cost 30x its size. Real Kineto traces
 # have ~140 bytes of text per ``{``; more objects than one per this many

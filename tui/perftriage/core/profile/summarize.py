@@ -18,18 +18,25 @@ from perftriage.core.profile import kineto, nsys
 from perftriage.core.profile.buckets import BUCKETS, Classifier
 from perftriage.core.profile.idle import IdleParts, percentile
 from perftriage.core.profile.launchers import TOP_LAUNCHERS, Launcher, merge_durations
+from perftriage.core.profile.gaps import GAP_RANGES, GapParts
 from perftriage.core.profile.model import (
     BucketShare,
+    GapRange,
     IdleBreakdown,
     KernelRow,
     LaunchOp,
     LaunchStats,
+    LongGap,
     ProfileSummary,
     RankRow,
     TraceError,
 )
 from perftriage.core.profile.rank import RankData, rank_label
 from perftriage.core.profile.reader import TraceLimits, check_objects, cut_name, read_trace_bytes
+from perftriage.core.profile.trace_meta import RankFacts, absolute_us, job_problem
+
+LONG_GAPS_SHOWN = 20  # long gaps a summary lists (the longest)
+WARMUP_GAP_US = 100_000.0  # one gap this long before the first graph replay: warm-up
 
 
 def read_file(path: str | Path, index: int, classifier: Classifier,
@@ -67,16 +74,22 @@ def _pct(part: float, whole: float) -> float:
     return round(100.0 * part / whole, 3) if whole > 0 else 0.0
 
 
-def idle_of(ranks: list[RankData]) -> tuple[IdleBreakdown | None, LaunchStats | None]:
-    """The idle breakdown and launch statistics of all ranks together."""
+def idle_of(ranks: list[RankData],
+            device_idle_us: float | None = None) -> tuple[IdleBreakdown | None, LaunchStats | None]:
+    """The idle breakdown and launch statistics of all ranks together. The
+    shares are of the stream gaps (HTA's breakdown, per stream); ``idle_ms``
+    is the device idle, the union over streams (``device_idle_us``), so it is
+    never above the window: a per-stream sum once read 24,867 ms of idle in a
+    12,920 ms window."""
     parts = IdleParts()
     for r in ranks:
         if r.idle is not None:
             parts.add(r.idle)
     total = parts.total_us
+    shown = total if device_idle_us is None else device_idle_us
     idle = None if total <= 0 else IdleBreakdown(
         host_wait_pct=_pct(parts.host_us, total), kernel_wait_pct=_pct(parts.kernel_us, total),
-        other_pct=_pct(parts.other_us, total), idle_ms=round(total / 1000.0, 4),
+        other_pct=_pct(parts.other_us, total), idle_ms=round(shown / 1000.0, 4),
         after_sync_pct=_pct(parts.after_sync_us, total), sync_calls=parts.sync_calls,
         sync_ms=round(parts.sync_us / 1000.0, 4))
     delays = sorted(parts.delays)
@@ -105,11 +118,66 @@ def _most_calls(item: tuple[Launcher, int]) -> tuple[int, str, str]:
     return (-n, op or "\uffff", call or "\uffff")  # ties: named launchers first
 
 
-def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
-    # distinct labels: two files that both say TP-0 (two captures) stay apart
+def gaps_of(ranks: list[RankData], labels: list[str]) -> tuple[list[GapRange], list[LongGap]]:
+    """The idle by gap length over ranks and the longest gaps (start in ms
+    from each rank's first kernel)."""
+    parts = GapParts()
+    longs: list[LongGap] = []
+    for r, label in zip(ranks, labels):
+        if r.gaps is None:
+            continue
+        parts.add(r.gaps)
+        origin = min((tl.first() for tl in (r.devices or {}).values()), default=0.0)
+        longs += [LongGap(start=round((g.start - origin) / 1000.0, 4),
+                          dur_ms=round(g.dur / 1000.0, 4),
+                          op=None if g.op is None else cut_name(g.op), rank=label,
+                          host_wait=g.host_wait) for g in r.gaps.long]
+    total = sum(parts.idle_us)
+    if not any(r.gaps is not None for r in ranks):
+        return [], []
+    table = [GapRange(range=label, gaps=parts.counts[i], idle_ms=round(parts.idle_us[i] / 1000, 4),
+                      pct=_pct(parts.idle_us[i], total), host_ms=round(parts.host_us[i] / 1000, 4))
+             for i, (label, _, _) in enumerate(GAP_RANGES)]
+    longs.sort(key=lambda g: (-g.dur_ms, g.rank, g.start))
+    return table, longs[:LONG_GAPS_SHOWN]
+
+
+def warmup_of(ranks: list[RankData]) -> str | None:
+    """Why the capture is warm-up and no step: graphs being captured, or a
+    single gap of hundreds of ms before the first graph replay."""
+    captures = sum(r.graph_captures for r in ranks)
+    if captures:
+        return (f"graphs were being captured ({captures} capture/instantiate calls: "
+                "cudaStreamBeginCapture, cudaGraphInstantiate, hip…): warm-up, not the "
+                "steady state")
+    for r in ranks:
+        big = [g for g in (r.gaps.long if r.gaps else []) if g.dur >= WARMUP_GAP_US]
+        if len(big) == 1 and big[0].first_replay:
+            return (f"one {big[0].dur / 1000:.0f} ms gap before the first graph replay: "
+                    "warm-up, not the steady state")
+    return None
+
+
+def labels_of(ranks: list[RankData]) -> list[str]:
+    """Each rank's label: its rank in the job (``rank7``, from distributedInfo)
+    where the trace is a rank of a distributed job (SGLang's ``TP-7`` where
+    the file's name says the same rank), else ``TP-r`` from the file name,
+    else its place in the arguments; two files that both say TP-0 (two
+    captures) stay apart."""
     labels: list[str] = []
     for r in ranks:
-        labels.append(r.label if r.label not in labels else f"{r.label}#{len(labels)}")
+        m = r.meta
+        label = r.label
+        if m is not None and m.distributed and label != f"TP-{m.rank}":
+            label = f"rank{m.rank}"  # SGLang's TP-r where it agrees with the trace
+        labels.append(label if label not in labels else f"{label}#{len(labels)}")
+    return labels
+
+
+def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
+    if ranks and all(r.meta is not None and r.meta.distributed for r in ranks):
+        ranks = sorted(ranks, key=lambda r: r.meta.rank if r.meta and r.meta.rank else 0)
+    labels = labels_of(ranks)
     per_name: dict[str, list[float]] = {}
     per_rank_ms: dict[str, list[float]] = {}
     rows: list[RankRow] = []
@@ -132,12 +200,15 @@ def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
             win_sum += window
             idle_sum += window - busy
             exposed_sum += exposed
+        m = r.meta
         rows.append(RankRow(
             rank=labels[i], file=r.file,
             window_ms=None if window is None else round(window / 1000.0, 4),
             kernel_ms=round(kernel_us / 1000.0, 4),
             idle_pct=None if window is None or busy is None else _pct(window - busy, window),
-            exposed_comm_ms=None if exposed is None else round(exposed / 1000.0, 4)))
+            exposed_comm_ms=None if exposed is None else round(exposed / 1000.0, 4),
+            world_size=m.world_size if m else None, backend=m.backend if m else None,
+            process_groups=m.process_groups if m else None, device=m.device if m else None))
     kernel_us = sum(v[0] for v in per_name.values())
     kernels = []
     by_bucket: dict[str, float] = {}
@@ -154,7 +225,8 @@ def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
             **(_calls_of(ranks, name) if per_call else {})))
     kernels.sort(key=lambda k: (-k.total_ms, k.name))
     order = {b: i for i, b in enumerate(BUCKETS)}
-    idle, launch = idle_of(ranks)
+    idle, launch = idle_of(ranks, idle_sum if timeline and ranks else None)
+    by_length, long_gaps = gaps_of(ranks, labels)
     buckets = sorted(
         (BucketShare(bucket=b, total_ms=round(t / 1000.0, 6), pct=_pct(t, kernel_us))
          for b, t in by_bucket.items()),
@@ -166,7 +238,13 @@ def summarize(ranks: list[RankData], classifier: Classifier) -> ProfileSummary:
         idle_pct=_pct(idle_sum, win_sum) if timeline and ranks else None,
         exposed_comm_ms=round(exposed_sum / 1000.0, 4) if timeline and ranks else None,
         buckets=buckets, kernels=kernels, rank_labels=labels, per_rank=rows,
-        source="kineto" if timeline else "nsys", idle_breakdown=idle, launch=launch)
+        source="kineto" if timeline else "nsys", idle_breakdown=idle, launch=launch,
+        idle_by_gap_length=by_length, long_gaps=long_gaps,
+        launch_calls=sum(r.launch_calls for r in ranks) if timeline else None,
+        warmup=warmup_of(ranks) if timeline else None,
+        workload=("training" if any(r.training for r in ranks) else "inference")
+        if timeline else None,
+        engine=next((r.engine for r in ranks if r.engine), None))
 
 
 def summarize_files(paths: Sequence[str | Path],
@@ -177,7 +255,23 @@ def summarize_files(paths: Sequence[str | Path],
     classifier = Classifier(user_rules)
     ranks = [read_file(p, i, classifier, limits) for i, p in enumerate(paths)]
     for r in ranks:
+        if not r.kernels and r.mtia_events:
+            raise TraceError(r.file, f"an MTIA trace ({r.mtia_events} MTIA device events): no "
+                                     "CUDA/HIP kernels; not supported")
         if not r.kernels:
             raise TraceError(r.file, "holds no GPU kernels: is it a CPU-only trace? (profile "
                                      "with activities CPU and CUDA)")
+    problem = job_problem([RankFacts(r.file, r.meta, _window(r)) for r in ranks])
+    if problem is not None:
+        raise TraceError(", ".join(r.file for r in ranks), problem)
     return summarize(ranks, classifier)
+
+
+def _window(r: RankData) -> tuple[float, float] | None:
+    """The rank's kernel window in Unix-epoch µs, where the trace says its time base."""
+    if not r.devices:
+        return None
+    first = min(tl.first() for tl in r.devices.values())
+    last = max(tl.last() for tl in r.devices.values())
+    a, b = absolute_us(r.meta, first), absolute_us(r.meta, last)
+    return None if a is None or b is None else (a, b)

@@ -50,6 +50,12 @@ class DeviceTimeline:
         self.comm: list[tuple[float, float]] = []
         self.others: list[tuple[float, float]] = []
 
+    def first(self) -> float:
+        return min(s for s, _ in self.comm + self.others) if self.comm or self.others else 0.0
+
+    def last(self) -> float:
+        return max(e for _, e in self.comm + self.others) if self.comm or self.others else 0.0
+
     def window(self) -> float:
         spans = self.comm + self.others
         if not spans:

@@ -22,6 +22,7 @@ from perftriage.core.triage.gpu_side import (
     throttle_finding,
     traffic_finding,
 )
+from perftriage.core.triage.capture_gaps import warmup_finding
 from perftriage.core.triage.host_side import cpu_throttle_finding, host_findings
 from perftriage.core.triage.model import Evidence, Finding, NextStep, pct, ranked
 from perftriage.core.triage.serving import floor_finding, kv_finding, queue_finding
@@ -52,7 +53,10 @@ def diagnose(w: Witnesses) -> list[Finding]:
     idle, source = gpu_idle(w)
     busy = None if idle is None else 100.0 - idle
     traffic = traffic_finding(w, busy)
-    if idle is None or source is None:
+    warm = warmup_finding(w, idle)
+    if warm is not None:  # a capture of warm-up is not diagnosed as a step
+        found.append(warm)
+    elif idle is None or source is None:
         if floor is None and (w.decode_tps is not None or w.gap is not None):
             # the time above the floor (less what confirmed causes explain, below)
             above = (1.0 - 1.0 / w.gap) * 100.0 if w.gap and w.gap > 1.0 else None

@@ -21,6 +21,13 @@ from dataclasses import dataclass
 
 from perftriage.core.profile.model import ProfileSummary
 from perftriage.core.stacks.summary import ProcessStacks, StacksSummary, busy_share
+from perftriage.core.triage.capture_gaps import (
+    gap_shape,
+    launch_fixes,
+    no_cpu_side_finding,
+    queued_gap_finding,
+    stall_from_gaps,
+)
 from perftriage.core.triage.model import Evidence, Finding, NextStep, pct
 from perftriage.core.triage.witnesses import Witnesses
 
@@ -137,6 +144,9 @@ def host_findings(w: Witnesses, idle_pct: float, idle_source: Evidence) -> list[
     b = p.idle_breakdown
     assert w.capture is not None
     at, cap = w.capture.t, w.capture.source
+    blind = no_cpu_side_finding(w, idle_pct, idle_source)
+    if blind is not None:
+        return [blind]
     host_share = idle_pct * b.host_wait_pct / 100.0
     sync_share = min(host_share, idle_pct * b.after_sync_pct / 100.0)
     findings: list[Finding] = []
@@ -162,12 +172,20 @@ def host_findings(w: Witnesses, idle_pct: float, idle_source: Evidence) -> list[
             fix=["keep the value on the GPU: no .item(), float(t), .tolist() or .cpu() in the "
                  "decode loop", "read back once per step, not per layer"]))
     rest = max(0.0, host_share - sync_share)
+    shape = gap_shape(p, idle_pct)
+    queued = None if shape is None else queued_gap_finding(w, shape, parent)
+    if queued is not None:
+        findings.append(queued)
     if rest < 0.5:
         return findings
     graphs = graph_share(p)
     short = p.launch.short_kernels / p.launch.launches if p.launch and p.launch.launches else 0.0
     eager = graphs < GRAPH_SHARE
     stall_share = 0.0
+    # launch overhead is short gaps only (without the split: all of the host wait)
+    short_host = rest if shape is None else shape.short_host_pct
+    mostly_long = shape is not None and shape.long_idle_share > 0.5
+    gap_stall = 0.0 if shape is None else min(rest, shape.long_host_pct)
     if work is not None and work.stall_frame and work.stall_frame_pct >= 1.0:
         # the named frame's own share: Python frames that call into C (a .tolist(),
         # a graph replay) are leaves too, and are not all the stall's
@@ -186,8 +204,15 @@ def host_findings(w: Witnesses, idle_pct: float, idle_source: Evidence) -> list[
                 w.stacks.t, w.stacks.source)],
             fix=[f"move `{work.stall_frame}` off the scheduler's path (overlap it with the GPU, "
                  "another thread or process), or make it cheaper"]))
-    launch_share = rest - stall_share
-    if eager and short >= SHORT_SHARE and launch_share >= 0.5:
+        if shape is not None and gap_stall >= 0.5:
+            findings[-1].evidence.append(Evidence(
+                "capture", f"{shape.gaps} idle gap(s) over 1 ms the host was late for: "
+                           f"{pct(gap_stall)} of the time", at, cap))
+    elif shape is not None and gap_stall >= 0.5:
+        stall_share = gap_stall
+        findings.append(stall_from_gaps(w, shape, gap_stall, parent))
+    launch_share = min(rest - stall_share, short_host)
+    if eager and short >= SHORT_SHARE and launch_share >= 0.5 and not mostly_long:
         assert p.launch is not None
         ev = [parent, Evidence("capture", f"{p.launch.short_kernels} of {p.launch.launches} "
                                           "kernels ran shorter than their launch call; "
@@ -207,9 +232,8 @@ def host_findings(w: Witnesses, idle_pct: float, idle_source: Evidence) -> list[
             next=None if work is not None else NextStep(
                 "stacks", ["--seconds", "3"], "a stacks record tells launch work (the forward "
                 "pass) from a stall elsewhere in the host's Python"),
-            fix=["turn CUDA graphs on (drop --disable-cuda-graph)",
-                 "raise --cuda-graph-max-bs above the running batch"]))
-    elif work is None and launch_share >= 0.5:
+            fix=launch_fixes(p)))
+    elif work is None and launch_share >= 0.5 and not (stall_share and mostly_long):
         findings.append(Finding(
             cause="need-evidence", confirmed=False, explains_pct=launch_share, host=w.host,
             title=(f"the host is late {pct(launch_share)} of the time: need host stacks "
