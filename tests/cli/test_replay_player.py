@@ -104,7 +104,8 @@ def test_cli_at_json_and_exit_2_outside(session_file, tmp_path):
                             "--at", "00:05", "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
-    assert set(doc) == {"t", "hosts", "probes", "hypotheses", "gaps", "notes", "live_gaps"}
+    assert set(doc) == {"t", "hosts", "probes", "hypotheses", "gaps", "notes", "live_gaps",
+                         "triage"}
     assert doc["t"] == 5.0
     assert doc["probes"] == [{"id": "p1", "host": "gpu-a", "kind": "import",
                               "args": ["flashinfer.cute"], "status": "failed",

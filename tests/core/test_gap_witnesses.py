@@ -40,7 +40,7 @@ def test_gap_carries_the_engine_witness():
     assert r.public()["engine_read_gbs"] == 2000.0
     # achieved 4300 against useful 4000 and the engine's 2000: only the engine is off
     assert r.disagreement == "engine/achieved+useful"
-    assert "witnesses disagree (engine/achieved+useful 2.0x)" in r.verdict
+    assert "witnesses disagree (engine/achieved+useful 2.0x)" in r.note
 
 
 def test_speculative_decoding_counts_steps():

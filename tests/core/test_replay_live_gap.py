@@ -1,6 +1,7 @@
 """`replay SESSION --at T --json` carries the live gap per host at T, from
 the real three-host H200 recording: it differs between the slow and the
-fast phase (the recorded roofline ``gaps`` does not)."""
+fast phase (the recorded roofline ``gaps`` does not). Figures only: what
+they mean is the triage's (``triage`` at T), never a verdict of the gap."""
 
 from __future__ import annotations
 
@@ -23,11 +24,16 @@ def test_live_gap_per_host_follows_t():
     assert slow["gaps"] == fast["gaps"]
     for host in ("localhost", "viadmon", "viapynvml"):
         s, f = slow["live_gaps"][host], fast["live_gaps"][host]
-        assert s["verdict_kind"] == "wasted-traffic" and s["gap"] > 8
-        assert f["verdict_kind"] == "near-floor" and f["gap"] < 1.2
+        assert s["gap"] > 8 and s["traffic_ratio"] > 4.5
+        assert f["gap"] < 1.2 and f["traffic_ratio"] < 1.1
         assert 0 <= s["age_s"] < 2 and s["sample_t"] <= 20
-        assert f["span"]["from_t"] > 30 and f["span"]["verdict_kind"] == "near-floor"
-        assert f["span"]["samples"] >= 20 and f["span"]["gap"] < 1.2
+        assert not {"verdict", "verdict_kind", "span"} & set(s)  # the gap judges no more
+    # the recording has no triage.updated (recorded before the live triage): the
+    # phase of the recording's triage that holds T, as `perftriage triage` says
+    slow_t, fast_t = slow["triage"]["localhost"], fast["triage"]["localhost"]
+    assert slow_t["source"] == "recording" and (slow_t["from"], slow_t["to"]) == (0.0, 30.0)
+    assert slow_t["top"] == "wasted-traffic" and fast_t["top"] == "near-floor"
+    assert fast_t["earlier"][0]["state"] == "resolved"
 
 
 def test_before_the_first_sample_there_is_no_live_gap():

@@ -1,6 +1,7 @@
 """The Gap view in the G panel, on the real H200 run replayed up
-to a moment of each phase: the slow phase says wasted traffic, the fast
-phase near the floor; an SVG snapshot of the fast phase."""
+to a moment of each phase: the figures of each phase, and no verdict of the
+gap's own (the recording has no live triage: the view says so rather than
+judge); an SVG snapshot of the fast phase."""
 
 from __future__ import annotations
 
@@ -37,14 +38,16 @@ async def open_gap_view(path: Path):
 
 
 @pytest.mark.parametrize(("phase", "words"), [
-    ("slow", "memory moves 5.0x the bytes a token needs"),
-    ("fast", "within 1"),
+    ("slow", "gap 8.86×"),
+    ("fast", "gap 1.11×"),
 ])
-async def test_gap_view_verdict_per_phase(tmp_path, phase, words):
+async def test_gap_view_figures_per_phase_and_no_verdict_of_its_own(tmp_path, phase, words):
     text = await open_gap_view(cut_transcript(tmp_path, phase))
     assert "live gap · localhost · nvml-gpm" in text
     assert words in text
     assert "floor 8.309 ms" in text and "ms/tok@bs1" in text
+    assert "memory moves" not in text and "within" not in text  # the old verdicts
+    assert "verdict: the triage has not evaluated this host yet" in text
 
 
 def test_gap_view_snapshot_fast_phase(snap_compare, tmp_path):

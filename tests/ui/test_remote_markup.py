@@ -313,11 +313,11 @@ def test_hypotheses_pane_live_gap_line_is_text_with_the_host_names_as_they_are()
     state = SessionState()
     for host in HOSTILE:
         for t in range(8):
-            apply(state, ev.GapSample(host=host, gap=2.0, verdict_kind="near-floor", t=float(t)))
+            apply(state, ev.GapSample(host=host, gap=2.0, traffic_ratio=1.5, t=float(t)))
     line = live_gap_line(state)
     assert isinstance(line, Text)
     for host in HOSTILE:
-        assert f"2.00× on {host} · near-floor since" in line.plain
+        assert f"2.00× on {host} · traffic 1.5×" in line.plain
     assert {str(span.style) for span in line.spans} == {"bold"}  # the gap figures only
 
 

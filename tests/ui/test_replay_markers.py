@@ -1,6 +1,6 @@
 """The replay's markers are the story's beats (every hypothesis added, each
-debounced verdict change per host), and its footer offers no key that is
-off in a replay."""
+change of the triage's top cause per host), and its footer offers no key
+that is off in a replay."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from perftriage.core.replay.timeline import Timeline
 from perftriage.ui.widgets.footer import footer_groups
 
 from tests.support.helpers import EXAMPLE_SESSION, replay_app
+from tests.support.relive import relive
 
 RUN2 = Path(__file__).parents[1] / "fixtures" / "gpm" / "h200-run2" / "transcript.jsonl"
 
@@ -26,13 +27,21 @@ def test_every_hypothesis_added_is_a_marker():
     assert added[0].label.startswith("h1 + MoE experts run on flashinfer_cutlass")
 
 
-def test_verdict_changes_are_markers_once_they_hold():
-    got = [(m.label, round(m.t)) for m in _markers(RUN2, "verdict")]
-    # 14 raw alternations over three hosts; two phases each, marked when they held 5 s
-    assert [label for label, _ in got] == [
-        "localhost: wasted-traffic", "viapynvml: wasted-traffic", "viadmon: wasted-traffic",
-        "localhost: near-floor", "viapynvml: near-floor", "viadmon: near-floor"]
-    assert all(10 <= t <= 15 for _, t in got[:3]) and all(35 <= t <= 40 for _, t in got[3:])
+def test_changes_of_the_triages_top_cause_are_markers(tmp_path):
+    # the H200 run as the cockpit records it now (its live triage), and as it was recorded
+    got = [(m.label, m.t) for m in _markers(relive(RUN2, tmp_path / "r.jsonl"), "triage")]
+    per_host: dict[str, list[tuple[str, float]]] = {}
+    for label, t in got:
+        host, cause = label.split(": ")
+        per_host.setdefault(host, []).append((cause, t))
+    # a decode rate first (need a witness), the slow phase's traffic, the fix: near the floor
+    assert [c for c, _ in per_host["localhost"]] == ["need-evidence", "wasted-traffic",
+                                                     "near-floor"]
+    assert 30 <= per_host["localhost"][-1][1] <= 45
+    assert all(rows[-1][0] == "near-floor" for rows in per_host.values())
+    # one marker per change: never the same cause twice in a row on a host
+    assert all(a[0] != b[0] for rows in per_host.values() for a, b in zip(rows, rows[1:]))
+    assert _markers(RUN2, "triage") == []  # the gap's old verdicts make no marker
 
 
 async def test_the_replay_footer_offers_no_key_that_is_off():

@@ -70,6 +70,7 @@ def command(g, session: str | None, packs: tuple[str, ...], at: str | None, as_j
             latest: bool) -> None:
     """Evaluate a hypothesis pack's checks against a saved SESSION."""
     from perftriage.core.checks import offline, pack
+    from perftriage.core.sanitize import visible
     from perftriage.core.replay.state_at import parse_time
     from perftriage.core.replay.timeline import new_state
     from perftriage.core.store import transcript
@@ -80,6 +81,9 @@ def command(g, session: str | None, packs: tuple[str, ...], at: str | None, as_j
         hyps = [h for spec in packs for h in pack.load(spec)]
     except ConfigError as exc:
         raise UsageFailure(str(exc)) from None
+    for h in hyps:
+        for note in h.notes:  # a check reading a deprecated signal: it still works
+            click.echo(f"warning: {visible(h.title)}: {note}", err=True)
     try:
         t = parse_time(at or "end")
     except ValueError as exc:

@@ -4,14 +4,17 @@ goes.
 
 ``--json`` prints ``{floor_ms, measured_ms, gap, peak_gbs, dram_bw_gbs,
 dram_busy_pct, useful_bw_gbs, traffic_ratio, idle_pct, gpus: [{index, name,
-dram_bw_gbs, dram_busy_pct, sm_active_pct}], verdict, source,
-engine_read_gbs, ...}``: bandwidths per GPU (mean over GPUs),
+dram_bw_gbs, dram_busy_pct, sm_active_pct}], source, counter_quality, note,
+engine_read_gbs, triage: {from, to, top, findings}, ...}``: bandwidths per GPU (mean over GPUs),
 ``engine_read_gbs`` the engine's own read estimate from the log (SGLang
 ``--enable-mfu-metrics``, vLLM's ``MFU:`` line), the third witness beside
 achieved and useful; ``disagreement`` names two witnesses more than 1.5x
-apart (the verdict says what that usually means), ``source`` one of ``nvml-gpm``,
-``nvidia-smi-dmon``, ``unavailable``; null where there is no data. Bad input
-exits 2, an unreachable host 3.
+apart (``note`` says what that usually means), ``source`` one of ``nvml-gpm``,
+``nvidia-smi-dmon``, ``unavailable``; null where there is no data. The gap
+measures; ``triage`` is the triage of the same window (the one judge:
+``perftriage triage`` reads the same rules), ``verdict`` / ``verdict_kind``
+its top finding's line and cause, deprecated. Bad input exits 2, an
+unreachable host 3.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import click
 from perftriage.cli import EXIT_UNREACHABLE, UsageFailure
 from perftriage.cli.json_out import json_text
 from perftriage.core.analysis import roofline
+from perftriage.core.sanitize import visible
 
 
 def split_log_spec(spec: str) -> tuple[str | None, str]:
@@ -60,8 +64,20 @@ def render_text(r: dict) -> str:
     for g in r["gpus"]:
         lines.append(f"  GPU{g['index']} {g['name']}  DRAM {_fmt(g['dram_bw_gbs'], '.0f', ' GB/s')}"
                      f" ({_fmt(g['dram_busy_pct'], '.0f', '%')})  SM {_fmt(g['sm_active_pct'], '.0f', '%')}")
-    lines.append(f"verdict         {r['verdict']}")
+    if r.get("note"):
+        lines.append(f"counters        {r['counter_quality']}: {r['note']}")
+    triage = r.get("triage") or {}
+    findings = triage.get("findings") or []
+    lines.append("triage          " + ("nothing found above 3 % of the time" if not findings
+                                       else _finding(findings[0])))
+    lines += [f"                {_finding(f)}" for f in findings[1:]]
     return "\n".join(lines)
+
+
+def _finding(f: dict) -> str:
+    share = "" if f.get("explains_pct") is None else f" · {f['explains_pct']:.0f} %"
+    lead = "" if f.get("confirmed") else " (a lead)"
+    return visible(f"{f['severity']} · {f['cause']}{share} · {f['title']}{lead}")
 
 
 def _positive(name: str, value: float | None) -> None:

@@ -33,6 +33,18 @@ def _resolve(g, session: str | None, latest: bool) -> Path:
     return found
 
 
+def _phases(path: Path, state) -> list:
+    """The recording's triage when a host the replay knows has no recorded
+    ``triage.updated`` (a transcript from before the live triage): its phases
+    are what ``perftriage triage`` and the report say."""
+    if state.hosts and all(h in state.triage for h in state.hosts):
+        return []
+    from perftriage.core.compare.load import load
+    from perftriage.core.triage.phases import triage
+
+    return triage(load(path, []))
+
+
 def _print_state_at(path: Path, at: str | None) -> None:
     from perftriage.core.replay.state_at import TimeOutOfRange, parse_time, state_at, state_json
 
@@ -49,11 +61,13 @@ def _print_state_at(path: Path, at: str | None) -> None:
         raise UsageFailure(str(exc)) from None
     for problem in problems:
         click.echo(f"warning: {path}: {problem}", err=True)
-    from perftriage.core.analysis.verdict_spans import live_gaps_json
+    from perftriage.core.replay.state_at import live_gaps_json
+    from perftriage.core.triage.at import triage_at_json
 
     out = state_json(state, last_t if t is None else t)
     # the live gap per host at T (``gaps`` is the recorded roofline, the same at every T)
     out["live_gaps"] = live_gaps_json(state.gap_samples, out["t"])
+    out["triage"] = triage_at_json(state.triage, _phases(path, state), out["t"])
     sys.stdout.write(json_text(out, indent=2) + "\n")
 
 

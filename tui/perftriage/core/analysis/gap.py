@@ -1,4 +1,4 @@
-"""Where the time between the bandwidth floor and the measured ms/token goes.
+"""The gap between the bandwidth floor and the measured ms/token, in figures.
 
 Inputs: the bytes one decode step must read (weights, or active params x
 bits, plus KV), the measured token rate and batch size (from the log), and
@@ -6,7 +6,13 @@ per-GPU GPM counters (DRAM bandwidth utilisation, NVLink rx/tx). Out comes
 one :class:`GapResult`: the floor, the measured per-request ms/token, the gap,
 achieved vs useful bandwidth per GPU (their ratio says how much of the DRAM
 traffic a token did not need), the DRAM idle share, NVLink against its
-capacity, the GPU that deviates from the others, and a verdict in words.
+capacity, the GPU that deviates from the others, and how far the counters
+can be trusted (``counter_quality``: ok, stuck, none, inconsistent).
+
+The gap measures; it does not judge. What the figures mean (near the floor,
+wasted traffic, a GPU that idles) is the triage's to say
+(:mod:`perftriage.core.triage`), with its own thresholds and the other
+witnesses beside it: one judge, so the gap and the triage cannot disagree.
 
 Useful bandwidth per GPU = bytes per step x steps/s / GPUs, where a step
 produces one token for each running request (steps/s = tokens/s / batch),
@@ -14,7 +20,7 @@ or ``accept_len`` tokens with speculative decoding (steps/s = tokens/s /
 (batch x accept_len); measured time is then per step, labelled ``ms/step``).
 The engine's own read estimate is the third witness
 (:mod:`~perftriage.core.analysis.witnesses`): a disagreement above 1.5x
-is added to the verdict.
+is said in ``note``.
 Pure arithmetic: ``perftriage gap``, the Gap view and the recorded
 ``gap.sample`` events all come from :func:`compute`.
 """
@@ -24,18 +30,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from statistics import mean
-from typing import Any
+from typing import Any, Literal
 
 from perftriage.core.analysis.gpu_outlier import deviating_gpu
 from perftriage.core.analysis.witnesses import disagreement
 
-NEAR_FLOOR = 1.15  # gap at or under this: "within 15 % of the floor"
-WASTE_RATIO = 1.5  # DRAM moves this many times the useful bytes: wasted traffic
-IDLE_PCT = 30.0  # DRAM idle at least this share of the time: not memory-bound
-LINK_BUSY_PCT = 40.0  # NVLink this busy while DRAM idles: communication-bound
 SPREAD_PCT = 15.0  # DRAM busy differs this much between GPUs: one GPU lags
 TOO_LITTLE = 0.7  # DRAM moved less than this share of the useful bytes: inputs disagree
 
+# how far the counters can be trusted (``counter_quality``)
+CounterQuality = Literal["ok", "stuck", "none", "inconsistent"]
 
 
 @dataclass
@@ -59,12 +63,14 @@ class GapResult:
     traffic_ratio: float | None
     idle_pct: float | None
     gpus: list[GpuGap] = field(default_factory=list)
-    verdict: str = ""
     source: str = "unavailable"
     # the engine's own estimate of read GB/s per GPU (log or /metrics): the third witness
     engine_read_gbs: float | None = None
     # beyond the documented --json keys
-    verdict_kind: str = ""  # near-floor, wasted-traffic, communication, idle, access, ...
+    counter_quality: CounterQuality = "ok"
+    # the figures' caveats in words (counters not trusted, witnesses that disagree,
+    # the GPU that deviates): never a cause, never advice (the triage's)
+    note: str = ""
     tokens_per_s: float | None = None
     nvlink_pct: float | None = None
     batch: int | None = None
@@ -152,37 +158,34 @@ def compute(
         ms_label=label, error=error,
         engine_read_gbs=_r(engine_read_gbs, 1), accept_len=_r(accept_len, 2),
     )
-    result.verdict_kind, result.verdict = verdict(result, counters)
+    result.counter_quality, words = quality(result, counters)
+    notes = [words] if words else []
     split = disagreement(achieved, useful, engine_read_gbs)
-    if split is not None and result.verdict_kind != "stuck":
+    if split is not None and result.counter_quality != "stuck":
         result.disagreement = split.pair
-        result.verdict += f"; witnesses disagree ({split.pair} {split.ratio:.1f}x): {split.words}"
+        notes.append(f"witnesses disagree ({split.pair} {split.ratio:.1f}x): {split.words}")
+    if result.counter_quality in ("ok", "inconsistent"):
+        notes.append(spread_words(result))
+    result.note = "; ".join(n for n in notes if n)
     return result
 
 
-def verdict(r: GapResult, counters: Sequence[Any] = ()) -> tuple[str, str]:
-    """(kind, words): which of traffic, communication or idling explains the gap."""
+def quality(r: GapResult, counters: Sequence[Any] = ()) -> tuple[CounterQuality, str]:
+    """How far the counters can be trusted, and why not in words ("" when ok)."""
     stuck = [c.index for c in counters if getattr(c, "stuck", False)]
     if stuck:
         return "stuck", (f"GPM counters read 0 on GPU {', '.join(map(str, stuck))} while it is "
                          "busy: not trusted (another profiler may hold them)")
     if r.dram_busy_pct is None:
-        why = f" ({r.error})" if r.error else ""
-        if r.gap is not None:
-            return "no-counters", f"gap {r.gap:.1f}x to the floor; no bandwidth counters{why}"
-        return "no-counters", f"no bandwidth counters{why}"
+        return "none", "no bandwidth counters" + (f" ({r.error})" if r.error else "")
     if r.traffic_ratio is not None and r.traffic_ratio < TOO_LITTLE:
         return "inconsistent", (
             f"DRAM moved {r.dram_bw_gbs:.0f} GB/s but the token rate needs {r.useful_bw_gbs:.0f}: "
             "the token rate is stale (server idle?) or the bytes per token are too high")
-    if r.gap is not None and r.gap <= NEAR_FLOOR:
-        return "near-floor", (f"within {max(0.0, (r.gap - 1) * 100):.0f} % of the floor "
-                              "(15 % counts as there)")
-    kind, words = _main_cause(r)
-    return kind, words + _spread_words(r)
+    return "ok", ""
 
 
-def _spread_words(r: GapResult) -> str:
+def spread_words(r: GapResult) -> str:
     """The GPU that deviates, and which way; or, with no single one, that
     the GPUs disagree (two GPUs apart, or a spread without one odd GPU)."""
     busy = {g.index: g.dram_busy_pct for g in r.gpus if g.dram_busy_pct is not None}
@@ -191,31 +194,11 @@ def _spread_words(r: GapResult) -> str:
     odd = deviating_gpu(busy, SPREAD_PCT)
     if odd is not None:
         way = "below" if odd.side == "low" else "above"
-        return (f"; GPU {odd.index} deviates: DRAM {odd.value:.0f} % busy, "
+        return (f"GPU {odd.index} deviates: DRAM {odd.value:.0f} % busy, "
                 f"{odd.points:.0f} points {way} the median {odd.median:.0f} % of {len(busy)} GPUs")
     lo, hi = min(busy, key=busy.__getitem__), max(busy, key=busy.__getitem__)
-    return (f"; the GPUs disagree: DRAM {busy[hi]:.0f} % busy on GPU {hi}, "
+    return (f"the GPUs disagree: DRAM {busy[hi]:.0f} % busy on GPU {hi}, "
             f"{busy[lo]:.0f} % on GPU {lo}")
-
-
-def _main_cause(r: GapResult) -> tuple[str, str]:
-    idle = r.idle_pct if r.idle_pct is not None else 0.0
-    if r.traffic_ratio is not None and r.traffic_ratio >= WASTE_RATIO:
-        return "wasted-traffic", (f"memory moves {r.traffic_ratio:.1f}x the bytes a token needs: "
-                "look for dtype conversions or unfused kernels")
-    if idle >= IDLE_PCT and r.nvlink_pct is not None and r.nvlink_pct >= LINK_BUSY_PCT:
-        return "communication", (f"memory idle {idle:.0f} % of the time while NVLink is {r.nvlink_pct:.0f} % busy: "
-                "communication-bound, look at the TP/EP layout and the all-reduce")
-    if idle >= IDLE_PCT:
-        # DRAM idle is not GPU idle: a busy GPU whose kernels are below their roofline
-        # idles DRAM too. Which one it is, the triage says (a capture, NVML util)
-        return "idle", (f"memory and links idle {idle:.0f} % of the time: the GPU idles or its "
-                "kernels run below their roofline (the triage tells which)")
-    if r.measured_ms is None:
-        return "no-rate", (f"memory {r.dram_busy_pct:.0f} % busy; no token rate yet "
-                "(follow the server log to compare with the floor)")
-    return "access", (f"memory {r.dram_busy_pct:.0f} % busy at {r.traffic_ratio or 0:.1f}x the useful bytes "
-            "but below peak: look at the access pattern (small or strided reads)")
 
 
 def nvlink_capacity_gbs(links: int | None, per_link_gbs: float | None) -> float | None:

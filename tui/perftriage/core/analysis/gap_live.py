@@ -13,7 +13,6 @@ the batch size from the followed log with the newest decode line; counters and p
 from __future__ import annotations
 
 from perftriage.core.analysis import gap as gap_math
-from perftriage.core.analysis.why_idle import why_idle
 from perftriage.core.analysis import roofline
 from perftriage.core.model.state import SessionState
 
@@ -97,14 +96,9 @@ def live_gap(state: SessionState, host: str, inputs: dict | None = None) -> gap_
         tps, batch = token_rate(state)
     capacity = hs.info.get("nvlink_capacity_gbs") or {}
     read, accept = engine_estimates(state, host)
-    r = gap_math.compute(
+    return gap_math.compute(
         bytes_gb=bytes_from_inputs(inputs), counters=counters, peak_gbs=peak, n_gpus=n_gpus,
         tokens_per_s=tps, batch=batch,
         nvlink_capacity_gbs=min(capacity.values()) if capacity else None,
         source=hs.counters.source, error=hs.counters.error,
         engine_read_gbs=read, accept_len=accept)
-    # the GPU idles: a recent trace breakdown or stacks sample on the host says why
-    why = why_idle(state, host, state.last_t, r.verdict_kind)
-    if why:
-        r.verdict += f"; {why}"
-    return r

@@ -64,7 +64,7 @@ def disagreement(achieved: float | None, useful: float | None,
                  engine: float | None) -> Disagreement | None:
     """The disagreement that involves the engine's estimate, or None (no
     estimate, or every pair within :data:`DISAGREE`). Achieved against useful
-    alone is the gap verdict's own business (traffic ratio)."""
+    alone is the traffic ratio's (a figure of the gap; the triage judges it)."""
     if engine is None or engine <= 0:
         return None
     ok = [v is not None and v > 0 for v in (achieved, useful)]

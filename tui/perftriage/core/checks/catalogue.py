@@ -40,6 +40,22 @@ GAP_FIELDS = frozenset({
     "useful_bw_gbs", "traffic_ratio", "idle_pct", "tokens_per_s", "nvlink_pct", "batch",
     "slowest_gpu", "verdict", "verdict_kind", "source",
 })
+# the gap's old verdict: it judges no more (the triage does). Read for a release
+# (a transcript's recorded verdict, else the triage's top), with this note
+DEPRECATED_GAP = {
+    "verdict": "gap.verdict is deprecated: the gap measures, the triage judges; read "
+               "triage.top or triage.CAUSE_pct (gap.verdict goes in the next release)",
+    "verdict_kind": "gap.verdict_kind is deprecated: read triage.top (the same cause ids: "
+                    "wasted-traffic, near-floor, ...); gap.verdict_kind goes in the next release",
+}
+
+
+def deprecations(signals: list[Signal]) -> list[str]:
+    """The deprecation notes of the signals a check reads (none for most)."""
+    return [DEPRECATED_GAP[s.field] for s in signals
+            if s.family == "gap" and s.field in DEPRECATED_GAP]
+
+
 # `metrics --json` (the latest metric line of the host's logs)
 LOG_FIELDS = frozenset({"gen_tps", "input_tps", "running", "queued", "token_usage", "engine",
                         "kind"})

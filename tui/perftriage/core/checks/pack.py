@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from perftriage.core.checks.catalogue import deprecations
 from perftriage.core.checks.expr import CheckError, cut_long_words, excerpt
 from perftriage.core.checks.verdicts import compile_scoped, for_seconds
 from perftriage.core.regular_files import open_regular
@@ -42,6 +43,7 @@ class PackHypothesis:
     for_s: float
     scope: str
     line: int | None  # of its [[hypotheses]] table
+    notes: tuple[str, ...] = ()  # deprecations of what its check reads (catalogue.deprecations)
 
 
 def bundled_names() -> list[str]:
@@ -100,9 +102,10 @@ def entries(items: list[HypothesisEntry], text: str, path: Path | str) -> list[P
         except ValueError as exc:
             raise ConfigError(path, locate(text, where, "for"),
                               f"for: {cut_long_words(str(exc))}") from None
+        notes: tuple[str, ...] = ()
         if h.check.strip():
             try:
-                compile_scoped(h.check, h.scope)
+                notes = tuple(deprecations(compile_scoped(h.check, h.scope).check.signals))
             except CheckError as exc:
                 key = "scope" if exc.message.startswith("scope") or \
                     "the scope must be" in exc.message else "check"
@@ -112,5 +115,5 @@ def entries(items: list[HypothesisEntry], text: str, path: Path | str) -> list[P
             raise ConfigError(path, locate(text, where, "scope" if h.scope else "for"),
                               "for/scope without a check")
         out.append(PackHypothesis(h.title.strip(), h.note, h.check.strip(), for_s, h.scope,
-                                  locate(text, where, None)))
+                                  locate(text, where, None), notes))
     return out

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from perftriage.core.checks.catalogue import FAMILIES, Scope, Signal
+from perftriage.core.checks.catalogue import DEPRECATED_GAP, FAMILIES, Scope, Signal
 from perftriage.core.model.state import SessionState
 from perftriage.core.profile.ncu import NcuSummary
 from perftriage.core.profile.ncu_join import figures, latest_summary
@@ -158,6 +158,8 @@ class SignalTable:
             g = self._latest_gaps().get(host)
             if g is None:
                 return Missing(f"{sig} missing (no gap sample from {host})")
+            if sig.field in DEPRECATED_GAP and not g.verdict_kind:
+                return self._gap_verdict(sig, host)
             return self._fresh(sig, getattr(g, sig.field, None), g.t, f"not in {host}'s gap")
         if fam == "log":
             return self._log(sig, host)
@@ -293,6 +295,18 @@ class SignalTable:
             return p.status == "ok"
         value = p.status if sig.field == "verdict" else getattr(p, sig.field, None)
         return self._fresh(sig, value, None, f"the probe gave no {sig.field}")
+
+    def _gap_verdict(self, sig: Signal, host: str) -> Plain | Missing:
+        """``gap.verdict_kind`` / ``gap.verdict`` (deprecated) where the gap
+        no longer judges: the triage's top (``triage.top``), and for the words
+        its top problem's line. A transcript from before keeps its recorded
+        verdict (read above)."""
+        top = self._triage(Signal("triage", "top"), host)
+        if sig.field == "verdict_kind" or isinstance(top, Missing) or not top:
+            return top
+        e = self.state.triage[host]
+        f = next(f for f in e.findings if f.get("cause") == top)
+        return f"{f.get('severity')} · {top} · {f.get('title') or ''}"
 
     def _triage(self, sig: Signal, host: str) -> Plain | Missing:
         """The host's live triage (the latest ``triage.updated``): ``top`` is

@@ -360,8 +360,12 @@ class GpuCountersSample(Event, tag="gpu.counters"):
 
 
 class GapSample(Event, tag="gap.sample"):
-    """The gap to the floor and what the counters say about it, at most once a second.
-    Field names match ``perftriage gap --json``."""
+    """The gap to the floor in figures, at most once a second. Field names
+    match ``perftriage gap --json``. It judges nothing: the cause is the
+    triage's (``triage.updated``). ``verdict`` and ``verdict_kind`` are read
+    from transcripts recorded before the triage was the one judge (and
+    written no more): they decode and replay, and ``gap.verdict*`` checks read
+    them there."""
 
     host: str
     floor_ms: float | None = None
@@ -378,12 +382,14 @@ class GapSample(Event, tag="gap.sample"):
     batch: int | None = None
     slowest_gpu: int | None = None  # the GPU that deviates (by MAD), see outlier_side
     outlier_side: str = ""  # "low" / "high"
-    verdict: str = ""
-    verdict_kind: str = ""
+    verdict: str = ""  # old transcripts only (see the class doc)
+    verdict_kind: str = ""  # old transcripts only
     source: CounterSource = "unavailable"
     engine_read_gbs: float | None = None  # the engine's own read estimate per GPU
     accept_len: float | None = None  # tokens per step with speculative decoding
     disagreement: str | None = None  # witnesses more than 1.5x apart
+    counter_quality: str = ""  # ok, stuck, none, inconsistent ("" in old transcripts)
+    note: str = ""  # the figures' caveats in words (never a cause)
 
 
 # --- fleet (Prometheus) -------------------------------------------------------

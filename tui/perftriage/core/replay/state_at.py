@@ -239,3 +239,20 @@ def state_json(state: SessionState, t: float) -> dict[str, Any]:
     notes = [{"t": n.t, "text": n.text, "host": n.host} for n in state.notes]
     return {"t": t, "hosts": hosts, "probes": probes, "hypotheses": hypotheses,
             "gaps": gaps, "notes": notes}
+
+
+# the figures of a live gap in ``replay --json`` (never a verdict: the cause is the triage's)
+GAP_KEYS = ("floor_ms", "measured_ms", "gap", "peak_gbs", "dram_bw_gbs", "dram_busy_pct",
+            "useful_bw_gbs", "traffic_ratio", "idle_pct", "tokens_per_s", "nvlink_pct",
+            "batch", "slowest_gpu", "outlier_side", "source", "counter_quality", "note")
+
+
+def live_gaps_json(samples: Any, at: float) -> dict[str, dict[str, Any]]:
+    """Per host, its latest ``gap.sample`` up to ``at`` (``sample_t``, ``age_s``)."""
+    latest: dict[str, Any] = {}
+    for s in samples:
+        if s.t <= at:
+            latest[s.host] = s
+    return {host: {"sample_t": s.t, "age_s": round(at - s.t, 3),
+                   **{k: getattr(s, k, None) for k in GAP_KEYS}}
+            for host, s in latest.items()}

@@ -30,7 +30,6 @@ from typing import Any
 from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
 from perftriage.core.model.state import SessionState
-from perftriage.core.model.verdict_hold import confirmed_change
 from perftriage.core.replay.snapshot import structural_copy
 from perftriage.core.model.segments import segment_label
 from perftriage.core.store import stream, transcript
@@ -46,7 +45,7 @@ class Marker:
 
     index: int
     t: float
-    kind: str  # probe, hypothesis, verdict, note, gap, error, server, segment, baseline
+    kind: str  # probe, hypothesis, triage, note, gap, error, server, segment, baseline
     label: str
 
 
@@ -84,10 +83,10 @@ def marker_for(state: SessionState, event: ev.Event, index: int, before: Any) ->
     if isinstance(event, ev.HypothesisAdded):  # a beat of the story, whatever its status
         title = event.title.splitlines()[0][:50] if event.title else ""
         return Marker(index, t, "hypothesis", f"{event.hyp_id} + {title}".rstrip())
-    if isinstance(event, ev.GapSample):
-        kind = confirmed_change(state.gap_samples, event)
-        if kind is not None:
-            return Marker(index, t, "verdict", f"{event.host}: {kind}")
+    if isinstance(event, ev.TriageUpdated):
+        cause = top_cause(event)
+        if cause != before:  # the triage's top cause of the host changed
+            return Marker(index, t, "triage", f"{event.host}: {cause or 'nothing found'}")
     if isinstance(event, ev.NoteAdded):
         return Marker(index, t, "note", event.text.splitlines()[0][:60] if event.text else "note")
     if isinstance(event, ev.GapComputed):
@@ -117,7 +116,16 @@ def marker_context(state: SessionState, event: ev.Event) -> Any:
     if isinstance(event, ev.LogLines):
         src = state.logs.get(event.source_id)
         return src.errors[-1] if src is not None and src.errors else None
+    if isinstance(event, ev.TriageUpdated):
+        told = state.triage.get(event.host)
+        return top_cause(told) if told is not None else None
     return None
+
+
+def top_cause(e: ev.TriageUpdated) -> str:
+    """The cause the triage puts first for the host ("" with no finding): the
+    findings come ranked (``core/triage/model.ranked``)."""
+    return str(e.findings[0].get("cause") or "") if e.findings else ""
 
 
 @dataclass

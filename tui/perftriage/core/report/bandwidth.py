@@ -1,19 +1,23 @@
 """The report's bandwidth section: the recorded ``gap.sample`` events (the
-live gap, once a second) per host, as debounced verdict spans with their
-median figures and a small time plot; and the latest per-GPU counters."""
+live gap, once a second) per host, as figures per phase of the triage (the
+phases of "What's wrong": the medians of each figure over the phase, beside
+the cause the triage puts first there) with a small time plot; and the
+latest per-GPU counters. The gap measures, the triage judges: no cause is
+decided here."""
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from perftriage.core.analysis.verdict_spans import HOLD_S, VerdictSpan, spans_by_host
 from perftriage.core.model.state import SessionState
 from perftriage.core.report.md_text import cell, inline
+from perftriage.core.triage.phases import Phase
 
 SPARKS = "▁▂▃▄▅▆▇█"
 PLOT_WIDTH = 60
-MAX_SPANS = 20  # per host: the latest ones
+MAX_SPANS = 20  # phases per host: the latest ones
 
 
 def spark_row(values: list[float | None], width: int = PLOT_WIDTH, hi: float | None = None) -> str:
@@ -38,33 +42,73 @@ def _f(v: float | None, spec: str) -> str:
     return "n/a" if v is None else format(v, spec)
 
 
-def _host_gap_lines(host: str, spans: list[VerdictSpan],
+MEDIAN_KEYS = ("floor_ms", "measured_ms", "gap", "dram_bw_gbs", "useful_bw_gbs",
+               "traffic_ratio", "idle_pct")
+
+
+def _median(rows: Sequence[Any], key: str) -> float | None:
+    values = [v for s in rows if (v := getattr(s, key, None)) is not None]
+    return statistics.median(values) if values else None
+
+
+def _quality(rows: Sequence[Any]) -> str:
+    """The counters' quality over the rows: ``ok``, else each other kind with
+    its count of samples (``stuck 3``)."""
+    counts: dict[str, int] = {}
+    for s in rows:
+        q = getattr(s, "counter_quality", "") or "ok"
+        counts[q] = counts.get(q, 0) + 1
+    bad = [f"{q} {n}" for q, n in counts.items() if q != "ok"]
+    return ", ".join(bad) if bad else "ok"
+
+
+def _windows(host: str, rows: list[Any], phases: Sequence[Phase]
+             ) -> list[tuple[float, float, str, list[Any]]]:
+    """(from, to, the triage's top cause, the samples) per phase of ``host``;
+    one window over every sample when the triage has no phase of the host."""
+    mine = [p for p in phases if p.host == host]
+    if not mine:
+        return [(rows[0].t, rows[-1].t, "", rows)]
+    out = []
+    for i, p in enumerate(mine):
+        last = i == len(mine) - 1
+        got = [s for s in rows if p.start <= s.t and (s.t < p.end or (last and s.t <= p.end))]
+        top = p.top.cause if p.top is not None else "nothing found"  # ranked: the first
+        out.append((p.start, p.end, top, got))
+    return out
+
+
+def _host_gap_lines(host: str, rows: list[Any], phases: Sequence[Phase],
                     clock: Callable[[float | None], str], headline: str | None) -> list[str]:
-    """One host's live gap: its verdict spans (a verdict counts once it has
-    held a few seconds) with the median figures of each, and a time plot."""
-    rows = [s for span in spans for s in span.samples]
-    last = spans[-1]
-    # the headline is the triage's dominant finding over the steady phases, never the
-    # verdict of the last seconds (a stopped server reads "0 GB/s ... stale")
-    out = [f"### {inline(host)}: **{inline(headline or last.verdict)}**", "",
-           f"{len(rows)} samples, counters: {inline(rows[-1].source)}; "
-           f"{len(spans)} verdict span{'s' if len(spans) > 1 else ''} "
-           f"(a verdict changes once it has held {HOLD_S:g} s).", "",
-           "| from | to | verdict | samples | floor ms | measured ms | gap | DRAM GB/s | "
-           "useful GB/s | traffic × | DRAM idle % |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for span in spans[-MAX_SPANS:]:
-        m = span.medians()
-        out.append(f"| {clock(span.start_t)} | {clock(span.end_t)} | {span.verdict_kind} | "
-                   f"{len(span.samples)} | {_f(m['floor_ms'], '.3f')} | "
-                   f"{_f(m['measured_ms'], '.3f')} | {_f(m['gap'], '.2f')} | "
-                   f"{_f(m['dram_bw_gbs'], '.0f')} | {_f(m['useful_bw_gbs'], '.0f')} | "
-                   f"{_f(m['traffic_ratio'], '.2f')} | {_f(m['idle_pct'], '.0f')} |")
-    if len(spans) > MAX_SPANS:
-        out.append(f"| … | | {len(spans) - MAX_SPANS} earlier spans left out | | | | | | | | |")
-    out += ["", *[f"- {clock(span.start_t)}–{clock(span.end_t)}: {span.verdict}"
-                  for span in spans[-MAX_SPANS:]], ""]
-    out += [f"Over time ({clock(rows[0].t)} to {clock(rows[-1].t)}):", "", "```",
+    """One host's live gap: its figures per phase of the triage (medians over
+    the phase) and a time plot."""
+    windows = _windows(host, rows, phases)
+    # the headline is the triage's dominant finding over the steady phases (Markdown-safe:
+    # triage_section.headline escapes it)
+    title = f"### {inline(host)}" + (f": **{headline}**" if headline else "")
+    out = [title, "",
+           f"{len(rows)} samples, counters: {inline(rows[-1].source)}; figures per phase of "
+           "the triage (medians over the phase); the cause is the triage's (What's wrong).", "",
+           "| from | to | triage's top | samples | floor ms | measured ms | gap | DRAM GB/s | "
+           "useful GB/s | traffic × | DRAM idle % | counters |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    shown = windows[-MAX_SPANS:]
+    for start, end, top, got in shown:
+        m = {k: _median(got, k) for k in MEDIAN_KEYS}
+        out.append(f"| {clock(start)} | {clock(end)} | {inline(top) or '—'} | {len(got)} | "
+                   f"{_f(m['floor_ms'], '.3f')} | {_f(m['measured_ms'], '.3f')} | "
+                   f"{_f(m['gap'], '.2f')} | {_f(m['dram_bw_gbs'], '.0f')} | "
+                   f"{_f(m['useful_bw_gbs'], '.0f')} | {_f(m['traffic_ratio'], '.2f')} | "
+                   f"{_f(m['idle_pct'], '.0f')} | {_quality(got)} |")
+    if len(windows) > MAX_SPANS:
+        out.append(f"| … | | {len(windows) - MAX_SPANS} earlier phases left out "
+                   "| | | | | | | | | |")
+    notes = [(start, end, note) for start, end, _, got in shown
+             if got and (note := getattr(got[-1], "note", ""))]
+    if notes:
+        out += ["", *[f"- {clock(start)}–{clock(end)}: {inline(note)}"
+                      for start, end, note in notes]]
+    out += ["", f"Over time ({clock(rows[0].t)} to {clock(rows[-1].t)}):", "", "```",
             f"DRAM busy %  {spark_row([s.dram_busy_pct for s in rows], hi=100)}",
             f"traffic ×    {spark_row([s.traffic_ratio for s in rows])}",
             f"gap ×        {spark_row([s.gap for s in rows])}", "```", ""]
@@ -72,14 +116,19 @@ def _host_gap_lines(host: str, spans: list[VerdictSpan],
 
 
 def bandwidth_section(state: SessionState, clock: Callable[[float | None], str],
-                      headline: Callable[[str], str | None] = lambda _h: None) -> list[str]:
+                      headline: Callable[[str], str | None] = lambda _h: None,
+                      phases: Sequence[Phase] = ()) -> list[str]:
+    """``phases``: the recording's triage (the report's "What's wrong")."""
     samples = list(state.gap_samples)
     with_counters = {n: hs.counters for n, hs in state.hosts.items() if hs.counters is not None}
     if not samples and not with_counters:
         return []
     out = ["## Memory bandwidth and the live gap", ""]
-    for host, spans in spans_by_host(samples).items():
-        out += _host_gap_lines(host, spans, clock, headline(host))
+    per_host: dict[str, list[Any]] = {}
+    for sample in samples:
+        per_host.setdefault(sample.host, []).append(sample)
+    for host, rows in per_host.items():
+        out += _host_gap_lines(host, rows, phases, clock, headline(host))
     for name, c in with_counters.items():
         if c.error and not c.gpus:
             out += [f"{inline(name)}: bandwidth counters n/a ({inline(c.error)}).", ""]

@@ -396,7 +396,7 @@ def render(
         lines += [f"> Warning: the transcript has a problem at {p}; everything before it is "
                   "included.", ""]
     lines += _gap_section(state)
-    lines += bandwidth_section(state, clock, lambda host: headline(triaged, host))
+    lines += bandwidth_section(state, clock, lambda host: headline(triaged, host), triaged)
     lines += engine_section(state)
     lines += profile_section(state)
     lines += kernels_section(state)

@@ -5,6 +5,11 @@ GPM counters come from the host's counter source (local NVML GPM, else one
 lines the server log gained during the same window. The peak comes from the
 host's NVML (bus width x clock), else the table by GPU name; NVLink capacity
 from ``nvidia-smi nvlink -s``.
+
+The gap measures; what it means is the triage's (:func:`judge`): the
+window's readings go into a recording as the cockpit would have recorded
+them, and the triage's phase of it is the diagnosis, so ``perftriage gap``
+and ``perftriage triage`` cannot disagree.
 """
 
 from __future__ import annotations
@@ -13,10 +18,15 @@ import asyncio
 import shlex
 import statistics
 from dataclasses import dataclass
+from typing import Any
+
+import msgspec
 
 from perftriage.core.analysis import gap as gap_math
+from perftriage.core.compare.recording import Recording
 from perftriage.core.gpus import peak_bandwidth
-from perftriage.core.model.events import GpuCounters, GpuCountersSample
+from perftriage.core.model.events import GapSample, GpuCounters, GpuCountersSample
+from perftriage.core.triage.phases import Phase, host_phases
 from perftriage.core.parse import logparse
 from perftriage.services.sources.gpm_snapshot import is_local
 from perftriage.services.sources.gpm_remote import RemoteGpmSource, table_peaks
@@ -164,9 +174,59 @@ async def collect(host, seconds: float, *, nvml=None, warmup_s: float = 15.0,
         await asyncio.gather(task, return_exceptions=True)
 
 
+@dataclass
+class Measured:
+    """The gap's figures over the window, and the triage of the window."""
+
+    gap: gap_math.GapResult
+    triage: Phase | None
+
+    def public(self) -> dict[str, Any]:
+        """``perftriage gap --json``: the figures, and ``triage`` (the phase's
+        ``top`` cause and its findings, as ``perftriage triage --json``).
+        ``verdict`` / ``verdict_kind`` are the top finding's line and cause,
+        kept for a release (deprecated: read ``triage``)."""
+        top = self.triage.top if self.triage is not None else None  # ranked: the first
+        cause = top.cause if top is not None else ""
+        out: dict[str, Any] = {}
+        for key, value in self.gap.public().items():
+            out[key] = value
+            if key == "gpus":  # where the documented shape has had it
+                out["verdict"] = top.line() if top is not None else ""
+        out["verdict_kind"] = cause
+        out["triage"] = None if self.triage is None else {
+            "from": round(self.triage.start, 3), "to": round(self.triage.end, 3),
+            "top": cause, "findings": [f.public() for f in self.triage.findings]}
+        return out
+
+
+def judge(host: str, result: gap_math.GapResult, samples: list[GpuCountersSample],
+          tps: float | None, batch: int | None) -> Phase | None:
+    """The triage of the window: one reading a second of the gap's figures,
+    the counters (and NVML's utilisation beside them: the GPU's busy share)
+    and the log's decode rate, as the cockpit records them, through the
+    triage's own phases."""
+    rec = Recording(name=f"gap {host}")
+    figures = result.event_fields()
+    n = max(1, len(samples))
+    for i in range(n):
+        t = float(i)
+        rec.feed(GapSample(t=t, host=host, **figures))
+        if i < len(samples):
+            rec.feed(msgspec.structs.replace(samples[i], t=t))
+            utils = [c.util_pct for c in samples[i].gpus if c.util_pct is not None]
+            if utils:
+                rec.add("gpu_util", host, t, sum(utils) / len(utils))
+        rec.add("decode_tps", host, t, tps)
+        rec.add("running", host, t, batch)
+    phases = host_phases(rec, host, 0.0, float(n - 1))
+    return phases[-1] if phases else None
+
+
 async def measure(host, *, bytes_gb: float, seconds: float = 5.0, n_gpus: int | None = None,
-                  log_host=None, log_path: str | None = None, nvml=None) -> gap_math.GapResult:
-    """The gap on ``host`` over ``seconds``; raises FileNotFoundError for a missing log."""
+                  log_host=None, log_path: str | None = None, nvml=None) -> Measured:
+    """The gap on ``host`` over ``seconds`` and the triage of it; raises
+    FileNotFoundError for a missing log."""
     if not is_local(host):  # unreachable is its own failure (exit 3), not "no counters"
         res = await host.transport.run("true", timeout=30)
         if res.timed_out:
@@ -195,4 +255,4 @@ async def measure(host, *, bytes_gb: float, seconds: float = 5.0, n_gpus: int | 
         bytes_gb=bytes_gb, counters=counters, peak_gbs=peak, n_gpus=n_gpus, tokens_per_s=tps,
         batch=batch, nvlink_capacity_gbs=min(capacity.values()) if capacity else None,
         source=source, error=error, engine_read_gbs=read, accept_len=accept)
-    return result
+    return Measured(result, judge(host.name, result, samples, tps, batch))

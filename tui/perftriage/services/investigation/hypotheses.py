@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from perftriage.core.model.events import HypothesisAdded
+from perftriage.core.model.events import HypothesisAdded, NoteAdded
 from perftriage.services.investigation.session import Session
 
 
@@ -17,8 +17,11 @@ def add_hypotheses(session: Session, hypotheses) -> int:
         if h.title in have:
             continue
         have.add(h.title)
-        session.emit(HypothesisAdded(hyp_id=_new_id(session), title=h.title, note=h.note,
+        hyp_id = _new_id(session)
+        session.emit(HypothesisAdded(hyp_id=hyp_id, title=h.title, note=h.note,
                                      check=h.check, for_s=h.for_s, scope=h.scope))
+        for note in getattr(h, "notes", ()):  # a check reading a deprecated signal
+            session.emit(NoteAdded(text=f"{hyp_id}: {note}"))
         added += 1
     return added
 

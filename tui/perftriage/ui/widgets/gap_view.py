@@ -5,7 +5,9 @@ second from the session state with :func:`perftriage.core.analysis.gap_live.live
 Shows floor, measured and gap; three witnesses of the traffic (achieved
 DRAM, useful, the engine's own estimate) and the achieved/useful ratio; DRAM
 idle share; NVLink against its capacity; one bar per GPU with the GPU that
-deviates from the others marked; the verdict in words; and, with an ``ncu``
+deviates from the others marked; what the counters are worth (stuck, none,
+inconsistent, witnesses that disagree); the triage's top finding (the gap
+measures, the triage judges); and, with an ``ncu``
 probe's result, where the bandwidth goes: the kernels furthest below their
 roofline weighted by their share of the step, and the bytes a decode step
 must read against the recorded gap's weights (core/analysis/must_read.py).
@@ -21,20 +23,16 @@ from textual.widgets import Static
 from perftriage.core.analysis.gap import GapResult
 from perftriage.core.analysis.gap_live import counters_host, live_gap
 from perftriage.core.analysis.must_read import must_read_lines
-from perftriage.core.analysis.verdict_spans import current_span
-from perftriage.core.model.verdict_hold import HOLD_S
 from perftriage.core.profile.ncu_join import bandwidth_lines
-from perftriage.core.report.markdown import clock
 from perftriage.core.view.baseline_view import GAP_METRICS
 from perftriage.ui.app_context import app_context
 from perftriage.ui.widgets.baseline_text import baseline_lines
 from perftriage.core.model.state import Section, SessionState
 from perftriage.ui.widgets.format import bar, markup, text_lines
-from perftriage.ui.widgets.status_style import STATUS_VAR, styled, threshold
+from perftriage.ui.widgets.status_style import STATUS_VAR, threshold
 from perftriage.ui.widgets.triage_text import verdict_text
 
-VERDICT_STATUS = {"near-floor": "supported", "wasted-traffic": "refuted", "communication": "testing",
-                  "idle": "testing", "access": "testing", "stuck": "failed"}
+QUALITY_STATUS = {"stuck": "failed", "none": "testing", "inconsistent": "testing"}
 
 
 def _v(x: float | None, spec: str, unit: str = "") -> str:
@@ -54,8 +52,6 @@ def gap_lines(r: GapResult | None, host: str | None, per_gpu_peak: dict[int, flo
     if r.error and r.dram_busy_pct is None:
         lines.append(markup("counters n/a: $error", error=r.error))
     gap = _v(r.gap, ".2f", "×")
-    if r.gap is not None:
-        gap = styled("supported" if r.gap <= 1.15 else "refuted" if r.gap > 2 else "testing", gap)
     lines.append(f"floor {_v(r.floor_ms, '.3f', ' ms')}   measured {_v(r.measured_ms, '.3f', ' ' + r.ms_label)}"
                  f"   gap [b]{gap}[/b]")
     peak = f" of {r.peak_gbs:.0f}" if r.peak_gbs else ""
@@ -68,9 +64,10 @@ def gap_lines(r: GapResult | None, host: str | None, per_gpu_peak: dict[int, flo
                  + (f"   batch {r.batch}" if r.batch else "")
                  + f"   engine est. {_v(r.engine_read_gbs, '.0f', ' GB/s')}")
     lines += gpu_lines(r)
-    lines.append(Content("verdict: ") + markup(
-        f"[{STATUS_VAR.get(VERDICT_STATUS.get(r.verdict_kind, 'open'), '$text')}]$verdict[/]",
-        verdict=r.verdict))
+    if r.note:  # what the figures are worth: never a cause (the triage's line below)
+        status = QUALITY_STATUS.get(r.counter_quality, "open")
+        lines.append(Content("counters: ") + markup(
+            f"[{STATUS_VAR.get(status, '$text')}]$note[/]", note=r.note))
     return lines
 
 
@@ -136,24 +133,14 @@ class GapView(Static):
         host = counters_host(self.session_state, self.host)
         r = live_gap(self.session_state, host, self.inputs) if host else None
         lines = gap_lines(r, host, why=self.why if host == self.host else "")
-        triaged = host is not None and host in self.session_state.triage
-        span = current_span(self.session_state.gap_samples, host) if host else None
-        if span is not None and not triaged:
-            # the recorded verdict, debounced: it changes once a new one held a few seconds
-            lines.append(markup(f"[$text-muted]held: $kind since {clock(span.start_t)} "
-                                f"(a verdict changes after {HOLD_S:g} s)[/]",
-                                kind=span.verdict_kind))
+        if host is not None and r is not None:
+            # the verdict is the triage's top finding (the main screen's line says the same)
+            lines.append(Content.from_rich_text(verdict_text(self.session_state, host))
+                         if host in self.session_state.triage else
+                         "verdict: [$text-muted]the triage has not evaluated this host yet[/]")
         lines += where_lines(self.session_state)
         lines += baseline_lines(self, self.session_state, GAP_METRICS, host)
-        if not triaged:
-            self.update(text_lines(lines))
-            return
-        # the verdict is the triage's top finding (the main screen's line says the same)
-        assert host is not None
-        verdict = Content.from_rich_text(verdict_text(self.session_state, host))
-        self.update(text_lines(
-            [verdict if isinstance(line, Content) and line.plain.startswith("verdict: ") else line
-             for line in lines]))
+        self.update(text_lines(lines))
 
 
 def where_lines(state: SessionState) -> list[Content]:

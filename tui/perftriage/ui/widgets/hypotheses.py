@@ -11,7 +11,7 @@ screen shows it: ``perftriage.ui.flows.hypotheses``).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from rich.style import Style
 from rich.text import Text
@@ -21,7 +21,6 @@ from textual.widgets import DataTable, Static
 
 from perftriage.ui.app_context import ask_for_screen
 from perftriage.core.analysis import roofline
-from perftriage.core.analysis.verdict_spans import current_span
 from perftriage.core.model import events as ev
 from perftriage.core.model.check_state import verdict_cell
 from perftriage.core.model.state import Hypothesis, ProbeState, Section, SessionState
@@ -279,17 +278,15 @@ class HypothesesPane(Pane):
 
 
 def live_gap_line(state: SessionState) -> Text:
-    """``live gap 5.78× on h200 · wasted-traffic since 00:31`` per host with
-    gap samples (Text: the host names as text, never markup); empty without any."""
-    samples = state.gap_samples
-    hosts = list(dict.fromkeys(s.host for s in samples))
+    """``live gap 5.78× on h200 · traffic 5.0×`` per host with gap samples:
+    figures only, the cause is the triage's line (Text: the host names as
+    text, never markup); empty without any."""
+    latest: dict[str, Any] = {}
+    for s in state.gap_samples:
+        latest[s.host] = s
     parts: list[Text] = []
-    for host in hosts:
-        span = current_span(samples, host)
-        last = next(s for s in reversed(samples) if s.host == host)
-        if span is None:
-            continue
+    for host, last in latest.items():
         gap = "n/a" if last.gap is None else f"{last.gap:.2f}×"
-        parts.append(Text.assemble((gap, "bold"), f" on {visible(host)} · {span.verdict_kind} "
-                                   f"since {clock(span.start_t)}"))
+        traffic = "" if last.traffic_ratio is None else f" · traffic {last.traffic_ratio:.1f}×"
+        parts.append(Text.assemble((gap, "bold"), f" on {visible(host)}{traffic}"))
     return Text("live gap ").append_text(Text("; ").join(parts)) if parts else Text()

@@ -14,7 +14,7 @@ from perftriage.ui.widgets.status_style import rich_colour
 
 MARKER_VAR = {
     "error": "$status-failed", "server": "$status-warn", "hypothesis": "$status-running",
-    "gap": "$status-ok", "verdict": "$status-warn", "note": "$status-neutral", "probe": "$status-muted",
+    "gap": "$status-ok", "triage": "$status-warn", "note": "$status-neutral", "probe": "$status-muted",
     "cursor": "$accent", "played": "$status-running", "segment": "$accent",
     "baseline": "$accent",
 }

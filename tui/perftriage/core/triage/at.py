@@ -1,0 +1,52 @@
+"""The triage's answer at one moment of a recording, per host
+(``replay --at T --json``'s ``triage``): what the cockpit said then (the
+host's latest ``triage.updated`` up to T, what the Triage view showed), else
+the phase of the recording's triage that holds T (the phases ``perftriage
+triage`` and the report read). Either way the same findings, ranked, and
+``top``: the cause the triage puts first ("" with none)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from perftriage.core.model import events as ev
+from perftriage.core.triage.phases import Phase
+
+
+def phase_at(phases: list[Phase], host: str, t: float) -> Phase | None:
+    """The phase of ``host`` holding ``t`` (the later one at a cut; the
+    last one after the recording's end)."""
+    mine = [p for p in phases if p.host == host]
+    held = [p for p in mine if p.start <= t <= p.end]
+    if held:
+        return held[-1]
+    before = [p for p in mine if p.start <= t]
+    return before[-1] if before else None
+
+
+def _top(findings: list[dict[str, Any]]) -> str:
+    # ranked by the triage (core/triage/model.ranked): the first is its top
+    return str(findings[0].get("cause") or "") if findings else ""
+
+
+def told_json(e: ev.TriageUpdated) -> dict[str, Any]:
+    return {"source": "recorded", "from": round(e.start, 3), "to": round(e.end, 3),
+            "top": _top(e.findings), "findings": list(e.findings), "earlier": list(e.earlier)}
+
+
+def phase_json(p: Phase) -> dict[str, Any]:
+    d = p.public()
+    return {"source": "recording", "from": d["from"], "to": d["to"], "top": _top(d["findings"]),
+            "findings": d["findings"], "earlier": d["earlier"]}
+
+
+def triage_at_json(told: Mapping[str, ev.TriageUpdated], phases: list[Phase] | None,
+                   t: float) -> dict[str, dict[str, Any]]:
+    """Per host: the recorded triage at ``t`` (``told``: the state's
+    ``triage``), else the recording's phase holding ``t``."""
+    out = {host: told_json(e) for host, e in told.items()}
+    for host in dict.fromkeys(p.host for p in phases or []):
+        if host not in out and (p := phase_at(phases or [], host, t)) is not None:
+            out[host] = phase_json(p)
+    return out
