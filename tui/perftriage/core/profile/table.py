@@ -160,6 +160,27 @@ def idle_line(s: ProfileSummary) -> str | None:
     return " · ".join(parts) or None
 
 
+def gaps_line(s: ProfileSummary) -> str | None:
+    """The device idle by gap length and the longest gap, in one line:
+    ``idle by gap length: <100us 0.17 ms (1 %) · 1-10ms 20.75 ms (99 %) ·
+    3 gaps of 1 ms or more, the longest 6.98 ms at 21.35 ms (TP-0), host late,
+    no CPU op spans it``; None without a split (nsys, older captures)."""
+    if not s.idle_by_gap_length or not any(g.gaps for g in s.idle_by_gap_length):
+        return None
+    parts = [f"{g.range} {g.idle_ms:.2f} ms ({g.pct:.0f} %)" for g in s.idle_by_gap_length
+             if g.gaps]
+    text = "idle by gap length: " + " · ".join(parts)
+    longs = sum(g.gaps for g in s.idle_by_gap_length if g.range in ("1-10ms", ">10ms"))
+    if s.long_gaps:
+        g = s.long_gaps[0]
+        rank = f" ({visible(g.rank)})" if g.rank and s.ranks > 1 else ""
+        who = f"spanned by `{visible(g.op[:80])}`" if g.op else "no CPU op spans it"
+        text += (f" · {longs} gap(s) of 1 ms or more, the longest {g.dur_ms:.2f} ms at "
+                 f"{g.start:.2f} ms{rank}, {'host late' if g.host_wait else 'kernels queued'}, "
+                 f"{who}")
+    return text
+
+
 def per_rank(s: ProfileSummary, steps: int | None = None) -> str:
     """Kernel time and window per rank (the summary's figures are summed over
     ranks: two ~19 ms ranks read as a 38 ms window), and per step when the
@@ -194,6 +215,8 @@ def render(s: ProfileSummary, top: int | None = 20, steps: int | None = None) ->
         f"{s.ranks} rank(s), {len(s.kernels)} kernels ({s.source}): {timeline_part(s, steps)}",
         *([NO_TIMELINE] if s.window_ms is None else []),
         *([line] if (line := idle_line(s)) else []),
+        *([line] if (line := gaps_line(s)) else []),
+        *([f"warm-up: {visible(s.warmup)}"] if s.warmup else []),
         "",
         "buckets: " + "  ".join(f"{b.bucket} {b.pct:.1f}%" for b in s.buckets),
         "",

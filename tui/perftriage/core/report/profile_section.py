@@ -9,7 +9,7 @@ from perftriage.core.compare.numbers import pair_texts
 from perftriage.core.compare.profile_diff import SAME_SHARE_PTS, SAME_TIME_PCT, diff, within_noise
 from perftriage.core.model.state import SessionState
 from perftriage.core.profile.compare import compare
-from perftriage.core.profile.table import idle_line, short_name, short_names
+from perftriage.core.profile.table import gaps_line, idle_line, short_name, short_names
 from perftriage.core.report.md_text import cell, code, code_cell, inline
 from perftriage.core.model.events import ProfileCaptured
 from perftriage.core.profile.model import KernelRow
@@ -104,6 +104,9 @@ def profile_section(state: SessionState) -> list[str]:
         out += [inline(headline(cap)), ""]
         if (why := idle_line(s)) is not None:
             out += [inline(why), ""]
+        if (gaps := gaps_line(s)) is not None:
+            out += [inline(gaps), ""]
+            out += _long_gaps(s)
         out.append("Buckets: " + ", ".join(f"{inline(b.bucket)} {b.pct:.1f} %" for b in s.buckets))
         out += ["", "| kernel | bucket | total ms | calls | avg µs | p50 / p99 µs | share "
                     "| launched by |",
@@ -126,3 +129,18 @@ def profile_section(state: SessionState) -> list[str]:
         out.append("")
         prev = cap
     return out
+
+
+def _long_gaps(s) -> list[str]:
+    """The longest idle gaps with the CPU op spanning each (issue 48.2)."""
+    if not s.long_gaps:
+        return []
+    out = ["| rank | at ms | gap ms | host | CPU op spanning it |", "|---|---:|---:|---|---|"]
+    for g in s.long_gaps[:LONG_GAPS_SHOWN]:
+        out.append(f"| {cell(g.rank)} | {g.start:.2f} | {g.dur_ms:.2f} | "
+                   f"{'late' if g.host_wait else 'queued'} | "
+                   f"{code_cell(g.op) if g.op else '(none: stacks would say)'} |")
+    return out + [""]
+
+
+LONG_GAPS_SHOWN = 5

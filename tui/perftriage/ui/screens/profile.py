@@ -36,7 +36,7 @@ from perftriage.core.compare.profile_diff import diff
 from perftriage.core.profile.ncu import MEMORY, NEAR, NcuKernel, bw_pct
 from perftriage.core.profile.ncu_join import latest_summary, match_profile
 from perftriage.core.profile.buckets import Classifier
-from perftriage.core.profile.table import idle_line, kernel_detail, short_names
+from perftriage.core.profile.table import gaps_line, idle_line, kernel_detail, short_names
 from perftriage.core.sanitize import visible
 from perftriage.core.view.baseline_view import profile_lines
 from perftriage.core.view.profile_view import bar_segments, headline
@@ -219,9 +219,9 @@ class ProfileScreen(Screen[None]):
             self.query_one("#profile-compare", Static).update("")
             return
         pos = state.profiles.index(cap) + 1
-        why = idle_line(cap.summary)
+        why = [line for line in (idle_line(cap.summary), gaps_line(cap.summary)) if line]
         head.update(Text(f"[{pos}/{len(state.profiles)}] " + visible(headline(cap))
-                         + (f"\n{visible(why)}" if why else "")))
+                         + "".join(f"\n{visible(line)}" for line in why)))
         self.query_one("#profile-bar", Static).update(bar_text(cap))
         s = cap.summary
         # figures first, the (long) name last: as Nsight's kernel summary
