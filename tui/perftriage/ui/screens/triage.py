@@ -36,22 +36,29 @@ from perftriage.ui.widgets.logs import LogsPane
 from perftriage.ui.widgets.footer import FittingFooter
 from perftriage.ui.widgets.row_table import last_column_room
 from perftriage.ui.widgets.triage_text import (
+    FAILED_STYLE,
     SEVERITY_STYLE,
     LEAD_STYLE,
     earlier_text,
     evidence_text,
     host_order,
+    latest_step,
     pct_text,
+    step_status,
 )
 
 
 TITLE_MIN_WIDTH = 24  # a finding title's column, however narrow the screen
+# steps asked about once before they run (ncu replays each kernel it profiles; a
+# capture says that it pauses an eager server on the "⏎ runs" line, and runs on ⏎)
+HEAVY = frozenset({"ncu"})
 
 
 class TriageScreen(Screen[None]):
     VIEW_NAME = "Triage"
     VIEW = True  # Esc: back to the view it was opened from, then the main screen
-    SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.TRIAGE})
+    # the findings, and the probes their steps ran (running, done, failed: said here)
+    SECTIONS: ClassVar[frozenset[Section]] = frozenset({Section.TRIAGE, Section.PROBES})
 
     BINDINGS = [
         Binding("escape", "close", "back", id="triage.close"),
@@ -74,6 +81,12 @@ class TriageScreen(Screen[None]):
         self._rows: list[tuple[str, dict[str, Any]]] = []  # (host, finding), table order
         self._hosts = 0
         self.outcomes: dict[tuple[str, str], str] = {}  # (host, cause) -> what Enter ran
+        # the highlight follows the top finding until the user moves it (then it stays
+        # on the same cause across refreshes); a pick from a hypothesis is a move
+        self._moved = pick is not None
+        self._placed: tuple[str, str] | None = None  # (host, cause) the view highlighted
+        self._confirm: tuple[str, str] | None = None  # a heavy step asked about once
+        self._state: SessionState | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="triage-head")
@@ -92,8 +105,9 @@ class TriageScreen(Screen[None]):
     # --- rendering ---------------------------------------------------------------
 
     def show_state(self, state: SessionState) -> None:
+        self._state = state
         table = self.query_one("#triage-findings", DataTable)
-        picked = self.selected if self._rows else self._pick
+        picked = (self.selected if self._rows else self._pick) if self._moved else None
         hosts = host_order(state)
         many = len(hosts) > 1
         if not table.columns or many != (self._hosts > 1):
@@ -133,11 +147,11 @@ class TriageScreen(Screen[None]):
         self.query_one("#triage-head", Static).update(self._head(state, hosts))
         self.query_one("#triage-earlier", Static).update(earlier)
         self.query_one("#triage-earlier", Static).display = bool(earlier)
-        if picked is not None:
-            again = next((i for i, (h, f) in enumerate(self._rows)
-                          if (h, f.get("cause")) == picked), None)
-            if again is not None:
-                table.move_cursor(row=again)
+        again = next((i for i, (h, f) in enumerate(self._rows)
+                      if (h, f.get("cause")) == picked), None) if picked is not None else None
+        if self._rows:
+            table.move_cursor(row=again if again is not None else 0)
+        self._placed = self.selected
         self._show_detail()
 
     def _head(self, state: SessionState, hosts: list[str]) -> Text:
@@ -188,16 +202,38 @@ class TriageScreen(Screen[None]):
             out.append(visible(p.text))
             if p.problem:
                 out.append(f" — not now: {visible(p.problem)}", style="yellow")
-        ran = self.outcomes.get((host, str(f.get("cause"))))
-        if ran:
+        key = (host, str(f.get("cause")))
+        if p is not None and p.kind in HEAVY and self._confirm == key:
+            out.append("\n⏎ again runs it (HEAVY: it replays every kernel it profiles)",
+                       style="bold yellow")
+        status = self._step_status(host, f, p)
+        ran = self.outcomes.get(key)
+        if status is not None:
+            out.append("\nlast step: ", style="bold")
+            out.append_text(status)
+        elif ran:
             out.append("\nran: ", style="bold")
-            out.append(visible(ran), style="green")
+            out.append(visible(ran), style=FAILED_STYLE if "failed" in ran else "green")
         detail.update(out)
+
+    def _step_status(self, host: str, f: dict[str, Any],
+                     p: next_step.StepPlan | None) -> Text | None:
+        """The probe the finding's step ran in this phase: running, done or failed."""
+        state = self._state
+        told = state.triage.get(host) if state is not None else None
+        kind = p.kind if p is not None else str((f.get("next") or {}).get("kind") or "")
+        if state is None or told is None:
+            return None
+        return step_status(state, host, kind, told.start)
 
     def _plan(self, host: str, f: dict[str, Any]) -> next_step.StepPlan | None:
         return next_step.plan(app_context(self).cockpit, host, f)  # by (host, cause): live only
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.selected != self._placed:  # the user moved it (not a refresh)
+            self._moved = True
+            self._placed = self.selected
+            self._confirm = None
         self._show_detail()
 
     # --- actions -------------------------------------------------------------------
@@ -215,8 +251,21 @@ class TriageScreen(Screen[None]):
         if p is None:
             self.notify(f"{f.get('cause')}: no next step — the evidence is in")
             return
-        outcome = next_step.run(app_context(self).cockpit, p)
         key = (host, str(f.get("cause")))
+        state, told = self._state, (self._state.triage.get(host) if self._state else None)
+        busy = latest_step(state, host, p.kind, told.start) if state and told else None
+        if busy is not None and not busy.finished:  # never a second copy
+            self.notify(f"{p.kind} {busy.probe_id} already {busy.status} on {host} since "
+                        f"{clock(busy.started_t or busy.queued_t)}: not started again",
+                        severity="warning")
+            return
+        if p.kind in HEAVY and p.problem is None and self._confirm != key:  # ask once
+            self._confirm = key
+            self.notify(f"{p.text}: ⏎ again to run it", severity="warning")
+            self._show_detail()
+            return
+        self._confirm = None
+        outcome = next_step.run(app_context(self).cockpit, p)
         self.outcomes[key] = outcome.text
         if not outcome.started:
             self.notify(outcome.text, severity="warning")

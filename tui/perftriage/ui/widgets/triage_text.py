@@ -168,3 +168,66 @@ def evidence_text(f: dict[str, Any], host: str) -> Text:
 def _label(e: dict[str, Any]) -> str:
     witness, source = str(e.get("witness") or ""), str(e.get("source") or "")
     return visible(witness if source in ("", witness) else f"{witness} {source}")
+
+
+PROBE_STEPS = frozenset({"stacks", "ncu"})  # next steps that run as a probe
+FAILED_STYLE = "bold red"
+
+
+def latest_step(state: SessionState, host: str, kind: str, since: float):
+    """The latest probe of ``kind`` queued on ``host`` at or after ``since``
+    (a ProbeState), or None."""
+    found = None
+    for p in state.probes.values():
+        if p.host == host and p.kind == kind and p.queued_t >= since - 0.5:
+            found = p
+    return found
+
+
+def step_status(state: SessionState, host: str, kind: str, since: float) -> Text | None:
+    """What became of the last ``kind`` step run on ``host`` since ``since``
+    (the phase's start): running since when, its result, or its failure with
+    the error and what to do (issue 49.5: the failure sat in the Probes pane
+    while the Triage view still said "queued")."""
+    if kind not in PROBE_STEPS:
+        return None
+    p = latest_step(state, host, kind, since)
+    if p is None:
+        return None
+    out = Text()
+    name = f"{kind} {visible(p.probe_id)}"
+    if not p.finished:
+        when = p.started_t if p.started_t is not None else p.queued_t
+        out.append(f"{name} {p.status} on {visible(host)} since {clock(when)}", style="yellow")
+        return out
+    said = p.summary or (p.stderr.strip().splitlines() or [""])[-1]
+    if p.status == "ok":
+        out.append(f"{name} done: ", style="green")
+        out.append(visible(said))
+        return out
+    out.append(f"{name} {p.status}: ", style=FAILED_STYLE)
+    out.append(visible(said or f"exit status {p.exit_status}"))
+    out.append("\nwhat to do: ", style="bold")
+    out.append(_advice(kind, said))
+    return out
+
+
+def _advice(kind: str, said: str) -> str:
+    low = said.lower()
+    if kind == "stacks" and "py-spy" in low and ("not found" in low or "no py-spy" in low
+                                                or "install" in low):
+        return ("install py-spy where the server runs (pip install py-spy, in its venv or on "
+                "PATH), then ⏎ again")
+    if "ptrace" in low or "not permitted" in low:
+        return ("py-spy needs ptrace: run as root, add SYS_PTRACE to the container or set "
+                "kernel.yama.ptrace_scope = 0, then ⏎ again")
+    if kind == "ncu" and ("not found" in low or "no ncu" in low):
+        return "install Nsight Compute on the host or put ncu on PATH, then ⏎ again"
+    if kind == "ncu" and ("perm" in low or "counters" in low):
+        return ("ncu needs the GPU's performance counters: run as root or load the driver with "
+                "NVreg_RestrictProfilingToAdminUsers=0")
+    if "cannot be found" in low or "no python" in low or "not found" in low:
+        return ("point the cockpit at the server: its engine URL (metrics_url) or a [[servers]] "
+                "run started here, then ⏎ again")
+    return "the Probes pane (2, then ⏎ on the probe) shows its whole output"
+

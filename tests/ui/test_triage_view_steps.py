@@ -1,0 +1,107 @@
+"""Issue 49.5: the Triage view tells what happened to a finding's next step
+(a failure with its error and what to do, not "queued" while the failure
+sits in the Probes pane), never starts a second copy, and Enter acts on the
+top finding unless the user moved the highlight, which then stays on the
+same cause across refreshes."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, Static
+
+from perftriage.core.model import events as ev
+from perftriage.core.profile.summarize import summarize_files
+from perftriage.ui.app import PerftriageApp
+from perftriage.ui.screens.triage import TriageScreen
+from tests.core.test_triage_real import EAGER
+from tests.support.helpers import wait_for
+from tests.ui.test_triage_ui import derive, live_cockpit
+
+PYSPY_MISSING = ("py-spy not found on gpu2: install it in the server's venv "
+                 "(pip install py-spy)")
+
+
+def queue_as_events(cockpit) -> list[tuple[str, str, list[str]]]:
+    """probes.enqueue that records the probe in the session (as the runner does)
+    and runs nothing."""
+    queued: list[tuple[str, str, list[str]]] = []
+
+    def enqueue(host, kind, args, **_):
+        queued.append((host, kind, list(args)))
+        probe_id = f"p{len(queued)}"
+        cockpit.session.emit(ev.ProbeQueued(probe_id=probe_id, host=host, kind=kind,
+                                            args=list(args)))
+        return probe_id
+
+    cockpit.probes.enqueue = enqueue  # type: ignore[method-assign]
+    return queued
+
+
+def detail(screen) -> str:
+    return str(screen.query_one("#triage-detail", Static).render())
+
+
+async def open_view(app, pilot, cockpit):
+    derive(cockpit, (10.0, ev.ProfileCaptured(capture_id="prof1", host="gpu2",
+                                              summary=summarize_files(EAGER))))
+    await pilot.press("Y")
+    await wait_for(lambda: isinstance(app.screen, TriageScreen))
+    screen = app.screen
+    await wait_for(lambda: screen.query_one("#triage-findings", DataTable).row_count > 0)
+    return screen
+
+
+async def test_a_failed_step_says_its_error_and_what_to_do_and_is_never_run_twice(tmp_path):
+    cockpit = live_cockpit(tmp_path)
+    queued = queue_as_events(cockpit)
+    app = PerftriageApp(cockpit)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await open_view(app, pilot, cockpit)
+        assert screen._rows[0][1]["next"]["kind"] == "stacks"
+        await pilot.press("enter")
+        await wait_for(lambda: "last step: stacks p1 queued on gpu2 since" in detail(screen))
+        await pilot.press("enter")  # while it waits: said, not queued again
+        await pilot.pause()
+        assert len(queued) == 1
+        cockpit.session.emit(ev.ProbeFinished(probe_id="p1", status="error",
+                                              summary=PYSPY_MISSING))
+        await wait_for(lambda: "stacks p1 error: py-spy not found" in detail(screen))
+        text = detail(screen)
+        assert "what to do: install py-spy where the server runs" in text
+        assert "queued" not in text.split("last step:")[1]
+
+
+async def test_enter_acts_on_the_top_finding_until_the_highlight_is_moved(tmp_path):
+    cockpit = live_cockpit(tmp_path)
+    queue_as_events(cockpit)
+    app = PerftriageApp(cockpit)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await open_view(app, pilot, cockpit)
+        table = screen.query_one("#triage-findings", DataTable)
+        told = cockpit.session.state.triage["gpu2"]
+        lb = told.findings[0]
+        ranked = [lb, {**lb, "cause": "host-sync", "explains_pct": 20.0}]
+        swapped = ranked[::-1]
+        cockpit.session.emit(ev.TriageUpdated(host="gpu2", start=told.start, end=told.end + 0.5,
+                                              findings=ranked, earlier=[]))
+        await wait_for(lambda: len(screen._rows) == 2)
+        top, second = "launch-bound", "host-sync"
+        assert screen.selected == ("gpu2", top)
+        # the findings re-ranked (the second cause now first): not moved, the highlight
+        # follows the top
+        cockpit.session.emit(ev.TriageUpdated(host="gpu2", start=told.start, end=told.end + 1,
+                                              findings=swapped, earlier=[]))
+        await wait_for(lambda: screen._rows[0][1]["cause"] == second)
+        assert screen.selected == ("gpu2", second)
+        # moved by the user: it stays on that cause when the ranking changes back
+        await pilot.press("down")
+        await wait_for(lambda: screen.selected == ("gpu2", top))
+        cockpit.session.emit(ev.TriageUpdated(host="gpu2", start=told.start, end=told.end + 2,
+                                              findings=ranked, earlier=[]))
+        await wait_for(lambda: screen._rows[0][1]["cause"] == top)
+        await pilot.pause()
+        assert screen.selected == ("gpu2", top) and table.cursor_row == 0
+        cockpit.session.emit(ev.TriageUpdated(host="gpu2", start=told.start, end=told.end + 3,
+                                              findings=swapped, earlier=[]))
+        await wait_for(lambda: screen._rows[0][1]["cause"] == second)
+        await pilot.pause()
+        assert screen.selected == ("gpu2", top) and table.cursor_row == 1
