@@ -194,8 +194,13 @@ if target == "pid" and not targets and os.path.isdir("/proc/%s" % value):
 if by_tree:  # the server first, then its children in pid order
     targets.sort(key=lambda t: (t[0] != tree[0], t[0]))
 else:
-    seen.sort()
     targets.sort()
+def _started(pid):
+    try:  # /proc/PID/stat's starttime (clock ticks since boot)
+        return int((_read("/proc/%d/stat" % pid) or "").rsplit(")", 1)[1].split()[19])
+    except (IndexError, ValueError):
+        return 0
+seen.sort(key=lambda s: (-_started(s[0]), s[0]))  # the newest first: a server just started
 res.update(seen=seen[:50], seen_total=len(seen), others=others[:20], others_total=len(others))
 status = _read("/proc/self/status") or ""
 m = re.search(r"^CapEff:\s*([0-9a-fA-F]+)", status, re.M)

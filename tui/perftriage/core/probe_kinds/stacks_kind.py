@@ -413,11 +413,11 @@ def _verdict(args: list[str], status: int | None, out: str, err: str) -> Verdict
     else:
         idle = f", idle {proc.idle_pct:.0f} %" if proc.idle_pct is not None else ""
         if summary.mode == "record":  # its share of wall time first: the busy ones can mislead
-            text = (f"{top.name} ({_where(top)}) {wall_pct(top, proc):.1f} % of wall time, "
+            text = (f"{top.label()} ({_where(top)}) {wall_pct(top, proc):.1f} % of wall time, "
                     f"{top.self_pct:.1f} % of pid {proc.pid}'s "
                     f"{plural(proc.samples, 'busy sample')}{idle} ({what})")
         else:
-            text = (f"{top.name} ({_where(top)}) {top.self_pct:.1f} % of pid {proc.pid}'s "
+            text = (f"{top.label()} ({_where(top)}) {top.self_pct:.1f} % of pid {proc.pid}'s "
                     f"{plural(proc.samples, 'thread')}{idle} ({what})")
     failed = len(summary.processes) - len(ok)
     if failed:
@@ -452,12 +452,35 @@ def _answer(p: ProbeResult, frames: int) -> list[str]:
     return out
 
 
+def _with_wall(row: dict[str, Any], frame, proc: ProcessStacks | None,
+               mode: Mode) -> dict[str, Any]:
+    """A frame's JSON with ``wall_pct`` (its self share of wall time; null for a
+    dump, whose samples are threads) beside ``self_pct`` and ``total_pct`` (of
+    the busy samples), after them: the first fields keep their order."""
+    wall = wall_pct(frame, proc) if mode == "record" and proc is not None else None
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        out[k] = v
+        if k == "total_pct":
+            out["wall_pct"] = wall
+    return out
+
+
 def json_fields(p: ProbeResult) -> dict[str, Any]:
-    """``--json``: ``processes`` and ``top`` beside ``host``."""
+    """``--json``: ``processes`` and ``top`` beside ``host``; each frame's
+    ``wall_pct`` beside its ``self_pct``."""
     s = _summary_of(p)
     if s is None:
         return {"processes": [], "top": None}
-    return {"processes": msgspec.to_builtins(s.processes), "top": msgspec.to_builtins(s.top)}
+    procs = []
+    for proc in s.processes:
+        doc = msgspec.to_builtins(proc)
+        doc["frames"] = [_with_wall(row, f, proc, s.mode)
+                         for row, f in zip(doc["frames"], proc.frames)]
+        procs.append(doc)
+    top = None if s.top is None else _with_wall(msgspec.to_builtins(s.top), s.top,
+                                                s.process_of_top(), s.mode)
+    return {"processes": procs, "top": top}
 
 
 def server_form(pid: int | None, port: int | None) -> tuple[str, str] | None:

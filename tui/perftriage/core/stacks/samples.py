@@ -114,7 +114,7 @@ def top_parts(s: StacksSummary) -> tuple[str, str] | None:
         return None
     t = s.top
     line = f":{t.line}" if t.line is not None else ""
-    head = f"top: {t.name} ({t.file}{line})"
+    head = f"top: {t.label()} ({t.file}{line})"
     proc = s.process_of_top()
     if proc is None:
         return head, f"self {t.self_pct:.1f} %"

@@ -80,6 +80,13 @@ class TopFrame(msgspec.Struct, frozen=True):
     total_pct: float = 0.0
     pid: int = 0
     process: str = ""
+    # when the leaf is a small helper (``_burn``): it and its callers up to the frame to act
+    # on, leaf first (``["_burn", "simulated_late_rank_stall"]``); empty: the leaf says it
+    chain: list[str] = []
+
+    def label(self) -> str:
+        """``_burn ← simulated_late_rank_stall``, or the name alone."""
+        return " ← ".join(self.chain) if self.chain else self.name
 
 
 class StacksSummary(msgspec.Struct, frozen=True):
@@ -205,6 +212,39 @@ def failed_process(pid: int, name: str, error: str) -> ProcessStacks:
                          threads=[], frames=[], error=error)
 
 
+CHAIN_LINKS = 4  # frames at most in a top frame's chain
+
+
+def is_helper(name: str) -> bool:
+    """A small helper rather than the frame to act on: a private function or
+    method (``_burn``, ``Cls._step``; not a dunder), a lambda or a comprehension."""
+    last = name.rsplit(".", 1)[-1]
+    return (last.startswith("_") and not last.startswith("__")) or (
+        last.startswith("<") and last != "<module>")
+
+
+def _frame_name(text: str) -> str:
+    return text.rpartition(" (")[0] or text
+
+
+def chain(process: ProcessStacks, name: str, file: str) -> list[str]:
+    """``name`` and its callers in the hottest stack ending in it, up to the
+    first that is not a helper (:func:`is_helper`); empty when ``name`` is not one."""
+    if not is_helper(name):
+        return []
+    leaf = f"{name} ({file}"
+    stack = next((st for st in process.stacks if st.frames and st.frames[-1].startswith(leaf)),
+                 None)
+    if stack is None:
+        return []
+    names = [name]
+    for text in reversed(stack.frames[:-1]):
+        if not is_helper(names[-1]) or len(names) >= CHAIN_LINKS:
+            break
+        names.append(_frame_name(text))
+    return names if len(names) > 1 else []
+
+
 def top_frame(processes: Iterable[ProcessStacks]) -> TopFrame | None:
     """The frame with the most self samples over all processes."""
     best: tuple[FrameRow, ProcessStacks] | None = None
@@ -216,7 +256,8 @@ def top_frame(processes: Iterable[ProcessStacks]) -> TopFrame | None:
     if best is None or best[0].self_samples == 0:
         return None
     f, p = best
-    return TopFrame(f.name, f.file, f.line, f.self_pct, f.total_pct, p.pid, p.name)
+    return TopFrame(f.name, f.file, f.line, f.self_pct, f.total_pct, p.pid, p.name,
+                    chain(p, f.name, f.file))
 
 
 def from_detail(detail: dict[str, Any]) -> StacksSummary | None:
