@@ -71,16 +71,17 @@ CPU_METRICS = ("cpu_pct", "cpu_psi_some", "cpu_throttled_pct", "cpu_psi_some_cgr
 # readings kept for the comparability checks only, never judged
 CONTEXT_ONLY = {"context_tokens": "context (#token)", "batch": "batch"}
 
-_TOKENS = re.compile(r"Decode batch[.,] .*?#token: (\d+)")
+_TOKENS = re.compile(r"Decode batch[.,] .*?#token: ([0-9]{1,15})(?![0-9])")
 # SGLang's common decode line (batch_scan's shape, no data-parallel tag) as
 # (running, #token, gen tok/s, queued), over many batches joined: a busy
 # server's log is read by one findall per :data:`_QUEUED_LINES` lines
 _DECODE_ROWS = re.compile(
     r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?"
     r"(?: (?:TP|PP|EP|CP)[0-9]+)*\] Decode batch[.,] "
-    r"#running-req: ([0-9]+), #token: ([0-9]+), token usage: ([0-9]+(?:\.[0-9]+)?), "
-    r"(?:cuda graph: (?:True|False), )?"
-    r"gen throughput \(token/s\): ([0-9]+(?:\.[0-9]+)?), #queue-req: ([0-9]+)(?:, )?$", re.M)
+    r"#running-req: ([0-9]{1,15}), #token: ([0-9]{1,15}), token usage: ([0-9]{1,15}(?:\.[0-9]{1,15})?), "
+    r"(?:cuda graph: (?:True|False), )?"  # (logparse.MAX_DIGITS: past it the general parse)
+    r"gen throughput \(token/s\): ([0-9]{1,15}(?:\.[0-9]{1,15})?), #queue-req: ([0-9]{1,15})(?:, )?$",
+    re.M)
 _QUEUED_LINES = 512
 _MODEL_ARG = re.compile(r"(?:^|\s)(?:--model-path|--model|--served-model-name)[ =](\S+)")
 

@@ -201,6 +201,7 @@ def _log_lines(state: SessionState, e: ev.LogLines) -> Section:
     errors = src.errors
     if found.errors:
         errors.extend([first + i for i in found.errors])
+    src.unparsed += len(found.unparsed)
     oldest = src.total_lines - len(src.lines)
     while errors and errors[0] < oldest:
         errors.popleft()

@@ -135,6 +135,9 @@ class LogSourceState:
     file_line: int = 0
     file_id: tuple[int, int] | None = None
     file_size: int | None = None
+    # lines that looked like a metric but held a number past the bounds
+    # (logparse.MAX_DIGITS, not finite): kept as text, counted here
+    unparsed: int = 0
 
 
 @dataclass

@@ -35,9 +35,13 @@ from perftriage.core.parse.logparse import (
     Metric,
     Milestone,
     _worth_a_look,
-    parse_line,
+    BadNumber,
+    parse_line_strict,
     prefill_metric,
 )
+
+# (the numbers above: at most logparse.MAX_DIGITS digits, so int() and float()
+# take them; a longer run goes the general way, which keeps the line as text)
 
 # Every line that can be an error, fatal, a milestone or a vLLM stats line
 # holds one of these (see FATAL_RE, ERROR_RE, MILESTONES and _vllm_stats); a
@@ -56,18 +60,18 @@ _RARE = Needles("|".join(map(re.escape, RARE_NEEDLES)))
 _DECODE_SCAN = re.compile(
     r"\[([0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)"
     r"(?: (?:TP|PP|EP|CP)[0-9]+)*\] Decode batch[.,] "
-    r"#running-req: ([0-9]+), #token: [0-9]+, token usage: ([0-9]+(?:\.[0-9]+)?), "
+    r"#running-req: ([0-9]{1,15}), #token: [0-9]+, token usage: ([0-9]{1,15}(?:\.[0-9]{1,15})?), "
     r"(?:cuda graph: (?:True|False), )?"
-    r"gen throughput \(token/s\): ([0-9]+(?:\.[0-9]+)?), #queue-req: ([0-9]+)(?:, )?\Z"
+    r"gen throughput \(token/s\): ([0-9]{1,15}(?:\.[0-9]{1,15})?), #queue-req: ([0-9]{1,15})(?:, )?\Z"
 )
 # The same for SGLang's prefill line (logparse._PREFILL_FAST, narrowed alike)
 _PREFILL_SCAN = re.compile(
     r"\[([0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)"
     r"(?: (?:TP|PP|EP|CP)[0-9]+)*\] Prefill batch[.,] "
-    r"#new-seq: [0-9]+, #new-token: ([0-9]+), #cached-token: ([0-9]+), (?:#token: [0-9]+, )?"
-    r"token usage: ([0-9]+(?:\.[0-9]+)?), #running-req: ([0-9]+), #queue-req: ([0-9]+), "
+    r"#new-seq: [0-9]+, #new-token: ([0-9]{1,15}), #cached-token: ([0-9]{1,15}), (?:#token: [0-9]+, )?"
+    r"token usage: ([0-9]{1,15}(?:\.[0-9]{1,15})?), #running-req: ([0-9]{1,15}), #queue-req: ([0-9]{1,15}), "
     r"#pending-token: [0-9]+, cuda graph: (?:True|False), "
-    r"input throughput \(token/s\): ([0-9]+(?:\.[0-9]+)?)(?:, )?\Z"
+    r"input throughput \(token/s\): ([0-9]{1,15}(?:\.[0-9]{1,15})?)(?:, )?\Z"
 )
 
 
@@ -166,15 +170,19 @@ class Scan:
     ``items``: (offset, record, fatal) for every other candidate line that
     ``_worth_a_look`` lets through -- record is what ``parse_line``
     returns, fatal whether a non-metric line matches FATAL_RE. ``errors``:
-    offsets of the lines ``is_error`` accepts. All ascending.
+    offsets of the lines ``is_error`` accepts. ``unparsed``: offsets of the
+    lines that looked like a metric but hold a number past the bounds
+    (kept as text, counted). All ascending.
     """
 
-    __slots__ = ("errors", "fast", "items")
+    __slots__ = ("errors", "fast", "items", "unparsed")
 
-    def __init__(self, fast: Triage, items: list[ScanItem], errors: list[int]) -> None:
+    def __init__(self, fast: Triage, items: list[ScanItem], errors: list[int],
+                 unparsed: list[int] | None = None) -> None:
         self.fast = fast
         self.items = items
         self.errors = errors
+        self.unparsed = unparsed or []
 
     def matters(self) -> list[int]:
         """Offsets of metric, milestone and fatal lines (what a capped transcript keeps)."""
@@ -203,6 +211,7 @@ def finish(lines: list[str], tri: Triage) -> Scan:
     the error test and the general parser."""
     items: list[ScanItem] = []
     errors: list[int] = []
+    unparsed: list[int] = []
     fatal_search = FATAL_RE.search
     error_search = ERROR_RE.search
     for i in tri.other:
@@ -215,10 +224,14 @@ def finish(lines: list[str], tri: Triage) -> Scan:
             errors.append(i)
         if not _worth_a_look(line):
             continue
-        rec = parse_line(line)
+        try:
+            rec = parse_line_strict(line)
+        except (BadNumber, ValueError, ArithmeticError):  # a parse that fails keeps the
+            rec = None                                     # line as text, counted: never
+            unparsed.append(i)                             # the source's end
         fatal = not isinstance(rec, Metric) and fatal_search(line) is not None
         items.append((i, rec, fatal))
-    return Scan(tri, items, errors)
+    return Scan(tri, items, errors, unparsed)
 
 
 def scan(lines: list[str]) -> Scan:

@@ -23,6 +23,7 @@ time series.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,7 +58,36 @@ _VLLM_ENGINE = re.compile(r"Engine (\d+): ")
 _VLLM_MFU = re.compile(r"MFU: (?P<tf>[\d.]+) TF/s/device (?P<gb>[\d.]+) GB/s/device")
 # "key: value" pairs separated by ", " — keys may contain spaces, '#', '(token/s)'
 _FIELD = re.compile(r"(?:^|,\s*)(?P<key>[^:,]+?):\s*(?P<val>[^,]*)")
-_NUM = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
+_NUM = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+")
+# a counter, a rate or an index has at most this many digits before the point
+# (10^15 tokens/s is no reading); past it the line is kept as text, counted
+# (``Scan.unparsed``): 5,000 digits were a ValueError from int(), ``inf`` from
+# float() then an OverflowError, and killed the log source they arrived in
+MAX_DIGITS = 15
+
+
+class BadNumber(ValueError):
+    """A number in a log line past :data:`MAX_DIGITS` or not finite."""
+
+
+def bounded_float(text: str) -> float:
+    """``text`` (digits, an optional point and fraction, optional ``,``
+    grouping) as a float; :class:`BadNumber` past the bounds."""
+    whole = text.lstrip("-").split(".", 1)[0].replace(",", "")
+    if len(whole) > MAX_DIGITS or len(text) > 4 * MAX_DIGITS:
+        raise BadNumber(f"a number of {len(whole):,} digits")
+    try:
+        value = float(text.replace(",", ""))
+    except ValueError:
+        raise BadNumber(f"not a number: {text[:40]!r}") from None
+    if not math.isfinite(value) or abs(value) >= 10.0 ** MAX_DIGITS:
+        raise BadNumber(f"not a finite number below 10^{MAX_DIGITS}: {text[:40]!r}")
+    return value
+
+
+def bounded_int(text: str) -> int:
+    """``text`` (digits) as an int; :class:`BadNumber` past the bounds."""
+    return int(bounded_float(text))
 
 Engine = Literal["sglang", "vllm"]
 # "spec" (vLLM's "SpecDecoding metrics:" line) and "mfu" (vLLM's "MFU:" line)
@@ -219,10 +249,7 @@ def _num(text: str) -> float | None:
     m = _NUM.search(text)
     if m is None:
         return None
-    try:
-        return float(m.group(0).replace(",", ""))
-    except ValueError:
-        return None
+    return bounded_float(m.group(0))  # BadNumber: the line is kept as text
 
 
 def _int(text: str | None) -> int | None:
@@ -291,7 +318,7 @@ def _sglang_batch(ts: str, msg: str, ranks: str = "") -> Metric | None:
         token_usage=_pool_usage(f),
         spec_accept_len=_fnum(f, "accept len"),
         cache_hit_rate=hit,
-        engine_index=int(dp.group(1)) if dp else None,
+        engine_index=bounded_int(dp.group(1)) if dp else None,
         engine_read_gbs=_fnum(f, "est. read bw (gb/s per gpu)"),
         new_tokens=new,
         cached_tokens=cached,
@@ -316,7 +343,7 @@ def _kv_usage(f: dict[str, str]) -> float | None:
 
 def _engine_index(msg: str) -> int | None:
     m = _VLLM_ENGINE.match(msg)
-    return int(m.group(1)) if m else None
+    return bounded_int(m.group(1)) if m else None
 
 
 def _vllm_stats(ts: str, msg: str, ranks: str = "") -> Metric | None:
@@ -328,7 +355,7 @@ def _vllm_stats(ts: str, msg: str, ranks: str = "") -> Metric | None:
         mfu = _VLLM_MFU.search(msg)
         if mfu is None:
             return None
-        return Metric(ts, "vllm", "mfu", engine_read_gbs=float(mfu.group("gb")),
+        return Metric(ts, "vllm", "mfu", engine_read_gbs=bounded_float(mfu.group("gb")),
                       engine_index=_engine_index(msg))
     if "Avg prompt throughput" not in msg and "Avg generation throughput" not in msg:
         return None
@@ -368,19 +395,29 @@ def _milestone(line: str) -> tuple[Engine, str] | None:
 # prefill line has no "#token:" part; older ones had.
 _DECODE_FAST = re.compile(
     r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)(?: (?:TP|PP|EP|CP)\d+)*\] Decode batch[.,] "
-    r"#running-req: (\d+), #token: \d+, token usage: (\d+(?:\.\d+)?), (?:cuda graph: \w+, )?"
-    r"gen throughput \(token/s\): (\d+(?:\.\d+)?), #queue-req: (\d+)(?:, )?$"
+    r"#running-req: (\d{1,15}), #token: \d+, token usage: (\d{1,15}(?:\.\d{1,15})?), (?:cuda graph: \w+, )?"
+    r"gen throughput \(token/s\): (\d{1,15}(?:\.\d{1,15})?), #queue-req: (\d{1,15})(?:, )?$"
 )
 _PREFILL_FAST = re.compile(
     r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)(?: (?:TP|PP|EP|CP)\d+)*\] Prefill batch[.,] "
-    r"#new-seq: \d+, #new-token: (\d+), #cached-token: (\d+), (?:#token: \d+, )?"
-    r"token usage: (\d+(?:\.\d+)?), #running-req: (\d+), #queue-req: (\d+), "
-    r"#pending-token: \d+, cuda graph: \w+, input throughput \(token/s\): (\d+(?:\.\d+)?)(?:, )?$"
+    r"#new-seq: \d+, #new-token: (\d{1,15}), #cached-token: (\d{1,15}), (?:#token: \d+, )?"
+    r"token usage: (\d{1,15}(?:\.\d{1,15})?), #running-req: (\d{1,15}), #queue-req: (\d{1,15}), "
+    r"#pending-token: \d+, cuda graph: \w+, input throughput \(token/s\): (\d{1,15}(?:\.\d{1,15})?)(?:, )?$"
 )
 
 
 def parse_line(line: str) -> Metric | Milestone | None:
-    """The metric or milestone in one log line, or None."""
+    """The metric or milestone in one log line, or None (also for a line
+    whose numbers are past the bounds: :func:`parse_line_strict` says so)."""
+    try:
+        return parse_line_strict(line)
+    except BadNumber:
+        return None
+
+
+def parse_line_strict(line: str) -> Metric | Milestone | None:
+    """:func:`parse_line`, raising :class:`BadNumber` for a line whose
+    numbers are past the bounds."""
     fast = _DECODE_FAST.match(line)
     if fast is not None:
         ts, running, usage, gen, queued = fast.groups()

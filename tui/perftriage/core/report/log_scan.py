@@ -77,9 +77,10 @@ def classify_log_line(line: str) -> str | None:
     return None
 
 
-def _decode_record(line: str) -> logparse.Metric | None:
-    """The decode (or vLLM stats) record of one line with a generation rate, else None."""
-    rec = logparse.parse_line(line)
+def _decode_record(line: str, strict: bool = False) -> logparse.Metric | None:
+    """The decode (or vLLM stats) record of one line with a generation rate,
+    else None (``strict``: :class:`logparse.BadNumber` for a number past the bounds)."""
+    rec = logparse.parse_line_strict(line) if strict else logparse.parse_line(line)
     if not isinstance(rec, logparse.Metric) or rec.kind not in ("decode", "stats") \
             or rec.gen_tps is None:
         return None
@@ -166,9 +167,9 @@ _QUEUED_LINES = 512  # lines fed before they are read
 _DECODE_SHAPE = (
     r"\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?"
     r"(?: (?:TP|PP|EP|CP)[0-9]+)*\] Decode batch[.,] "  # a DP tag: per engine, below
-    r"#running-req: ([0-9]+), #token: [0-9]+, token usage: [0-9]+(?:\.[0-9]+)?, "
-    r"(?:cuda graph: (?:True|False), )?"
-    r"gen throughput \(token/s\): ([0-9]+(?:\.[0-9]+)?), #queue-req: [0-9]+(?:, )?")
+    r"#running-req: ([0-9]{1,15}), #token: [0-9]+, token usage: [0-9]+(?:\.[0-9]+)?, "
+    r"(?:cuda graph: (?:True|False), )?"  # (numbers read: logparse.MAX_DIGITS at most)
+    r"gen throughput \(token/s\): ([0-9]{1,15}(?:\.[0-9]{1,15})?), #queue-req: [0-9]+(?:, )?")
 _DECODE_LINE = re.compile(_DECODE_SHAPE + r"\Z")
 _DECODE_LINES = re.compile(r"^" + _DECODE_SHAPE + r"$", re.M)
 
@@ -197,6 +198,8 @@ class LogScan:
         self._live: dict[str, tuple[datetime, float]] = {}  # (line time, arrival t)
         self._queue: list[tuple[float | None, str, list[str]]] = []
         self._queued = 0  # lines in the queue
+        # by source: lines with a rate whose numbers are past the bounds (kept as text)
+        self.unparsed: dict[str, int] = {}
 
     @property
     def notables(self) -> list[Notable]:
@@ -328,7 +331,11 @@ class LogScan:
             if fast is not None:
                 running, gen = int(fast.group(1)), float(fast.group(2))
             else:
-                rec = _decode_record(line)
+                try:
+                    rec = _decode_record(line, strict=True)
+                except logparse.BadNumber:
+                    self.unparsed[source_id] = self.unparsed.get(source_id, 0) + 1
+                    continue
                 if rec is None:
                     continue
                 if rec.engine_index is not None:

@@ -31,6 +31,7 @@ from perftriage.core.report.bandwidth import bandwidth_section
 from perftriage.core.report.triage_section import headline, phases_of, triage_section
 from perftriage.core.model.check_state import check_lines
 from perftriage.core.model.state import Evidence, Hypothesis, ProbeState, SessionState
+from perftriage.core.parse import logparse
 from perftriage.core.report.log_scan import (  # noqa: F401  (re-exported)
     LogScan,
     Notable,
@@ -335,6 +336,13 @@ def _logs_section(state: SessionState, events: Iterable[ev.Event] | None,
         out.append(f"- … {len(notables) - MAX_NOTABLE} more log lines like these")
     if not items and not backlog:
         out.append("Nothing notable (no ready line, no errors).")
+    unparsed = (log_scan.unparsed if log_scan is not None
+                else {sid: src.unparsed for sid, src in state.logs.items()})
+    for sid, count in unparsed.items():  # a 5,000-digit counter: kept as text, never a reading
+        src = state.logs.get(sid)
+        if count and src is not None:
+            out.append(f"- {inline(src.host)}:{inline(src.path)}: {count:,} line(s) kept as text: "
+                       f"a number past {logparse.MAX_DIGITS} digits or not finite")
     out += ["", "### Throughput", ""]
     if not throughput:
         return [*out, "No decode throughput lines in the log.", ""]

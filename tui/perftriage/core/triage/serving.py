@@ -68,7 +68,7 @@ def queue_finding(w: Witnesses) -> Finding | None:
 
 
 def floor_finding(w: Witnesses) -> Finding | None:
-    if w.gap is None or w.gap > NEAR_FLOOR:
+    if w.gap is None or not 0.0 < w.gap <= NEAR_FLOOR:  # a recorded gap of 0 (or NaN): no finding
         return None
     left = max(0.0, (w.gap - 1.0) / w.gap * 100.0)
     return Finding(
