@@ -43,6 +43,25 @@ def test_csv_and_table() -> None:
     rows = list(csv.DictReader(io.StringIO(res.output)))
     assert list(rows[0]) == KEYS and len(rows) == 3 and rows[1]["gen_tps"] == "61.8"
     res = CliRunner().invoke(cli, ["metrics", SG])
-    assert res.exit_code == 0 and "405.66" in res.output and "2.47" in res.output
+    # per request at its batch (64 running): 1000 x 64 / 405.66, not 2.47 "@bs1" (issue 48.9)
+    assert res.exit_code == 0 and "405.66" in res.output and "157.77 @bs64" in res.output
     res = CliRunner().invoke(cli, ["metrics", SG, "--json", "--csv"])
     assert res.exit_code == 2
+
+
+def test_the_table_labels_per_request_time_at_the_batch(tmp_path) -> None:
+    """1000 / gen_tps is one token of the whole batch: at 509 running requests
+    and 7,950 tok/s each request waits 64 ms a token, never "0.13 ms/tok@bs1"
+    (issue 48.9)."""
+    log = tmp_path / "busy.log"
+    log.write_text(
+        "[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 509, #token: 852, token usage: "
+        "0.91, cuda graph: True, gen throughput (token/s): 7950.00, #queue-req: 3\n"
+        "[2026-11-28 09:16:07 TP0] Decode batch, #running-req: 1, #token: 852, token usage: "
+        "0.01, cuda graph: True, gen throughput (token/s): 10.00, #queue-req: 0\n")
+    res = CliRunner().invoke(cli, ["metrics", str(log)])
+    assert res.exit_code == 0, res.output
+    assert "ms/tok per request" in res.output.splitlines()[0]
+    busy, alone = res.output.splitlines()[1:3]
+    assert busy.endswith("64.03 @bs509") and alone.endswith("100.00 @bs1")
+    assert "bs1" not in busy and "0.13" not in busy
