@@ -105,3 +105,26 @@ async def test_enter_acts_on_the_top_finding_until_the_highlight_is_moved(tmp_pa
         await wait_for(lambda: screen._rows[0][1]["cause"] == second)
         await pilot.pause()
         assert screen.selected == ("gpu2", top) and table.cursor_row == 1
+
+
+def test_a_server_that_exited_is_the_top_line_not_its_idle_gpu():
+    """Issue 49.7: the server exited (status 2: an empty argument); the line
+    said "the GPU idles 100 %: need evidence"."""
+    from perftriage.core.model.reducer import apply
+    from perftriage.core.model.state import SessionState
+    from perftriage.ui.widgets.triage_text import top_line
+    from tests.ui.test_triage_ui import triage_event
+
+    state = SessionState()
+    apply(state, triage_event("gpu1"))
+    assert "launch-bound" in top_line(state, "gpu1").plain
+    for kind, detail in (("starting", ""), ("ready", "ready line"),
+                         ("exited", "exit status 2")):
+        apply(state, ev.ServerEvent(server="sglang", host="gpu1", state=kind, detail=detail,
+                                    t=40.0))
+    line = top_line(state, "gpu1").plain
+    assert line.startswith("triage server sglang exited (exit status 2) at 00:40"), line
+    assert top_line(state).plain.startswith("triage gpu1: server sglang exited")
+    assert "launch-bound" not in line
+    apply(state, ev.ServerEvent(server="sglang", host="gpu1", state="starting", t=50.0))
+    assert "launch-bound" in top_line(state, "gpu1").plain  # restarted: its findings again

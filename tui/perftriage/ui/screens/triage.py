@@ -44,6 +44,7 @@ from perftriage.ui.widgets.triage_text import (
     host_order,
     latest_step,
     pct_text,
+    server_down,
     step_status,
 )
 
@@ -165,6 +166,8 @@ class TriageScreen(Screen[None]):
             e = state.triage[host]
             new = " (a new server process)" if e.run_start else ""
             out.append(f"  · {visible(host)}: phase since {clock(e.start)}{new}")
+            if (down := server_down(state, host)) is not None:
+                out.append(f" — {down[1]}", style="bold red")
         # one line: the hint shortens where the header would wrap (100 columns)
         room = (self.size.width or 200) - 2 - out.cell_len
         hint = next((h for h in ("   ⏎ runs the highlighted finding's next step on its host",

@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.text import Text
 
+from perftriage.core.model import events as ev
 from perftriage.core.model.state import SessionState
 from perftriage.core.report.markdown import clock
 from perftriage.core.sanitize import visible
@@ -76,11 +77,45 @@ def finding_text(f: dict[str, Any]) -> Text:
     return out
 
 
+DOWN_STYLE = "bold red"
+
+
+def server_down(state: SessionState, host: str | None = None) -> tuple[str, str] | None:
+    """(host, what) when the server behind ``host`` (any host when None) is
+    not running: a ``[[servers]]`` run that exited, failed or was stopped
+    (with its exit status), else an engine whose ``/metrics`` stopped
+    answering. Its findings then describe a server that is gone: an idle
+    GPU is no cause to chase (issue 49.7)."""
+    last: dict[str, ev.ServerEvent] = {}
+    for e in state.server_events:
+        last[e.server] = e
+    for e in reversed(list(last.values())):
+        if (host is None or e.host == host) and e.state in ("exited", "failed", "stopped"):
+            said = {"exited": "exited", "failed": "failed to start", "stopped": "stopped"}[e.state]
+            why = f" ({visible(e.detail[:120])})" if e.detail else ""
+            return e.host, f"server {visible(e.server)} {said}{why} at {clock(e.t)}"
+    running = {e.host for e in last.values() if e.state in ("starting", "ready")}
+    for es in state.engines.values():
+        if (host is None or es.host == host) and es.host not in running \
+                and es.conn_state in ("down", "retrying") and es.scrapes:
+            why = f": {visible(str(es.reason)[:120])}" if es.reason else ""
+            return es.host, f"the engine at {visible(es.url)} stopped answering{why}"
+    return None
+
+
 def top_line(state: SessionState, host: str | None = None, *, key_hint: bool = True) -> Text:
     """The main screen's line: the top finding with its host, or what the
-    triage is waiting for."""
-    got = top_finding(state, host)
+    triage is waiting for; a server that is down first, instead of what its
+    idle GPU would suggest."""
     out = Text("triage ", style="bold")
+    down = server_down(state, host)
+    if down is not None:
+        if len(state.triage) > 1 or host is None:
+            out.append(f"{visible(down[0])}: ")
+        out.append(down[1], style=DOWN_STYLE)
+        out.append(" · its findings describe a server that is gone (S restarts it)", style="dim")
+        return out
+    got = top_finding(state, host)
     if got is None:
         if state.triage:
             out.append_text(_resolved_text(state, host))
