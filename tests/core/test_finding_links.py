@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from perftriage.core.checks.catalogue import TRIAGE_CAUSES
 from perftriage.core.checks.finding_links import causes_read, links
+from perftriage.core.model.findings import Finding
 from perftriage.core.model.state import Evidence, Hypothesis
 
 
-def _finding(cause: str, confirmed: bool = True) -> dict:
-    return {"cause": cause, "severity": "high", "title": f"{cause}: 42 % of the time",
-            "explains_pct": 42.0, "confirmed": confirmed}
+def _finding(cause: str, confirmed: bool = True) -> Finding:
+    return Finding(cause=cause, title=f"{cause}: 42 % of the time", explains_pct=42.0,
+                   confirmed=confirmed)
 
 
 def test_a_check_reads_the_causes_it_names_and_nothing_else():

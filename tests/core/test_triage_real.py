@@ -136,10 +136,10 @@ def test_wasted_traffic_is_resolved_after_the_restart(tmp_path):
     assert [p.findings[0].cause for p in phases] == ["wasted-traffic", "near-floor"]
     assert phases[0].findings[0].severity == "high"
     after, lead = phases[1].earlier
-    assert after["state"] == "resolved"
-    assert after["text"].startswith("wasted-traffic: resolved — the gap at ")
-    assert after["text"].endswith("no longer finds it; outcome: gap 8.9 → 1.1x ▲, p < 0.001")
+    assert after.state == "resolved"
+    assert after.text.startswith("wasted-traffic: resolved — the gap at ")
+    assert after.text.endswith("no longer finds it; outcome: gap 8.9 → 1.1x ▲, p < 0.001")
     # the lead beside it (the kernels, what the waste left above the floor) is followed too,
     # told again by what suspected it (NVML, the gap)
-    assert lead["state"] == "resolved"
-    assert lead["text"].startswith("kernel-below-roofline (a lead): resolved — ")
+    assert lead.state == "resolved"
+    assert lead.text.startswith("kernel-below-roofline (a lead): resolved — ")

@@ -33,12 +33,12 @@ def _h200(rec: Recording):
 def test_throughput_rising_is_the_outcome_not_the_resolution():
     before, after = _h200(_loop())
     assert before.findings[0].cause == "launch-bound" and before.findings[0].confirmed
-    line = next(e for e in after.earlier if e["cause"] == "launch-bound")
-    assert line["state"] == "unknown"
-    assert line["text"].startswith("launch-bound: not known yet — a profile capture not taken "
+    line = next(e for e in after.earlier if e.cause == "launch-bound")
+    assert line.state == "unknown"
+    assert line.text.startswith("launch-bound: not known yet — a profile capture not taken "
                                    "since the change (Enter takes it); outcome: decode ")
-    assert "▲" in line["outcome"]  # the change helped: said beside it, not as the resolution
-    assert line["next"]["kind"] == "capture"
+    assert "▲" in line.outcome  # the change helped: said beside it, not as the resolution
+    assert line.next is not None and line.next.kind == "capture"
     assert before.findings[0].resolved is None
     # the phase after carries the lead whose Enter takes the capture
     lead = next(f for f in after.findings if f.cause == "launch-bound")
@@ -51,11 +51,11 @@ def test_the_capture_taken_again_resolves_it():
     rec.feed(ev.ProfileCaptured(capture_id="prof2", host="h200", summary=summarize_files(GRAPH),
                                 t=60.0))
     before, after = _h200(rec)
-    line = next(e for e in after.earlier if e["cause"] == "launch-bound")
-    assert line["state"] == "resolved"
-    assert line["text"].startswith("launch-bound: resolved — capture prof2 at 1:00 no longer "
+    line = next(e for e in after.earlier if e.cause == "launch-bound")
+    assert line.state == "resolved"
+    assert line.text.startswith("launch-bound: resolved — capture prof2 at 1:00 no longer "
                                    "finds it; outcome: decode ")
-    assert before.findings[0].resolved == line["text"]
+    assert before.findings[0].resolved == line.text
     assert not [f for f in after.findings if f.cause == "launch-bound"]
 
 
@@ -64,8 +64,8 @@ def test_the_capture_taken_again_still_eager_says_still_there():
     rec.feed(ev.ProfileCaptured(capture_id="prof2", host="h200", summary=summarize_files(EAGER),
                                 t=60.0))
     _, after = _h200(rec)
-    line = next(e for e in after.earlier if e["cause"] == "launch-bound")
-    assert line["state"] == "still" and "still there" in line["text"]
+    line = next(e for e in after.earlier if e.cause == "launch-bound")
+    assert line.state == "still" and "still there" in line.text
 
 
 def _decode(rec: Recording, t0: int, t1: int, running: int, gen: float, *,
@@ -84,8 +84,8 @@ def test_the_outcome_waits_for_its_readings_and_says_so():
     rec.feed(ev.ServerEvent(server="s", host="gpu", state="starting", t=30.0))
     _decode(rec, 33, 36, 48, 2900.0)
     before, after = triage(rec, 0, 36)
-    line = next(e for e in after.earlier if e["cause"] == before.findings[0].cause)
-    assert "?" in line["outcome"] and "waits for 10 readings a side" in line["outcome"]
+    line = next(e for e in after.earlier if e.cause == before.findings[0].cause)
+    assert "?" in line.outcome and "waits for 10 readings a side" in line.outcome
 
 
 def test_kv_pressure_reads_per_request_time_at_like_batch():
@@ -98,9 +98,9 @@ def test_kv_pressure_reads_per_request_time_at_like_batch():
         _decode(rec, t, t + 1, 12 if t % 2 else 48, 240.0 if t % 2 else 960.0)
     before, after = triage(rec, 0, 90)
     assert before.findings[0].cause == "kv-pressure"
-    line = next(e for e in after.earlier if e["cause"] == "kv-pressure")
-    assert line["outcome"].startswith("per-request time per token at like batch (48 running)")
-    assert "▼" not in line["outcome"]
-    assert line["state"] == "resolved", line["text"]
+    line = next(e for e in after.earlier if e.cause == "kv-pressure")
+    assert line.outcome.startswith("per-request time per token at like batch (48 running)")
+    assert "▼" not in line.outcome
+    assert line.state == "resolved", line.text
     # the server's tok/s alone would have said the step got slower
     assert "▼" in signal_verdict(rec, "gpu", before, after)

@@ -433,14 +433,14 @@ def test_a_finding_gone_after_a_restart_is_resolved_only_if_the_step_got_faster(
     before, after = triage(rec, 0, 60)
     assert before.findings[0].cause == "wasted-traffic"
     [e] = after.earlier
-    assert e["state"] == state
+    assert e.state == state
     if state == "resolved":
-        assert e["text"] == ("wasted-traffic: resolved — the gap at 0:59 no longer finds it; "
+        assert e.text == ("wasted-traffic: resolved — the gap at 0:59 no longer finds it; "
                              "outcome: gap 3.0 → 1.5x ▲, p < 0.001")
-        assert before.findings[0].resolved == e["text"]
+        assert before.findings[0].resolved == e.text
     else:
         assert "no longer found by the gap at 0:59, but the step got slower — gap 3.0 → 9.0x ▼" \
-            in e["text"]
+            in e.text
 
 
 def test_a_lead_leaves_out_what_confirmed_causes_explain():

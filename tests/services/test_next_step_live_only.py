@@ -75,11 +75,11 @@ def test_a_continued_investigation_shows_its_recorded_steps_and_runs_none(tmp_pa
     cockpit, marker = continued(tmp_path)
     assert cockpit.session.mode.live and cockpit.triage is not None
     shown = cockpit.session.state.triage["gpu2"].findings
-    assert [f["cause"] for f in shown] == [f["cause"] for f in CRAFTED]
+    assert [f.cause for f in shown] == [f["cause"] for f in CRAFTED]
     before = dict(cockpit.session.state.probes)
     for f in shown:
         p = next_step.plan(cockpit, "gpu2", f)
-        assert p is not None and p.problem == next_step.HISTORY, (f["cause"], p)
+        assert p is not None and p.problem == next_step.HISTORY, (f.cause, p)
         assert p.args == [] and payload_free(p.text) and len(p.text) < 80
         out = next_step.run(cockpit, p)
         assert not out.started and out.text == next_step.HISTORY
@@ -101,7 +101,7 @@ def test_the_same_cause_derived_live_runs_the_rebuilt_step_never_the_record(tmp_
     assert lead.next is not None and lead.next.kind == "ncu" and lead.next.kernels
     # Enter on the finding as shown (the live triage's event replaced the record)
     shown = next(f for f in cockpit.session.state.triage["gpu2"].findings
-                 if f["cause"] == "kernel-below-roofline")
+                 if f.cause == "kernel-below-roofline")
     # ... and on the crafted record of the same host and cause: the same rebuilt step
     for f in (shown, CRAFTED[0]):
         p = next_step.plan(cockpit, "gpu2", f)
@@ -151,7 +151,7 @@ def stacks_cockpit(config: Config) -> Cockpit:
 
 def stacks_plan(cockpit: Cockpit) -> next_step.StepPlan:
     f = next(f for f in cockpit.session.state.triage["gpu2"].findings
-             if f["next"] and f["next"]["kind"] == "stacks")
+             if f.next is not None and f.next.kind == "stacks")
     p = next_step.plan(cockpit, "gpu2", f)
     assert p is not None
     return p

@@ -37,6 +37,7 @@ def triaged(session: Session) -> list[ev.TriageUpdated]:
 
 
 _SEEN: dict[int, list[ev.Event]] = {}
+OWN_HOSTS = ("gpu1", "gpu2")  # the hosts the cockpit of these tests has
 
 
 def session_events(session: Session) -> list[ev.Event]:
@@ -49,7 +50,7 @@ def live_session() -> tuple[Session, Baseline, LiveTriage]:
     _SEEN[id(session)] = seen
     session.subscribe(seen.append)
     baseline = Baseline(session)
-    return session, baseline, LiveTriage(session, baseline)
+    return session, baseline, LiveTriage(session, baseline, own_hosts=lambda: OWN_HOSTS)
 
 
 def decode(session: Session, t0: int, t1: int, host: str = "gpu1", gen: float = 800.0,
@@ -80,7 +81,7 @@ def test_the_live_triage_says_what_the_evidence_shows_and_emits_only_changes():
     first = triaged(session)
     assert len(first) == 1 and first[0].host == "gpu1"
     # a decode rate and nothing else: a capture would tell
-    assert first[0].findings[0]["next"]["kind"] == "capture"
+    assert first[0].findings[0].next.kind == "capture"
     assert not live.tick()  # nothing new, same second: no evaluation
     decode(session, 20, 22)
     live.tick()
@@ -89,8 +90,8 @@ def test_the_live_triage_says_what_the_evidence_shows_and_emits_only_changes():
     stacks(session, 24.0)
     assert live.tick()
     last = triaged(session)[-1]
-    assert [f["cause"] for f in last.findings][:2] == ["host-stall", "launch-bound"]
-    assert "zq_detokenize_planted_stall" in last.findings[0]["title"]
+    assert [f.cause for f in last.findings][:2] == ["host-stall", "launch-bound"]
+    assert "zq_detokenize_planted_stall" in last.findings[0].title
     # the state holds it (Section.TRIAGE), the checks read it
     assert session.state.triage["gpu1"] is last
     scope = ScopeKey("host", host="gpu1")
@@ -121,28 +122,29 @@ def test_after_a_restart_the_earlier_finding_says_resolved_and_stays():
     capture(session, 20.0, EAGER)
     stacks(session, 22.0)
     live.tick()
-    assert triaged(session)[-1].findings[0]["cause"] == "host-stall"
+    assert triaged(session)[-1].findings[0].cause == "host-stall"
     at(session, 40.0, ev.ServerEvent(server="s", host="gpu1", state="starting"))
     decode(session, 41, 80, gen=2900.0)
     capture(session, 60.0, GRAPH, cid="prof2")
     live.tick()
     # throughput rose and a capture was taken, but no stacks: the stall is not known yet,
     # and the phase carries a lead whose step takes stacks again (issue 49.3)
-    waiting = {e["cause"]: e for e in triaged(session)[-1].earlier}["host-stall"]
-    assert waiting["state"] == "unknown" and waiting["next"]["kind"] == "stacks"
-    assert "decode 900 → 2,900" in waiting["text"].replace("2900", "2,900")
-    lead = next(f for f in triaged(session)[-1].findings if f["cause"] == "host-stall")
-    assert not lead["confirmed"] and lead["next"]["kind"] == "stacks"
+    waiting = {e.cause: e for e in triaged(session)[-1].earlier}["host-stall"]
+    assert waiting.state == "unknown" and waiting.next is not None \
+        and waiting.next.kind == "stacks"
+    assert "decode 900 → 2,900" in waiting.text.replace("2900", "2,900")
+    lead = next(f for f in triaged(session)[-1].findings if f.cause == "host-stall")
+    assert not lead.confirmed and lead.next is not None and lead.next.kind == "stacks"
     stacks(session, 70.0, probe_id="p2", stall_pct=0.0)
     decode(session, 80, 81, gen=2900.0)
     live.tick()
     last = triaged(session)[-1]
     assert last.run_start and last.start == pytest.approx(40.0, abs=1)
-    lines = {e["cause"]: e for e in last.earlier}
-    assert lines["host-stall"]["state"] == "resolved" and lines["host-stall"]["vs"] == \
+    lines = {e.cause: e for e in last.earlier}
+    assert lines["host-stall"].state == "resolved" and lines["host-stall"].vs == \
         "the phase before"
-    assert "stacks p2" in lines["host-stall"]["text"]
-    assert "decode 900 → 2,900" in lines["host-stall"]["text"].replace("2900", "2,900")
+    assert "stacks p2" in lines["host-stall"].text
+    assert "decode 900 → 2,900" in lines["host-stall"].text.replace("2900", "2,900")
     # once the phase before is pruned from the live recording, the lines stay
     live.baseline.live.prune(45.0)
     decode(session, 80, 82, gen=2900.0)
@@ -167,9 +169,9 @@ def test_the_baseline_is_the_phase_before():
     decode(session, 80, 82, gen=2900.0)
     live.tick()
     earlier = triaged(session)[-1].earlier
-    assert {e["vs"] for e in earlier} == {"the baseline"}
-    assert any(e["cause"] == "host-stall" and e["state"] == "resolved" for e in earlier)
-    assert all("(against 0:05–0:35)" in e["text"] for e in earlier)
+    assert {e.vs for e in earlier} == {"the baseline"}
+    assert any(e.cause == "host-stall" and e.state == "resolved" for e in earlier)
+    assert all("(against 0:05–0:35)" in e.text for e in earlier)
 
 
 # --- the next step: on the finding's host ------------------------------------------
@@ -404,7 +406,7 @@ def test_without_auto_mode_only_the_witness_of_a_fix_runs_by_itself():
     decode(session, 40, 41, gen=900.0)
     live.tick()
     told = [e for e in seen if isinstance(e, ev.TriageUpdated)]
-    assert told[-1].findings[0]["cause"] == "host-stall"
+    assert told[-1].findings[0].cause == "host-stall"
     assert c.probes.queued == [] and c.profiles.captured == []
     at(session, 45.0, ev.ServerEvent(server="s", host="gpu1", state="starting"))
     decode(session, 46, 70, gen=2900.0)

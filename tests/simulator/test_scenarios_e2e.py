@@ -147,7 +147,7 @@ async def test_after_the_fix_the_cause_is_resolved(tmp_path: Path, name: str):
             phases = _phases_now(cockpit, path)
             # "resolved" waits for the cause's own witness (stacks for a stall, taken by
             # the cockpit itself after the change) and the outcome for its readings
-            if any(e["cause"] == name and e["state"] != "unknown" and "?" not in e["text"]
+            if any(e.cause == name and e.state != "unknown" and "?" not in e.text
                    for e in phases[-1].earlier):
                 break
             await asyncio.sleep(2.0)
@@ -156,5 +156,5 @@ async def test_after_the_fix_the_cause_is_resolved(tmp_path: Path, name: str):
     assert [p.top.cause if p.top else None for p in phases][:1] == [name], describe(phases)
     after = phases[-1]
     assert after.run_start and all(f.cause != name for f in after.findings)
-    (fixed,) = [e for e in after.earlier if e["cause"] == name]
-    assert fixed["state"] == "resolved" and "▲" in fixed["text"], after.earlier
+    (fixed,) = [e for e in after.earlier if e.cause == name]
+    assert fixed.state == "resolved" and "▲" in fixed.text, after.earlier

@@ -37,7 +37,7 @@ async def test_enter_on_a_recorded_finding_runs_nothing_and_says_why_above_the_f
         for row in range(4):
             table.move_cursor(row=row)
             await pilot.pause()
-            cause = screen._rows[row][1]["cause"]
+            cause = screen._rows[row][1].cause
             text = detail.render()
             plain = str(text)
             assert f"not now: {next_step.HISTORY}" in plain, (cause, plain)

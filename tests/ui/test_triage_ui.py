@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Static
 from perftriage.core.compare.recording import Recording
 from perftriage.core.model import events as ev
 from perftriage.core.model.reducer import apply
+from perftriage.core.model.findings import Earlier
 from perftriage.core.model.state import SessionState
 from perftriage.core.profile.summarize import summarize_files
 from perftriage.core.store.config import Config, HostConfig
@@ -38,17 +39,16 @@ def _rec(host: str, t: float, files, with_stacks: bool) -> Recording:
 
 
 def triage_event(host: str, files=EAGER, with_stacks: bool = False, t: float = 30.0,
-                 earlier: list[dict] | None = None) -> ev.TriageUpdated:
+                 earlier: list[Earlier] | None = None) -> ev.TriageUpdated:
     """What the live triage emits for ``host`` with a capture (and stacks) at 10 s."""
     [phase] = triage(_rec(host, 10.0, files, with_stacks), 0.0, t)
     return ev.TriageUpdated(host=host, start=phase.start, end=phase.end, t=t,
-                            findings=[f.public() for f in phase.findings],
-                            earlier=earlier or [])
+                            findings=list(phase.findings), earlier=earlier or [])
 
 
-RESOLVED = [{"cause": "host-stall", "state": "resolved", "explains_pct": 60.0,
-             "vs": "the phase before",
-             "text": "host-stall: resolved — decode 936 → 2,900 tok/s ▲, p < 0.001"}]
+RESOLVED = [Earlier(cause="host-stall", state="resolved", explains_pct=60.0,
+                   vs="the phase before",
+                   text="host-stall: resolved — decode 936 → 2,900 tok/s ▲, p < 0.001")]
 
 
 def recorded_state() -> SessionState:
@@ -106,7 +106,7 @@ async def test_the_view_ranks_findings_and_enter_runs_the_step_on_the_findings_h
         table = screen.query_one("#triage-findings", DataTable)
         await wait_for(lambda: table.row_count > 0)
         top = screen._rows[0][1]
-        assert top["cause"] == "launch-bound" and top["next"]["kind"] == "stacks"
+        assert top.cause == "launch-bound" and top.next is not None and top.next.kind == "stacks"
         detail = str(screen.query_one("#triage-detail", Static).render())
         assert "shorter than their launch call" in detail and "capture prof1 at 00:10" in detail
         # the server's process: the one listening on the engine URL's port
@@ -165,7 +165,7 @@ def test_remote_text_is_never_markup():
     """A frame named like markup (`[2 x=1`, `[/]`) reaches the screen as text."""
     state = SessionState()
     e = triage_event("gpu[2 x=1", EAGER, with_stacks=True)
-    e.findings[0]["title"] = "busy in `[2 x=1` and [/] and [@click=app.quit]"
+    e.findings[0].title = "busy in `[2 x=1` and [/] and [@click=app.quit]"
     apply(state, e)
     line = top_line(state)
     assert isinstance(line, Text)
@@ -243,7 +243,7 @@ async def test_at_100_columns_titles_end_in_an_ellipsis_and_nothing_scrolls_side
         assert table.virtual_size.width <= table.scrollable_content_region.width
         titles = [table.get_row_at(r)[-1] for r in range(table.row_count)]
         assert any(t.plain.endswith("…") for t in titles)
-        full = str(app.screen._rows[0][1]["title"])
+        full = str(app.screen._rows[0][1].title)
         assert titles[0].plain[:-1] in full and len(titles[0].plain) < len(full)
 
 

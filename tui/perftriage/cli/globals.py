@@ -91,3 +91,20 @@ class Globals:
             return resolve_hosts(config, self.hosts, ssh=self.ssh, with_localhost=with_localhost)
         except HostSpecError as exc:
             raise UsageFailure(str(exc)) from None
+
+
+SHOWN_PROBLEMS = 20  # a file with a million bad lines: the first ones, then the count
+
+
+def warn_unreadable(path: object, problems: list) -> None:
+    """On stderr: the first lines of a transcript that did not decode (each
+    skipped), then how many there were, ``N events unreadable``."""
+    from perftriage.core.sanitize import visible
+    from perftriage.core.store.stream import unreadable_text
+
+    for problem in problems[:SHOWN_PROBLEMS]:
+        click.echo(visible(f"warning: {path}: {problem}"), err=True)
+    if problems:
+        click.echo(visible(f"warning: {path}: {unreadable_text(len(problems))} (skipped)"),
+                   err=True)
+

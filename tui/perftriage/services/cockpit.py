@@ -110,7 +110,8 @@ class Cockpit:
         # the before of a before/after (b), and the live state against it
         self.baseline: Baseline | None = self._baseline()
         # the diagnosis, phase by phase, from the baseline's live recording (at most 1 Hz)
-        self.triage: LiveTriage | None = (LiveTriage(self.session, self.baseline)
+        self.triage: LiveTriage | None = (LiveTriage(self.session, self.baseline,
+                                                     own_hosts=lambda: self.registry.names)
                                           if self.baseline is not None and self.session.mode.live
                                           else None)
         # [triage] auto: the cheap witnesses the findings ask for, without a key (without

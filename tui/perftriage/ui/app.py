@@ -29,6 +29,7 @@ from perftriage.ui.app_context import ViewPrefs, refuse_in_replay
 from perftriage.core.model import events as ev
 from perftriage.core.model.hyp_undo import HypothesisUndo
 from perftriage.core.store.redact import Redactor
+from perftriage.core.store.stream import unreadable_text
 from perftriage.ui.palette import GrowCommands, HypothesisCommands, ProbeCommands, ProfileCommands
 from perftriage.ui.refresh import Refresher
 from perftriage.ui.screens.fanout import FanoutScreen
@@ -153,15 +154,27 @@ class PerftriageApp(OrderedKeysApp[int]):
             self.push_screen(ReplayScreen(self.session.replayer))
         else:
             self.push_screen(MainScreen())
-        # Set once: the elapsed time lives in the header's ElapsedClock, which
-        # redraws itself each second without re-laying out the screen.
-        mode = self.session.mode.label
-        self.sub_title = f"{visible(self.session.state.name)} · {mode}"  # name: from a file
+        # Set once (a recording read, in a replay or watch, again each second
+        # for its unreadable lines): the elapsed time lives in the header's
+        # ElapsedClock, which redraws itself each second without re-laying out the screen.
+        self._show_sub_title()
+        if not self.session.mode.live:
+            self.set_interval(1.0, self._show_sub_title)
         self.run_worker(self._start_cockpit(), exit_on_error=False, group="cockpit")
 
     async def _start_cockpit(self) -> None:
         await self.cockpit.start()
         self.grow.tell_recorded()  # a continued investigation: what was not re-opened
+
+    def _show_sub_title(self) -> None:
+        """``NAME · MODE``, and ``· N events unreadable`` when lines of the
+        transcript read (replayed, watched, continued) were skipped."""
+        mode = self.session.mode.label
+        text = f"{visible(self.session.state.name)} · {mode}"  # name: from a file
+        if self.session.unreadable:
+            text += f" · {unreadable_text(self.session.unreadable)}"
+        if text != self.sub_title:
+            self.sub_title = text
 
     @property
     def main_screen(self) -> MainScreen | None:

@@ -18,6 +18,7 @@ import sys
 import click
 
 from perftriage.cli import UsageFailure
+from perftriage.cli.globals import warn_unreadable
 from perftriage.cli.commands.replay import _resolve
 from perftriage.cli.json_out import json_text
 from perftriage.core.sanitize import visible
@@ -94,6 +95,7 @@ def command(g, session: str | None, packs: tuple[str, ...], at: str | None, as_j
         raise UsageFailure(str(exc)) from None
     if t is not None and not 0 <= t <= tr.duration_s:
         raise UsageFailure(f"--at {at}: the session lasts {tr.duration_s:.1f} s")
+    warn_unreadable(path, tr.problems)
     state = new_state(tr.header, str(tr.header.get("name", path.stem)))
     result = offline.evaluate(tr.events, hyps, state, at=t)
     if as_json:

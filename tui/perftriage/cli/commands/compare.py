@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from perftriage.cli.globals import UsageFailure
+from perftriage.cli.globals import UsageFailure, warn_unreadable
 from perftriage.cli.json_out import json_text
 
 
@@ -86,8 +86,7 @@ def _open_sides(g, texts: tuple[str, str]):
             loaded[key] = load(path, problems, None if key in whole else spans[key])
         except (transcript.TranscriptError, OSError) as exc:
             raise UsageFailure(f"{which}: {shown(str(exc), 300)}") from None
-        for problem in problems:
-            click.echo(visible(f"warning: {path}: {problem}"), err=True)
+        warn_unreadable(path, problems)
         skipped = _skipped(loaded[key])
         if skipped:
             click.echo(visible(f"warning: {path}: {skipped}"), err=True)

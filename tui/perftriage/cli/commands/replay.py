@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from perftriage.cli import UsageFailure
+from perftriage.cli.globals import warn_unreadable
 from perftriage.cli.json_out import json_text
 from perftriage.core.store import transcript
 
@@ -59,8 +60,7 @@ def _print_state_at(path: Path, at: str | None) -> None:
         raise UsageFailure(str(exc)) from None
     except (transcript.TranscriptError, OSError) as exc:
         raise UsageFailure(str(exc)) from None
-    for problem in problems:
-        click.echo(f"warning: {path}: {problem}", err=True)
+    warn_unreadable(path, problems)
     from perftriage.core.replay.state_at import live_gaps_json
     from perftriage.core.triage.at import triage_at_json
 

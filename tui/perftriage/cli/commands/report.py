@@ -7,9 +7,9 @@ from pathlib import Path
 import click
 
 from perftriage.cli import UsageFailure
+from perftriage.cli.globals import warn_unreadable
 from perftriage.core.report import markdown as report
 from perftriage.core.report.from_file import render_file
-from perftriage.core.sanitize import visible
 from perftriage.core.store import paths, session_files, transcript
 from perftriage.core.store.redact import Redactor
 
@@ -35,8 +35,7 @@ def command(g, session: str, output: Path | None) -> None:
         text = render_file(session_path, problems, redactor)  # streamed: never all events in memory
     except (transcript.TranscriptError, OSError) as exc:
         raise UsageFailure(str(exc)) from None
-    for problem in problems:
-        click.echo(visible(f"warning: {session_path}: {problem}"), err=True)
+    warn_unreadable(session_path, problems)
     if output is not None and str(output) == "-":
         click.echo(text, nl=False)
         return

@@ -17,7 +17,7 @@ import sys
 
 import click
 
-from perftriage.cli.globals import UsageFailure
+from perftriage.cli.globals import UsageFailure, warn_unreadable
 from perftriage.cli.json_out import json_text
 
 
@@ -25,7 +25,6 @@ def _recorded(g, slice_text: str):
     from perftriage.cli.commands.compare import _spec
     from perftriage.core.compare.load import load
     from perftriage.core.compare.slices import SliceError, shown, window
-    from perftriage.core.sanitize import visible
     from perftriage.core.store import transcript
 
     spec, path = _spec(g, slice_text, "triage")
@@ -34,8 +33,7 @@ def _recorded(g, slice_text: str):
         rec = load(path, problems)
     except (transcript.TranscriptError, OSError) as exc:
         raise UsageFailure(f"{shown(slice_text)}: {shown(str(exc), 300)}") from None
-    for problem in problems:
-        click.echo(visible(f"warning: {path}: {problem}"), err=True)
+    warn_unreadable(path, problems)
     try:
         w = window(spec, rec.segments, rec.duration)
     except SliceError as exc:

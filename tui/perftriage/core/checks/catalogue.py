@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from perftriage.core.model.findings import DIAGNOSES
+
 Scope = Literal["gpu", "host", "engine", "session"]
 # finer scopes first: a check is evaluated in the finest scope among its signals
 SCOPE_ORDER: tuple[Scope, ...] = ("gpu", "engine", "host", "session")
@@ -89,10 +91,9 @@ STACKS_FRAME_FIELDS = frozenset({"pct", "self_pct", "total_pct"})
 # top finding of its current phase and each cause's share of the time.
 # A cause's ``_pct`` is its confirmed finding's share, 0 when the triage saw
 # enough to rule it out, no value while it still needs a witness (a lead).
-# The causes are core/triage/model.py's CAUSES (tests/core keeps the two equal).
-TRIAGE_CAUSES = ("host-stall", "launch-bound", "host-sync", "kernel-below-roofline",
-                 "wasted-traffic", "exposed-comm", "straggler", "kv-pressure", "queueing",
-                 "cpu-throttle", "gpu-throttle", "near-floor")
+# The causes are the findings vocabulary's (core/model/findings.py): every
+# cause a diagnosis can name.
+TRIAGE_CAUSES = DIAGNOSES
 TRIAGE_FIELDS = frozenset({"top", "top_pct", "top_severity",
                            *(c.replace("-", "_") + "_pct" for c in TRIAGE_CAUSES)})
 # FAMILY.SUB.FIELD and FAMILY.SUB["NAME"].FIELD: the fields of each

@@ -11,11 +11,11 @@ check itself stays the check's (core/checks/verdicts.py)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from perftriage.core.checks.catalogue import TRIAGE_CAUSES
 from perftriage.core.model import events as ev
+from perftriage.core.model.findings import Finding
 from perftriage.core.model.state import Hypothesis
 
 _CAUSE_PCT = re.compile(r"\btriage\.([a-z_]+)_pct\b")
@@ -36,11 +36,11 @@ def ref_id(host: str, cause: str) -> str:
 
 
 def links(hypotheses: Iterable[Hypothesis], host: str,
-          findings: Iterable[Mapping[str, Any]]) -> list[ev.EvidenceLinked]:
-    """The evidence links a ``triage.updated`` of ``host`` with ``findings``
-    (public dicts) adds: each confirmed finding of a cause a hypothesis's
-    check reads, not linked to that hypothesis before."""
-    confirmed = [f for f in findings if f.get("confirmed") and f.get("cause") in TRIAGE_CAUSES]
+          findings: Iterable[Finding]) -> list[ev.EvidenceLinked]:
+    """The evidence links the findings of ``host`` add: each confirmed
+    finding of a cause a hypothesis's check reads, not linked to that
+    hypothesis before."""
+    confirmed = [f for f in findings if f.confirmed and f.cause in TRIAGE_CAUSES]
     out: list[ev.EvidenceLinked] = []
     for h in hypotheses:
         wanted = causes_read(h.check) if h.check else frozenset()
@@ -48,9 +48,9 @@ def links(hypotheses: Iterable[Hypothesis], host: str,
             continue
         have = {e.ref_id for e in h.evidence if e.ref_kind == "finding"}
         for f in confirmed:
-            cause = str(f["cause"])
+            cause = f.cause
             if cause in wanted and ref_id(host, cause) not in have:
                 out.append(ev.EvidenceLinked(
                     hyp_id=h.hyp_id, ref_kind="finding", ref_id=ref_id(host, cause),
-                    stance="for", summary=f"{host}: {f.get('title') or cause}"))
+                    stance="for", summary=f"{host}: {f.title or cause}"))
     return out

@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from perftriage.core.checks.catalogue import DEPRECATED_GAP, FAMILIES, Scope, Signal
+from perftriage.core.model.findings import top as top_finding
 from perftriage.core.model.state import SessionState
 from perftriage.core.profile.ncu import NcuSummary
 from perftriage.core.profile.ncu_join import figures, latest_summary
@@ -317,25 +318,23 @@ class SignalTable:
         if e is None:
             return Missing(f"{sig} missing (no triage of {host} yet)")
         findings = e.findings
-        problems = [f for f in findings if f.get("confirmed") and f.get("cause") != "near-floor"
-                    and f.get("explains_pct") is not None]
         if sig.field.startswith("top"):
-            top = problems[0] if problems else None
+            top = top_finding(findings)
+            top = top if top is not None and top.is_problem else None
             if sig.field == "top":
-                return top["cause"] if top else ""
+                return top.cause if top else ""
             if top is None:
                 return Missing(f"{sig} missing (no problem found on {host})")
-            value = top["explains_pct"] if sig.field == "top_pct" else top.get("severity")
+            value = top.explains_pct if sig.field == "top_pct" else top.severity
             return self._fresh(sig, value, None, "")
         cause = sig.field.removesuffix("_pct").replace("_", "-")
-        found = next((f for f in findings if f.get("cause") == cause and f.get("confirmed")),
-                     None)
+        found = next((f for f in findings if f.cause == cause and f.confirmed), None)
         if found is not None:
-            return self._fresh(sig, found.get("explains_pct"), None, "no share")
-        leads = [f for f in findings if not f.get("confirmed")]
+            return self._fresh(sig, found.explains_pct, None, "no share")
+        leads = [f for f in findings if not f.confirmed]
         if leads:
-            nxt = leads[0].get("next") or {}
-            need = f": needs {nxt.get('kind')}" if nxt.get("kind") else ""
+            nxt = leads[0].next
+            need = f": needs {nxt.kind}" if nxt is not None else ""
             return Missing(f"{sig} not known yet (the triage of {host} has a lead{need})")
         return 0.0
 

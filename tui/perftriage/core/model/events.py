@@ -16,6 +16,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar, Union, overload
 
 import msgspec
 
+from perftriage.core.model.findings import Earlier, Finding
 from perftriage.core.parse import batch_scan
 from perftriage.core.parse.engine_metrics import EngineSnapshot
 from perftriage.core.profile.model import ProfileSummary
@@ -494,18 +495,22 @@ class TriageUpdated(Event, tag="triage.updated"):
     """The live triage of one host changed (``services/triage/live.py``,
     evaluated at most once a second, emitted only when what it says
     changed): the current phase ``[start, end]``, its findings ranked (each
-    as ``perftriage triage --json`` writes a finding: ``cause, severity,
-    title, explains_pct, evidence, against, next, fix, host, confirmed,
+    a :class:`~perftriage.core.model.findings.Finding`, in the JSON shape
+    ``perftriage triage --json`` writes: ``cause, severity, title,
+    explains_pct, evidence, against, next, fix, host, confirmed,
     resolved``) and the findings of what came before it (``earlier``: the
-    phase before a restart or level change, or the baseline; each ``{cause,
-    state, text, explains_pct, vs}``)."""
+    phase before a restart or level change, or the baseline; each an
+    :class:`~perftriage.core.model.findings.Earlier`, ``{cause, state,
+    text, explains_pct, vs}``). Typed, so a recorded finding of the wrong
+    shape makes the event unreadable (skipped and counted), never a crash
+    in a reader."""
 
     host: str
     start: Seconds = 0.0
     end: Seconds = 0.0
     run_start: bool = False  # a new server process began at ``start``
-    findings: list[dict[str, Any]] = []
-    earlier: list[dict[str, Any]] = []
+    findings: Annotated[list[Finding], msgspec.Meta(max_length=256)] = []
+    earlier: Annotated[list[Earlier], msgspec.Meta(max_length=256)] = []
 
 
 Growable = Literal["host", "engine", "prometheus", "pack"]

@@ -54,7 +54,7 @@ def triage_section(phases: list[Phase], clock: Callable[[float | None], str]) ->
     for p in shown:
         start = " — a new server process" if p.run_start else ""
         out += [f"### {clock(p.start)}–{clock(p.end)} on {inline(p.host)}{start}", ""]
-        out += [f"- after the change: {inline(e['text'])}" for e in p.earlier]
+        out += [f"- after the change: {inline(e.text)}" for e in p.earlier]
         if not p.findings:
             out.append("- nothing above 3 % of the time")
         for f in p.findings[:TOP_PER_PHASE]:

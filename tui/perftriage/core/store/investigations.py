@@ -139,8 +139,10 @@ class Restored:
 
 
 # the start of every event line: its type, and a host sample's host (the
-# encoder writes the tag first, then the fields in order: host first)
-_LINE = re.compile(rb'\n\{"type":"([^"\n]*)"(?:,"host":"([^"\\\n]*)")?')
+# encoder writes the tag first, then the fields in order: host first); or
+# the start of a line of another shape (hand-written, foreign: no group),
+# decoded whole so it is applied or counted unreadable, never passed over
+_LINE = re.compile(rb'\n(?:\{"type":"([^"\n]*)"(?:,"host":"([^"\\\n]*)")?|(?!\{"type":"))')
 # host samples applied per host: the histories keep HISTORY_POINTS; the rest
 # covers samples that add no history point (stale GPU readings, no CPU figure)
 HOST_TAIL = HISTORY_POINTS * 4
@@ -178,12 +180,22 @@ def restore(path: Path, log_ring: int | None = None, *, logs: bool = True) -> Re
         if whole < len(mm):
             out.problems.append(stream.LineProblem(_line_of(mm, offset, whole),
                                                    "cut at the end of a run", torn_tail=True))
+        find_nl = mm.find
         chosen: list[int] = []  # starts of the events applied
         samples: dict[bytes, list[int]] = {}  # host -> its samples' starts
         last = -1
         # one C-level scan finds every line's type (and a host sample's host)
         for m in _LINE.finditer(mm, offset - 1, out.end):
             at, tag = m.start() + 1, m.group(1)
+            if tag is None:  # another shape: blank, a summary, or decoded below
+                if at >= out.end:
+                    continue  # the end (or a torn last line, said above)
+                line = mm[at:find_nl(b"\n", at)]
+                if line.strip() and not stream.is_summary(line.lstrip()):
+                    last = at
+                    cont.events += 1
+                    chosen.append(at)
+                continue
             if tag == b"session.summary":
                 continue
             last = at

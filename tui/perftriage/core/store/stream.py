@@ -64,6 +64,11 @@ class TooLong(bytes):
         return self
 
 
+def unreadable_text(n: int) -> str:
+    """``3 events unreadable``: how every reader says it skipped lines."""
+    return f"{n} event{'' if n == 1 else 's'} unreadable"
+
+
 def line_problem(lineno: int, line: bytes, exc: Exception, terminated: bool) -> LineProblem:
     """The problem of a line that did not decode (or was too long to)."""
     if isinstance(line, TooLong):

@@ -20,13 +20,13 @@ batch (``compare``'s per-request view): a smaller batch is not a slower step.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from perftriage.core.compare.numbers import fmt
 from perftriage.core.compare.recording import Recording
 from perftriage.core.compare.stats import MIN_READINGS, Better, judge, p_text
 from perftriage.core.compare.slices import clock
-from perftriage.core.triage.model import Finding, NextStep
+from perftriage.core.model.findings import Earlier, EarlierState, Finding, NextStep
 from perftriage.core.triage.witnesses import Witnesses
 
 if TYPE_CHECKING:
@@ -202,8 +202,8 @@ def after_fix(rec: Recording, before: Phase, after: Phase,
         still = suspected.get(f.cause) if f.is_lead else now.get(f.cause)
         own = _own(f)
         taken = next((after.measured[w] for w in own if w in after.measured), None)
-        entry: dict[str, Any] = {"cause": f.cause, "explains_pct": f.explains_pct,
-                                 "outcome": outcome}
+        retake: NextStep | None = None
+        state: EarlierState
         if still is not None:
             shares = (f"{f.explains_pct:.0f} % → {still.explains_pct:.0f} % of the time, "
                       if f.explains_pct is not None and still.explains_pct is not None else "")
@@ -215,8 +215,7 @@ def after_fix(rec: Recording, before: Phase, after: Phase,
             text = (f"{_name(f)}: not known yet — {need} not taken since the change "
                     f"({todo}); outcome: {outcome}")
             state = "unknown"
-            if step is not None:
-                entry["next"] = step.public()
+            retake = step
             if f.cause not in leads and f.cause not in now:
                 added.append(not_known_lead(f, own, step))
         elif ARROW["regressed"] in outcome:  # gone, but the step got slower
@@ -227,8 +226,8 @@ def after_fix(rec: Recording, before: Phase, after: Phase,
             text = f"{_name(f)}: resolved — {taken.text()} no longer finds it; outcome: {outcome}"
             state = "resolved"
         f.resolved = text if state == "resolved" else None
-        entry.update(state=state, text=text)
-        after.earlier.append(entry)
+        after.earlier.append(Earlier(cause=f.cause, state=state, text=text,
+                                     explains_pct=f.explains_pct, outcome=outcome, next=retake))
     if added:  # after the confirmed problems, before the other leads
         at = max((i + 1 for i, f in enumerate(after.findings) if f.is_problem), default=0)
         after.findings[at:at] = added

@@ -16,7 +16,7 @@ from perftriage.core.compare.changepoints import phases as level_phases
 from perftriage.core.compare.recording import Recording
 from perftriage.core.triage.after_fix import Taken, after_fix, measured
 from perftriage.core.triage.diagnose import diagnose
-from perftriage.core.triage.model import Finding
+from perftriage.core.model.findings import Earlier, Finding
 from perftriage.core.triage.witnesses import hosts_of, run_starts, witnesses
 
 MIN_PHASE_S = 10.0  # a level shorter than this joins its neighbour
@@ -30,7 +30,7 @@ class Phase:
     end: float
     findings: list[Finding]
     run_start: bool  # a new server process began at its start
-    earlier: list[dict[str, Any]] = field(default_factory=list)  # the phase before's findings
+    earlier: list[Earlier] = field(default_factory=list)  # the phase before's findings
     # the witnesses taken inside it (what can tell a finding of the phase before is gone)
     measured: dict[str, Taken] = field(default_factory=dict)
 
@@ -40,7 +40,8 @@ class Phase:
 
     def public(self) -> dict[str, Any]:
         return {"from": round(self.start, 3), "to": round(self.end, 3), "host": self.host,
-                "findings": [f.public() for f in self.findings], "earlier": self.earlier}
+                "findings": [f.public() for f in self.findings],
+                "earlier": [e.public() for e in self.earlier]}
 
 
 def windows(rec: Recording, host: str, start: float, end: float) -> list[tuple[float, float, bool]]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from perftriage.core.compare.slices import clock
 from perftriage.core.sanitize import visible
-from perftriage.core.triage.model import Finding
+from perftriage.core.model.findings import Finding
 from perftriage.core.triage.phases import Phase
 
 
@@ -43,7 +43,7 @@ def text(result_label: str, phases: list[Phase], detail: bool = True) -> str:
         out.append("")
         out.append(f"phase {clock(p.start)}–{clock(p.end)} on {visible(p.host)}{start}")
         for e in p.earlier:
-            out.append(f"  after the change: {visible(e['text'])}")
+            out.append(f"  after the change: {visible(e.text)}")
         if not p.findings:
             out.append("  nothing found above 3 % of the time")
         for f in p.findings:

@@ -86,6 +86,7 @@ def open_investigation(
     session.emit(ev.SegmentStarted(segment=segment, started_at=now.isoformat(timespec="seconds"),
                                    gap_s=gap, hosts=list(hosts), perftriage=__version__))
     if restored is not None and (corrupt := [p for p in restored.problems if not p.torn_tail]):
+        session.count_unreadable(len(corrupt))
         # said once in the investigation itself: the rest of the file was read
         session.emit(ev.NoteAdded(text=f"continued past {len(corrupt)} unreadable line(s) of "
                                        f"the transcript: {corrupt[0]}"))

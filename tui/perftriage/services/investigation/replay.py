@@ -62,6 +62,12 @@ class ReplaySession(Session):
     def elapsed(self) -> float:
         return self.replayer.player.t
 
+    @property
+    def unreadable(self) -> int:
+        """The lines read so far that did not decode (a watched file's torn
+        last line is one still being written: not counted)."""
+        return sum(1 for p in self.replayer.timeline.problems if not p.torn_tail)
+
     def new_id(self, prefix: str) -> str:
         # never an id the replayed file uses, later on included: its own
         # replay additions (a derived session) carry the previous generation's mark

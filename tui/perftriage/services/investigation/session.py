@@ -88,6 +88,9 @@ class Session:
         self.source_path: Path | None = None  # the transcript a replay was read from
         # a continued investigation's log events still to apply (services/investigation/named.py)
         self.pending_logs: tuple[Path, list[int], int | None] | None = None
+        # events of the transcript this session was read from (or continues)
+        # that did not decode: skipped, counted, said in the UI's sub-title
+        self._unreadable = 0
         if sessions_dir is not None and state is None:
             path = Path(sessions_dir) / session_filename(name, now)
             n = 1
@@ -105,6 +108,15 @@ class Session:
     @property
     def path(self) -> Path | None:
         return self.writer.path if self.writer else None
+
+    @property
+    def unreadable(self) -> int:
+        """How many events of the transcript read were skipped (did not decode)."""
+        return self._unreadable
+
+    def count_unreadable(self, n: int) -> None:
+        """``n`` events of the transcript read did not decode (were skipped)."""
+        self._unreadable = n
 
     @property
     def elapsed(self) -> float:
@@ -177,6 +189,7 @@ class Session:
         for host in tr.hosts:
             state.host(host)
         session = cls(name=name, state=state, mode=RECORDED)
+        session.count_unreadable(len(tr.problems))
         for event in tr.events:
             reducer.apply(state, event)
         session.source_path = Path(path)

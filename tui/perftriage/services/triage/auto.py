@@ -49,7 +49,7 @@ class AutoSteps:
         now = session.state.last_t
         said: list[str] = []
         for host, ht in found.items():
-            unknown = {e.get("cause") for e in ht.earlier if e.get("state") == "unknown"}
+            unknown = {e.cause for e in ht.earlier if e.state == "unknown"}
             for f in ht.findings:
                 verify = not f.confirmed and f.cause in unknown
                 if not (self.every_finding or verify):

@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+
+import msgspec
 
 from perftriage.core.checks import finding_links
 from perftriage.core.compare.recording import Recording
 from perftriage.core.model import events as ev
-from perftriage.core.triage.model import Finding
+from perftriage.core.model.findings import Earlier, Finding
 from perftriage.core.triage.phases import Phase, against_baseline, host_phases
 from perftriage.core.triage.witnesses import hosts_of
 from perftriage.services.compare.baseline import KEEP_S, Baseline
@@ -49,7 +50,7 @@ class HostTriage:
 
     host: str
     phase: Phase
-    earlier: list[dict[str, Any]] = field(default_factory=list)
+    earlier: list[Earlier] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
@@ -61,7 +62,7 @@ class HostTriage:
                 tuple((f.cause, f.severity, f.confirmed,
                        None if f.next is None else (f.next.kind, tuple(f.next.args)))
                       for f in self.findings),
-                tuple(e["text"] for e in self.earlier))
+                tuple(e.text for e in self.earlier))
 
     def shares(self) -> tuple:
         return tuple((f.cause, None if f.explains_pct is None else round(f.explains_pct),
@@ -70,15 +71,18 @@ class HostTriage:
     def event(self) -> ev.TriageUpdated:
         return ev.TriageUpdated(host=self.host, start=self.phase.start, end=self.phase.end,
                                 run_start=self.phase.run_start,
-                                findings=[f.public() for f in self.findings],
-                                earlier=list(self.earlier))
+                                findings=list(self.findings), earlier=list(self.earlier))
 
 
 class LiveTriage:
     def __init__(self, session: Session, baseline: Baseline, *,
-                 interval: float = INTERVAL_S) -> None:
+                 interval: float = INTERVAL_S,
+                 own_hosts: Callable[[], Iterable[str]] | None = None) -> None:
         self.session = session
         self.baseline = baseline
+        # the cockpit's own hosts (its config, its command line, what joined in
+        # this run): only their findings link to hypotheses; None: no host's
+        self.own_hosts = own_hosts or (lambda: ())
         self.interval = interval
         self.current: dict[str, HostTriage] = {}
         self.tick_cpu_s = 0.0  # CPU time of the last evaluation (the benchmark reads it)
@@ -89,7 +93,7 @@ class LiveTriage:
         self._seen: tuple | None = None  # (event count, baseline) at the last evaluation
         self._sent: dict[str, tuple[tuple, tuple, float]] = {}  # host -> (sig, shares, t)
         # host -> (phase start, its earlier lines): kept once the phase before is pruned
-        self._kept: dict[str, tuple[float, list[dict[str, Any]]]] = {}
+        self._kept: dict[str, tuple[float, list[Earlier]]] = {}
         # (baseline's t, start, end, host) -> the baseline window's last phase
         self._before: dict[tuple[float, float, float, str], Phase | None] = {}
         self._failed = False
@@ -142,24 +146,24 @@ class LiveTriage:
         self.current = found
         for host, ht in found.items():
             self._emit(ht, now)
-        self._link_evidence()
+        self._link_evidence(found)
         for listener in list(self.listeners):
             listener(found)
         return found
 
     def _host(self, rec: Recording, host: str, phase: Phase) -> HostTriage:
-        earlier = [{**e, "vs": VS_PHASE} for e in phase.earlier]
+        earlier = [msgspec.structs.replace(e, vs=VS_PHASE) for e in phase.earlier]
         kept = self._kept.get(host)
         if earlier:
             self._kept[host] = (phase.start, earlier)
         elif kept is not None and phase.start >= kept[0] - 1.0 and not phase.run_start:
             earlier = kept[1]  # the phase before is pruned: its verdicts stay
-        said = {(e["cause"], e["state"]) for e in earlier}
+        said = {(e.cause, e.state) for e in earlier}
         against = [e for e in self._against_baseline(rec, host, phase)
-                   if (e["cause"], e["state"]) not in said]  # the baseline said it already
+                   if (e.cause, e.state) not in said]  # the baseline said it already
         return HostTriage(host, phase, earlier + against)
 
-    def _against_baseline(self, rec: Recording, host: str, phase: Phase) -> list[dict[str, Any]]:
+    def _against_baseline(self, rec: Recording, host: str, phase: Phase) -> list[Earlier]:
         b = self.session.state.baseline
         if b is None or phase.start < b.end:
             return []  # no baseline, or the phase holds it: nothing to say yet
@@ -178,17 +182,22 @@ class LiveTriage:
             return []
         against_baseline(readings, before, rec, after)
         label = b.label or "baseline"
-        return [{**e, "vs": VS_BASELINE, "text": f"{e['text']} (against {label})"}
+        return [msgspec.structs.replace(e, vs=VS_BASELINE, text=f"{e.text} (against {label})")
                 for e in after.earlier]
 
-    def _link_evidence(self) -> None:
+    def _link_evidence(self, found: dict[str, HostTriage]) -> None:
         """Each hypothesis whose check reads a cause the triage confirmed on a
-        host gets that finding as evidence (once per host and cause)."""
-        state = self.session.state
-        reading = [h for h in state.hypotheses if "triage." in h.check]
+        host gets that finding as evidence (once per host and cause). Only
+        what this evaluation derived (``found``), never a finding the state
+        holds from a transcript being continued, and only on the cockpit's
+        own hosts: a recorded finding is history, not evidence."""
+        reading = [h for h in self.session.state.hypotheses if "triage." in h.check]
         if not reading:
             return
-        for host, told in state.triage.items():
+        own = set(self.own_hosts())
+        for host, told in found.items():
+            if host not in own:
+                continue
             for link in finding_links.links(reading, host, told.findings):
                 self.session.emit(link)
 

@@ -18,7 +18,7 @@ replay shows the same view; there Enter says why nothing runs.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -26,6 +26,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from perftriage.core.model.findings import Finding
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.report.markdown import clock
 from perftriage.core.sanitize import visible
@@ -79,7 +80,7 @@ class TriageScreen(Screen[None]):
         hypothesis's evidence opened here)."""
         super().__init__()
         self._pick = pick
-        self._rows: list[tuple[str, dict[str, Any]]] = []  # (host, finding), table order
+        self._rows: list[tuple[str, Finding]] = []  # (host, finding), table order
         self._hosts = 0
         self.outcomes: dict[tuple[str, str], str] = {}  # (host, cause) -> what Enter ran
         # the highlight follows the top finding until the user moves it (then it stays
@@ -129,13 +130,13 @@ class TriageScreen(Screen[None]):
                     earlier.append(f"{visible(host)}: ", style="bold")
                 earlier.append_text(earlier_text(line))
             for f in e.findings:
-                lead = not f.get("confirmed")
-                sev = "lead" if lead else str(f.get("severity") or "")
+                lead = not f.confirmed
+                sev = "lead" if lead else f.severity
                 cells: list[Text] = [Text(visible(host))] if many else []
                 cells += [Text(sev, style=LEAD_STYLE if lead else SEVERITY_STYLE.get(sev, "")),
-                          Text(visible(str(f.get("cause") or "")), style="bold"),
+                          Text(visible(f.cause), style="bold"),
                           Text(pct_text(f)),
-                          Text(visible(str(f.get("title") or "")))]
+                          Text(visible(f.title))]
                 rows.append(cells)
                 self._rows.append((host, f))
         # a title longer than the room left ends in "…" (Enter shows it whole
@@ -149,7 +150,7 @@ class TriageScreen(Screen[None]):
         self.query_one("#triage-earlier", Static).update(earlier)
         self.query_one("#triage-earlier", Static).display = bool(earlier)
         again = next((i for i, (h, f) in enumerate(self._rows)
-                      if (h, f.get("cause")) == picked), None) if picked is not None else None
+                      if (h, f.cause) == picked), None) if picked is not None else None
         if self._rows:
             table.move_cursor(row=again if again is not None else 0)
         self._placed = self.selected
@@ -180,9 +181,9 @@ class TriageScreen(Screen[None]):
     def selected(self) -> tuple[str, str] | None:
         """(host, cause) of the highlighted finding."""
         got = self._current()
-        return None if got is None else (got[0], str(got[1].get("cause")))
+        return None if got is None else (got[0], got[1].cause)
 
-    def _current(self) -> tuple[str, dict[str, Any]] | None:
+    def _current(self) -> tuple[str, Finding] | None:
         table = self.query_one("#triage-findings", DataTable)
         if not self._rows or table.cursor_row is None:
             return None
@@ -205,7 +206,7 @@ class TriageScreen(Screen[None]):
             out.append(visible(p.text))
             if p.problem:
                 out.append(f" — not now: {visible(p.problem)}", style="yellow")
-        key = (host, str(f.get("cause")))
+        key = (host, f.cause)
         if p is not None and p.kind in HEAVY and self._confirm == key:
             out.append("\n⏎ again runs it (HEAVY: it replays every kernel it profiles)",
                        style="bold yellow")
@@ -219,17 +220,17 @@ class TriageScreen(Screen[None]):
             out.append(visible(ran), style=FAILED_STYLE if "failed" in ran else "green")
         detail.update(out)
 
-    def _step_status(self, host: str, f: dict[str, Any],
+    def _step_status(self, host: str, f: Finding,
                      p: next_step.StepPlan | None) -> Text | None:
         """The probe the finding's step ran in this phase: running, done or failed."""
         state = self._state
         told = state.triage.get(host) if state is not None else None
-        kind = p.kind if p is not None else str((f.get("next") or {}).get("kind") or "")
+        kind = p.kind if p is not None else (f.next.kind if f.next is not None else "")
         if state is None or told is None:
             return None
         return step_status(state, host, kind, told.start)
 
-    def _plan(self, host: str, f: dict[str, Any]) -> next_step.StepPlan | None:
+    def _plan(self, host: str, f: Finding) -> next_step.StepPlan | None:
         return next_step.plan(app_context(self).cockpit, host, f)  # by (host, cause): live only
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -252,9 +253,9 @@ class TriageScreen(Screen[None]):
         host, f = got
         p = self._plan(host, f)
         if p is None:
-            self.notify(f"{f.get('cause')}: no next step — the evidence is in")
+            self.notify(f"{f.cause}: no next step — the evidence is in")
             return
-        key = (host, str(f.get("cause")))
+        key = (host, f.cause)
         state, told = self._state, (self._state.triage.get(host) if self._state else None)
         busy = latest_step(state, host, p.kind, told.start) if state and told else None
         if busy is not None and not busy.finished:  # never a second copy
@@ -276,7 +277,7 @@ class TriageScreen(Screen[None]):
             self._search_logs(*outcome.search)
             return
         else:
-            self.notify(f"{f.get('cause')}: {outcome.text}")
+            self.notify(f"{f.cause}: {outcome.text}")
             if outcome.task is not None:
                 task = outcome.task
 

@@ -1,20 +1,19 @@
 """The live triage as Text: the top finding in one line (the main screen,
 the Gap view's verdict), a finding's row and its evidence (the Triage view).
 
-Everything comes from the state's ``triage.updated`` events (findings as
-``perftriage triage --json`` writes them), so live, replay and ``watch``
-say the same. A finding's title and evidence carry remote text (frames,
+Everything comes from the state's ``triage.updated`` events (typed
+findings, core/model/findings.py), so live, replay and ``watch`` say the
+same; the top finding is the vocabulary's one ``top()``. A finding's title and evidence carry remote text (frames,
 kernels, hosts, log lines): they become ``Text`` through the sanitizer,
 never markup.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.text import Text
 
 from perftriage.core.model import events as ev
+from perftriage.core.model.findings import Earlier, Evidence, Finding, pct, top
 from perftriage.core.model.state import SessionState
 from perftriage.core.report.markdown import clock
 from perftriage.core.sanitize import visible
@@ -24,56 +23,47 @@ LEAD_STYLE = "cyan"
 KEY = "Y"  # the Triage view's key (ui/app.py)
 
 
-def is_problem(f: dict[str, Any]) -> bool:
-    return bool(f.get("confirmed")) and f.get("explains_pct") is not None \
-        and f.get("cause") != "near-floor"
-
-
-def pct_text(f: dict[str, Any]) -> str:
-    p = f.get("explains_pct")
-    if p is None:
-        return "n/a"
-    return f"{p:.0f} %" if p >= 1 else f"{p:.1f} %"
+def pct_text(f: Finding) -> str:
+    return "n/a" if f.explains_pct is None else pct(f.explains_pct)
 
 
 def host_order(state: SessionState) -> list[str]:
     """Hosts by their top problem's share, largest first."""
     def weight(host: str) -> tuple[bool, float]:
-        fs = state.triage[host].findings
-        top = next((f for f in fs if is_problem(f)), None)
-        return (top is None, -(top["explains_pct"] if top else 0.0))
+        got = top(state.triage[host].findings)
+        problem = got is not None and got.is_problem
+        return (not problem, -(got.explains_pct or 0.0) if got is not None and problem else 0.0)
 
     return sorted(state.triage, key=lambda h: (*weight(h), h))
 
 
-def top_finding(state: SessionState, host: str | None = None
-                ) -> tuple[str, dict[str, Any]] | None:
+def top_finding(state: SessionState, host: str | None = None) -> tuple[str, Finding] | None:
     """(host, finding): the top problem (of ``host``, else of every host),
-    else the first finding (a lead: what to measure next)."""
+    else the first host's top (a lead: what to measure next)."""
     hosts = [host] if host is not None else host_order(state)
-    best: tuple[str, dict[str, Any]] | None = None
+    best: tuple[str, Finding] | None = None
     for h in hosts:
         e = state.triage.get(h)
-        if e is None or not e.findings:
+        got = None if e is None else top(e.findings)
+        if got is None:
             continue
-        problem = next((f for f in e.findings if is_problem(f)), None)
-        if problem is not None:
-            return h, problem
+        if got.is_problem:
+            return h, got
         if best is None:
-            best = (h, e.findings[0])
+            best = (h, got)
     return best
 
 
-def finding_text(f: dict[str, Any]) -> Text:
+def finding_text(f: Finding) -> Text:
     """``high · host-stall · 42 % · the host's Python …`` (a lead in its colour)."""
-    sev = str(f.get("severity") or "")
-    lead = not f.get("confirmed")
+    lead = not f.confirmed
     out = Text()
-    out.append("lead" if lead else sev, style=LEAD_STYLE if lead else SEVERITY_STYLE.get(sev, ""))
-    out.append(f" · {visible(str(f.get('cause') or ''))}", style="bold")
-    if f.get("explains_pct") is not None:
+    out.append("lead" if lead else f.severity,
+               style=LEAD_STYLE if lead else SEVERITY_STYLE.get(f.severity, ""))
+    out.append(f" · {visible(f.cause)}", style="bold")
+    if f.explains_pct is not None:
         out.append(f" · {pct_text(f)}")
-    out.append(f" · {visible(str(f.get('title') or ''))}")
+    out.append(f" · {visible(f.title)}")
     return out
 
 
@@ -139,8 +129,8 @@ def _resolved_text(state: SessionState, host: str | None) -> Text:
     host's when None) that the last fix resolved."""
     told = [state.triage[host]] if host in state.triage else \
         list(state.triage.values()) if host is None else []
-    causes = list(dict.fromkeys(str(e.get("cause")) for t in told for e in t.earlier
-                                if e.get("state") == "resolved"))
+    causes = list(dict.fromkeys(e.cause for t in told for e in t.earlier
+                                if e.state == "resolved"))
     if not causes:
         return Text()
     names = ", ".join(visible(c) for c in causes[:2]) + \
@@ -159,50 +149,48 @@ def verdict_text(state: SessionState, host: str) -> Text:
     return out
 
 
-def earlier_text(e: dict[str, Any]) -> Text:
-    state = e.get("state")
-    style = {"resolved": "green", "still": "yellow", "gone": "yellow"}.get(str(state), "dim")
-    mark = {"resolved": "✔ ", "still": "✘ "}.get(str(state), "· ")
-    return Text(mark + visible(str(e.get("text") or "")), style=style)
+def earlier_text(e: Earlier) -> Text:
+    style = {"resolved": "green", "still": "yellow", "gone": "yellow"}.get(e.state, "dim")
+    mark = {"resolved": "✔ ", "still": "✘ "}.get(e.state, "· ")
+    return Text(mark + visible(e.text), style=style)
 
 
 NEXT_CHARS = 120  # a finding's named next step, shown up to this
 
 
-def evidence_text(f: dict[str, Any], host: str) -> Text:
+def evidence_text(f: Finding, host: str) -> Text:
     """A finding whole: its evidence (witness, source, when), what speaks
     against it, the fix, and the next step."""
     out = Text()
     out.append_text(finding_text(f))
     out.append(f"\non {visible(host)}", style="dim")
-    for e in f.get("evidence") or []:
+    for e in f.evidence:
         out.append("\n← ", style="green")
         out.append(_label(e), style="bold")
-        if e.get("at") is not None:
-            out.append(f" at {clock(float(e['at']))}", style="dim")
-        out.append(f": {visible(str(e.get('text') or ''))}")
-    for e in f.get("against") or []:
+        if e.at is not None:
+            out.append(f" at {clock(e.at)}", style="dim")
+        out.append(f": {visible(e.text)}")
+    for e in f.against:
         out.append("\n✗ ", style="red")
         out.append(_label(e), style="bold")
-        out.append(f": {visible(str(e.get('text') or ''))}")
-    for fix in f.get("fix") or []:
+        out.append(f": {visible(e.text)}")
+    for fix in f.fix:
         out.append("\nfix: ", style="bold")
-        out.append(visible(str(fix)))
-    nxt = f.get("next")
-    if nxt:
+        out.append(visible(fix))
+    nxt = f.next
+    if nxt is not None:
         out.append("\nnext: ", style="bold")
         # what the finding names, said short (a recorded one may be long, and is
         # never what runs: the "⏎ runs" line below says that)
-        words = " ".join([str(nxt.get("kind")), *map(str, nxt.get("args") or [])])
+        words = " ".join([nxt.kind, *nxt.args])
         out.append(visible(words if len(words) <= NEXT_CHARS else words[:NEXT_CHARS] + "…"))
-        if nxt.get("why"):
-            out.append(f" — {visible(str(nxt['why']))}", style="dim")
+        if nxt.why:
+            out.append(f" — {visible(nxt.why)}", style="dim")
     return out
 
 
-def _label(e: dict[str, Any]) -> str:
-    witness, source = str(e.get("witness") or ""), str(e.get("source") or "")
-    return visible(witness if source in ("", witness) else f"{witness} {source}")
+def _label(e: Evidence) -> str:
+    return visible(e.label)
 
 
 PROBE_STEPS = frozenset({"stacks", "ncu"})  # next steps that run as a probe
