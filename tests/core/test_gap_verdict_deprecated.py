@@ -12,11 +12,11 @@ from perftriage.core.checks.pack import parse
 from perftriage.core.checks.signals import ScopeKey, SignalTable
 from perftriage.core.model import events as ev
 from perftriage.core.model.reducer import apply
+from perftriage.core.model.findings import Finding
 from perftriage.core.model.state import SessionState
 from tests.support.helpers import FIXTURES
 
-FINDING = {"cause": "wasted-traffic", "severity": "high", "title": "memory moves 5.0x",
-           "explains_pct": 80.0, "confirmed": True}
+FINDING = Finding(cause="wasted-traffic", title="memory moves 5.0x", explains_pct=80.0)
 
 
 def test_a_new_gap_sample_reads_the_triages_top():

@@ -306,8 +306,8 @@ class SignalTable:
         if sig.field == "verdict_kind" or isinstance(top, Missing) or not top:
             return top
         e = self.state.triage[host]
-        f = next(f for f in e.findings if f.get("cause") == top)
-        return f"{f.get('severity')} · {top} · {f.get('title') or ''}"
+        f = next(f for f in e.findings if f.cause == top)
+        return f"{f.severity} · {top} · {f.title}"
 
     def _triage(self, sig: Signal, host: str) -> Plain | Missing:
         """The host's live triage (the latest ``triage.updated``): ``top`` is

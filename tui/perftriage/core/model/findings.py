@@ -201,11 +201,18 @@ def reportable(f: Finding) -> bool:
 
 def ranked(findings: list[Finding]) -> list[Finding]:
     """By share of the step, largest first; a confirmed finding before a lead
-    of the same share, a lead without a share last."""
+    of the same share, a lead without a share last; and the :func:`top` first
+    (a problem before a larger remark or lead), so every list shown starts
+    with the finding every reader calls the top."""
     keep = [f for f in findings if reportable(f)]
     # without a share, a lead (what to measure next) before a confirmed remark
-    return sorted(keep, key=lambda f: (f.explains_pct is None, -(f.explains_pct or 0.0),
-                                       f.confirmed == (f.explains_pct is None), f.cause))
+    out = sorted(keep, key=lambda f: (f.explains_pct is None, -(f.explains_pct or 0.0),
+                                      f.confirmed == (f.explains_pct is None), f.cause))
+    first = top(out)
+    if first is not None and out[0] is not first:
+        out.remove(first)
+        out.insert(0, first)
+    return out
 
 
 def top(findings: list[Finding]) -> Finding | None:

@@ -29,6 +29,7 @@ from typing import Any
 
 from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
+from perftriage.core.model.findings import top
 from perftriage.core.model.state import SessionState
 from perftriage.core.replay.snapshot import structural_copy
 from perftriage.core.model.segments import segment_label
@@ -123,9 +124,10 @@ def marker_context(state: SessionState, event: ev.Event) -> Any:
 
 
 def top_cause(e: ev.TriageUpdated) -> str:
-    """The cause the triage puts first for the host ("" with no finding): the
-    findings come ranked (``core/triage/model.ranked``)."""
-    return str(e.findings[0].get("cause") or "") if e.findings else ""
+    """The cause the triage puts first for the host ("" with no finding):
+    the one ``top()`` (core/model/findings.py)."""
+    got = top(e.findings)
+    return got.cause if got is not None else ""
 
 
 @dataclass

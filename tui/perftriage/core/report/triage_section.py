@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from perftriage.core.compare.recording import Recording
 from perftriage.core.report.md_text import inline
-from perftriage.core.triage.model import Finding
+from perftriage.core.model.findings import NEED_EVIDENCE, Finding, ranked, top
 from perftriage.core.triage.phases import Phase, steady, triage
 
 TOP_PER_PHASE = 3
@@ -22,17 +22,12 @@ def phases_of(recording: Recording | None) -> list[Phase]:
 
 
 def dominant(phases: list[Phase], host: str | None = None) -> Finding | None:
-    """The finding that explains the most time over the steady phases (of ``host``)."""
+    """The top (the one ``top()``, core/model/findings.py) of the steady
+    phases' findings (of ``host``) together: the problem that explains the
+    most time, else the largest lead or remark."""
     mine = [p for p in phases if host is None or p.host == host]
-    found = [f for p in steady(mine) for f in p.findings if f.cause != "need-evidence"]
-    return max(found, key=_weight, default=None)
-
-
-def _weight(f: Finding) -> tuple[int, float]:
-    """A confirmed finding with its share first, then a lead (what to measure
-    next), then a remark without a share (client-limited)."""
-    rank = 2 if f.confirmed and f.explains_pct is not None else 0 if f.confirmed else 1
-    return rank, f.explains_pct or 0.0
+    return top(ranked([f for p in steady(mine) for f in p.findings
+                       if f.cause != NEED_EVIDENCE]))
 
 
 def headline(phases: list[Phase], host: str) -> str | None:

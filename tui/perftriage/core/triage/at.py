@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from perftriage.core.model import events as ev
+from perftriage.core.model.findings import Finding, top
 from perftriage.core.triage.phases import Phase
 
 
@@ -25,19 +26,21 @@ def phase_at(phases: list[Phase], host: str, t: float) -> Phase | None:
     return before[-1] if before else None
 
 
-def _top(findings: list[dict[str, Any]]) -> str:
-    # ranked by the triage (core/triage/model.ranked): the first is its top
-    return str(findings[0].get("cause") or "") if findings else ""
+def _top(findings: list[Finding]) -> str:
+    """The one ``top()`` (core/model/findings.py), as its cause ("" with none)."""
+    got = top(findings)
+    return got.cause if got is not None else ""
 
 
 def told_json(e: ev.TriageUpdated) -> dict[str, Any]:
     return {"source": "recorded", "from": round(e.start, 3), "to": round(e.end, 3),
-            "top": _top(e.findings), "findings": list(e.findings), "earlier": list(e.earlier)}
+            "top": _top(e.findings), "findings": [f.public() for f in e.findings],
+            "earlier": [x.public() for x in e.earlier]}
 
 
 def phase_json(p: Phase) -> dict[str, Any]:
     d = p.public()
-    return {"source": "recording", "from": d["from"], "to": d["to"], "top": _top(d["findings"]),
+    return {"source": "recording", "from": d["from"], "to": d["to"], "top": _top(p.findings),
             "findings": d["findings"], "earlier": d["earlier"]}
 
 

@@ -17,6 +17,7 @@ from perftriage.core.compare.recording import Recording
 from perftriage.core.triage.after_fix import Taken, after_fix, measured
 from perftriage.core.triage.diagnose import diagnose
 from perftriage.core.model.findings import Earlier, Finding
+from perftriage.core.model.findings import top as top_of
 from perftriage.core.triage.witnesses import hosts_of, run_starts, witnesses
 
 MIN_PHASE_S = 10.0  # a level shorter than this joins its neighbour
@@ -36,10 +37,12 @@ class Phase:
 
     @property
     def top(self) -> Finding | None:
-        return self.findings[0] if self.findings else None
+        return top_of(self.findings)  # the one top() every reader uses
 
     def public(self) -> dict[str, Any]:
+        top = self.top
         return {"from": round(self.start, 3), "to": round(self.end, 3), "host": self.host,
+                "top": top.cause if top is not None else "",
                 "findings": [f.public() for f in self.findings],
                 "earlier": [e.public() for e in self.earlier]}
 
