@@ -6,6 +6,8 @@ same cause across refreshes."""
 
 from __future__ import annotations
 
+import msgspec
+
 from textual.widgets import DataTable, Static
 
 from perftriage.core.model import events as ev
@@ -56,7 +58,7 @@ async def test_a_failed_step_says_its_error_and_what_to_do_and_is_never_run_twic
     app = PerftriageApp(cockpit)
     async with app.run_test(size=(160, 45)) as pilot:
         screen = await open_view(app, pilot, cockpit)
-        assert screen._rows[0][1]["next"]["kind"] == "stacks"
+        assert screen._rows[0][1].next.kind == "stacks"
         await pilot.press("enter")
         await wait_for(lambda: "last step: stacks p1 queued on gpu2 since" in detail(screen))
         await pilot.press("enter")  # while it waits: said, not queued again
@@ -79,7 +81,7 @@ async def test_enter_acts_on_the_top_finding_until_the_highlight_is_moved(tmp_pa
         table = screen.query_one("#triage-findings", DataTable)
         told = cockpit.session.state.triage["gpu2"]
         lb = told.findings[0]
-        ranked = [lb, {**lb, "cause": "host-sync", "explains_pct": 20.0}]
+        ranked = [lb, msgspec.structs.replace(lb, cause="host-sync", explains_pct=20.0)]
         swapped = ranked[::-1]
         cockpit.session.emit(ev.TriageUpdated(host="gpu2", start=told.start, end=told.end + 0.5,
                                               findings=ranked, earlier=[]))
@@ -90,19 +92,19 @@ async def test_enter_acts_on_the_top_finding_until_the_highlight_is_moved(tmp_pa
         # follows the top
         cockpit.session.emit(ev.TriageUpdated(host="gpu2", start=told.start, end=told.end + 1,
                                               findings=swapped, earlier=[]))
-        await wait_for(lambda: screen._rows[0][1]["cause"] == second)
+        await wait_for(lambda: screen._rows[0][1].cause == second)
         assert screen.selected == ("gpu2", second)
         # moved by the user: it stays on that cause when the ranking changes back
         await pilot.press("down")
         await wait_for(lambda: screen.selected == ("gpu2", top))
         cockpit.session.emit(ev.TriageUpdated(host="gpu2", start=told.start, end=told.end + 2,
                                               findings=ranked, earlier=[]))
-        await wait_for(lambda: screen._rows[0][1]["cause"] == top)
+        await wait_for(lambda: screen._rows[0][1].cause == top)
         await pilot.pause()
         assert screen.selected == ("gpu2", top) and table.cursor_row == 0
         cockpit.session.emit(ev.TriageUpdated(host="gpu2", start=told.start, end=told.end + 3,
                                               findings=swapped, earlier=[]))
-        await wait_for(lambda: screen._rows[0][1]["cause"] == second)
+        await wait_for(lambda: screen._rows[0][1].cause == second)
         await pilot.pause()
         assert screen.selected == ("gpu2", top) and table.cursor_row == 1
 
