@@ -52,6 +52,9 @@ class HostContext:
     deadline_s: float | None = None
     # the host is this machine (the local transport): stacks offers perftriage's own py-spy
     local: bool = False
+    # (path on the host, sha256) of a file the runner carried there for this probe
+    # (ProbeKind.carries): the script checks it and runs that file
+    carried: tuple[str, str] | None = None
 
 
 Interpret = Callable[[list[str], int | None, str, str], Verdict]
@@ -121,6 +124,10 @@ class ProbeKind:
     # form's first answer on that server's own processes, and the line that says so
     # (stacks: ``--seconds 3 --port 30000``); None: the plain ``form_value``
     server_form: Callable[[int | None, int | None], tuple[str, str] | None] | None = None
+    # args -> a file of this machine to carry to a remote host for the probe (stacks
+    # --carry: perftriage's own py-spy), or None; the runner uploads it into a private
+    # temp dir, builds the command again with HostContext.carried, removes it after
+    carries: Callable[[list[str]], str | None] | None = None
     # it reads the running engine (stacks, ncu): its form offers the host a
     # ``[[servers]]`` profile runs on first, not the selected host
     engine: bool = False

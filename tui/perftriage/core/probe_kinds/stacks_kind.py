@@ -83,7 +83,7 @@ RESULT_BUDGET = 460_000
 OUTPUT_CAP = 32 << 20  # bytes of py-spy output read per process (RLIMIT_FSIZE on py-spy)
 INSTALL_HINT = "pip install py-spy"
 USAGE = ("stacks [--port PORT | --server-pid PID | --pid PID | --match PATTERN] "
-         "[--seconds S | --dump] [--native] [--gil]")
+         "[--seconds S | --dump] [--native] [--gil] [--carry]")
 MAX_PORT = 65535
 # the cockpit's form: a short record (one dump is a sample per thread, says little)
 FORM_SECONDS = 3
@@ -99,6 +99,8 @@ class StacksArgs(msgspec.Struct, frozen=True):
     port: int | None = None
     # the server's own tree: a process the cockpit started ([[servers]]) and its descendants
     server_pid: int | None = None
+    # carry perftriage's own py-spy to a remote host without one (ProbeKind.carries)
+    carry: bool = False
 
     def target(self) -> tuple[str, str]:
         """(how the host script picks its processes, the value)."""
@@ -129,7 +131,7 @@ def _whole(value: str, lo: int, hi: int, must: str) -> int:
 def parse_args(args: list[str]) -> StacksArgs:
     """The kind's own options (the CLI and the form pass them as words)."""
     pid = match = seconds = port = server_pid = None
-    native = gil = dump = False
+    native = gil = dump = carry = False
     words = list(args)
     while words:
         w = words.pop(0)
@@ -138,6 +140,9 @@ def parse_args(args: list[str]) -> StacksArgs:
             continue
         if w == "--dump":  # an instant: what no --seconds means too, said in a word
             dump = True
+            continue
+        if w == "--carry":
+            carry = True
             continue
         name, eq, value = w.partition("=")
         if name not in ("--pid", "--match", "--seconds", "--port", "--server-pid"):
@@ -166,7 +171,7 @@ def parse_args(args: list[str]) -> StacksArgs:
     if dump and seconds is not None:
         raise ProbeUsageError(f"usage: {USAGE} (--seconds records a window, --dump an instant: "
                               "not both)")
-    return StacksArgs(pid, match, seconds, native, gil, port, server_pid)
+    return StacksArgs(pid, match, seconds, native, gil, port, server_pid, carry)
 
 
 def _check(args: list[str]) -> None:
@@ -191,7 +196,13 @@ def _build(args: list[str], ctx) -> str:
     return python_command(ctx, SCRIPT_PRELUDE + host_scripts.read("stacks_pyspy.py"), [
         mode, f"{a.seconds:g}" if a.seconds is not None else "0", target, value or "-",
         "1" if a.native else "0", "1" if a.gil else "0", str(RATE_HZ), str(RESULT_BUDGET),
-        str(MAX_TARGETS), str(OUTPUT_CAP), (own_pyspy() if ctx.local else None) or "-", "-", "-"])
+        str(MAX_TARGETS), str(OUTPUT_CAP), (own_pyspy() if ctx.local else None) or "-",
+        *(ctx.carried or ("-", "-"))])
+
+
+def _carries(args: list[str]) -> str | None:
+    """``--carry``: perftriage's own py-spy, to carry to a host that has none."""
+    return own_pyspy() if parse_args(args).carry else None
 
 
 def _refusal(err: str, data: dict[str, Any]) -> str | None:
@@ -385,8 +396,11 @@ def _verdict(args: list[str], status: int | None, out: str, err: str) -> Verdict
                 f"user and no one else can write them ({INSTALL_HINT} as root, or put it on "
                 "PATH)"),
                 missing)
-        return Verdict("failed", f"py-spy not found on the host: install it in the server's venv "
-                       f"({INSTALL_HINT}); perftriage installs nothing on a host", missing)
+        if data.get("carried"):
+            return Verdict("failed", "the carried py-spy did not run", missing)
+        return Verdict("failed", "py-spy not found on the host: --carry carries perftriage's own "
+                       "there for this probe (a private temp dir, checked by sha256, removed "
+                       f"after), or install it in the server's venv ({INSTALL_HINT})", missing)
     summary = summarise_result(args, data)
     detail = {**msgspec.to_builtins(summary), **facts}
     files = {f"{t['pid']}.folded" if summary.mode == "record" else f"{t['pid']}.dump.json":
@@ -501,7 +515,7 @@ STACKS_KIND = ProbeKind(
     help="the engine's Python stacks by py-spy (never pauses it): top frames by self and "
          "total share, idle and GIL shares; --seconds S records a window",
     min_args=0,
-    max_args=8,
+    max_args=9,
     build=_build,
     interpret=_interpret,
     check=_check,
@@ -513,6 +527,7 @@ STACKS_KIND = ProbeKind(
               "(a sample per thread); --port PORT | --server-pid PID (the server's tree) |\n"
               "--pid PID | --match PATTERN (your own processes); --gil; --native",
     server_form=server_form,
+    carries=_carries,
     engine=True,
     answer=answer,
     report=answer,

@@ -20,6 +20,7 @@ import os
 import secrets
 import time
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from perftriage.core.model import events as ev
@@ -27,6 +28,7 @@ from perftriage.core import probes
 from perftriage.core.store.paths import make_private_dirs
 from perftriage.services.hosts.registry import HostRegistry
 from perftriage.services.investigation.session import Session
+from perftriage.transport import carry
 from perftriage.transport.base import TransportError
 
 DEFAULT_CONCURRENCY = 4
@@ -207,12 +209,22 @@ class ProbeRunner:
             async with sem, self._window:
                 emit(ev.ProbeStarted(probe_id=probe_id))
                 start = time.perf_counter()
-                transport = self.hosts.get(host).transport
+                h = self.hosts.get(host)
+                transport = h.transport
                 spec = probes.get(kind)
                 # a nonce kind's result line carries this, sent on stdin (never argv)
                 nonce = secrets.token_hex(16) if spec.nonce else None
+                # a file of this machine the kind carries to a remote host (stacks --carry)
+                local_file = spec.carries(args) if spec.carries and not h.local else None
+                carried = None
                 try:
                     async with asyncio.timeout(timeout + GRACE_S):
+                        if local_file:
+                            carried = await carry.carry(transport, Path(local_file),
+                                                        "perftriage-carried-")
+                            command = probes.build_command(kind, args, dataclasses.replace(
+                                h.context, deadline_s=timeout,
+                                carried=(carried.path, carried.sha256)))
                         result = await transport.run(command, timeout=timeout,
                                                      limit=TRANSPORT_LIMIT_BYTES,
                                                      stdin=None if nonce is None else nonce + "\n")
@@ -223,6 +235,9 @@ class ProbeRunner:
                         summary=f"no answer within {timeout + GRACE_S:g}s (host unresponsive?)",
                     ))
                     return
+                finally:
+                    if carried is not None:
+                        await carry.remove(transport, carried)
             detail: dict[str, Any] = {}
             stdout = result.stdout if nonce is None else probes.authentic(result.stdout, nonce)
             shown = probes.shown_stdout(spec, args, stdout)
