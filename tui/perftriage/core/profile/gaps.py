@@ -23,7 +23,7 @@ versions: Unix-epoch microseconds before ~2.3, else relative to
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -98,30 +98,35 @@ def device_gaps(merged: list[tuple[float, float]], kernels: list[Kernel],
     the call ended in the gap's second half: a kernel launched early that
     waits 463 ms on another stream's event is not the host's stall, a first
     launch that loads its code object for 6.5 ms is."""
-    starts = [k[0] for k in kernels]
+    j, n = 0, len(kernels)
+    counts, idle_us, host_us = parts.counts, parts.idle_us, parts.host_us
     for (_, prev_end), (nxt, _) in zip(merged, merged[1:]):
         gap = nxt - prev_end
         if gap <= 0:
             continue
-        i = range_of(gap)
-        parts.counts[i] += 1
-        parts.idle_us[i] += gap
-        # the kernels that start the busy stretch after the gap (any stream)
-        j = bisect_left(starts, nxt)
-        corrs = [kernels[k][2] for k in range(j, bisect_right(starts, nxt))]
+        i = 0 if gap < 100.0 else range_of(gap)
+        counts[i] += 1
+        idle_us[i] += gap
+        # the kernels that start the busy stretch after the gap (any stream): one
+        # walk over the kernels sorted by start, as the gaps come in order
+        while j < n and kernels[j][0] < nxt:
+            j += 1
+        k = j
         long = gap >= LONG_GAP_US
-        if long:
-            late = any((call := launches.get(c)) is not None and call[0] + call[1] > prev_end
-                       + gap / 2 for c in corrs if c >= 0)
-        else:
-            late = any((call := launches.get(c)) is not None and call[0] > prev_end
-                       for c in corrs if c >= 0)
+        late_after = prev_end + gap / 2 if long else prev_end
+        late = False
+        first_replay = False
+        while k < n and kernels[k][0] == nxt:
+            call = launches.get(kernels[k][2])
+            if call is not None and (call[0] + call[1] if long else call[0]) > late_after:
+                late = True
+            k += 1
         if late:
-            parts.host_us[i] += gap
+            host_us[i] += gap
         if long:
-            parts.long.append(Gap(prev_end, gap, late, first_graph_ts is not None
-                                  and prev_end < first_graph_ts and nxt <= first_graph_ts
-                                  + WARMUP_SLACK_US))
+            first_replay = first_graph_ts is not None and prev_end < first_graph_ts \
+                and nxt <= first_graph_ts + WARMUP_SLACK_US
+            parts.long.append(Gap(prev_end, gap, late, first_replay))
     if len(parts.long) > KEEP_GAPS:
         parts.long.sort(key=lambda g: -g.dur)
         del parts.long[KEEP_GAPS:]
