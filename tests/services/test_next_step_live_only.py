@@ -46,6 +46,7 @@ CONFIG = Config(
     hosts=[HostConfig(name="gpu2", ssh="gpu2", metrics_url="http://127.0.0.1:31000/metrics")],
     servers=[ServerProfile(name="sglang", host="gpu2",
                            command="python -m sglang.launch_server --model {model}",
+                           profile_command="python -m sglang.bench_one_batch --model-path {model}",
                            args={"model": "/m/Qwen 3"})])
 
 
@@ -106,19 +107,22 @@ def test_the_same_cause_derived_live_runs_the_rebuilt_step_never_the_record(tmp_
     for f in (shown, CRAFTED[0]):
         p = next_step.plan(cockpit, "gpu2", f)
         assert p is not None and p.problem is None, p
-        names = list(lead.next.kernels)
-        assert p.args == ["--kernel", "|".join(re.escape(n) for n in names),
-                          "--launches", str(4 * len(names)), "--",
-                          "python", "-m", "sglang.launch_server", "--model", "/m/Qwen 3"]
+        # the kernels' base names (what ncu's -k matches), each through re.escape
+        keys = ["indexSelectSmallIndex", "nvjet_sm90_tst_256x8_64x6_2x1_v_bz_NNT",
+                "nvjet_sm90_tst_128x8_64x12_2x1_v_bz_NNT"]
+        assert p.args == ["--kernel", "|".join(re.escape(n) for n in keys),
+                          "--launches", str(4 * len(keys)), "--",
+                          "python", "-m", "sglang.bench_one_batch", "--model-path", "/m/Qwen 3"]
         assert payload_free(" ".join(p.args)) and payload_free(p.text)
     # every kernel name in the regex is one the capture named
     top = {k.name for k in summary.kernels}
-    assert all(any(t.startswith(n) for t in top) for n in lead.next.kernels)
+    assert all(any(t.startswith(n) for t in top) for n in lead.next.kernels)  # (cut to 300)
     # the other crafted causes are not in the live triage: still history
     for f in CRAFTED[1:]:
         p = next_step.plan(cockpit, "gpu2", f)
         assert p is None or p.problem == next_step.HISTORY
-    next_step.run(cockpit, next_step.plan(cockpit, "gpu2", CRAFTED[0]))  # type: ignore[arg-type]
+    p = next_step.plan(cockpit, "gpu2", CRAFTED[0])
+    assert p is not None and next_step.run(cockpit, p).started
     assert len(queued) == 1 and queued[0][:2] == ("gpu2", "ncu") and not marker.exists()
     cockpit.session.close()
 

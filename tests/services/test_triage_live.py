@@ -253,27 +253,53 @@ async def test_capture_runs_what_the_profile_form_runs_on_the_findings_host():
     assert p is not None and p.pauses and "5 steps from http://gpu2:30000 on gpu2" in p.text
     out = next_step.run(c, p)
     assert out.task is not None
+    # while it runs, Enter says so and never starts a second one
+    shown = c.triage.current["gpu2"].findings[0].public()  # type: ignore[union-attr]
+    busy = next_step.plan(c, "gpu2", shown)
+    assert busy is not None and busy.problem is not None
+    assert busy.problem.startswith("a capture on gpu2, running since 00:00")
+    assert not next_step.run(c, p).started
     assert await out.task == "prof9: 2 trace file(s) from gpu2"
     assert c.profiles.captured == [("gpu2", "http://gpu2:30000", 5)]
+    assert next_step.plan(c, "gpu2", shown).problem is None  # type: ignore[union-attr]
 
 
-def test_ncu_takes_the_kernel_names_and_the_server_profiles_command():
+def test_ncu_takes_the_kernel_names_a_launch_bound_and_the_profile_command():
     config = Config(servers=[ServerProfile(
         name="sglang", host="gpu2", command="python -m sglang.launch_server --model {model}",
-        args={"model": "/m/Qwen 3"})])
+        profile_command="PYTHONPATH=/src python -m sglang.bench_one_batch --model-path {model}"
+                        " {flags} --batch-size 8",
+        args={"model": "/m/Qwen 3", "flags": ""})])
     c = FakeCockpit(config)
     step = NextStep("ncu", ["--kernel", "anything", "--", "sh"], "why",
-                    kernels=("fused_moe_kernel", "gemv<float>(x)"))
+                    kernels=("fused_moe_kernel", "void ns::gemv<float>(x)", "gemv<int>(y)"))
     p = next_step.plan(c, "gpu2", derived(c, "gpu2", step))
     assert p is not None and p.problem is None and p.pauses
-    assert p.args == ["--kernel", r"fused_moe_kernel|gemv<float>\(x\)", "--launches", "8",
-                      "--", "python", "-m", "sglang.launch_server", "--model", "/m/Qwen 3"]
-    next_step.run(c, p)
-    assert c.probes.queued[0][:2] == ("gpu2", "ncu")
-    # no server profile on that host: said, nothing queued
+    # an empty placeholder is no word; the VAR=value prefix goes through env
+    assert p.args == ["--kernel", "fused_moe_kernel|gemv", "--launches", "8",
+                      "--", "env", "PYTHONPATH=/src", "python", "-m", "sglang.bench_one_batch",
+                      "--model-path", "/m/Qwen 3", "--batch-size", "8"]
+    assert p.text.startswith("ncu on 2 kernel(s) (fused_moe_kernel, gemv), 8 launches, over "
+                             "sglang's profile_command on gpu2 (HEAVY")
+    assert next_step.run(c, p).started and c.probes.queued[0][:2] == ("gpu2", "ncu")
+    # every kernel: a bound all the same
+    p = next_step.plan(c, "gpu2", derived(c, "gpu2", NextStep("ncu", [], "why")))
+    assert p is not None and p.args[:3] == ["--launches", "40", "--"]
+
+
+def test_ncu_refuses_the_servers_own_command():
+    c = FakeCockpit(Config(servers=[ServerProfile(name="sglang", host="gpu2",
+                                                  command="python -m sglang.launch_server")]))
+    step = NextStep("ncu", [], "why", kernels=("k",))
+    p = next_step.plan(c, "gpu2", derived(c, "gpu2", step))
+    assert p is not None and p.problem is not None
+    assert p.problem.startswith("no profile_command in [[servers]] sglang: ncu under the "
+                                "server's own command would start a second copy")
+    assert not next_step.run(c, p).started and not next_step.run(c, p).started
+    # no profile on that host at all: said
     p = next_step.plan(c, "gpu1", derived(c, "gpu1", step))
     assert p is not None and p.problem is not None and "no [[servers]] profile on gpu1" in p.problem
-    assert not next_step.run(c, p).started and len(c.probes.queued) == 1
+    assert c.probes.queued == []
 
 
 def test_log_search_and_metrics():

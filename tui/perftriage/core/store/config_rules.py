@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 import string
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -136,9 +137,12 @@ def _check_servers(config: Config, hosts: set[str], fail) -> None:
                  f"(configured: {', '.join(['localhost', *sorted(hosts)])})")
         _check_metrics_url(s.metrics_url, f"server {s.name!r}", where, fail)
         _check_metrics_url(s.health_url, f"server {s.name!r}", where, fail, key="health_url")
-        problem = template_problem(s.command)
-        if problem:
-            fail(where, "command", f"server {s.name!r}: command template: {problem}")
+        for key, template in (("command", s.command), ("profile_command", s.profile_command)):
+            problem = template_problem(template) if template is not None else None
+            if problem:
+                fail(where, key, f"server {s.name!r}: {key} template: {problem}")
+        if s.profile_command is not None and not template_problem(s.profile_command):
+            _check_profile_command(s.name, s.profile_command, s.args, where, fail)
         if s.log is not None and not s.log.startswith("/"):
             fail(where, "log", f"server {s.name!r}: log path {s.log!r} is relative: "
                  "give an absolute path")
@@ -220,6 +224,46 @@ def url_problem(url: str) -> str | None:
     if not parts.hostname:
         return f"{url!r}: no host"
     return None
+
+
+def _check_profile_command(name: str, template: str, args: dict[str, str], where: str,
+                           fail) -> None:
+    """ncu runs it as one program (argv, no shell): every placeholder has a
+    value in ``args`` (no S form gives one), no shell-only syntax."""
+    unset = sorted({f for _, f, _, _ in string.Formatter().parse(template)
+                    if f and f not in args})
+    if unset:
+        fail(where, "profile_command", f"server {name!r}: profile_command placeholder(s) "
+             f"{', '.join('{' + u + '}' for u in unset)} have no value in args")
+    shell = shell_only(template)
+    if shell is not None:
+        fail(where, "profile_command", f"server {name!r}: profile_command: {shell} needs a "
+             "shell; ncu runs one program with its arguments (VAR=value prefixes are fine)")
+
+
+def shell_only(template: str) -> str | None:
+    """What a command template's own text (not its values) does that only a
+    shell does — ``$``, a backquote, ``|``, ``;``, ``&&``, a redirection —
+    or None. A template that does not parse is :func:`template_problem`'s."""
+    try:
+        literal = "".join(text for text, _, _, _ in string.Formatter().parse(template))
+    except ValueError:
+        return None
+    for ch, what in (("$", "a $ expansion"), ("`", "a backquote")):
+        if ch in literal:
+            return what
+    lexer = shlex.shlex(literal, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        for token in lexer:
+            if token and set(token) <= _OPERATORS:
+                return f"the shell operator {token!r}"
+    except ValueError as exc:
+        return f"an unbalanced quote ({exc})"
+    return None
+
+
+_OPERATORS = frozenset("|&;<>()")
 
 
 def template_problem(template: str) -> str | None:

@@ -54,6 +54,9 @@ class ServerProfile(Strict):
     metrics_url: str | None = None  # engine /metrics on the profile's host
     args: dict[str, str] = {}
     workdir: str | None = None
+    # what the triage's ncu step profiles (a bounded run, e.g. a one-batch bench), with
+    # the placeholders of `command`; never the server's own command (a second copy)
+    profile_command: str | None = None
 
 
 class UIConfig(Strict):

@@ -17,6 +17,7 @@ from perftriage.core.triage.witnesses import Witnesses
 ROOF_PCT = 80.0  # Nsight Compute: at 80 % of peak or above a kernel is at its roof
 WASTE_MODERATE = 1.3  # traffic ratio: moderate above 1.3x, high above 2x (the issue's bands)
 STRAGGLER_RATIO = 0.67  # one rank's collective time under this share of the others' median
+KERNEL_NAME_CHARS = 300  # a kernel name an ncu step keeps (C++ templates run long)
 TOP_KERNELS = 3
 UNKNOWN_CLOCK_LOSS = 0.3
 
@@ -71,8 +72,8 @@ def roofline_findings(w: Witnesses, busy_pct: float, busy_source: Evidence) -> l
     top = [k for k in p.kernels if k.bucket != COMMUNICATION][:TOP_KERNELS]
     if not top:
         return []
-    names = tuple(dict.fromkeys(k.name.split("<", 1)[0].split("(", 1)[0][:40] for k in top))
-    regex = "|".join(re.escape(n) for n in names)
+    regex = "|".join(re.escape(k.name.split("<", 1)[0].split("(", 1)[0][:40]) for k in top)
+    names = tuple(dict.fromkeys(k.name[:KERNEL_NAME_CHARS] for k in top))  # as the capture says
     ev = [busy_source, Evidence("capture", "top kernels: " + ", ".join(
         f"`{short_name(k.name, 50)}` {k.pct:.0f} %" for k in top), w.capture.t if w.capture else None,
         w.capture.source if w.capture else "")]

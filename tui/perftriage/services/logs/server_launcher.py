@@ -55,12 +55,14 @@ def placeholders(template: str) -> list[str]:
 
 
 def render(template: str, values: dict[str, str]) -> str:
-    """Fill ``{name}`` placeholders with shell-quoted values."""
+    """Fill ``{name}`` placeholders with shell-quoted values; an empty value
+    expands to nothing (``flags = ""`` adds no argument, never ``''``)."""
     missing = [p for p in placeholders(template) if p not in values]
     if missing:
         raise LaunchError(f"no value for placeholder(s): {', '.join(sorted(set(missing)))}")
     try:
-        return template.format_map({k: shlex.quote(str(v)) for k, v in values.items()})
+        return template.format_map({k: shlex.quote(str(v)) if str(v) else ""
+                                    for k, v in values.items()})
     except (ValueError, IndexError, KeyError, AttributeError) as exc:
         raise LaunchError(f"bad command template: {exc}") from None
 

@@ -18,9 +18,11 @@ file). A finding only read from a transcript is history: shown, never run
 - ``capture`` — the profile capture ``P`` then ``c`` runs: the engine's URL
   as the host sees it (``ProfileCaptures.default_url``), ``[profile] steps``;
 - ``ncu`` — the ncu probe, ``--kernel`` built with :func:`re.escape` from
-  the kernel names the triage read from this cockpit's capture, over the
-  command of the host's ``[[servers]]`` profile (its template filled with
-  its args, as ``S`` starts it);
+  the kernel names the triage read from this cockpit's capture and always
+  ``--launches N`` (a few per kernel named), over the ``profile_command`` of
+  the host's ``[[servers]]`` profile (a bounded run: its template filled
+  with its args, ``VAR=value`` words through ``env``); never the server's
+  own command, which would start a second copy on a busy port and GPUs;
 - ``log-search`` — the Logs pane's search (the UI does it:
   :attr:`StepOutcome.search`); auto mode scans the host's log lines here;
 - ``metrics`` — the engine's ``/metrics`` read from the host (joined as
@@ -29,8 +31,10 @@ file). A finding only read from a transcript is history: shown, never run
 A capture pauses an eager server for seconds and ncu replays every kernel:
 :data:`PAUSING` steps run only when a person pressed Enter on the finding
 (:func:`run` is called by the Triage view), never from auto mode
-(:data:`CHEAP`). Everything here is plain services code (no Textual), so it
-is tested without the app.
+(:data:`CHEAP`); the Triage view asks once before ncu. No step runs while
+a copy of it runs on that host: the plan says what runs and since when
+(:func:`in_flight`). Everything here is plain services code (no Textual),
+so it is tested without the app.
 """
 
 from __future__ import annotations
@@ -39,16 +43,20 @@ import asyncio
 import re
 import shlex
 from collections.abc import Coroutine, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, get_args
+from weakref import WeakKeyDictionary
 
 from perftriage.core import probes as probe_kinds
+from perftriage.core.report.markdown import clock
 from perftriage.core.parse.http_url import BadUrl, parse_http_url
+from perftriage.core.profile.ncu_join import kernel_key
 from perftriage.core.search import Budget, PatternError, compile_search, matching, shown_pattern
 from perftriage.core.store.config import Config
 from perftriage.core.triage.model import Finding, NextKind, NextStep
 from perftriage.services.investigation.session import Session
-from perftriage.services.logs.server_launcher import LaunchError, ServerRun, render
+from perftriage.services.logs.command_template import command_argv
+from perftriage.services.logs.server_launcher import LaunchError, ServerRun
 from perftriage.services.probes.runner import ProbeRunner
 from perftriage.services.profile.captures import ProfileCaptures
 from perftriage.services.sources.base import JoinError, SourceSet
@@ -156,17 +164,29 @@ def live_finding(cockpit: StepHost, host: str, cause: str | None) -> Finding | N
     return next((f for f in found.findings if f.cause == cause), None)
 
 
-def server_argv(config: Config, host: str) -> tuple[str, list[str]] | None:
-    """(profile name, argv) of the first ``[[servers]]`` profile on ``host``:
-    its command template filled with its args, as words (what ncu runs)."""
-    for profile in config.servers:
-        if profile.host != host:
-            continue
-        try:
-            return profile.name, shlex.split(render(profile.command, profile.args))
-        except (LaunchError, ValueError):
-            continue
-    return None
+SECOND_COPY = ("ncu under the server's own command would start a second copy of the server, on "
+               "the port and GPUs the running one holds")
+PROFILE_EXAMPLE = ("python -m sglang.bench_one_batch --model-path {model} --batch-size 8 "
+                   "--input-len 512 --output-len 8")
+
+
+def profile_argv(config: Config, host: str) -> tuple[str, list[str]] | str:
+    """(profile name, argv) of the ``profile_command`` of the host's
+    ``[[servers]]`` profile (its template filled with its args, ``VAR=value``
+    words through ``env``), or why there is none to run."""
+    on_host = [p for p in config.servers if p.host == host]
+    if not on_host:
+        return (f"no [[servers]] profile on {host}: the ncu step needs its profile_command "
+                "(or run ncu from the Probes pane: ncu --kernel REGEX --launches N -- COMMAND)")
+    for profile in on_host:
+        if profile.profile_command:
+            try:
+                return profile.name, command_argv(profile.profile_command, profile.args,
+                                                  profile.workdir)
+            except LaunchError as exc:
+                return f"[[servers]] {profile.name}: profile_command: {exc}"
+    return (f"no profile_command in [[servers]] {on_host[0].name}: {SECOND_COPY}; add a bounded "
+            f"run, e.g. profile_command = \"{PROFILE_EXAMPLE}\"")
 
 
 def metrics_url(cockpit: StepHost, host: str) -> str | None:
@@ -222,21 +242,29 @@ def stacks_args(cockpit: StepHost, host: str) -> list[str] | None:
     return None
 
 
+def kernel_keys(names: tuple[str, ...] | list[str]) -> list[str]:
+    """The base function names of ``names`` (what ncu's ``-k`` matches by
+    default; a trace and ncu spell templates differently: ``kernel_key``)."""
+    keys = dict.fromkeys(kernel_key(n)[:NCU_NAME_CHARS] for n in names
+                         if isinstance(n, str))
+    return [k for k in keys if k][:NCU_MAX_KERNELS]
+
+
 def kernel_regex(names: tuple[str, ...] | list[str]) -> str:
     """One ncu ``--kernel`` regex matching any of ``names`` literally."""
-    return "|".join(re.escape(n[:NCU_NAME_CHARS]) for n in names[:NCU_MAX_KERNELS])
+    return "|".join(re.escape(k) for k in kernel_keys(names))
 
 
 def ncu_flags(step: NextStep) -> tuple[list[str], str]:
     """ncu's bounded flags from the step's kernel names, and a short word for them."""
-    names = [n for n in step.kernels if isinstance(n, str) and n][:NCU_MAX_KERNELS]
-    if not names:
+    keys = kernel_keys(step.kernels)
+    if not keys:
         return ["--launches", str(NCU_LAUNCHES_ANY)], f"every kernel, {NCU_LAUNCHES_ANY} launches"
-    launches = NCU_LAUNCHES_PER_KERNEL * len(names)
-    shown = ", ".join(n[:24] + ("…" if len(n) > 24 else "") for n in names[:3])
-    more = f" +{len(names) - 3}" if len(names) > 3 else ""
-    return (["--kernel", kernel_regex(names), "--launches", str(launches)],
-            f"{len(names)} kernel(s) ({shown}{more}), {launches} launches")
+    launches = NCU_LAUNCHES_PER_KERNEL * len(keys)
+    shown = ", ".join(k[:24] + ("…" if len(k) > 24 else "") for k in keys[:3])
+    more = f" +{len(keys) - 3}" if len(keys) > 3 else ""
+    return (["--kernel", kernel_regex(keys), "--launches", str(launches)],
+            f"{len(keys)} kernel(s) ({shown}{more}), {launches} launches")
 
 
 def plan(cockpit: StepHost, host: str, finding: FindingLike | None) -> StepPlan | None:
@@ -266,25 +294,24 @@ def _plan_step(cockpit: StepHost, host: str, step: NextStep) -> StepPlan:
                             f"the server's process on {host} cannot be found: no [[servers]] "
                             "run started here and no engine URL (metrics_url) to take its port "
                             "from; stacks samples nothing rather than a guess")
-        return StepPlan(kind, host, args, f"stacks {shlex.join(args)} on {host} (py-spy, "
-                                          "the server's processes; never pauses the server)")
+        return _busy(cockpit, StepPlan(kind, host, args, f"stacks {shlex.join(args)} on {host} "
+                                       "(py-spy, the server's processes; never pauses the server)"))
     if kind == "capture":
         steps = cockpit.config.profile.steps
         url = cockpit.profiles.default_url(host)
-        return StepPlan(kind, host, [url, str(steps)],
-                        f"a profile capture of {steps} steps from {url} on "
-                        f"{host} (pauses an eager server for seconds)")
+        return _busy(cockpit, StepPlan(kind, host, [url, str(steps)],
+                                       f"a profile capture of {steps} steps from {url} on "
+                                       f"{host} (pauses an eager server for seconds)"))
     if kind == "ncu":
         flags, said = ncu_flags(step)
-        server = server_argv(cockpit.config, host)
-        if server is None:
-            return StepPlan(kind, host, [], f"ncu on {said} on {host}",
-                            f"no [[servers]] profile on {host}: ncu needs the server's command "
-                            "(run it from the Probes pane: ncu --kernel REGEX -- COMMAND)")
+        server = profile_argv(cockpit.config, host)
+        if isinstance(server, str):
+            return StepPlan(kind, host, [], f"ncu on {said} on {host}", server)
         name, argv = server
-        return StepPlan(kind, host, [*flags, "--", *argv],
-                        f"ncu on {said}, over {name}'s command on {host} (HEAVY: replays "
-                        "every kernel, runs many times slower)")
+        return _busy(cockpit, StepPlan(
+            kind, host, [*flags, "--", *argv],
+            f"ncu on {said}, over {name}'s profile_command on {host} (HEAVY: replays "
+            "every kernel, runs many times slower)"))
     if kind == "log-search":
         pattern = step.args[0] if step.args else ""
         return StepPlan(kind, host, [pattern], f"search {host}'s logs for /{pattern}/", None)
@@ -300,10 +327,62 @@ def _plan_step(cockpit: StepHost, host: str, step: NextStep) -> StepPlan:
                     + (" (G opens the gap form)" if kind == "gap" else ""))
 
 
+# --- one at a time -----------------------------------------------------------------------
+
+
+@dataclass
+class _Steps:
+    """What this cockpit's captures are doing (one per session; a probe's
+    own events say what it does)."""
+
+    # host -> (the capture's task, session time it started)
+    captures: dict[str, tuple[asyncio.Task, float]] = field(default_factory=dict)
+
+
+_STEPS: WeakKeyDictionary[Session, _Steps] = WeakKeyDictionary()
+
+
+def _steps(cockpit: StepHost) -> _Steps:
+    got = _STEPS.get(cockpit.session)
+    if got is None:
+        got = _STEPS[cockpit.session] = _Steps()
+    return got
+
+
+def in_flight(cockpit: StepHost, host: str, kind: str) -> str | None:
+    """What of ``kind`` runs on ``host`` now, and since when (session time):
+    ``ncu p7 on gpu1, running since 00:12:30``; None when nothing does. A
+    probe of that kind queued from anywhere (the Probes pane too) counts."""
+    if kind == "capture":
+        got = _steps(cockpit).captures.get(host)
+        if got is not None and not got[0].done():
+            return f"a capture on {host}, running since {clock(got[1])}"
+        return None
+    for pr in cockpit.session.state.probes.values():
+        if pr.host == host and pr.kind == kind and not pr.finished:
+            since = pr.started_t if pr.started_t is not None else pr.queued_t
+            return (f"{kind} {pr.probe_id} on {host}, "
+                    f"{'running' if pr.status == 'running' else 'queued'} since {clock(since)}")
+    return None
+
+
+def _busy(cockpit: StepHost, p: StepPlan) -> StepPlan:
+    """``p``, or ``p`` refused while a copy of it runs (never a second one)."""
+    busy = in_flight(cockpit, p.host, p.kind)
+    if busy is None:
+        return p
+    return replace(p, problem=f"{busy}: one at a time (its result re-evaluates the findings)")
+
+
 def run(cockpit: StepHost, p: StepPlan) -> StepOutcome:
-    """Start ``p`` (it was asked for: Enter, or auto mode for a cheap one)."""
+    """Start ``p`` (it was asked for: Enter, or auto mode for a cheap one;
+    the Triage view asks once before a HEAVY one). Never a second copy of a
+    step running on that host."""
     if p.problem is not None:
         return StepOutcome(p, False, p.problem)
+    busy = in_flight(cockpit, p.host, p.kind)
+    if busy is not None:  # started since the plan was made
+        return StepOutcome(p, False, f"{busy}: one at a time")
     if p.kind in ("stacks", "ncu"):
         try:
             probe_id = cockpit.probes.enqueue(p.host, p.kind, p.args)
@@ -313,6 +392,7 @@ def run(cockpit: StepHost, p: StepPlan) -> StepOutcome:
     if p.kind == "capture":
         url, steps = p.args[0], int(p.args[1]) if p.args[1].isdigit() else None
         task = cockpit.spawn(_capture(cockpit, p.host, url, steps))
+        _steps(cockpit).captures[p.host] = (task, cockpit.session.state.last_t)
         return StepOutcome(p, True, f"capturing {steps} steps from {url} on {p.host}", task=task)
     if p.kind == "log-search":
         return StepOutcome(p, True, p.text, search=(p.host, p.args[0]))
