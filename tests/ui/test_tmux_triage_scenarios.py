@@ -65,7 +65,10 @@ def _step(demo: TmuxDemo, key: str) -> None:
     else:  # Enter in the Triage view: the witness runs; what ⏎ runs next changes once it lands
         before = _runs_line(demo.screen())
         demo.press(key)
-        demo.wait_screen(lambda s: _runs_line(s) != before, "the witness's answer", MAX_SECONDS)
+        # (while it runs, the ⏎ line says so: "not now: a capture on …, running since 00:04")
+        demo.wait_screen(lambda s: _runs_line(s) not in (before, "")
+                         and "running since" not in " ".join(s.split()), "the witness's answer",
+                         MAX_SECONDS)
         time.sleep(READ_S)  # a person reads the new finding before the next key
 
 

@@ -77,6 +77,9 @@ class NcuKernel(msgspec.Struct, frozen=True):
     na_launches: int = 0  # launches left out of the totals (an n/a value)
     must_read: int | None = None  # bytes a launch must read (--bytes)
     read_ratio: float | None = None  # bytes read per launch / must_read
+    # distinct kernel names in this row: more than 1 for a row the host folded
+    # (ncu_csv.fit: by base name, name family or first word) to fit the answer
+    names: int = 1
 
 
 class StepRead(msgspec.Struct, frozen=True):
@@ -109,6 +112,10 @@ class NcuSummary(msgspec.Struct, frozen=True):
     cut_launches: int = 0
     cut_time_pct: float = 0.0
     short_names: int = 0  # names past ncu_csv.NAME_CAP characters, shortened
+    # kernels the host folded into rows of several names to fit the answer
+    # (nothing left out: their rows are in ``kernels``), and how
+    grouped_kernels: int = 0
+    grouped_by: str = ""
     # what does not add up: a kernel above 100 % of the peak (another GPU's CSV,
     # a wrong --gpu or --peak-gbs)
     warnings: list[str] = []
@@ -234,9 +241,15 @@ def summarize(folded: dict[str, Any], *, gpu: str | None = None, peak_gbs: float
     cut = folded.get("cut") or {}
     cut_totals = [float(v) for v in cut.get("totals") or [0.0] * 10]
     total_ns = sum(a[raw.TIME_NS] for a in kernels_raw.values()) + cut_totals[raw.TIME_NS]
+    # rows the host folded (ncu_csv.fit): [distinct names, *totals] under a key
+    groups = {f"{key} [{int(g[0]):,} kernel{'s' if int(g[0]) != 1 else ''}]" if key != raw.OTHER
+              else f"(the other {int(g[0]):,} kernels)": (int(g[0]), [float(v) for v in g[1:]])
+              for key, g in (folded.get("groups") or {}).items()}
+    rows_raw = {**{name: (1, a) for name, a in kernels_raw.items()}, **groups}
+    total_ns += sum(a[raw.TIME_NS] for _, a in groups.values())
     rows = []
     over: list[str] = []
-    for name, a in kernels_raw.items():
+    for name, (n_names, a) in rows_raw.items():
         t = a[raw.TIME_NS]
         nbytes = a[raw.READ_B] + a[raw.WRITE_B]
         complete = int(a[raw.COMPLETE])
@@ -257,7 +270,8 @@ def summarize(folded: dict[str, Any], *, gpu: str | None = None, peak_gbs: float
             verdict=verdict(judged, sm) if complete else UNKNOWN,
             time_pct=round(100.0 * t / total_ns, 2) if total_ns > 0 else 0.0,
             bytes_read=int(a[raw.READ_B]), bytes_write=int(a[raw.WRITE_B]),
-            na_launches=int(a[raw.NA]), must_read=must, read_ratio=_round(ratio, 2)))
+            na_launches=int(a[raw.NA]), must_read=must, read_ratio=_round(ratio, 2),
+            names=n_names))
     rows.sort(key=lambda k: (-k.time_us, k.name))
     na = {m: n for m, n in folded.get("na", {}).items() if n}
     bad = {str(m): int(n) for m, n in (folded.get("bad") or {}).items() if n}
@@ -274,7 +288,9 @@ def summarize(folded: dict[str, Any], *, gpu: str | None = None, peak_gbs: float
                       cut_launches=int(cut_totals[raw.LAUNCHES]),
                       cut_time_pct=round(100.0 * cut_totals[raw.TIME_NS] / total_ns, 2)
                       if total_ns > 0 else 0.0,
-                      short_names=int(folded.get("short_names", 0)))
+                      short_names=int(folded.get("short_names", 0)),
+                      grouped_kernels=int((folded.get("grouped") or {}).get("kernels", 0)),
+                      grouped_by=str((folded.get("grouped") or {}).get("by", ""))[:40])
 
 
 def cut_text(s: NcuSummary) -> str:
@@ -282,6 +298,11 @@ def cut_text(s: NcuSummary) -> str:
     nothing): ``top 212 of 600 kernels (the other 388, 0.8 % of kernel time,
     left out to fit the answer); 212 names over 256 characters shortened``."""
     parts = []
+    if s.grouped_kernels:
+        rows = sum(1 for k in s.kernels if k.names > 1)
+        parts.append(f"top {len(s.kernels) - rows} kernels by name, the other "
+                     f"{s.grouped_kernels:,} folded into {rows} rows by {s.grouped_by} to fit "
+                     "the answer (every launch and all the time still in the table)")
     if s.cut_kernels:
         parts.append(f"top {len(s.kernels)} of {len(s.kernels) + s.cut_kernels} kernels "
                      f"(the other {s.cut_kernels}, {s.cut_time_pct:.1f} % of kernel time, "

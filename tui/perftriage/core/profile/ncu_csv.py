@@ -22,6 +22,7 @@ the per-kernel totals cross the network, never a 100 MB CSV.
 from __future__ import annotations
 
 import csv
+import re
 import sys
 
 BYTES_READ = "dram__bytes_read.sum"
@@ -340,13 +341,44 @@ def _compact(acc):
             for v in acc]
 
 
+_ANON = ("(anonymous namespace)::", "<unnamed>::")
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def kernel_key(name):
+    """The base function name: ``void at::native::(anonymous namespace)::
+    indexSelectSmallIndex<…>(…)`` -> ``indexSelectSmallIndex`` (what ncu's
+    ``-k`` matches by default; a trace and ncu spell templates differently)."""
+    text = name.strip()
+    for anon in _ANON:
+        if anon in text:
+            text = text.replace(anon, "")
+    if text.startswith("void "):
+        text = text[5:]
+    cut = min((i for i in (text.find("<"), text.find("(")) if i > 0), default=len(text))
+    return text[:cut].rsplit("::", 1)[-1].strip()
+
+
+# how the kernels an answer cannot carry by name are folded, finest first: each
+# key from the one before (a base name, its numbers as # so generated kernels
+# such as triton_poi_fused_add_123 fold together, then its first word)
+FOLDS = (("base name", lambda name, _prev: kernel_key(name) or name),
+         ("name family", lambda _name, prev: _DIGITS.sub("#", prev)),
+         ("first word", lambda _name, prev: prev.split("_", 1)[0][:40] or prev[:40]))
+OTHER = "(other kernels)"  # the last row when even the first words do not fit
+MIN_ROW = 24  # bytes of JSON a folded row takes at least: more rows than room/this never fit
+
+
 def fit(result, budget=RESULT_BUDGET):
     """The fold's result cut to what crosses the transport (``budget``
-    bytes of JSON). When it does not fit whole: kernel names past NAME_CAP
-    shortened (``short_names``: how many), the kernels by total time while
-    they fit, the rest summed into ``cut``: ``{"kernels": N, "totals":
-    [...]}`` (a totals list as a kernel's) — their launches and time still
-    count, never silently dropped."""
+    bytes of JSON), losing nothing. When it does not fit whole: kernel names
+    past NAME_CAP shortened (``short_names``: how many), the kernels by total
+    time by name while they fit half the room, and the rest folded into
+    ``groups`` (``{key: [distinct names, *totals]}``) by their base name,
+    else their name family, else their first word, the finest that fits (the
+    smallest groups of the last summed into one ``(other kernels)`` row if
+    even those do not): ``grouped: {"kernels": N, "by": how}``. Every
+    launch, nanosecond and byte is in a row."""
     import json
 
     def size(value):
@@ -359,29 +391,60 @@ def fit(result, budget=RESULT_BUDGET):
     notes = result.get("notes") or []
     while notes and size(result) > budget // 4:
         notes.pop()
-    used = size(result) + 200  # "kernels", "cut", "short_names" and their numbers
-    compact = {name: _compact(acc) for name, acc in kernels.items()}
-    if used + size(compact) <= budget:
-        result["kernels"] = compact
-        return result
+    used = size(result) + 300  # "kernels", "groups", "grouped", "short_names", numbers
+    if len(kernels) * MIN_ROW <= budget:
+        compact = {name: _compact(acc) for name, acc in kernels.items()}
+        if used + size(compact) <= budget:
+            result["kernels"] = compact
+            return result
+    ranked = sorted(kernels.items(), key=lambda kv: (-kv[1][TIME_NS], kv[0]))
     kept = {}
-    cut = [0] * 10
-    cut_n = short = 0
-    for name, acc in sorted(compact.items(), key=lambda kv: (-kv[1][TIME_NS], kv[0])):
-        if not cut_n:
-            key = _short_name(name)
-            n = size(key) + size(acc) + 2
-            if used + n <= budget and key not in kept:
-                kept[key] = acc
-                used += n
-                short += key is not name
-                continue
-        cut_n += 1
-        for i, v in enumerate(acc):
-            cut[i] += v
+    short = n_kept = 0
+    half = used + (budget - used) // 2
+    for name, acc in ranked:
+        key = _short_name(name)
+        acc = _compact(acc)
+        n = size(key) + size(acc) + 2
+        if used + n > half or key in kept:
+            break
+        kept[key] = acc
+        used += n
+        n_kept += 1
+        short += key is not name
+    rest = ranked[n_kept:]
+    room = budget - used
+    keys = [name for name, _ in rest]
+    for how, keyer in FOLDS:
+        keys = [keyer(name, prev) for (name, _), prev in zip(rest, keys)]
+        groups = {}
+        for key, (_, acc) in zip(keys, rest):
+            g = groups.get(key)
+            if g is None:
+                groups[key] = [1, *acc]
+            else:
+                g[0] += 1
+                for i, v in enumerate(acc):
+                    g[i + 1] += v
+        groups = {_short_name(k): g for k, g in groups.items()}
+        if len(groups) * MIN_ROW <= room and size(groups) <= room:
+            break
+    else:  # the biggest first words while they fit, the rest in one row
+        by_time = sorted(groups.items(), key=lambda kv: (-kv[1][1 + TIME_NS], kv[0]))
+        groups, other = {}, [0] * 11
+        room -= size({OTHER: [0] * 11}) + 200
+        for key, g in by_time:
+            if not other[0]:
+                n = size(key) + size(_compact(g)) + 2
+                if n <= room:
+                    groups[key] = g
+                    room -= n
+                    continue
+            for i, v in enumerate(g):
+                other[i] += v
+        groups[OTHER] = other
     result["kernels"] = kept
-    if cut_n:
-        result["cut"] = {"kernels": cut_n, "totals": _compact(cut)}
+    result["groups"] = {key: _compact(g) for key, g in groups.items()}
+    result["grouped"] = {"kernels": len(rest), "by": how}
     if short:
         result["short_names"] = short
     return result

@@ -24,25 +24,13 @@ from typing import Any
 import msgspec
 
 from perftriage.core.profile.model import KernelRow, ProfileSummary
+from perftriage.core.profile.ncu_csv import kernel_key
 from perftriage.core.profile.ncu import (
     MEMORY,
     NcuKernel,
     NcuSummary,
     bw_pct,
 )
-
-_ANON = re.compile(r"\(anonymous namespace\)::|<unnamed>::")
-
-
-def kernel_key(name: str) -> str:
-    """The base function name: ``void at::native::(anonymous namespace)::
-    indexSelectSmallIndex<…>(…)`` -> ``indexSelectSmallIndex``."""
-    text = _ANON.sub("", name.strip())
-    if text.startswith("void "):
-        text = text[5:]
-    cut = min((i for i in (text.find("<"), text.find("(")) if i > 0), default=len(text))
-    return text[:cut].rsplit("::", 1)[-1].strip()
-
 
 def latest_summary(probes: Iterable[Any]) -> tuple[str, NcuSummary] | None:
     """(probe id, summary) of the newest finished ncu probe with kernels.
