@@ -20,6 +20,19 @@ EXIT_UNREACHABLE = 3
 EXIT_TIMEOUT = 4
 
 
+class FiniteRange(click.FloatRange):
+    """click's FloatRange, without ``nan`` (every comparison with it is false,
+    so ``--seconds nan`` passed ``min=1``) and without ``inf``."""
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        import math  # noqa: PLC0415
+
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{str(value)[:40]!r} is not a finite number", param, ctx)
+        return number
+
+
 class UsageFailure(click.ClickException):
     """Bad input (config, arguments): message on stderr, exit status 2."""
 

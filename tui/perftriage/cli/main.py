@@ -45,7 +45,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 
 # What the commands share (exit codes, UsageFailure) lives in globals.py and is
 # re-exported by the cli package: nothing the group imports imports it back.
-from perftriage.cli.globals import Globals  # noqa: E402
+from perftriage.cli.globals import FiniteRange, Globals  # noqa: E402
 from perftriage.transport.ssh_options import SshOptions  # noqa: E402
 
 
@@ -137,7 +137,7 @@ class LazyGroup(click.Group):
               help="Record first-seen host keys in known_hosts (like accept-new). "
                    "Changed keys are always refused.")
 @click.option("--theme", help="Theme name (see `perftriage themes`).")
-@click.option("--sample-interval", type=click.FloatRange(min=0.05), metavar="SECONDS",
+@click.option("--sample-interval", type=FiniteRange(min=0.05), metavar="SECONDS",
               help="Host sampling/recording period (default 1.0).")
 @click.option("--prometheus", metavar="URL",
               help="Prometheus the Fleet view reads (default: the config's [fleet] prometheus).")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from perftriage.cli.globals import UsageFailure, warn_unreadable
+from perftriage.cli.globals import FiniteRange, UsageFailure, warn_unreadable
 from perftriage.cli.json_out import json_text
 
 
@@ -154,7 +154,7 @@ def _finite_pct(ctx, param, value: float) -> float:
 @click.argument("a")
 @click.argument("b")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object.")
-@click.option("--min-effect", type=click.FloatRange(min=0), default=5.0, show_default=True,
+@click.option("--min-effect", type=FiniteRange(min=0), default=5.0, show_default=True,
               metavar="PCT", callback=_finite_pct,
               help="A change smaller than this (in % of A) reads 'no change'.")
 @click.pass_obj

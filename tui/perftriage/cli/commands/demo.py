@@ -33,6 +33,8 @@ from pathlib import Path
 
 import click
 
+from perftriage.cli.globals import FiniteRange
+
 DEMO_SERVER = "sglang-sim"
 # the seed case's hardware (README): TP8 on RTX PRO 6000 Blackwell Server cards
 SIMULATED_GPUS = (8, "RTX PRO 6000 Blackwell Server Edition")
@@ -162,7 +164,7 @@ def build(g, rate: float, workdir: Path, scenario: str | None = None):
 
 
 @click.command("demo")
-@click.option("--rate", type=click.FloatRange(min=0.1), default=8.0, show_default=True,
+@click.option("--rate", type=FiniteRange(min=0.1), default=8.0, show_default=True,
               help="Simulated decode/prefill log lines per second.")
 @click.option("--scenario", type=click.Choice(SCENARIO_NAMES), default=None, metavar="NAME",
               help="Plant one cause in the simulated server and its simulated GPUs (the "

@@ -23,6 +23,8 @@ import time
 
 import click
 
+from perftriage.cli.globals import FiniteRange
+
 from perftriage.cli import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE
 from perftriage.cli.json_out import json_text
 
@@ -97,7 +99,7 @@ async def watch(transport, url: str, seconds: float):
                    "user@host[:port]); default localhost.")
 @click.option("--url", required=True, metavar="URL",
               help="The engine's metrics page, e.g. http://127.0.0.1:30000/metrics.")
-@click.option("--seconds", type=click.FloatRange(min=0), default=5.0, show_default=True,
+@click.option("--seconds", type=FiniteRange(min=0), default=5.0, show_default=True,
               metavar="S", help="Window for rates and quantiles (0: one scrape, gauges only).")
 @click.option("--json", "as_json_flag", is_flag=True, help="Print the figures as JSON.")
 @click.pass_obj

@@ -20,6 +20,8 @@ import sys
 
 import click
 
+from perftriage.cli.globals import FiniteRange
+
 from perftriage.cli.json_out import json_text
 from perftriage.core.sanitize import visible_lines
 from perftriage.cli import EXIT_FAILED, EXIT_UNREACHABLE, UsageFailure
@@ -74,12 +76,12 @@ def render_text(summary, top: int) -> str:
 @click.option("--prometheus", "url", metavar="URL",
               help="Prometheus to read (default: the config's [fleet] prometheus).")
 @click.option("--json", "as_json", is_flag=True, help="Print {hosts, gpus, medians, outliers}.")
-@click.option("--threshold", type=click.FloatRange(min=0.0), default=None, metavar="D",
+@click.option("--threshold", type=FiniteRange(min=0.0), default=None, metavar="D",
               help="Robust distance |value - median| / MAD past which a value is an outlier "
                    "(default: [fleet] threshold, 5).")
 @click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
               help="Outliers listed in the text output.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+@click.option("--timeout", type=FiniteRange(min=0.1), default=10.0, show_default=True,
               metavar="SECONDS",
               help="Deadline for each Prometheus request (connect, headers, whole answer).")
 @click.pass_obj

@@ -12,6 +12,8 @@ import time
 
 import click
 
+from perftriage.cli.globals import FiniteRange
+
 from perftriage.core.sanitize import visible
 from perftriage.cli import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE
 
@@ -53,7 +55,7 @@ async def _check_all(registry, timeout: float):
 
 @click.command("hosts")
 @click.option("--check", is_flag=True, help="Connect to each host and run `true`.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+@click.option("--timeout", type=FiniteRange(min=0.1), default=30.0, show_default=True,
               metavar="SECONDS", help="Per-host limit for --check.")
 @click.pass_obj
 def command(g, check: bool, timeout: float) -> None:

@@ -38,6 +38,8 @@ import sys
 
 import click
 
+from perftriage.cli.globals import FiniteRange
+
 from perftriage.cli.json_out import json_text
 from perftriage.core import probes
 from perftriage.core.sanitize import visible_lines
@@ -192,7 +194,7 @@ def _kinds_usage(width: int = 72) -> str:
 @click.option("--window", type=click.IntRange(min=1), default=64, show_default=True,
               help="Hosts connected to and probed at once.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@click.option("--timeout", type=click.FloatRange(min=0.01), default=None,
+@click.option("--timeout", type=FiniteRange(min=0.01), default=None,
               metavar="SECONDS",
               help="Limit for the probe on each host (default 60; ncu: 600).")
 @click.option("--kernel", metavar="REGEX", help="ncu: profile only kernels matching REGEX.")
@@ -203,7 +205,7 @@ def _kinds_usage(width: int = 72) -> str:
 @click.option("--steps", type=click.IntRange(min=1), metavar="N",
               help="ncu: decode steps COMMAND runs (bytes a step must read, against the "
                    "cockpit's recorded gap).")
-@click.option("--expert-gb", type=click.FloatRange(min=0, min_open=True), metavar="E",
+@click.option("--expert-gb", type=FiniteRange(min=0, min_open=True), metavar="E",
               help="ncu: the routed experts' GB of a step's weights (with --steps).")
 @click.argument("kind")
 @click.argument("args", nargs=-1)

@@ -15,6 +15,7 @@ from perftriage.cli.globals import (
     EXIT_FAILED,
     EXIT_TIMEOUT,
     EXIT_UNREACHABLE,
+    FiniteRange,
     Globals,
 )
 
@@ -28,7 +29,7 @@ from perftriage.cli.globals import (
 @click.option("--steps", type=click.IntRange(min=0), default=None, metavar="N",
               help="Forward steps to profile (SGLang num_steps; default: config, 5). "
                    "0: profile --seconds, then stop.")
-@click.option("--seconds", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
+@click.option("--seconds", type=FiniteRange(min=0.1), default=5.0, show_default=True,
               help="How long to profile without --steps (and always on vLLM).")
 @click.option("--engine", type=click.Choice(["auto", "sglang", "vllm"]), default="auto",
               show_default=True)
@@ -37,7 +38,7 @@ from perftriage.cli.globals import (
 @click.option("--ranks", type=click.IntRange(min=1, max=4096), default=None,
               help="Rank files to expect, 1..4096 (default: tp_size x pp_size from the "
                    "server, held to the same bounds).")
-@click.option("--timeout", type=click.FloatRange(min=1), default=None,
+@click.option("--timeout", type=FiniteRange(min=1), default=None,
               help="Seconds to wait for every rank file (default: config, 120).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where to keep the trace files (default: <sessions dir>/profiles/<time>).")

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from perftriage.cli.globals import FiniteRange
+
 from perftriage.cli import UsageFailure
 from perftriage.cli.globals import warn_unreadable
 from perftriage.cli.json_out import json_text
@@ -78,9 +80,9 @@ def _print_state_at(path: Path, at: str | None) -> None:
               help="Start at T: seconds (12.5), MM:SS, HH:MM:SS since the start, or 'end'.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the state at T (default: end) as JSON; no UI.")
-@click.option("--speed", type=click.FloatRange(0.25, 64), default=1.0, show_default=True,
+@click.option("--speed", type=FiniteRange(0.25, 64), default=1.0, show_default=True,
               help="Playback speed, 0.25 to 64.")
-@click.option("--idle-limit", type=click.FloatRange(min=0, min_open=True), metavar="S",
+@click.option("--idle-limit", type=FiniteRange(min=0, min_open=True), metavar="S",
               help="Play quiet gaps longer than S seconds as S seconds.")
 @click.pass_obj
 def command(g, session: str | None, latest: bool, at: str | None, as_json: bool,

@@ -19,6 +19,8 @@ import time
 
 import click
 
+from perftriage.cli.globals import FiniteRange
+
 from perftriage.cli.json_out import json_text
 from perftriage.core.sanitize import visible_lines
 from perftriage.cli import EXIT_OK, EXIT_UNREACHABLE, UsageFailure
@@ -75,9 +77,9 @@ def render_text(snap: dict) -> str:
 @click.option("--all", "all_hosts", is_flag=True, help="localhost and every configured host.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (one object per refresh).")
 @click.option("--watch", is_flag=True, help="Refresh until interrupted.")
-@click.option("--interval", type=click.FloatRange(min=0.2), default=None, metavar="SECONDS",
+@click.option("--interval", type=FiniteRange(min=0.2), default=None, metavar="SECONDS",
               help="Refresh period for --watch (default: --sample-interval, else 2).")
-@click.option("--timeout", type=click.FloatRange(min=0.5), default=20.0, show_default=True,
+@click.option("--timeout", type=FiniteRange(min=0.5), default=20.0, show_default=True,
               metavar="SECONDS", help="Per-host limit.")
 @click.pass_obj
 def command(g, host_specs, all_hosts: bool, as_json: bool, watch: bool, interval, timeout) -> None:

@@ -17,7 +17,7 @@ import sys
 
 import click
 
-from perftriage.cli.globals import UsageFailure, warn_unreadable
+from perftriage.cli.globals import FiniteRange, UsageFailure, warn_unreadable
 from perftriage.cli.json_out import json_text
 
 
@@ -60,7 +60,7 @@ def _emit(label: str, start: float, end: float, rec, as_json: bool, hosts: list[
 @click.option("--host", metavar="HOST", help="Live: the host the server runs on.")
 @click.option("--url", metavar="URL", help="Live: the engine's base URL (http://127.0.0.1:30000).")
 @click.option("--log", "log_path", metavar="PATH", help="Live: the server's log on that host.")
-@click.option("--seconds", type=click.FloatRange(min=1, max=3600), default=20.0,
+@click.option("--seconds", type=FiniteRange(min=1, max=3600), default=20.0,
               show_default=True, help="Live: how long to watch.")
 @click.option("--allow-capture", is_flag=True,
               help="Live: take a profile capture too (pauses an eager server for seconds).")

@@ -16,9 +16,14 @@ import time
 
 import click
 
-from perftriage.cli.globals import EXIT_UNREACHABLE, UsageFailure
+from perftriage.cli.globals import EXIT_UNREACHABLE
 
 STACKS_ARGS = ["--seconds", "3"]
+CONNECT_WAIT_S = 10.0  # past the first half, how long a host may still be connecting
+
+
+class Unreachable(Exception):
+    """The host was not up halfway through the watch (exit 3, docs/triage.md)."""
 
 
 def watch(g, host: str, url: str, log_path: str | None, seconds: float, allow_capture: bool):
@@ -48,9 +53,14 @@ def watch(g, host: str, url: str, log_path: str | None, seconds: float, allow_ca
             say(f"watching {name} for {seconds:g} s (GPUs, {url} /metrics"
                 + (f", {log_path}" if log_path else "") + ")")
             await asyncio.sleep(seconds / 2)
-            host_state = cockpit.session.state.hosts.get(name)
-            if host_state is not None and host_state.conn_state == "failed":
-                raise UsageFailure(f"{name}: {host_state.reason or 'unreachable'}")
+            states = cockpit.session.state.hosts
+            for _ in range(int(CONNECT_WAIT_S * 10)):  # a slow handshake: not yet a verdict
+                if (hs := states.get(name)) is not None and hs.conn_state != "connecting":
+                    break
+                await asyncio.sleep(0.1)
+            hs = states.get(name)
+            if hs is None or hs.conn_state != "up":  # refused, not resolved, auth, host key
+                raise Unreachable(f"{name}: {hs.reason if hs and hs.reason else 'unreachable'}")
             probe_id = cockpit.probes.enqueue(name, "stacks", list(STACKS_ARGS))
             say(f"stacks record of the engine ({' '.join(STACKS_ARGS)}): {probe_id}")
             if allow_capture:
@@ -67,7 +77,7 @@ def watch(g, host: str, url: str, log_path: str | None, seconds: float, allow_ca
 
     try:
         asyncio.run(main())
-    except TransportError as exc:
+    except (TransportError, Unreachable) as exc:
         click.echo(f"perftriage triage: {visible(str(exc))}", err=True)
         raise SystemExit(EXIT_UNREACHABLE) from None
     except TimeoutError:

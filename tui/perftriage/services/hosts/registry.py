@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from perftriage.core.store.config import Config, HostConfig
+from perftriage.core.store.investigations import shown_name
 from perftriage.core.probes import HostContext
 from perftriage.transport.base import Transport
 from perftriage.transport.local import LocalTransport
@@ -143,6 +144,9 @@ def resolve_hosts(
     if with_localhost:
         reg.add(local_host(config.host(LOCALHOST)))
     for spec in _expand_nodesets(specs):
+        if not spec.isprintable():  # a control, a bidi mark, a byte that was not UTF-8
+            raise HostSpecError(f"host {shown_name(spec)}: not a host name (it holds a control "
+                                "character or a byte that is not UTF-8)")
         if spec == LOCALHOST:
             reg.add(local_host(config.host(LOCALHOST)))
             continue
