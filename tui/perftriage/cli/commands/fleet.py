@@ -102,6 +102,6 @@ def command(g, url: str | None, as_json: bool, threshold: float | None, top: int
         sys.exit(EXIT_FAILED if exc.kind == "api" else EXIT_UNREACHABLE)
     summary = snapshot.summarize(config.fleet.threshold if threshold is None else threshold)
     if as_json:
-        click.echo(json_text(summary.record(), indent=2, allow_nan=False))
+        click.echo(json_text(summary.record(), indent=2))
     else:
         click.echo(visible_lines(render_text(summary, top)))
