@@ -204,3 +204,20 @@ def test_an_mtia_trace_says_what_it_is(tmp_path: Path):
         {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 2, "ts": 0, "dur": 5}])
     res = CliRunner().invoke(cli, ["trace", str(path)])
     assert res.exit_code == 2 and "an MTIA trace" in res.output and "not supported" in res.output
+
+
+def test_fixes_fit_the_workload(tmp_path: Path):
+    """A training step (autograd backward nodes) gets training fixes, a vLLM
+    trace vLLM's flags, other inference SGLang's (issue 48.8)."""
+    eager = _step_trace(0.0, 0.0, op=None, kernels=200)
+    training = eager + [_ev("cpu_op", "autograd::engine::evaluate_function: MmBackward0", 0, 5)]
+    vllm = eager + [_ev("python_function", "vllm/worker/model_runner.py(1500): execute_model",
+                        0, 5)]
+    fixes = {}
+    for name, events in (("training", training), ("vllm", vllm), ("serving", eager)):
+        [top, *_] = _findings(_write(tmp_path / f"{name}.json", events))
+        assert top.cause == "launch-bound", name
+        fixes[name] = " ".join(top.fix)
+    assert "torch.compile" in fixes["training"] and "--disable-cuda-graph" not in fixes["training"]
+    assert "--enforce-eager" in fixes["vllm"] and "--disable-cuda-graph" not in fixes["vllm"]
+    assert "--disable-cuda-graph" in fixes["serving"]

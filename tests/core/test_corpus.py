@@ -169,3 +169,14 @@ def test_rocm_launches_count_and_tensile_gemms_are_gemm():
     cijk = [k for k in qwen.kernels if k.name.startswith("Cijk_")]
     assert cijk and all(k.bucket == "gemm" for k in cijk)
     assert qwen.bucket_pct("gemm") > 30
+
+
+@needs_corpus
+def test_a_training_trace_gets_training_fixes():
+    """ResNet with activation checkpointing on 8 MI300X (RCCL): its exposed
+    communication gets DDP/FSDP overlap fixes, not serving flags (issue 48.8)."""
+    s = summarize_files([_path(TRACES["tracelens/mi300/resnet_act_checkpoint.json.gz"])])
+    assert s.workload == "training" and s.per_rank[0].world_size == 8
+    top = _findings(s)[0]
+    assert top.cause == "exposed-comm" and "bucket_cap_mb" in " ".join(top.fix)
+    assert "--cuda-graph" not in " ".join(top.fix)

@@ -149,13 +149,22 @@ def comm_findings(w: Witnesses) -> list[Finding]:
                   + (f", {pct(explained)} of it waiting for the straggler" if explained else ""),
             evidence=[Evidence("capture", f"exposed communication {p.exposed_comm_ms:.1f} ms of "
                                           f"{p.window_ms:.1f} ms over {p.ranks} rank(s)", at, cap)],
-            fix=["overlap communication with compute, or a layout that needs less of it "
-                 "(TP/EP size, all-reduce fusion)"])
+            fix=comm_fixes(p))
         if explained:
             f.against.append(Evidence("capture", "the waiting is a consequence of the straggler",
                                       at, cap))
         out.append(f)
     return out
+
+
+def comm_fixes(p: ProfileSummary) -> list[str]:
+    """Fixes for exposed communication that fit the workload (issue 48.8)."""
+    if p.workload == "training":
+        return ["overlap the gradients' all-reduce with the backward pass (DDP bucket_cap_mb, "
+                "gradient_as_bucket_view; FSDP backward_prefetch / forward_prefetch)",
+                "fewer, larger collectives: bucket small tensors, a larger batch per step"]
+    return ["overlap communication with compute, or a layout that needs less of it "
+            "(TP/EP size, all-reduce fusion)"]
 
 
 def throttle_finding(w: Witnesses, busy_pct: float | None) -> Finding | None:
