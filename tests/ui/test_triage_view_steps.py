@@ -130,3 +130,44 @@ def test_a_server_that_exited_is_the_top_line_not_its_idle_gpu():
     assert "launch-bound" not in line
     apply(state, ev.ServerEvent(server="sglang", host="gpu1", state="starting", t=50.0))
     assert "launch-bound" in top_line(state, "gpu1").plain  # restarted: its findings again
+
+
+def test_a_busy_gpu_without_the_gap_asks_for_the_bytes_a_step_must_move():
+    """Issue 49.6: wasted-traffic and near-floor need the gap; Y never asked."""
+    from perftriage.core.compare.recording import Recording
+    from perftriage.core.triage.phases import triage
+    from tests.core.test_triage_real import GRAPH
+    from tests.core.test_triage_rules import _gap_samples
+
+    rec = Recording()
+    rec.feed(ev.ProfileCaptured(capture_id="prof1", host="gpu", summary=summarize_files(GRAPH),
+                                t=10.0))
+    [phase] = triage(rec, 0, 30)
+    lead = next(f for f in phase.findings if f.next is not None and f.next.kind == "gap")
+    assert lead.cause == "wasted-traffic" and not lead.confirmed
+    assert "need the bytes a step must move (G)" in lead.title
+    _gap_samples(rec, 1, 30, gap=3.0, ratio=2.5)  # with the gap: the finding itself
+    [phase] = triage(rec, 0, 30)
+    assert not [f for f in phase.findings if f.next is not None and f.next.kind == "gap"]
+    assert any(f.cause == "wasted-traffic" and f.confirmed for f in phase.findings)
+
+
+async def test_enter_on_the_gap_lead_opens_the_gap_form(tmp_path):
+    from perftriage.ui.screens.roofline import RooflineScreen
+    from tests.core.test_triage_real import GRAPH
+
+    cockpit = live_cockpit(tmp_path)
+    app = PerftriageApp(cockpit)
+    async with app.run_test(size=(160, 45)) as pilot:
+        derive(cockpit, (10.0, ev.ProfileCaptured(capture_id="prof1", host="gpu2",
+                                                  summary=summarize_files(GRAPH))))
+        await pilot.press("Y")
+        await wait_for(lambda: isinstance(app.screen, TriageScreen))
+        screen = app.screen
+        await wait_for(lambda: len(screen._rows) >= 2)
+        at = next(i for i, (_, f) in enumerate(screen._rows)
+                  if (f.get("next") or {}).get("kind") == "gap")
+        await pilot.press(*["down"] * at)
+        await wait_for(lambda: "⏎ opens the gap form (G)" in detail(screen))
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, RooflineScreen))

@@ -25,7 +25,7 @@ from perftriage.core.triage.gpu_side import (
 from perftriage.core.triage.capture_gaps import warmup_finding
 from perftriage.core.triage.host_side import cpu_throttle_finding, host_findings
 from perftriage.core.triage.model import Evidence, Finding, NextStep, pct, ranked
-from perftriage.core.triage.serving import floor_finding, kv_finding, queue_finding
+from perftriage.core.triage.serving import floor_finding, gap_lead, kv_finding, queue_finding
 from perftriage.core.triage.witnesses import Witnesses
 
 IDLE_MIN_PCT = 5.0  # GPU idle below this: the host side is not looked at
@@ -77,7 +77,8 @@ def diagnose(w: Witnesses) -> list[Finding]:
                                    source.source)
             found += roofline_findings(w, busy, busy_source)
         found += comm_findings(w)
-    for extra in (traffic, throttle_finding(w, busy), kv_finding(w), queue_finding(w), floor):
+    for extra in (traffic, throttle_finding(w, busy), kv_finding(w), queue_finding(w), floor,
+                  gap_lead(w, busy)):
         if extra is not None:
             found.append(extra)
     _leave_out_what_is_explained(found)

@@ -76,3 +76,23 @@ def floor_finding(w: Witnesses) -> Finding | None:
         title=f"within {w.gap:.2f}x of the memory-bandwidth floor: nothing big left",
         evidence=[Evidence("gap", f"gap {w.gap:.2f}x (median of the phase)", w.end, "gap")],
         fix=["fewer bytes per token (quantisation, speculative decoding) or more bandwidth"])
+
+
+GAP_BUSY_PCT = 50.0  # the GPU busy at least this: its traffic and floor are the question
+
+
+def gap_lead(w: Witnesses, busy_pct: float | None) -> Finding | None:
+    """wasted-traffic and near-floor need the bytes a step must move (the
+    weights, the KV per token): with the GPU busy and no gap yet, a lead
+    whose next step is the gap form (``G``; issue 49.6: ``Y`` never asked
+    for it, and a double read stayed unseen)."""
+    if w.gap is not None or w.traffic_ratio is not None:
+        return None
+    if busy_pct is None or busy_pct < GAP_BUSY_PCT:
+        return None
+    return Finding(
+        cause="wasted-traffic", confirmed=False, explains_pct=None, host=w.host,
+        title=(f"the GPU is busy {busy_pct:.0f} %: does it move more bytes than a token "
+               "needs, how far above the floor? need the bytes a step must move (G)"),
+        next=NextStep("gap", [], "G: the weights and KV a step must read; the gap then "
+                      "says the floor, how far above it the step is and the traffic ratio"))

@@ -201,6 +201,8 @@ class TriageScreen(Screen[None]):
         p = self._plan(host, f)
         if p is None:
             out.append("\n⏎: nothing to run — the evidence is in", style="dim")
+        elif p.kind == "gap":
+            out.append("\n⏎ opens the gap form (G): the bytes a step must move", style="bold")
         else:
             out.append("\n⏎ runs: ", style="bold")
             out.append(visible(p.text))
@@ -254,6 +256,10 @@ class TriageScreen(Screen[None]):
         p = self._plan(host, f)
         if p is None:
             self.notify(f"{f.cause}: no next step — the evidence is in")
+            return
+        if p.kind == "gap":  # the gap form is the main screen's (G)
+            self.dismiss(None)
+            self.app.call_later(self.app.run_action, "roofline")
             return
         key = (host, f.cause)
         state, told = self._state, (self._state.triage.get(host) if self._state else None)
