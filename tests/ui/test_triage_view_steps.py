@@ -166,7 +166,7 @@ async def test_enter_on_the_gap_lead_opens_the_gap_form(tmp_path):
         screen = app.screen
         await wait_for(lambda: len(screen._rows) >= 2)
         at = next(i for i, (_, f) in enumerate(screen._rows)
-                  if (f.get("next") or {}).get("kind") == "gap")
+                  if f.next is not None and f.next.kind == "gap")
         await pilot.press(*["down"] * at)
         await wait_for(lambda: "⏎ opens the gap form (G)" in detail(screen))
         await pilot.press("enter")
