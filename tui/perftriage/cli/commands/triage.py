@@ -41,15 +41,11 @@ def _recorded(g, slice_text: str):
     return rec, w
 
 
-def _emit(label: str, start: float, end: float, rec, as_json: bool, hosts: list[str] | None = None):
-    from perftriage.core.triage.phases import triage
+def _emit(label: str, start: float, end: float, phases: list, hosts: list[str], as_json: bool):
     from perftriage.core.triage.render import result_json, text
-    from perftriage.core.triage.witnesses import hosts_of
 
-    phases = triage(rec, start, end, hosts)
     if as_json:
-        shown_hosts = hosts or hosts_of(rec)
-        data = result_json(label, start, end, shown_hosts, phases)
+        data = result_json(label, start, end, hosts, phases)
         sys.stdout.write(json_text(data, indent=2) + "\n")
     else:
         sys.stdout.write(text(label, phases))
@@ -77,13 +73,16 @@ def command(g, slice_text: str | None, host: str | None, url: str | None, log_pa
     if slice_text is not None:
         if host or url or log_path or allow_capture:
             raise UsageFailure("give a recording (SESSION[@FROM-TO|#N]) or --host/--url, not both")
+        from perftriage.core.triage.phases import triage
+        from perftriage.core.triage.witnesses import hosts_of
+
         rec, w = _recorded(g, slice_text)
-        _emit(w.label, w.start, w.end, rec, as_json)
+        _emit(w.label, w.start, w.end, triage(rec, w.start, w.end), hosts_of(rec), as_json)
         return
     if not host or not url:
         raise UsageFailure("give a recording (SESSION[@FROM-TO|#N]), or --host H --url URL "
                            "to triage a live server")
     from perftriage.cli.commands.triage_live import watch
 
-    rec = watch(g, host, url, log_path, seconds, allow_capture)
-    _emit(f"{host} live {seconds:g} s", 0.0, rec.duration, rec, as_json, [host])
+    phases, duration = watch(g, host, url, log_path, seconds, allow_capture)
+    _emit(f"{host} live {seconds:g} s", 0.0, duration, phases, [host], as_json)

@@ -1,12 +1,15 @@
 """``perftriage triage --host H --url URL``: watch a live server for a while,
-headless, and hand the triage a recording of what was seen.
+headless, and say what the cockpit's own live triage found.
 
 A cockpit without a UI samples the host (GPUs, CPU), reads the engine's
 ``/metrics`` and follows the server log (``--log``); halfway through it
 takes a 3 s stacks record of the engine's processes and, only with
-``--allow-capture``, a profile capture. Everything is recorded like any
-investigation (``perftriage sessions`` lists it), so the report and
-``triage NAME`` can read it again later.
+``--allow-capture``, a profile capture. The diagnosis is the cockpit's live
+triage (``services/triage/live.py``, the one the Triage view shows),
+evaluated once more when the watch ends: no second recording beside it.
+Everything is recorded like any investigation (``perftriage sessions``
+lists it, ``triage.updated`` included), so the report and ``triage NAME``
+can read it again later.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ class Unreachable(Exception):
 
 
 def watch(g, host: str, url: str, log_path: str | None, seconds: float, allow_capture: bool):
-    from perftriage.core.compare.recording import Recording
+    """(the phases of the watched host by the cockpit's live triage, the session's duration)."""
     from perftriage.core.sanitize import visible
     from perftriage.services.cockpit import Cockpit
     from perftriage.services.profile.capture import CaptureFailed
@@ -37,8 +40,8 @@ def watch(g, host: str, url: str, log_path: str | None, seconds: float, allow_ca
     config, registry, name = g.one_host_for_url(host, url)
     cockpit = Cockpit(config, sessions_dir=g.resolved_sessions_dir(), registry=registry,
                       name=f"triage-{name}-{time.strftime('%H%M%S')}")
-    rec = Recording(name=cockpit.session.state.name, bulk_logs=False)
-    unsubscribe = cockpit.session.subscribe(rec.feed)
+    live = cockpit.triage
+    assert live is not None  # a live cockpit has its triage
 
     def say(msg: str) -> None:
         click.echo(f"· {visible(msg)}", err=True)
@@ -70,9 +73,12 @@ def watch(g, host: str, url: str, log_path: str | None, seconds: float, allow_ca
                 except (CaptureFailed, TransportError) as exc:
                     say(f"capture failed: {exc}")
             await asyncio.sleep(seconds / 2)
-            await asyncio.wait_for(cockpit.probes.wait(probe_id), timeout=60)
+            try:
+                await asyncio.wait_for(cockpit.probes.wait(probe_id), timeout=60)
+            except TimeoutError:
+                say("the stacks record did not finish in 60 s: triaged without it")
+            live.evaluate(cockpit.session.state.last_t)  # with what came last
         finally:
-            unsubscribe()
             await cockpit.stop()
 
     try:
@@ -80,8 +86,6 @@ def watch(g, host: str, url: str, log_path: str | None, seconds: float, allow_ca
     except (TransportError, Unreachable) as exc:
         click.echo(f"perftriage triage: {visible(str(exc))}", err=True)
         raise SystemExit(EXIT_UNREACHABLE) from None
-    except TimeoutError:
-        say("the stacks record did not finish in 60 s: triaged without it")
     if cockpit.session.path:
         say(f"recorded: {cockpit.session.path}")
-    return rec
+    return live.phases.get(name, []), cockpit.session.state.last_t

@@ -4,4 +4,4 @@ and thread into top frames by self and inclusive share, idle and GIL shares
 (:mod:`.summary`), and two samples compared (:mod:`.compare`).
 
 Pure and Textual-free: the probe kind, the Stacks view, the report and the
-gap verdict all read the same :class:`~.summary.StacksSummary`."""
+triage all read the same :class:`~.summary.StacksSummary`."""

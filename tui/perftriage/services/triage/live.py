@@ -85,6 +85,8 @@ class LiveTriage:
         self.own_hosts = own_hosts or (lambda: ())
         self.interval = interval
         self.current: dict[str, HostTriage] = {}
+        # host -> every phase of the last evaluation (the headless triage prints them all)
+        self.phases: dict[str, list[Phase]] = {}
         self.tick_cpu_s = 0.0  # CPU time of the last evaluation (the benchmark reads it)
         self.evaluations = 0
         # called after each evaluation with what it found (auto mode listens)
@@ -142,6 +144,7 @@ class LiveTriage:
             phases = host_phases(rec, host, start, now)
             if not phases:
                 continue
+            self.phases[host] = phases
             found[host] = self._host(rec, host, phases[-1])
         self.current = found
         for host, ht in found.items():
