@@ -37,8 +37,8 @@ WITNESSES = {
     "straggler": ("capture",),
     "kv-pressure": (),
     "queueing": (),
-    "gpu-throttle": (),
     "cpu-throttle": ("capture", "stacks"),
+    "gpu-throttle": (),
     "near-floor": ("G",),
 }
 SETTLE_S = 4.0  # readings after the last witness (gap samples, log lines, NVML)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from perftriage.core.model.findings import DIAGNOSES
 from perftriage.simulator.trace_synth import MOE_KERNELS, TraceSpec, step_kernel_us
 
 # the simulated GPUs: TP8 RTX PRO 6000 Blackwell (512-bit GDDR7: 2 x 14000 MHz x 512 / 8
@@ -116,7 +117,12 @@ class Scenario:
         return spec
 
 
-SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
+HEALTHY = "healthy"
+# one scenario per cause a diagnosis can name, from the one cause list
+# (core/model/findings.py), after the healthy server: a cause without its
+# scenario fails at import
+SCENARIO_NAMES: tuple[str, ...] = (HEALTHY, *DIAGNOSES)
+_PLANTED: dict[str, Scenario] = {s.name: s for s in (
     Scenario("healthy", "nothing: CUDA graphs on, no stall, the GPU busy near its floor "
              "(1.2x), no queue, no retractions", "no high finding: G, a capture and k say so"),
     Scenario("host-stall", "a pure-Python stall in the scheduler loop, 50 % of wall time "
@@ -165,3 +171,4 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("near-floor", "nothing big left: the step 1.1x its floor", "G: the gap",
              gpu_gap=1.1, idle=0.01),
 )}
+SCENARIOS: dict[str, Scenario] = {name: _PLANTED[name] for name in SCENARIO_NAMES}

@@ -34,6 +34,7 @@ from pathlib import Path
 import click
 
 from perftriage.cli.globals import FiniteRange
+from perftriage.core.model.findings import DIAGNOSES
 
 DEMO_SERVER = "sglang-sim"
 # the seed case's hardware (README): TP8 on RTX PRO 6000 Blackwell Server cards
@@ -78,9 +79,9 @@ def demo_config(log: Path, rate: float, metrics_port: int | None = None,
     return Config(servers=[profile])
 
 
-SCENARIO_NAMES = ("healthy", "host-stall", "launch-bound", "host-sync", "kernel-below-roofline",
-                  "wasted-traffic", "exposed-comm", "straggler", "kv-pressure", "queueing",
-                  "gpu-throttle", "cpu-throttle", "near-floor")
+# the healthy server, then one scenario per cause (the one cause list; the
+# simulator's SCENARIOS in the same order): imported light, for --scenario's choices
+SCENARIO_NAMES = ("healthy", *DIAGNOSES)
 
 EXAMPLE_PROBES = (("import", ["json"]), ("which", ["python3"]), ("shell", ["uname -a"]))
 
