@@ -178,6 +178,10 @@ def _check(args: list[str]) -> None:
     parse_args(args)
 
 
+# the host script: the prelude, the folding of py-spy's output, the probe itself
+SCRIPT = SCRIPT_PRELUDE + host_scripts.read("stacks_fold.py") + host_scripts.read("stacks_pyspy.py")
+
+
 def own_pyspy() -> str | None:
     """The py-spy of perftriage's own environment (the ``py-spy`` wheel, a
     dependency): found where the running interpreter's scripts go. Offered to
@@ -193,7 +197,7 @@ def _build(args: list[str], ctx) -> str:
     a = parse_args(args)
     mode = "dump" if a.seconds is None else "record"
     target, value = a.target()
-    return python_command(ctx, SCRIPT_PRELUDE + host_scripts.read("stacks_pyspy.py"), [
+    return python_command(ctx, SCRIPT, [
         mode, f"{a.seconds:g}" if a.seconds is not None else "0", target, value or "-",
         "1" if a.native else "0", "1" if a.gil else "0", str(RATE_HZ), str(RESULT_BUDGET),
         str(MAX_TARGETS), str(OUTPUT_CAP), (own_pyspy() if ctx.local else None) or "-",
