@@ -23,47 +23,8 @@ from perftriage.core.model import events as ev
 from perftriage.core.profile.model import TraceError
 from perftriage.core.profile.summarize import summarize_files
 from perftriage.core.triage.phases import triage
-
-EPOCH = 1_700_000_000_000_000.0  # µs: Nov 2023, as Kineto before ~2.3 writes ts
-
-
-def _ev(cat: str, name: str, ts: float, dur: float, corr: int | None = None,
-        stream: int | None = None, pid: int = 0, ext: int | None = None) -> dict:
-    args: dict = {}
-    if corr is not None:
-        args["correlation"] = corr
-    if stream is not None:
-        args["stream"] = stream
-    if ext is not None:
-        args["External id"] = ext
-    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": 1, "ts": ts, "dur": dur,
-            "args": args}
-
-
-def _write(path: Path, events: list[dict], **header) -> Path:
-    path.write_text(json.dumps({"traceEvents": events, **header}))
-    return path
-
-
-def _step_trace(t0: float, stall_us: float, steps: int = 4, launch: str = "cudaLaunchKernel",
-                op: str | None = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
-                kernels: int = 20) -> list[dict]:
-    """Eager steps of ``kernels`` 5 µs kernels, each launched 20 µs apart (short
-    gaps: launch overhead), and before each step a host stall of ``stall_us``
-    (spanned by ``op``)."""
-    out: list[dict] = []
-    t = t0
-    corr = 1
-    for _ in range(steps):
-        if op is not None:
-            out.append(_ev("cpu_op", op, t, stall_us, ext=10_000 + corr))
-        t += stall_us
-        for _ in range(kernels):
-            out.append(_ev("cuda_runtime", launch, t, 10, corr))
-            out.append(_ev("kernel", "void gemm_kernel", t + 12, 5, corr, stream=7))
-            t += 20
-            corr += 1
-    return out
+from tests.support.kineto_traces import EPOCH, ev as _ev, rank_trace as _rank, step_trace as _step_trace
+from tests.support.kineto_traces import write as _write
 
 
 def _findings(path: Path):
@@ -151,15 +112,6 @@ def test_kernels_without_runtime_events_ask_for_the_cpu_side(tmp_path: Path):
     [top] = _findings(path)
     assert top.cause == "need-evidence" and "lacks the CPU side" in top.title
     assert f"{s.idle_pct:.0f} %" in top.title and top.next.kind == "capture"
-
-
-def _rank(tmp_path: Path, name: str, rank: int, world: int, t0: float = 0.0,
-          gpu: str = "NVIDIA H100", base: int = 1_700_000_000_000_000_000) -> Path:
-    events = _step_trace(t0, 0.0, op=None, steps=1)
-    return _write(tmp_path / name, events, distributedInfo={
-        "rank": rank, "world_size": world, "backend": "nccl",
-        "pg_config": [{"pg_name": "0", "pg_size": world}]},
-        deviceProperties=[{"id": 0, "name": gpu}], baseTimeNanoseconds=base)
 
 
 def test_ranks_are_labelled_and_ordered_by_distributed_info(tmp_path: Path):

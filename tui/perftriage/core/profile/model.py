@@ -156,3 +156,12 @@ class TraceError(Exception):
     def __init__(self, path: str, reason: str) -> None:
         self.path, self.reason = path, reason
         super().__init__(f"{path}: {reason}")
+
+
+class JobError(TraceError):
+    """Files that cannot be ranks of one job: the reason names each file
+    (``path`` holds them all, comma-separated), so the message is the reason."""
+
+    def __init__(self, paths: list[str], reason: str) -> None:
+        super().__init__(", ".join(paths), reason)
+        Exception.__init__(self, reason)

@@ -23,6 +23,7 @@ from perftriage.core.profile.model import (
     BucketShare,
     GapRange,
     IdleBreakdown,
+    JobError,
     KernelRow,
     LaunchOp,
     LaunchStats,
@@ -263,7 +264,7 @@ def summarize_files(paths: Sequence[str | Path],
                                      "with activities CPU and CUDA)")
     problem = job_problem([RankFacts(r.file, r.meta, _window(r)) for r in ranks])
     if problem is not None:
-        raise TraceError(", ".join(r.file for r in ranks), problem)
+        raise JobError([r.file for r in ranks], problem)
     return summarize(ranks, classifier)
 
 
