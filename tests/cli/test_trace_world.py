@@ -173,3 +173,23 @@ def test_fixes_fit_the_workload(tmp_path: Path):
     assert "torch.compile" in fixes["training"] and "--disable-cuda-graph" not in fixes["training"]
     assert "--enforce-eager" in fixes["vllm"] and "--disable-cuda-graph" not in fixes["vllm"]
     assert "--disable-cuda-graph" in fixes["serving"]
+
+
+def test_the_report_lists_the_long_gaps_and_hostile_op_names_stay_inert(tmp_path: Path):
+    """The report's profile section lists the longest gaps with their ops; an op
+    name is the trace writer's text: no escape sequence reaches the terminal
+    or the report."""
+    from perftriage.core.report.markdown import render
+    from perftriage.services.investigation.session import Session
+
+    hostile = "enumerate(DataLoader)\x1b[31m#__next__\x07"
+    path = _write(tmp_path / "dl.json", _step_trace(0.0, 50_000.0, op=hostile))
+    res = CliRunner().invoke(cli, ["trace", str(path)])
+    assert res.exit_code == 0 and "\x1b" not in res.output and "\x07" not in res.output
+    assert "spanned by `enumerate(DataLoader)" in res.output
+    session = Session(name="t")
+    session.emit(ev.ProfileCaptured(capture_id="prof1", host="gpu-a", steps=4,
+                                    summary=summarize_files([path])))
+    md = render(session.state)
+    assert "| rank | at ms | gap ms | host | CPU op spanning it |" in md
+    assert md.count("| late |") == 3 and "\x1b" not in md and "\x07" not in md
