@@ -63,7 +63,8 @@ def test_report_replay_and_triage_name_the_same_top_cause_per_phase(tmp_path, na
     path = relive(RECORDINGS[name], tmp_path / f"{name}.jsonl")
     phases = _cli("triage", str(path), "--json")["phases"]
     assert phases
-    triage_sec, bandwidth = report_tops(render_file(path))
+    text = render_file(path)
+    triage_sec, bandwidth = report_tops(text)
     for p in phases:
         top = p["top"]  # the one top(): the first finding listed (core/model/findings.py)
         assert top == (p["findings"][0]["cause"] if p["findings"] else ""), (name, p)
@@ -99,7 +100,8 @@ def _cut(src: Path, until: float, dst: Path) -> Path:
 
 async def test_the_triage_view_names_the_same_top_cause(tmp_path):
     """The Triage view (``Y``) of the lived-again H200 run, at the end of each
-    phase: each host's first row is the phase's top cause of ``triage --json``."""
+    phase: the finding it highlights is the top of that host's phase in
+    ``triage --json``, and each host's rows hold its phase's top."""
     from perftriage.ui.screens.triage import TriageScreen
     from tests.support.helpers import replay_app
 

@@ -73,7 +73,7 @@ def _windows(host: str, rows: list[Any], phases: Sequence[Phase]
     for i, p in enumerate(mine):
         last = i == len(mine) - 1
         got = [s for s in rows if p.start <= s.t and (s.t < p.end or (last and s.t <= p.end))]
-        top = p.top.cause if p.top is not None else "nothing found"  # ranked: the first
+        top = p.top.cause if p.top is not None else "nothing found"  # the one top()
         out.append((p.start, p.end, top, got))
     return out
 

@@ -186,7 +186,7 @@ class Measured:
         ``top`` cause and its findings, as ``perftriage triage --json``).
         ``verdict`` / ``verdict_kind`` are the top finding's line and cause,
         kept for a release (deprecated: read ``triage``)."""
-        top = self.triage.top if self.triage is not None else None  # ranked: the first
+        top = self.triage.top if self.triage is not None else None  # the one top()
         cause = top.cause if top is not None else ""
         out: dict[str, Any] = {}
         for key, value in self.gap.public().items():
