@@ -444,3 +444,38 @@ def test_without_auto_mode_only_the_witness_of_a_fix_runs_by_itself():
     decode(session, 70, 72, gen=2900.0)
     live.tick()
     assert len(c.probes.queued) == 1 and c.profiles.captured == []  # once per phase
+
+
+def test_an_ssh_host_and_localhost_with_the_same_gpus_are_one_machine():
+    """Issue 49.7: the capture on one name and the stacks on the other made
+    two half-diagnoses; the same GPU UUIDs make them one, said once."""
+    from perftriage.core.parse.gpu_sample import GpuSample
+
+    session, _, live = live_session()
+    gpus = [GpuSample(index=i, name="NVIDIA H200", uuid=f"GPU-{i}aa") for i in range(2)]
+    for host in ("gpu1", "localhost"):
+        at(session, 0.5, ev.HostSample(host=host, gpus=gpus))
+    decode(session, 1, 40, gen=900.0)
+    capture(session, 20.0, EAGER)  # on gpu1
+    stacks(session, 22.0, host="localhost")  # the same machine, by its other name
+    live.tick()
+    told = triaged(session)
+    assert {e.host for e in told} == {"gpu1"}
+    top = told[-1].findings[0]
+    assert top.cause == "host-stall" and top.confirmed
+    notes = [e.text for e in session_events(session) if isinstance(e, ev.NoteAdded)]
+    assert notes == ["localhost and gpu1 are the same machine (the same 2 GPU UUIDs): the "
+                     "triage reads their evidence as gpu1's"]
+    decode(session, 40, 42, gen=900.0)
+    live.tick()
+    assert len([e for e in session_events(session) if isinstance(e, ev.NoteAdded)]) == 1
+    # another machine (other UUIDs) stays its own
+    other = [GpuSample(index=0, name="NVIDIA H200", uuid="GPU-other")]
+    at(session, 43.0, ev.HostSample(host="gpu3", gpus=other))
+    assert same_machine_aliases(session) == {"localhost": "gpu1"}
+
+
+def same_machine_aliases(session):
+    from perftriage.services.triage.same_machine import aliases
+
+    return aliases(session.state)

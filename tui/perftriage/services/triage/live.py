@@ -36,6 +36,7 @@ from perftriage.core.model.findings import Earlier, Finding
 from perftriage.core.triage.phases import Phase, against_baseline, host_phases
 from perftriage.core.triage.witnesses import hosts_of
 from perftriage.services.compare.baseline import KEEP_S, Baseline
+from perftriage.services.triage import same_machine
 from perftriage.services.investigation.session import Session
 
 INTERVAL_S = 1.0  # at most one evaluation a second
@@ -99,6 +100,7 @@ class LiveTriage:
         # (baseline's t, start, end, host) -> the baseline window's last phase
         self._before: dict[tuple[float, float, float, str], Phase | None] = {}
         self._failed = False
+        self._aliased: set[str] = set()  # hosts said to be another's machine
 
     @property
     def live(self) -> Recording:
@@ -139,6 +141,15 @@ class LiveTriage:
         # read as one without throughput)
         kept = min((s.t[0] for s in rec.series.values() if s.t), default=0.0)
         start = max(0.0, now - KEEP_S, kept)
+        alias = same_machine.aliases(self.session.state)
+        for other in alias.keys() - self._aliased:  # said once
+            self._aliased.add(other)
+            for text in same_machine.said({other: alias[other]}, self.session.state):
+                self.session.emit(ev.NoteAdded(text=text, host=alias[other]))
+            if other in self.session.state.triage:  # its findings are the host's now
+                self.session.emit(ev.TriageUpdated(host=other, start=start, end=now,
+                                                   findings=[], earlier=[]))
+        rec = same_machine.joined(rec, alias)
         found: dict[str, HostTriage] = {}
         for host in hosts_of(rec):
             phases = host_phases(rec, host, start, now)
