@@ -5,7 +5,7 @@ A stream (``tail -F``, nvidia-smi, the /proc sampler, GPM counters, a
 server started from the cockpit) holds its channel for as long as it runs.
 A GPU host's cockpit keeps four of them open; with a followed log that made
 four, and a server started from the cockpit waited, without a word, for a
-fifth that only the cockpit's exit gave back (issue 49.4). The transport
+fifth that only the cockpit's exit gave back. The transport
 now gives a stream a channel of the shell pool when the streams have none
 left (a pool of one shell still runs every command, one at a time), and
 a stream that still finds none fails after :data:`STREAM_WAIT_S` naming

@@ -2,7 +2,7 @@
 change of level, the baseline against now).
 
 A finding is **resolved** only when its own witness, taken again inside the
-phase after, no longer finds it (issue 49.3): a capture for launch-bound and
+phase after, no longer finds it: a capture for launch-bound and
 host-sync, stacks for host-stall, ncu for the kernels' roofline, the log (or
 the engine's ``/metrics``) for KV and queueing, the gap for wasted traffic,
 NVML for GPU clocks, the host's CPU readings for cpu-throttle. Throughput

@@ -84,7 +84,7 @@ GAP_BUSY_PCT = 50.0  # the GPU busy at least this: its traffic and floor are the
 def gap_lead(w: Witnesses, busy_pct: float | None) -> Finding | None:
     """wasted-traffic and near-floor need the bytes a step must move (the
     weights, the KV per token): with the GPU busy and no gap yet, a lead
-    whose next step is the gap form (``G``; issue 49.6: ``Y`` never asked
+    whose next step is the gap form (``G``: ``Y`` never asked
     for it, and a double read stayed unseen)."""
     if w.gap is not None or w.traffic_ratio is not None:
         return None

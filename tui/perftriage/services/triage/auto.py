@@ -14,7 +14,7 @@ Without auto mode one cheap step still runs by itself: after a change (a
 restart, a change of level), the witness of a finding of the phase before
 that this phase has not taken again ("not known yet"), once per phase —
 stacks for a host stall — so "resolved" comes without a key when the fix
-worked (issue 49.3). A capture or ncu still waits for Enter.
+worked. A capture or ncu still waits for Enter.
 """
 
 from __future__ import annotations

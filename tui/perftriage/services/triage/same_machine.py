@@ -1,7 +1,7 @@
 """One machine under two names: an SSH host and ``localhost`` whose GPUs
 have the same UUIDs (the cockpit runs on the GPU machine and also reaches
 it over SSH). Each got its own phases and findings, each half the evidence
-(the capture on one, the stacks on the other: issue 49.7). Here they are
+(the capture on one, the stacks on the other). Here they are
 said to be one machine once, and their evidence is read as the SSH host's.
 """
 

@@ -75,7 +75,7 @@ def server_down(state: SessionState, host: str | None = None) -> tuple[str, str]
     not running: a ``[[servers]]`` run that exited, failed or was stopped
     (with its exit status), else an engine whose ``/metrics`` stopped
     answering. Its findings then describe a server that is gone: an idle
-    GPU is no cause to chase (issue 49.7)."""
+    GPU is no cause to chase."""
     last: dict[str, ev.ServerEvent] = {}
     for e in state.server_events:
         last[e.server] = e
@@ -210,7 +210,7 @@ def latest_step(state: SessionState, host: str, kind: str, since: float):
 def step_status(state: SessionState, host: str, kind: str, since: float) -> Text | None:
     """What became of the last ``kind`` step run on ``host`` since ``since``
     (the phase's start): running since when, its result, or its failure with
-    the error and what to do (issue 49.5: the failure sat in the Probes pane
+    the error and what to do (the failure used to sit in the Probes pane
     while the Triage view still said "queued")."""
     if kind not in PROBE_STEPS:
         return None
