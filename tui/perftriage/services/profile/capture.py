@@ -32,6 +32,7 @@ failure.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -68,14 +69,17 @@ MAX_FETCH_BYTES = 8 * 1024**3  # all rank files of one capture together
 
 # the capture's kind of failure when every rank file was refused (profile: exit 3)
 ALL_RANKS_REFUSED = "all-ranks-refused"
+# the engine died while the capture ran (killed, crashed): not "no decode steps"
+ENGINE_EXITED = "engine-exited"
 
 
 class CaptureFailed(Exception):
     """The capture could not produce a summary (one-line reason)."""
 
-    def __init__(self, message: str, kind: str = "failed") -> None:
+    def __init__(self, message: str, kind: str = "failed", pid: int | None = None) -> None:
         super().__init__(message)
         self.kind = kind
+        self.pid = pid  # ENGINE_EXITED: the engine's pid, when the host said which it was
 
 
 @dataclass
@@ -172,6 +176,7 @@ async def wait_for_files(files, directory: str, req: CaptureRequest, expected: i
                          progress: Progress, before: dict[str, int] | None = None,
                          clock: Callable[[], float] = time.monotonic,
                          refused: dict[str, str] | None = None,
+                         lost: Callable[[], str | None] = lambda: None,
                          ) -> tuple[dict[str, int], list[str]]:
     """(complete trace files -> size, missing ranks). A file is complete when
     its size is non-zero and has not changed for ``req.settle`` seconds (a
@@ -185,6 +190,8 @@ async def wait_for_files(files, directory: str, req: CaptureRequest, expected: i
     quiet_since = start
     refused = {} if refused is None else refused
     while True:
+        if (why := lost()) is not None:  # the pending /start_profile broke: the engine?
+            raise CaptureFailed(why, "lost")
         now, bad = _trace_named(await files.listing(directory), before)
         for name, what in bad.items():
             if name not in refused:
@@ -351,9 +358,79 @@ async def _cleanup(files, directory: str | None, progress: Progress) -> None:
         progress(note)
 
 
+def _broke(pending: asyncio.Task | None) -> str | None:
+    """Why the pending /start_profile ended without an answer, if it did."""
+    if pending is None or not pending.done() or pending.cancelled():
+        return None
+    exc = pending.exception()
+    return None if exc is None else visible(str(exc))
+
+
+async def listening_pid(transport, url: str) -> int | None:
+    """The pid of the process listening on ``url``'s port on the host
+    (``ss -ltnp``; None where ss is missing or does not say)."""
+    from urllib.parse import urlsplit  # noqa: PLC0415
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        res = await transport.run(f"ss -Hltnp 'sport = :{int(port)}' 2>/dev/null", timeout=5)
+    except (TransportError, ValueError, OSError):
+        return None
+    m = re.search(r"pid=([0-9]{1,9})\b", res.stdout or "")
+    return int(m.group(1)) if m else None
+
+
+async def _engine_gone(transport, url: str, pid: int | None) -> bool:
+    """True when the host still answers but the engine does not and (its pid
+    known) no longer exists: a host that is gone is the host's failure."""
+    try:
+        if not (await transport.run("true", timeout=5)).ok:
+            return False
+    except TransportError:
+        return False
+    try:
+        await http_request(transport, endpoint(url, "/get_server_info"), timeout=3)
+        return False  # it answers: whatever failed, it was not the engine's end
+    except TransportError:
+        pass
+    if pid is None:
+        return True
+    try:
+        res = await transport.run(f"test -e /proc/{int(pid)}", timeout=5)
+    except TransportError:
+        return True
+    return res.exit_status != 0
+
+
+def exited_text(pid: int | None, status: str | None = None) -> str:
+    """``the engine exited during the capture (pid N, exit status S)``."""
+    parts = [f"pid {pid}" if pid is not None else "its pid unknown",
+             status or "exit status unknown: perftriage did not start it"]
+    return f"the engine exited during the capture ({', '.join(parts)})"
+
+
 async def capture(transport, req: CaptureRequest, dest: Path,
                   progress: Progress = lambda _msg: None) -> CaptureResult:
-    """Run one capture through ``transport``; the rank files land in ``dest``."""
+    """Run one capture through ``transport``; the rank files land in ``dest``.
+    An engine that dies meanwhile is :data:`ENGINE_EXITED` (its pid, read
+    before the capture starts), never "no decode steps"."""
+    pid = await listening_pid(transport, req.url)
+    started: list[bool] = []  # set once the profile was asked for: the engine answered
+    try:
+        return await _capture(transport, req, dest, progress, started)
+    except (CaptureFailed, TransportError) as exc:
+        kind = exc.kind if isinstance(exc, CaptureFailed) else "transport"
+        if started and kind in ("idle", "timeout", "lost", "transport", "failed") \
+                and await _engine_gone(transport, req.url, pid):
+            raise CaptureFailed(exited_text(pid), ENGINE_EXITED, pid) from None
+        if kind == "lost":  # the request broke, the engine still answers: say why
+            raise CaptureFailed(f"/start_profile ended without an answer: {exc}") from None
+        raise
+
+
+async def _capture(transport, req: CaptureRequest, dest: Path,
+                   progress: Progress, started: list[bool]) -> CaptureResult:
     info = await _server_info(transport, req.url) if req.engine != "vllm" else None
     engine = req.engine if req.engine != "auto" else ("sglang" if info is not None else "vllm")
     expected = _expected(req, info if engine == "sglang" else None)
@@ -364,6 +441,7 @@ async def capture(transport, req: CaptureRequest, dest: Path,
     try:
         before = None
         pending: asyncio.Task | None = None
+        started.append(True)
         if engine == "sglang":
             made = directory = await files.make_dir(req.remote_parent, "perftriage-profile-")
             pending = await _start_sglang(transport, directory, req, progress)
@@ -372,7 +450,8 @@ async def capture(transport, req: CaptureRequest, dest: Path,
             before = await _start_vllm(transport, files, req, progress)
         try:
             done, missing = await wait_for_files(files, directory, req, expected, progress,
-                                                 before, refused=refused)
+                                                 before, refused=refused,
+                                                 lost=lambda: _broke(pending))
             if not done and refused:  # nothing to summarise: never a summary of 0 ranks
                 raise CaptureFailed(f"every rank file was refused, nothing to summarise: "
                                     f"{_refused_text(refused)}, not a regular file"

@@ -5,15 +5,26 @@ and emit one ``profile.captured`` event with the summary (never the trace)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 import tempfile
 from pathlib import Path
 
-from perftriage.core.model.events import ProfileCaptured
+from perftriage.core.model.events import NoteAdded, ProfileCaptured
+from perftriage.core.sanitize import visible
 from perftriage.core.view.targets import default_capture_host
 from perftriage.core.profile.reader import TraceLimits, open_trace
 from perftriage.services.profile.worker import summarize_in_child
-from perftriage.services.profile.capture import CaptureRequest, Progress, capture
+from perftriage.services.profile.capture import (
+    ENGINE_EXITED,
+    CaptureFailed,
+    CaptureRequest,
+    Progress,
+    capture,
+    exited_text,
+)
+from perftriage.transport.base import TransportError
 from perftriage.transport.http_request import endpoint
 
 KEEP_KERNELS = 100  # kernels kept in the event: the rest is in the trace files
@@ -83,11 +94,25 @@ class ProfileCaptures:
     async def capture(self, host: str, url: str, steps: int | None,
                       progress: Progress = lambda _m: None) -> ProfileCaptured:
         """Capture through ``host``'s transport; CaptureFailed / TransportError
-        on failure (nothing is emitted then)."""
+        on failure, said first in a note (``profile capture prof3 of URL on
+        HOST failed: why``); an engine that died: its pid and, when
+        perftriage started it, its exit status."""
         capture_id = self._new_id()
         transport = self.registry.get(host).transport
-        result = await capture(transport, self.request(url, steps), self.dest(capture_id),
-                               progress)
+        began = self.session.state.last_t
+        try:
+            result = await capture(transport, self.request(url, steps), self.dest(capture_id),
+                                   progress)
+        except (CaptureFailed, TransportError) as exc:
+            # the attempt is kept in the investigation, with its real failure
+            why = str(exc)
+            if isinstance(exc, CaptureFailed) and exc.kind == ENGINE_EXITED:
+                status = await self._exit_status(host, began)
+                why = exited_text(exc.pid, status)
+                exc = CaptureFailed(why, ENGINE_EXITED, exc.pid)
+            self.session.emit(NoteAdded(host=host, text=visible(
+                f"profile capture {capture_id} of {url} on {host} failed: {why}")))
+            raise exc from None
         event = ProfileCaptured(
             capture_id=capture_id, host=host, url=url, engine=result.engine, steps=result.steps,
             files=[str(f) for f in result.files], missing=result.missing, via=result.via,
@@ -95,6 +120,18 @@ class ProfileCaptures:
             summary=result.summary.top(KEEP_KERNELS))
         self.session.emit(event)
         return event
+
+    async def _exit_status(self, host: str, since: float, wait_s: float = 3.0) -> str | None:
+        """``exit status S`` of a server perftriage started on ``host`` that
+        ended after ``since`` (its launcher says so a moment after the
+        connection broke: waited for up to ``wait_s``), else None."""
+        for _ in range(int(wait_s * 10) + 1):
+            for e in reversed(self.session.state.server_events):
+                if e.host == host and e.t >= since and e.state in ("exited", "failed"):
+                    m = re.search(r"exit status -?[0-9]{1,6}", e.detail)
+                    return m.group(0) if m else None
+            await asyncio.sleep(0.1)
+        return None
 
     async def import_files(self, paths: list[Path], host: str = "localhost") -> ProfileCaptured:
         """Trace files already here (from nsys, a colleague, an earlier run):
