@@ -89,6 +89,10 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_outside_the_checkout(tmp_
     assert "perftriage/data/themes/perftriage-dark.toml" in names
     assert "perftriage/data/sessions/example-moe-gap.jsonl" in names
     assert "perftriage/simulator/traces/eager-TP-0.trace.json.gz" in names  # the demo's P, c
+    # host scripts are files sent as text (issue 50.5)
+    assert {"perftriage/core/host_scripts/ncu_wrapper.sh",
+            "perftriage/core/host_scripts/http_get.py",
+            "perftriage/core/host_scripts/stacks_pyspy.py"} <= set(names)
     assert not [n for n in names if n.startswith("tui/")]
 
     venv = tmp_path / "venv"

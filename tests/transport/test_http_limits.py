@@ -112,14 +112,14 @@ def test_fleet_command_on_an_endless_answer_exits_3_naming_the_limit(hostile, tm
 def test_http_probe_script_reads_under_the_same_policy(hostile, path, needle):
     """The probe's script runs on the host; run it here exactly as the host would."""
     from perftriage.core.http_limits import PROBE
-    from perftriage.core.probe_kinds.http_kind import HTTP_SCRIPT, http_script
+    from perftriage.core.probe_kinds.http_kind import http_args, http_script
     from perftriage.core.probe_kinds.kind import script_result
 
-    script = http_script(HttpLimits(PROBE.max_bytes, 2.0)) if path == "/drip" else HTTP_SCRIPT
+    limits = HttpLimits(PROBE.max_bytes, 2.0) if path == "/drip" else PROBE
     needle = "2 s limit" if path == "/drip" else needle
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-c", script, hostile.url(path)],
-                       capture_output=True, text=True, timeout=30)
+    argv = [sys.executable, "-c", http_script(), *http_args(hostile.url(path), limits)]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     assert time.monotonic() - t0 < 12
     data = script_result(r.stdout) or {}
     assert needle in json.dumps(data), (r.stdout, r.stderr)

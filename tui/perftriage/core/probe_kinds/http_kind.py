@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from perftriage.core import host_scripts
 from perftriage.core.http_limits import PROBE, HttpLimitError, HttpLimits
 from perftriage.core.probe_kinds.kind import (
     SCRIPT_PRELUDE,
@@ -23,78 +24,18 @@ from perftriage.core.probe_kinds.kind import (
 BODY_EXCERPT = 2000
 
 
-def http_script(limits: HttpLimits = PROBE) -> str:
-    """The probe's script: the project's HTTP read policy (size cap, overall
-    deadline, an error naming the URL and the limit), in the host's Python."""
-    return SCRIPT_PRELUDE + _HTTP_SCRIPT.format(
-        max_bytes=limits.max_bytes, deadline_s=limits.deadline_s, excerpt=BODY_EXCERPT,
-        size_error=repr(HttpLimitError("{url}", "size", limits).reason),
-        deadline_error=repr(HttpLimitError("{url}", "deadline", limits).reason))
+def http_script() -> str:
+    """The probe's script (``core/host_scripts/http_get.py``, sent as text)."""
+    return SCRIPT_PRELUDE + host_scripts.read("http_get.py")
 
 
-_HTTP_SCRIPT = r"""
-import time, urllib.request, urllib.error
-url = sys.argv[1]
-if "://" not in url:
-    url = "http://" + url
-req = urllib.request.Request(url, headers={{"User-Agent": "perftriage-probe"}})
-t0 = time.perf_counter()
-def _limit(message):
-    _emit({{"url": url, "error": message.replace("{{url}}", url),
-           "time_s": round(time.perf_counter() - t0, 4)}}, 1)
-import threading  # the overall deadline: a watchdog that answers and exits
-watchdog = threading.Timer({deadline_s}, _limit, ({deadline_error},))
-watchdog.daemon = True
-watchdog.start()
-try:
-    try:
-        r = urllib.request.urlopen(req, timeout={deadline_s})
-    except urllib.error.HTTPError as e:
-        r = e
-    with r:
-        chunks, size = [], 0
-        while True:
-            chunk = r.read1(65536) if hasattr(r, "read1") else r.read(65536)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > {max_bytes}:
-                _limit({size_error})
-            chunks.append(chunk)
-        body = b"".join(chunks)
-        status, reason = r.status, str(r.reason)
-        ctype = r.headers.get("Content-Type", "")
-except BaseException as e:
-    reason = getattr(e, "reason", e)
-    _emit({{"url": url, "error": type(reason).__name__ + ": " + str(reason),
-           "time_s": round(time.perf_counter() - t0, 4)}}, 1)
-took = time.perf_counter() - t0
-text = body.decode("utf-8", "replace")
-res = {{"url": url, "status": status, "reason": reason, "content_type": ctype,
-       "time_s": round(took, 4), "body_bytes": len(body), "body": text[:{excerpt}]}}
-path = urllib.parse.urlsplit(url).path.rstrip("/")
-if path.endswith("/metrics"):
-    metrics = {{}}
-    for line in text.splitlines():
-        if line.startswith("#") or "_bucket{{" in line:
-            continue
-        if line.startswith(("sglang:", "vllm:")):
-            name, _, value = line.rpartition(" ")
-            if len(metrics) < 80:
-                metrics[name] = value
-    res["metrics"] = metrics
-elif text.lstrip().startswith("{{"):
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        obj = None
-    if isinstance(obj, dict):
-        res["json"] = {{k: (v if not isinstance(v, str) else v[:200])
-                       for k, v in list(obj.items())[:120]
-                       if v is None or isinstance(v, (str, int, float, bool))}}
-_emit(res, 0 if 200 <= status < 400 else 1)
-"""
-HTTP_SCRIPT = http_script()
+def http_args(url: str, limits: HttpLimits = PROBE) -> list[str]:
+    """The script's arguments: the URL, then the project's HTTP read policy
+    (size cap, overall deadline, the errors naming the URL and the limit)."""
+    return [url, str(limits.max_bytes), f"{limits.deadline_s:g}", str(BODY_EXCERPT),
+            HttpLimitError("{url}", "size", limits).reason,
+            HttpLimitError("{url}", "deadline", limits).reason]
+
 
 # /server_info fields worth a glance when chasing decode speed
 SERVER_INFO_KEYS = (
@@ -162,7 +103,7 @@ HTTP_KIND = ProbeKind(
     help="GET from the host itself (127.0.0.1 = that host); /health /server_info /metrics",
     min_args=1,
     max_args=1,
-    build=lambda args, ctx: python_command(ctx, HTTP_SCRIPT, args),
+    build=lambda args, ctx: python_command(ctx, http_script(), http_args(args[0])),
     interpret=_http_verdict,
     check=_check_url,
     compare=lambda s, summ, d: [d.get("status"), d.get("error")],

@@ -7,7 +7,8 @@ Gap view and the report compare a step's reads with the recorded gap's
 weights, ``--expert-gb`` the experts' share of them — kept in the detail as
 ``step_read``).
 
-The host runs (POSIX sh, every word quoted; COMMAND is data, argv of ncu)::
+The host runs :file:`core/host_scripts/ncu_wrapper.sh` (POSIX sh, sent as
+text; every word quoted; COMMAND is data, argv of ncu)::
 
     ncu --log-file TMP/ncu.csv --clock-control none --csv --metrics dram__bytes_read.sum,…
         [-k regex:REGEX] [-c N] --graph-profiling node COMMAND...
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perftriage.core import host_scripts
 from perftriage.core.probe_kinds.kind import (
     RESULT_MARK,
     HostContext,
@@ -54,47 +56,11 @@ CUT_OK_PCT = 1.0
 PERM_FIX = ("GPU performance counters not permitted (ERR_NVGPUCTRPERM): run as root, or "
             "allow profiling for all users (options nvidia NVreg_RestrictProfilingToAdminUsers=0 "
             "in /etc/modprobe.d, then reload the driver or reboot)")
+# the host script (core/host_scripts/): ncu under the probe's deadline, the CSV to a private
+# temporary dir, folded on the host; its traps, the nonce and the sweep are said there
+WRAPPER = "ncu_wrapper.sh"
 MISSING_FIX = ("ncu not found (PATH, /usr/local/cuda/bin/ncu): install Nsight Compute "
                "(the CUDA toolkit's nsight-compute package) on the host")
-
-# ncu stays in the probe's process group (timeout --foreground), so the
-# transport's kill of that group reaches it and the command; the temporary
-# directory goes on exit, INT, TERM and HUP, and a kill -9 leaves it to the
-# next run's sweep of this probe's own directories older than a day.
-# The run's nonce comes first on stdin (never in an argv or environment the
-# profiled command could read); the command gets /dev/null. The result line is
-# marked with the nonce (ProbeKind.nonce): whatever the command prints, it
-# cannot print the result.
-WRAPPER = r"""set -f
-py=$1 deadline=$2 src=$3 mark=$4; shift 4
-IFS= read -r nonce || nonce=
-exec </dev/null
-case $nonce in ''|*[!0-9a-f]*) echo 'perftriage ncu: no run nonce on stdin' >&2; exit 2;; esac
-mark=$mark$nonce
-ncu=$(command -v ncu 2>/dev/null)
-if [ -z "$ncu" ] && [ -x /usr/local/cuda/bin/ncu ]; then ncu=/usr/local/cuda/bin/ncu; fi
-if [ -z "$ncu" ]; then printf '\n%s{"missing": "ncu"}\n' "$mark"; exit 127; fi
-tmp=${TMPDIR:-/tmp}
-if command -v find >/dev/null 2>&1; then
-  find "$tmp" -maxdepth 1 -type d -name 'perftriage-ncu.*' -user "$(id -u)" -mmin +1440 \
-    -exec rm -rf -- {} + 2>/dev/null
-fi
-# the traps before the dir: a signal right after mktemp finds them set
-d=
-trap '[ -z "$d" ] || rm -rf "$d"' EXIT
-trap 'exit 143' INT TERM HUP
-d=$(mktemp -d "$tmp/perftriage-ncu.XXXXXX") || exit 1
-if [ "$deadline" -gt 0 ] && command -v timeout >/dev/null 2>&1; then
-  fg=--foreground
-  timeout --foreground 1 true 2>/dev/null || fg=
-  timeout $fg -k 10 "$deadline" "$ncu" --log-file "$d/ncu.csv" "$@"
-else
-  "$ncu" --log-file "$d/ncu.csv" "$@"
-fi
-rc=$?
-gpus=$(nvidia-smi --query-gpu=index,name --format=csv,noheader 2>/dev/null)
-printf '%s\n' "$mark" | "$py" -c "$src" --fold-json "$d/ncu.csv" - "$gpus"
-exit $rc"""
 
 
 @dataclass
@@ -194,7 +160,7 @@ def deadline_s(ctx: HostContext) -> int:
 
 def _build(args: list[str], ctx: HostContext) -> str:
     a = split_args(args)
-    words = ["sh", "-c", WRAPPER, "perftriage-ncu", ctx.python, str(deadline_s(ctx)),
+    words = ["sh", "-c", host_scripts.read(WRAPPER), "perftriage-ncu", ctx.python, str(deadline_s(ctx)),
              _fold_source(), RESULT_MARK, *ncu_flags(a.kernel, a.launches), *a.command]
     return " ".join(shlex.quote(w) for w in words)
 
