@@ -15,12 +15,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from perftriage.core.model import events as ev
 from perftriage.core.profile.summarize import summarize_files
 from perftriage.core.store.config import Config, HostConfig, ServerProfile
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.investigation.named import open_investigation
-from perftriage.services.investigation.session import Session
+from perftriage.services.investigation.session import RECORDED, REPLAY, WATCH, Session
 from perftriage.services.logs.server_launcher import ServerRun
 from perftriage.services.triage import next_step
 from tests.core.test_triage_real import EAGER, GRAPH
@@ -127,12 +129,15 @@ def test_the_same_cause_derived_live_runs_the_rebuilt_step_never_the_record(tmp_
     cockpit.session.close()
 
 
-def test_a_replayed_transcript_runs_nothing(tmp_path):
+@pytest.mark.parametrize("mode", [RECORDED, REPLAY, WATCH])
+def test_a_replayed_or_watched_transcript_runs_nothing(tmp_path, mode):
     marker = tmp_path / "pwned"
     crafted_investigation(tmp_path / "sessions", marker)
     [path] = (tmp_path / "sessions").glob("shared*.jsonl")
     session, _ = Session.from_transcript(path)
+    session.mode = mode
     cockpit = Cockpit(CONFIG, session=session)
+    assert cockpit.triage is None  # no live triage: nothing is this cockpit's own
     for f in session.state.triage["gpu2"].findings:
         p = next_step.plan(cockpit, "gpu2", f)
         assert p is not None and p.problem and p.args == [] and payload_free(p.text)
