@@ -248,3 +248,37 @@ async def test_k_offers_the_server_behind_the_engine_url(tmp_path) -> None:
             assert p.status == "ok", p.summary
             assert {q["pid"] for q in p.detail["processes"]} == {two.server, two.child}
             assert p.detail["top"]["name"] == SERVER_STALL
+
+
+async def test_after_py_spy_was_not_found_k_offers_to_carry_it(tmp_path) -> None:
+    """A stacks probe that found no py-spy on the host says --carry carries
+    perftriage's own; the next k on that host starts with --carry, and says
+    why (issue 51 item 3)."""
+    import sys
+
+    import pytest
+
+    from perftriage.core.probe_kinds.stacks_kind import own_pyspy
+    from perftriage.core.store.config import HostConfig
+    from perftriage.services.hosts.registry import local_host
+
+    if own_pyspy() is None:
+        pytest.skip("py-spy is not installed")
+    registry = HostRegistry()
+    registry.add(local_host(HostConfig(name="localhost", python=sys.executable)))
+    cockpit = Cockpit(registry=registry, sessions_dir=tmp_path)
+    out = result([{"pid": 4242, "name": SCHEDULER}], pyspy=None, tried=["/usr/bin/py-spy"])
+    v = STACKS_KIND.interpret(["--seconds", "3"], 1, out, "")
+    assert v.status == "failed" and "--carry carries perftriage's own" in v.summary
+    cockpit.session.emit(ev.ProbeQueued(probe_id="p1", host="localhost", kind="stacks",
+                                        args=["--seconds", "3"]))
+    cockpit.session.emit(ev.ProbeFinished(probe_id="p1", status=v.status, summary=v.summary,
+                                          detail=v.detail))
+    app = PerftriageApp(cockpit)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("k")
+        await wait_for(lambda: app.screen.__class__.__name__ == "PromptScreen")
+        form = app.screen.query_one("Input")
+        assert form.value == "--seconds 3 --carry"  # type: ignore[attr-defined]
+        help_text = " ".join(str(s.render()) for s in app.screen.query(Static))
+        assert "py-spy was not found there: --carry carries perftriage's own" in help_text

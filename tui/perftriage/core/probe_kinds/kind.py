@@ -128,6 +128,9 @@ class ProbeKind:
     # --carry: perftriage's own py-spy), or None; the runner uploads it into a private
     # temp dir, builds the command again with HostContext.carried, removes it after
     carries: Callable[[list[str]], str | None] | None = None
+    # the newest probe of this kind on the form's host -> (words the form adds, the line
+    # that says why) (stacks: py-spy was not found there -> ``--carry``); None: nothing
+    form_retry: Callable[[ProbeResult], tuple[str, str] | None] | None = None
     # it reads the running engine (stacks, ncu): its form offers the host a
     # ``[[servers]]`` profile runs on first, not the selected host
     engine: bool = False

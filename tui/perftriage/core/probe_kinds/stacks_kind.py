@@ -513,6 +513,16 @@ def server_form(pid: int | None, port: int | None) -> tuple[str, str] | None:
     return None
 
 
+def form_retry(p: ProbeResult) -> tuple[str, str] | None:
+    """After a probe that found no py-spy on a remote host: ``--carry``, offered."""
+    d = p.detail
+    if p.status != "failed" or d.get("pyspy") or "tried" not in d or d.get("carried") \
+            or "--carry" in p.args or own_pyspy() is None:
+        return None
+    return "--carry", ("py-spy was not found there: --carry carries perftriage's own for this "
+                       "probe (a private temp dir, checked by sha256, removed after)")
+
+
 STACKS_KIND = ProbeKind(
     name=KIND,
     usage=USAGE,
@@ -532,6 +542,7 @@ STACKS_KIND = ProbeKind(
               "--pid PID | --match PATTERN (your own processes); --gil; --native",
     server_form=server_form,
     carries=_carries,
+    form_retry=form_retry,
     engine=True,
     answer=answer,
     report=answer,

@@ -103,6 +103,14 @@ class ProbeLauncher:
         if offer is not None:  # the server's own processes, not a name's best guess
             value = offer[0]
             help_text = f"on {current}: {offer[1]}\n{help_text}"
+        last = None if spec.form_retry is None else max(
+            (p for p in self.cockpit.session.state.probes.values()
+             if p.kind == kind and p.host == current and p.finished),
+            key=lambda p: p.finished_t or 0.0, default=None)
+        retry = None if last is None or spec.form_retry is None else spec.form_retry(last)
+        if retry is not None:  # what the last one on this host lacked (stacks: --carry)
+            value = f"{value} {retry[0]}".strip()
+            help_text = f"{retry[1]}\n{help_text}"
         screen = PromptScreen(
             f"probe: {kind}" + (f"  — {spec.form_note}" if spec.form_note else ""),
             f"probe.{kind}",
