@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -24,7 +25,8 @@ class FiniteRange(click.FloatRange):
     """click's FloatRange, without ``nan`` (every comparison with it is false,
     so ``--seconds nan`` passed ``min=1``) and without ``inf``."""
 
-    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
         import math  # noqa: PLC0415
 
         number = super().convert(value, param, ctx)

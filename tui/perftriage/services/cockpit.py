@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
+from typing import cast
 from pathlib import Path
 
 import msgspec
@@ -439,7 +440,7 @@ class Cockpit:
                         continue
                     self.follow_log(host, item.value)
                 else:
-                    self.join(item.what, item.value, item.host, record=False)  # type: ignore[arg-type]
+                    self.join(cast(ev.Growable, item.what), item.value, item.host, record=False)
             except JoinError as exc:
                 said.append(f"not started: {item.shown()}: {exc}")
                 continue
