@@ -113,6 +113,18 @@ def test_an_empty_placeholder_is_no_argument_for_the_server_either():
     assert render("run {a}", {"a": ""}) == "run "
 
 
+def test_the_server_command_takes_var_prefixes_as_the_shell_does(tmp_path):
+    """The launcher hands the filled template to bash: ``VAR=value prog`` sets
+    VAR for prog (and, in a workdir, after the cd)."""
+    profile = ServerProfile(name="s", command="PYTHONPATH={src} {python} -c {show} {flags} x",
+                            workdir=str(tmp_path),
+                            args={"src": "/a b", "python": sys.executable, "show": SHOW,
+                                  "flags": ""})
+    out = subprocess.run(["bash", "-c", build_command(profile)], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "/a b ['x']"
+
+
 def test_var_prefixes_workdir_and_shell_syntax():
     assert command_argv("A=1 B='x y' prog {v}", {"v": "a b"}) == \
         ["env", "A=1", "B=x y", "prog", "a b"]
