@@ -84,3 +84,46 @@ async def test_a_capture_of_a_live_idle_engine_still_says_no_steps(engine, tmp_p
     with pytest.raises(CaptureFailed) as err:
         await capture(reg.get("localhost").transport, req, tmp_path / "dest")
     assert err.value.kind == "idle" and proc.poll() is None
+
+
+async def test_a_server_perftriage_started_says_its_exit_status(tmp_path):
+    """The server started from the cockpit (``S``): its launcher knows how it
+    ended, and the capture's failure says so."""
+    import os
+    import signal
+
+    from perftriage.core.store.config import ServerProfile
+    from perftriage.services.logs.follower import LogFollower
+    from perftriage.services.logs.server_launcher import ServerLauncher
+    from perftriage.services.profile.capture import listening_pid
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    reg = HostRegistry()
+    reg.add(local_host())
+    session = Session("launched", hosts=reg.names, sessions_dir=tmp_path / "sessions")
+    profile = ServerProfile(name="sim", log=str(tmp_path / "server.log"),
+                            command=f"{sys.executable} -m perftriage.simulator.sglang_sim "
+                                    f"--startup-s 0 --tp 2 --metrics-port {port}")
+    servers = ServerLauncher(session, LogFollower(session, reg), [profile])
+    try:
+        run = servers.start("sim")
+        await wait_for(lambda: run.state == "ready" and _answers(url), timeout=60)
+        pid = await listening_pid(reg.get("localhost").transport, url)
+        assert pid is not None
+        said: list[str] = []
+        task = asyncio.ensure_future(ProfileCaptures(session, reg, Config()).capture(
+            "localhost", url, 600, said.append))
+        await wait_for(lambda: any(m.startswith("waiting for rank files") for m in said),
+                       timeout=30)
+        os.kill(pid, signal.SIGKILL)
+        with pytest.raises(CaptureFailed) as err:
+            await asyncio.wait_for(task, timeout=60)
+        assert err.value.kind == ENGINE_EXITED
+        assert str(err.value).startswith(f"the engine exited during the capture (pid {pid}, "
+                                         "exit status ")
+        assert "unknown" not in str(err.value), str(err.value)
+    finally:
+        await servers.stop_all()
+        await servers.follower.close_all()
+        session.close()
