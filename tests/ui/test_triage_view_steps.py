@@ -152,14 +152,25 @@ def test_a_busy_gpu_without_the_gap_asks_for_the_bytes_a_step_must_move():
     assert any(f.cause == "wasted-traffic" and f.confirmed for f in phase.findings)
 
 
-async def test_enter_on_the_gap_lead_opens_the_gap_form(tmp_path):
+async def test_enter_on_the_gap_lead_opens_the_gap_form_prefilled_from_the_engine(tmp_path):
+    import sys
+
+    from perftriage.core.store.config import Config, HostConfig
+    from perftriage.services.cockpit import Cockpit
     from perftriage.ui.screens.roofline import RooflineScreen
     from tests.core.test_triage_real import GRAPH
+    from tests.ui.test_model_bytes import checkpoint, engine
 
-    cockpit = live_cockpit(tmp_path)
+    model = checkpoint(tmp_path, 16_060_000_000)
+    srv = engine({"/get_model_info": {"model_path": model}, "/get_server_info": {"tp_size": 2}})
+    url = f"http://127.0.0.1:{srv.server_port}/metrics"
+    cockpit = Cockpit(Config(hosts=[HostConfig(name="localhost", ssh="localhost",
+                                               metrics_url=url, python=sys.executable)]),
+                      registry=None, sessions_dir=None)
+    cockpit.started = True
     app = PerftriageApp(cockpit)
     async with app.run_test(size=(160, 45)) as pilot:
-        derive(cockpit, (10.0, ev.ProfileCaptured(capture_id="prof1", host="gpu2",
+        derive(cockpit, (10.0, ev.ProfileCaptured(capture_id="prof1", host="localhost",
                                                   summary=summarize_files(GRAPH))))
         await pilot.press("Y")
         await wait_for(lambda: isinstance(app.screen, TriageScreen))
@@ -170,4 +181,9 @@ async def test_enter_on_the_gap_lead_opens_the_gap_form(tmp_path):
         await pilot.press(*["down"] * at)
         await wait_for(lambda: "⏎ opens the gap form (G)" in detail(screen))
         await pilot.press("enter")
-        await wait_for(lambda: isinstance(app.screen, RooflineScreen))
+        await wait_for(lambda: isinstance(app.screen, RooflineScreen), timeout=20)
+        form = app.screen
+        assert form.initial.values["weights_gb"] == "16.06"
+        assert form.initial.values["gpus"] == "2"
+        assert form.initial.notes["weights_gb"].startswith("metadata.total_size of ")
+    srv.shutdown()

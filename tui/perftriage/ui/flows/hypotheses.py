@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from textual.app import App
 
+from perftriage.services.gap.model_bytes import ModelBytes
 from perftriage.ui.app_context import app_context, refuse_in_replay
 from perftriage.core.analysis import roofline
 from perftriage.core.model import events as ev
@@ -102,7 +103,9 @@ class HypothesisFlows:
         if h is not None and pane is not None:
             pane.link_evidence(h, c.ref_kind, c.ref_id, stance, c.summary)
 
-    def roofline(self) -> None:
+    def roofline(self, engine: ModelBytes | None = None, host: str | None = None) -> None:
+        """The gap form; ``engine``: the bytes the engine on ``host`` says a
+        step moves (the Triage view's gap lead read them), prefilled."""
         def computed(value: tuple[roofline.RooflineResult, dict,
                                   tuple[str | None, float | None]] | None) -> None:
             if value is None:
@@ -121,7 +124,10 @@ class HypothesisFlows:
         # the live gap of the server's host while a [[servers]] profile runs, else the selected one
         target = app_context(self.app).probe_target
         names = target.names()
-        host, server = engine_host(self.session.state, names, target.selected_host(names))
+        found, server = engine_host(self.session.state, names, target.selected_host(names))
+        why = server.why if server else ""
+        if host is not None and host != found:
+            found, why = host, "the finding's host"
         self.app.push_screen(RooflineScreen(self.session.state, read_only=read_only,
-                                            servers=self.cockpit.config.servers, host=host,
-                                            host_why=server.why if server else ""), computed)
+                                            servers=self.cockpit.config.servers, host=found,
+                                            host_why=why, engine=engine), computed)

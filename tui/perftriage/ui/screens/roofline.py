@@ -18,6 +18,7 @@ from textual.containers import Grid, VerticalScroll
 from textual.css.query import NoMatches
 from textual.widgets import Input, Label, Static
 
+from perftriage.services.gap.model_bytes import ModelBytes
 from perftriage.core.analysis import roofline
 from perftriage.core.model import host_info
 from perftriage.core.report.markdown import batch1_ms_per_token, clock
@@ -55,16 +56,24 @@ class Prefill:
     measured_batch: float | None = None
 
 
-def prefill(state: SessionState, servers: Iterable[ServerProfile] = ()) -> Prefill:
-    """Initial form values from the session: last inputs, hosts' GPUs, the
-    server profiles' ``tp`` / ``gpu`` args (the demo's simulated GPUs), the
-    engine's latency or the log."""
+def prefill(state: SessionState, servers: Iterable[ServerProfile] = (),
+            engine: ModelBytes | None = None) -> Prefill:
+    """Initial form values from the session: last inputs, what the running
+    engine says it runs (``engine``: the weights' size from its checkpoint,
+    its TP size), hosts' GPUs, the server profiles' ``tp`` / ``gpu`` args
+    (the demo's simulated GPUs), the engine's latency or the log."""
     out = Prefill()
     values = out.values
     if state.gaps:
         for k, v in state.gaps[-1].inputs.items():
             if v is not None:
                 values[k] = f"{v:g}" if isinstance(v, float) else str(v)
+    if engine is not None:  # after the user's own last inputs: G overrides
+        for k, v in (("weights_gb", engine.weights_gb), ("gpus", engine.gpus)):
+            if v is not None and k not in values and not (
+                    k == "weights_gb" and "active_params_b" in values):
+                values[k] = f"{v:g}"
+                out.notes[k] = engine.sources.get(k, "the engine")
     best = max(state.hosts.values(), key=lambda h: len(h.gpus), default=None)
     if best is not None and best.gpus and "gpus" not in values:
         gpu = best.gpus[0]
@@ -214,12 +223,13 @@ class RooflineScreen(FormScreen[tuple[roofline.RooflineResult, dict[str, Any],
 
     def __init__(self, state: SessionState, read_only: bool = False,
                  servers: Iterable[ServerProfile] = (), host: str | None = None,
-                 host_why: str = "") -> None:
+                 host_why: str = "", engine: ModelBytes | None = None) -> None:
         """``host``: whose live gap leads (the running server's host, else the
-        selected one); ``host_why``: why that one, said beside it."""
+        selected one); ``host_why``: why that one, said beside it; ``engine``:
+        the bytes the running engine's checkpoint says a step moves."""
         super().__init__()
         self.host, self.host_why = host, host_why
-        self.initial = prefill(state, servers)
+        self.initial = prefill(state, servers, engine)
         self.session_state = state
         self.read_only = read_only
         self.result: roofline.RooflineResult | None = None

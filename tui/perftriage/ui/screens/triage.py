@@ -18,6 +18,7 @@ replay shows the same view; there Enter says why nothing runs.
 
 from __future__ import annotations
 
+import asyncio
 from typing import ClassVar
 
 from rich.text import Text
@@ -30,6 +31,7 @@ from perftriage.core.model.findings import Finding
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.report.markdown import clock
 from perftriage.core.sanitize import visible
+from perftriage.services.gap.model_bytes import ModelBytes, ModelBytesError, read_model_bytes
 from perftriage.services.triage import next_step
 from perftriage.ui.screens.views import close_view
 from perftriage.ui.app_context import app_context
@@ -54,6 +56,7 @@ TITLE_MIN_WIDTH = 24  # a finding title's column, however narrow the screen
 # steps asked about once before they run (ncu replays each kernel it profiles; a
 # capture says that it pauses an eager server on the "⏎ runs" line, and runs on ⏎)
 HEAVY = frozenset({"ncu"})
+ENGINE_READ_S = 20.0  # the engine's model info and its checkpoint's index, at most
 
 
 class TriageScreen(Screen[None]):
@@ -257,9 +260,8 @@ class TriageScreen(Screen[None]):
         if p is None:
             self.notify(f"{f.cause}: no next step — the evidence is in")
             return
-        if p.kind == "gap":  # the gap form is the main screen's (G)
-            self.dismiss(None)
-            self.app.call_later(self.app.run_action, "roofline")
+        if p.kind == "gap":  # the gap form is the main screen's (G), prefilled from the engine
+            self.run_worker(self._open_gap(host), exit_on_error=False, group="triage-step")
             return
         key = (host, f.cause)
         state, told = self._state, (self._state.triage.get(host) if self._state else None)
@@ -297,6 +299,27 @@ class TriageScreen(Screen[None]):
                 self.run_worker(landed(), exit_on_error=False, group="triage-step")
         self._show_detail()
 
+    async def _open_gap(self, host: str) -> None:
+        """The gap form, prefilled with what the engine on ``host`` says a step
+        moves (its checkpoint's size, its TP size); said when it cannot."""
+        cockpit = app_context(self).cockpit
+        engine: ModelBytes | None = None
+        url = _engine_url(cockpit, host)
+        if url is not None and cockpit.session.mode.live:
+            hc = cockpit.config.host(host)
+            try:
+                transport = cockpit.registry.get(host).transport
+                async with asyncio.timeout(ENGINE_READ_S):
+                    engine = await read_model_bytes(transport, url,
+                                                    (hc.python if hc else None) or "python3")
+            except (ModelBytesError, KeyError, TimeoutError) as exc:
+                self.notify(f"the bytes a step moves, from the engine: {exc or 'no answer'}",
+                            severity="warning")
+        self.dismiss(None)
+        main = getattr(self.app, "main_screen", None)
+        if main is not None:
+            main.hypotheses.roofline(engine=engine, host=host)
+
     def _search_logs(self, host: str, pattern: str) -> None:
         """The Logs pane's search, in a log of ``host``."""
         pane = next((s.query(LogsPane).first() for s in self.app.screen_stack
@@ -310,3 +333,13 @@ class TriageScreen(Screen[None]):
 
     def action_close(self) -> None:
         close_view(self)
+
+
+def _engine_url(cockpit, host: str) -> str | None:
+    """The engine URL the cockpit reads for ``host``: the configured one, else
+    a running engine source's (its path is replaced by the info endpoints')."""
+    urls = [next_step.metrics_url(cockpit, host)]
+    urls += [getattr(s, "url", None) for s in cockpit.sources
+             if s.name.startswith("engine:") and getattr(s, "host", None) == host]
+    return next((u for u in urls if isinstance(u, str) and u), None)
+
