@@ -19,6 +19,7 @@ from perftriage.core.parse import batch_scan, logparse
 from perftriage.core.store import config as config_mod
 from perftriage.core.triage.serving import floor_finding
 from perftriage.core.triage.witnesses import Witnesses
+from perftriage.core.view.log_status import follow_text
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts.registry import HostRegistry, local_host
 from perftriage.services.investigation.session import Session
@@ -140,5 +141,7 @@ async def test_live_the_source_reads_on_after_the_line(tmp_path: Path) -> None:
         await wait_for(lambda: src[sid].total_lines == 2 + len(BAD), timeout=30)
         assert src[sid].follow == "following" and src[sid].unparsed == len(BAD)
         assert src[sid].metrics.count == 2
+        assert follow_text(src[sid], 0.0) == (
+            f"following · {2 + len(BAD)} lines · {len(BAD)} kept as text (a number past 15 digits)")
     finally:
         await cockpit.stop()

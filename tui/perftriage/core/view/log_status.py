@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 from perftriage.core.model.state import LogSourceState
+from perftriage.core.parse.logparse import MAX_DIGITS
 
 
 def _ago(seconds: float) -> str:
@@ -37,7 +38,9 @@ def follow_text(src: LogSourceState, now_t: float) -> str:
         return f"reconnecting{since}{reason}"
     if src.follow in ("error", "lost"):
         return f"{src.follow}{reason}"
-    return f"following · {src.total_lines:,} lines"
+    kept = (f" · {src.unparsed:,} kept as text (a number past {MAX_DIGITS} digits)"
+            if src.unparsed else "")
+    return f"following · {src.total_lines:,} lines{kept}"
 
 
 def stale_note(src: LogSourceState, now_t: float) -> str | None:
