@@ -36,10 +36,10 @@ def rank_count(info: dict, key: str) -> int:
         return 1
     whole = (isinstance(value, int) and not isinstance(value, bool)) or (
         isinstance(value, float) and math.isfinite(value) and value.is_integer())
-    if not whole:
+    if not whole or not isinstance(value, (int, float)):
         raise ServerInfoError(f"/get_server_info: {key} is {_shown(value)}, not a whole number "
                               f"(expected 1..{MAX_RANKS})")
-    n = int(value)  # type: ignore[arg-type]
+    n = int(value)
     if n < 1:
         raise ServerInfoError(f"/get_server_info: {key} is {n}, below the lower bound 1")
     if n > MAX_RANKS:

@@ -167,7 +167,8 @@ def name_spanning_ops(gaps: list[Gap], events: Iterable) -> None:
             cover = min(end, g.start + g.dur) - max(ts, g.start)
             if cover >= SPAN_SHARE * g.dur:
                 cand = (py, dur, name)
-                if best[k] is None or cand < best[k]:  # type: ignore[operator]
+                now = best[k]
+                if now is None or cand < now:
                     best[k] = cand
     for g, b in zip(gaps, best):
         g.op = None if b is None else b[2]

@@ -130,7 +130,7 @@ def is_sync_call(name: str) -> bool:
     return name.endswith("Synchronize")
 
 
-def breakdown(streams: dict[object, list[Kernel]], launches: dict[int, Launch],
+def breakdown(streams: dict[tuple, list[Kernel]], launches: dict[int, Launch],
               kernel_wait_us: float = KERNEL_WAIT_US,
               syncs: list[tuple[float, float]] | None = None) -> IdleParts:
     """The idle parts of one rank: ``streams`` maps (device, stream) to its

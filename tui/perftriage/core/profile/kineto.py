@@ -160,7 +160,7 @@ def read(path: str, text: list[bytes | bytearray], label: str, classifier: Class
     rows: dict[str, list] = {}
     devices: dict[int | str, DeviceTimeline] = {}
     bucket = classifier.bucket
-    streams: dict[object, list[Kernel]] = {}
+    streams: dict[tuple, list[Kernel]] = {}  # (device, stream) -> its kernels
     launches: dict[int, Launch] = {}
     call_info: dict[str, tuple[int, bool]] = {}  # CUDA call name -> (launch_kind, captures)
     last_pid: int | str | None = None
@@ -263,12 +263,12 @@ def _engine(name: str) -> str | None:
     return next((e for e in _ENGINES if e in low), None)
 
 
-def gap_parts(devices: dict[int | str, DeviceTimeline], streams: dict[object, list[Kernel]],
+def gap_parts(devices: dict[int | str, DeviceTimeline], streams: dict[tuple, list[Kernel]],
               launches: dict[int, Launch], first_graph_ts: float | None) -> GapParts:
     """The devices' idle gaps by length (:mod:`~perftriage.core.profile.gaps`)."""
     per_device: dict[object, list[Kernel]] = {}
     for key, lane in streams.items():  # keyed (device, stream)
-        per_device.setdefault(key[0], []).extend(lane)  # type: ignore[index]
+        per_device.setdefault(key[0], []).extend(lane)
     parts = GapParts()
     for device, tl in devices.items():
         mine = sorted(per_device.get(device, []))

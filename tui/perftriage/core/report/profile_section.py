@@ -132,7 +132,7 @@ def profile_section(state: SessionState) -> list[str]:
 
 
 def _long_gaps(s) -> list[str]:
-    """The longest idle gaps with the CPU op spanning each (issue 48.2)."""
+    """The longest idle gaps with the CPU op spanning each."""
     if not s.long_gaps:
         return []
     out = ["| rank | at ms | gap ms | host | CPU op spanning it |", "|---|---:|---:|---|---|"]

@@ -158,7 +158,7 @@ def comm_findings(w: Witnesses) -> list[Finding]:
 
 
 def comm_fixes(p: ProfileSummary) -> list[str]:
-    """Fixes for exposed communication that fit the workload (issue 48.8)."""
+    """Fixes for exposed communication that fit the workload (a training step: DDP/FSDP)."""
     if p.workload == "training":
         return ["overlap the gradients' all-reduce with the backward pass (DDP bucket_cap_mb, "
                 "gradient_as_bucket_view; FSDP backward_prefetch / forward_prefetch)",
