@@ -157,9 +157,12 @@ def test_panel_prefill_from_a_server_profile_when_no_host_has_gpus():
 
     servers = demo_config(Path("/tmp/x.log"), 8.0, metrics_port=1).servers
     filled = prefill(replay([]), servers)
-    assert filled.values == {"gpus": "8", "gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition"}
+    # the default demo's profile also says its model's bytes a step (40 B active at FP4)
+    assert filled.values == {"gpus": "8", "gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+                             "active_params_b": "40", "bits": "4"}
     assert filled.notes["gpus"] == "server sglang-sim: tp 8"
-    r = roofline.compute(**parse({**filled.values, "weights_gb": "46.08", "measured_ms": "97"}))
+    typed = {k: v for k, v in filled.values.items() if k not in ("active_params_b", "bits")}
+    r = roofline.compute(**parse({**typed, "weights_gb": "46.08", "measured_ms": "97"}))
     assert round(r.floor_ms, 2) == 3.21 and round(r.gap or 0) == 30
 
 

@@ -21,8 +21,9 @@ RATE = 40.0
 
 
 def lines(scenario: str | None, n: int, seed: int = 1) -> list[str]:
+    # as the demo starts it: with the flags that plant it
     sim = Steady(seed=seed, step_s=1.0 / RATE,
-                 scenario=SCENARIOS[scenario] if scenario else None)
+                 scenario=SCENARIOS[scenario].planted() if scenario else None)
     return [sim.line() for _ in range(n)]
 
 

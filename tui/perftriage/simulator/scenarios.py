@@ -35,6 +35,7 @@ BYTES_PER_STEP_GB = GAP_INPUTS["active_params_b"] * GAP_INPUTS["bits"] / 8
 FLOOR_MS = BYTES_PER_STEP_GB / (PEAK_GBS * GPU_COUNT) * 1000.0
 MAX_TOTAL_TOKENS = 412160  # the startup lines' max_total_num_tokens
 MAX_RUNNING = 64
+MEM_FRACTION = 0.85  # --mem-fraction-static's value in the startup lines
 # the MoE kernel's share of the step's kernel time with the default backend (trace_synth)
 MOE_SHARE = 0.55
 # throttle reason bits (NVML clocksEventReasons)
@@ -70,6 +71,13 @@ class Scenario:
     cpu_psi: float = 0.0
     cfs_throttled: float = 0.0
     cfs_throttled_time: float = 0.0
+    # the server flags that plant it (its first start's extra arguments: S without them
+    # drops them) and what S is given to apply the fix line its finding prints
+    flags: tuple[str, ...] = ()
+    fix: str = ""
+    kv_tokens: int = MAX_TOTAL_TOKENS  # the KV pool (max_total_num_tokens) under the launch
+    max_running: int = MAX_RUNNING  # --max-running-requests under the launch
+    waste: float = 0.0  # the share of decode work redone after retractions
 
     def gap(self, backend: str = "flashinfer_cutlass") -> float:
         """The decode step over its floor: the kernels' time, the MoE backend's
@@ -96,7 +104,44 @@ class Scenario:
         return min(100.0, 100.0 * self.traffic / self.gap(backend))
 
     def token_usage(self, running: int) -> float:
-        return min(0.999, running * self.context_tokens / MAX_TOTAL_TOKENS)
+        return min(0.999, running * self.context_tokens / self.kv_tokens)
+
+    def planted(self) -> "Scenario":
+        """What runs when started with its planted flags (the demo's first start)."""
+        return self.launched(Launch(cuda_graph="--disable-cuda-graph" not in self.flags,
+                                    custom_all_reduce="--disable-custom-all-reduce"
+                                    not in self.flags))
+
+    def launched(self, launch: "Launch") -> "Scenario":
+        """What runs under ``launch``'s flags: a planted flag dropped ends its
+        cause, a fix's flag relieves its cause (more KV room, a higher
+        running cap), a simulated code fix removes what it names."""
+        sc = self
+        if launch.simulated_fix == sc.name:
+            sc = replace(sc, **CURES.get(sc.name, {}))
+        if sc.comm == "nccl" and launch.custom_all_reduce:
+            sc = replace(sc, comm="custom", comm_us=2.0,
+                         gpu_gap=min(sc.gpu_gap, HEALTHY_GAP) if sc.late_rank is None
+                         else sc.gpu_gap)
+        elif sc.comm != "nccl" and not launch.custom_all_reduce:
+            sc = replace(sc, comm="nccl", comm_us=45.0)
+        # the load: what the clients want running, capped by --max-running-requests and
+        # by the KV pool (its size follows --mem-fraction-static and the KV dtype)
+        kv = int(MAX_TOTAL_TOKENS * max(0.2, 1.0 + (launch.mem_fraction - MEM_FRACTION) * 10.0)
+                 * (2 if launch.kv_fp8 else 1))
+        demand = sc.running + sc.queued
+        kv_room = int(KV_FULL * kv / sc.context_tokens)
+        running = min(demand, launch.max_running, kv_room)
+        kv_bound = kv_room < min(demand, launch.max_running)
+        graphs = launch.cuda_graph and running <= launch.cuda_graph_max_bs
+        if not sc.cuda_graph and graphs and "--disable-cuda-graph" in sc.flags:
+            sc = replace(sc, cuda_graph=True, idle=HEALTHY_IDLE, forward_share=0.0)
+        elif sc.cuda_graph and not graphs:  # eager (or a batch above the graphs): launch-bound
+            sc = replace(sc, cuda_graph=False, idle=max(sc.idle, 0.5), forward_share=0.3)
+        return replace(sc, kv_tokens=kv, max_running=launch.max_running, running=running,
+                       queued=demand - running,
+                       retract_every_s=(sc.retract_every_s or RETRACT_EVERY_S) if kv_bound else 0.0,
+                       waste=RETRACT_WASTE if kv_bound else 0.0)
 
     def trace(self, backend: str, tp: int, steps: int) -> TraceSpec:
         """The capture's timeline: a few layers of each step."""
@@ -117,49 +162,86 @@ class Scenario:
         return spec
 
 
+@dataclass(frozen=True)
+class Launch:
+    """The server flags the simulator takes (those the findings' fix lines name)."""
+
+    cuda_graph: bool = True  # --disable-cuda-graph turns it off
+    custom_all_reduce: bool = True  # --disable-custom-all-reduce
+    max_running: int = MAX_RUNNING  # --max-running-requests
+    mem_fraction: float = MEM_FRACTION  # --mem-fraction-static
+    kv_fp8: bool = False  # --kv-cache-dtype fp8_e4m3 / fp8_e5m2
+    cuda_graph_max_bs: int = MAX_RUNNING  # --cuda-graph-max-bs
+    simulated_fix: str | None = None  # --simulated-fix CAUSE: the code change, simulated
+
+
+HEALTHY_IDLE, HEALTHY_GAP = 0.02, 1.2
+KV_FULL = 0.99  # the scheduler admits requests until the pool is this full
+RETRACT_EVERY_S = 4.0
+RETRACT_WASTE = 0.25
+# --simulated-fix CAUSE: the code change a fix line describes (no flag does it), simulated
+CURES: dict[str, dict] = {
+    "host-stall": {"idle": HEALTHY_IDLE, "stall_share": 0.0},
+    "host-sync": {"cuda_graph": True, "idle": HEALTHY_IDLE, "syncs_per_step": 0,
+                  "forward_share": 0.0},
+    "straggler": {"late_rank": None, "late_us": 0.0, "stall_share": 0.0, "gpu_gap": HEALTHY_GAP},
+    "wasted-traffic": {"traffic": 1.0, "gpu_gap": HEALTHY_GAP},
+    "gpu-throttle": {"throttle_mask": 0, "clock_ratio": 1.0},
+    "cpu-throttle": {"idle": HEALTHY_IDLE, "stall_share": 0.0, "cpu_psi": 0.0,
+                     "cfs_throttled": 0.0, "cfs_throttled_time": 0.0},
+}
+
 HEALTHY = "healthy"
 # one scenario per cause a diagnosis can name, from the one cause list
 # (core/model/findings.py), after the healthy server: a cause without its
 # scenario fails at import
 SCENARIO_NAMES: tuple[str, ...] = (HEALTHY, *DIAGNOSES)
 _PLANTED: dict[str, Scenario] = {s.name: s for s in (
+    # launch-bound and exposed-comm are fixed by S without their planted flag ("")
     Scenario("healthy", "nothing: CUDA graphs on, no stall, the GPU busy near its floor "
              "(1.2x), no queue, no retractions", "no high finding: G, a capture and k say so"),
     Scenario("host-stall", "a pure-Python stall in the scheduler loop, 50 % of wall time "
              "(simulated_host_stall); CUDA graphs on", "a capture (the GPU idles, host wait), "
              "then k: the stall's frame at its share of wall time",
-             idle=0.5, stall_share=0.5),
+             idle=0.5, stall_share=0.5, fix="--simulated-fix host-stall"),
     Scenario("launch-bound", "eager decode (--disable-cuda-graph): kernels shorter than their "
              "launch call, the GPU waits for the host", "a capture: cudaLaunchKernel per "
              "kernel, short kernels, host wait", cuda_graph=False, idle=0.5,
-             forward_share=0.3),
+             forward_share=0.3, flags=("--disable-cuda-graph",)),
     Scenario("host-sync", "one value read back per layer (float(t): D2H copy + "
              "cudaStreamSynchronize, 4 a step), eager", "a capture: Memcpy DtoH by "
              "aten::_local_scalar_dense, syncs, host wait after them",
-             cuda_graph=False, idle=0.45, syncs_per_step=4, forward_share=0.1),
+             cuda_graph=False, idle=0.45, syncs_per_step=4, forward_share=0.1,
+             fix="--simulated-fix host-sync"),
     Scenario("kernel-below-roofline", "CUDA graphs on, the GPU busy, its MoE kernel "
              "(flashinfer_cutlass) far below its roofline: 2x the floor",
              "G (the gap) with NVML's busy GPU, a capture's top kernels; S with "
-             "backend=flashinfer_cutedsl fixes it (1.25x)", gpu_gap=2.0),
+             "backend=flashinfer_cutedsl fixes it (1.25x)", gpu_gap=2.0,
+             fix="backend=flashinfer_cutedsl"),
     Scenario("wasted-traffic", "the KV cache and MoE weights read twice: DRAM moves 2x "
-             "the bytes a token needs", "G: the traffic ratio", gpu_gap=2.4, traffic=2.0),
+             "the bytes a token needs", "G: the traffic ratio", gpu_gap=2.4, traffic=2.0,
+             fix="--simulated-fix wasted-traffic"),
     Scenario("exposed-comm", "--disable-custom-all-reduce: NCCL ring all-reduce after "
              "attention and the MoE, nothing overlaps it", "a capture (8 rank files): "
-             "exposed communication", comm="nccl", comm_us=45.0, gpu_gap=1.6),
+             "exposed communication", comm="nccl", comm_us=45.0, gpu_gap=1.6,
+             flags=("--disable-custom-all-reduce",)),
     Scenario("straggler", "TP rank 3's scheduler stalls 300 us a step "
              "(simulated_late_rank_stall): the others wait in the all-reduce",
              "a capture (8 rank files): TP-3 spends least in NCCL", comm="nccl",
              comm_us=12.0, late_rank=3, late_us=300.0, gpu_gap=1.5, stall_share=0.2,
-             stall_frame="simulated_late_rank_stall"),
+             stall_frame="simulated_late_rank_stall", flags=("--disable-custom-all-reduce",),
+             fix="--disable-custom-all-reduce --simulated-fix straggler"),
     Scenario("kv-pressure", "the KV cache full: token usage 0.96-0.99, a retraction every "
              "4 s", "the log: token usage, \"KV cache pool is full. Retract requests.\"",
-             running=60, queued=6, context_tokens=6650, retract_every_s=4.0),
+             running=58, queued=6, context_tokens=6650, retract_every_s=4.0,
+             fix="--mem-fraction-static 0.9"),
     Scenario("queueing", "max_running_requests reached with KV room: 40 requests queue",
              "the log: #queue-req > 0 at token usage 0.40", running=MAX_RUNNING,
-             queued=40),
+             queued=40, fix="--max-running-requests 128 --cuda-graph-max-bs 128"),
     Scenario("gpu-throttle", "the GPUs held at 60 % of their SM clock by a power cap "
              "(SW power cap, SW thermal slowdown) while busy", "NVML clock-event reasons "
-             "(simulated GPUs)", throttle_mask=SW_POWER_CAP | SW_THERMAL, clock_ratio=0.6),
+             "(simulated GPUs)", throttle_mask=SW_POWER_CAP | SW_THERMAL, clock_ratio=0.6,
+             fix="--simulated-fix gpu-throttle"),
     Scenario("cpu-throttle", "the engine's cgroup CFS-throttled in 60 % of its periods, "
              "45 % of the time (PSI cpu some 55 %): the scheduler loop's Python "
              "(process_batch_result_decode) "
@@ -167,7 +249,7 @@ _PLANTED: dict[str, Scenario] = {s.name: s for s in (
              "a capture (the GPU idles, host wait) beside the SIMULATED PSI and cpu.stat, "
              "then k: the scheduler's own frame", idle=0.5, stall_share=0.5,
              stall_frame="process_batch_result_decode", cpu_psi=55.0, cfs_throttled=60.0,
-             cfs_throttled_time=45.0),
+             cfs_throttled_time=45.0, fix="--simulated-fix cpu-throttle"),
     Scenario("near-floor", "nothing big left: the step 1.1x its floor", "G: the gap",
              gpu_gap=1.1, idle=0.01),
 )}

@@ -184,7 +184,9 @@ def serve(metrics, port: int, tp: int, model: str, host: str = "127.0.0.1",
     if scenario is not None:
         extra.update(simulated_scenario=scenario.name, moe_runner_backend=backend,
                      disable_cuda_graph=not scenario.cuda_graph,
-                     disable_custom_all_reduce=scenario.comm == "nccl")
+                     disable_custom_all_reduce=scenario.comm == "nccl",
+                     max_running_requests=scenario.max_running,
+                     max_total_num_tokens=scenario.kv_tokens)
     handler = make_handler(metrics, SimulatedProfiler(tp, scenario, backend),
                            server_info(model, tp, port, extra))
     httpd = ThreadingHTTPServer((host, port), handler)

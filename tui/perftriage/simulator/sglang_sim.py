@@ -42,7 +42,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from perftriage.simulator.scenarios import Scenario
+    from perftriage.simulator.scenarios import Launch, Scenario
 
 READY = "The server is fired up and ready to roll!"
 # decode speed of a simulated MoE runner backend, relative to the seed case's
@@ -59,30 +59,36 @@ def stamp(tag: str = "TP0") -> str:
 
 def startup_lines(tp: int = 8, port: int = 30000, model: str = "zai-org/GLM-5-NVFP4",
                   backend: str = DEFAULT_BACKEND, cuda_graph: bool = True,
-                  custom_all_reduce: bool = True) -> list[tuple[float, str]]:
+                  custom_all_reduce: bool = True, mem_fraction: float = 0.85,
+                  max_running: int = 64, kv_tokens: int = 412160,
+                  graph_max_bs: int = 64) -> list[tuple[float, str]]:
     """(delay before the line in seconds at --startup-s 1.0, line); without
     CUDA graphs (``--disable-cuda-graph``) no capture lines, and server_args
-    say ``disable_cuda_graph`` / ``disable_custom_all_reduce`` when set."""
+    say ``disable_cuda_graph`` / ``disable_custom_all_reduce`` when set, and
+    the launch's KV pool, running cap and memory fraction."""
     flags = ("" if cuda_graph else "'disable_cuda_graph': True, ") + (
         "" if custom_all_reduce else "'disable_custom_all_reduce': True, ")
+    sizes = [bs for bs in (1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64, 96, 128, 160, 192, 256)
+             if bs <= graph_max_bs]
     lines = [
         (0.0, f"{stamp('')} server_args={{'model_path': '{model}', 'tp_size': {tp}, 'ep_size': 1, "
               f"'quantization': 'modelopt_fp4', 'moe_runner_backend': '{backend}', "
-              "'moe_a2a_backend': 'none', 'mem_fraction_static': 0.85, 'cuda_graph_max_bs': 64, "
+              f"'moe_a2a_backend': 'none', 'mem_fraction_static': {mem_fraction:g}, "
+              f"'max_running_requests': {max_running}, 'cuda_graph_max_bs': {graph_max_bs}, "
               f"{flags}'host': '127.0.0.1', 'port': {port}}}"),
         (0.1, f"{stamp()} Load weight begin. avail mem=93.12 GB"),
         (0.3, f"{stamp()} Load weight end. elapsed=158.02 s, type=GlmMoeForCausalLM, "
               "quant=modelopt_fp4, avail mem=52.37 GB, mem usage=40.75 GB."),
-        (0.1, f"{stamp()} KV Cache is allocated. dtype: torch.bfloat16, #tokens: 412160, "
+        (0.1, f"{stamp()} KV Cache is allocated. dtype: torch.bfloat16, #tokens: {kv_tokens}, "
               "K size: 18.86 GB, V size: 18.86 GB"),
         (0.0, f"{stamp()} Memory pool end. avail mem=13.98 GB"),
         (0.1, f"{stamp()} Capture target decode CUDA graph begin. backend=full, "
               "num_tokens_per_req=1, avail mem=13.71 GB"),
-        (0.2, f"{stamp()} Capture target decode CUDA graph end. bs=[1, 2, 4, 8, 16, 24, 32, 40, "
-              "48, 56, 64], elapsed=42.11 s, mem usage=1.03 GB, avail mem=12.68 GB"),
-        (0.0, f"{stamp()} max_total_num_tokens=412160, chunked_prefill_size=8192, "
-              "max_prefill_tokens=16384, max_running_requests=64, context_len=202752, "
-              "available_gpu_mem=12.68 GB"),
+        (0.2, f"{stamp()} Capture target decode CUDA graph end. bs={sizes}, elapsed=42.11 s, "
+              "mem usage=1.03 GB, avail mem=12.68 GB"),
+        (0.0, f"{stamp()} max_total_num_tokens={kv_tokens}, chunked_prefill_size=8192, "
+              f"max_prefill_tokens=16384, max_running_requests={max_running}, "
+              "context_len=202752, available_gpu_mem=12.68 GB"),
         (0.1, f"{stamp('')} INFO:     Started server process [{20431}]"),
         (0.0, f"{stamp('')} INFO:     Waiting for application startup."),
         (0.0, f"{stamp('')} INFO:     Application startup complete."),
@@ -169,9 +175,10 @@ class Steady:
                     f"#running-req: {running}, #queue-req: {queued}, #pending-token: {queued * 800}, "
                     f"cuda graph: False, input throughput (token/s): {r.uniform(300, 6000):.2f}")
         # the KV cache holds the running requests' contexts: bounded, as the pool is
-        tokens = round(usage * MAX_TOTAL_TOKENS)
-        if self.scenario is not None:
-            gen = running * self.scenario.request_tps(self.backend) * r.uniform(0.98, 1.02)
+        tokens = round(usage * (self.scenario.kv_tokens if self.scenario else MAX_TOTAL_TOKENS))
+        if self.scenario is not None:  # retracted requests' decode work is done again
+            gen = (running * self.scenario.request_tps(self.backend) * r.uniform(0.98, 1.02)
+                   * (1.0 - self.scenario.waste))
         else:
             gen = running * (6.3 + r.uniform(-0.4, 0.4)) * self.speedup
         spec = ""
@@ -213,7 +220,7 @@ class Steady:
         for ``compare`` to warn about."""
         sc = self.scenario
         if sc is not None:
-            running = min(MAX_RUNNING, max(1, round(self.rng.gauss(sc.running, 0.5))))
+            running = min(sc.max_running, max(1, round(self.rng.gauss(sc.running, 0.5))))
             queued = max(1, round(self.rng.gauss(sc.queued, 1.0))) if sc.queued else 0
             return running, queued
         running = min(MAX_RUNNING, max(1, round(self.rng.gauss(STEADY_RUNNING, 1.5))))
@@ -333,6 +340,18 @@ def _scenario_loop(sim: "Steady", sc: "Scenario", out, rate: float, lines: int) 
     return 0
 
 
+def launch_of(args: argparse.Namespace) -> "Launch":
+    """The flags a scenario's state follows (``Scenario.launched``)."""
+    from perftriage.simulator.scenarios import Launch
+
+    return Launch(cuda_graph=not args.disable_cuda_graph,
+                  custom_all_reduce=not args.disable_custom_all_reduce,
+                  max_running=max(1, args.max_running_requests),
+                  mem_fraction=args.mem_fraction_static,
+                  kv_fp8=args.kv_cache_dtype.startswith("fp8"),
+                  cuda_graph_max_bs=args.cuda_graph_max_bs, simulated_fix=args.simulated_fix)
+
+
 class _Terminated(Exception):
     """SIGTERM: shut down the way a server does, with a last log line."""
 
@@ -363,6 +382,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scenario", default=None,
                     help="plant one cause (perftriage.simulator.scenarios): healthy, host-stall, "
                          "launch-bound, ...")
+    # SGLang's flags that the triage's fix lines name: a scenario's planted cause follows them
+    ap.add_argument("--disable-cuda-graph", action="store_true")
+    ap.add_argument("--disable-custom-all-reduce", action="store_true")
+    ap.add_argument("--max-running-requests", type=int, default=MAX_RUNNING)
+    ap.add_argument("--mem-fraction-static", type=float, default=0.85)
+    ap.add_argument("--kv-cache-dtype", default="auto",
+                    choices=["auto", "bf16", "fp8_e4m3", "fp8_e5m2"])
+    ap.add_argument("--cuda-graph-max-bs", type=int, default=MAX_RUNNING)
+    ap.add_argument("--simulated-fix", default=None, metavar="CAUSE",
+                    help="the code change a scenario's fix line describes, SIMULATED "
+                         "(host-stall, host-sync, straggler, wasted-traffic, gpu-throttle, "
+                         "cpu-throttle)")
     ap.add_argument("--moe-runner-backend", default=DEFAULT_BACKEND,
                     choices=sorted(BACKEND_SPEEDUP),
                     help="the MoE backend in server_args; decode speed follows it (made up)")
@@ -373,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.scenario not in SCENARIOS:
             ap.error(f"--scenario: one of {', '.join(SCENARIOS)}, not {args.scenario!r}")
-        scenario = SCENARIOS[args.scenario]
+        scenario = SCENARIOS[args.scenario].launched(launch_of(args))
     metrics = None
     if args.metrics_port is not None:
         from perftriage.simulator.sglang_metrics import SimulatedSglangMetrics
@@ -384,8 +415,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for i, (delay, text) in enumerate(startup_lines(
                 tp=args.tp, backend=args.moe_runner_backend,
-                cuda_graph=scenario is None or scenario.cuda_graph,
-                custom_all_reduce=scenario is None or scenario.comm != "nccl")):
+                cuda_graph=not args.disable_cuda_graph if scenario is None
+                or scenario.running > args.cuda_graph_max_bs else scenario.cuda_graph,
+                custom_all_reduce=not args.disable_custom_all_reduce if scenario is None
+                else scenario.comm != "nccl",
+                mem_fraction=args.mem_fraction_static, max_running=args.max_running_requests,
+                kv_tokens=scenario.kv_tokens if scenario is not None else MAX_TOTAL_TOKENS,
+                graph_max_bs=args.cuda_graph_max_bs)):
             time.sleep(delay * args.startup_s)
             if args.fail and i == 2:
                 for ln in FAIL_LINES:

@@ -8,18 +8,24 @@ probes are queued. The investigation is an ordinary one: recorded in the
 sessions directory (``perftriage sessions`` and ``replay --latest`` find it),
 named and continued with ``-s NAME``, started with ``--hypotheses`` packs.
 
-``--scenario NAME`` plants one cause in the simulated server
-(``perftriage.simulator.scenarios``: healthy, host-stall, launch-bound, ...):
+The server always runs a scenario: without ``--scenario`` the README's story
+(:data:`DEFAULT_SCENARIO`: the slow MoE backend, its kernel below its roofline,
+fixed by ``S`` with ``backend=flashinfer_cutedsl``), so its log, its GPUs and
+its captures tell one story. ``--scenario NAME`` plants another cause
+(``perftriage.simulator.scenarios``: healthy, host-stall, launch-bound, ...),
+started with the server flags that plant it (``--disable-cuda-graph``, ...);
+``S`` applies the fix line its finding prints (the flags it names, or
+``--simulated-fix CAUSE`` for a code change; the note says which):
 its log and /metrics, the CPU its scheduler loop burns (what ``k`` samples),
 its profile captures (synthesised traces) and its GPUs' readings follow that
 state. The GPUs are SIMULATED too: the demo's process reads them through
 NVML's calls answered by the simulated server (``simulator/nvml_sim``), every
-name saying "(SIMULATED)"; and so is the host's CPU contention: with a
-scenario, the demo's host sampler reads PSI and the cgroup's CFS counters
-from the simulated server (``simulator/cpu_sim``), not from this machine's
+name saying "(SIMULATED)"; and so is the host's CPU contention: the demo's
+host sampler reads PSI and the cgroup's CFS counters from the simulated
+server (``simulator/cpu_sim``), not from this machine's
 ``/proc/pressure/cpu``, ``/sys/fs/cgroup/cpu.stat`` and ``cpu.pressure`` — throttled in the
-cpu-throttle scenario, zero in the others and without a scenario (a busy
-machine running the demo adds no cpu-throttle of its own).
+cpu-throttle scenario, zero in the others (a busy machine running the demo
+adds no cpu-throttle of its own).
 """
 
 from __future__ import annotations
@@ -52,17 +58,18 @@ def demo_config(log: Path, rate: float, metrics_port: int | None = None,
     from perftriage.core.store.config import Config, ServerProfile
     from perftriage.simulator.sglang_sim import DEFAULT_BACKEND
 
-    port = metrics_port or free_loopback_port()
-    command = ("{python} -m perftriage.simulator.sglang_sim --rate {rate} --startup-s {startup}"
-               " --metrics-port {metrics_port} --tp {tp} --moe-runner-backend {backend}")
-    extra = {}
-    if scenario is not None:  # S can restart it with another: sglang-sim scenario=healthy
-        from perftriage.simulator.scenarios import GAP_INPUTS
+    from perftriage.simulator.scenarios import GAP_INPUTS
 
-        command += " --scenario {scenario}"
-        # the simulated model's bytes a step: the gap form (G) takes them from here
-        extra = {"scenario": scenario, "active_params_b": f"{GAP_INPUTS['active_params_b']:g}",
-                 "bits": f"{GAP_INPUTS['bits']:g}"}
+    port = metrics_port or free_loopback_port()
+    # S can restart it with another scenario (sglang-sim scenario=healthy) or with the
+    # flags a finding's fix names (sglang-sim --mem-fraction-static 0.9)
+    command = ("{python} -m perftriage.simulator.sglang_sim --rate {rate} --startup-s {startup}"
+               " --metrics-port {metrics_port} --tp {tp} --moe-runner-backend {backend}"
+               " --scenario {scenario}")
+    # the simulated model's bytes a step: the gap form (G) takes them from here
+    extra = {"scenario": scenario or DEFAULT_SCENARIO,
+             "active_params_b": f"{GAP_INPUTS['active_params_b']:g}",
+             "bits": f"{GAP_INPUTS['bits']:g}"}
     profile = ServerProfile(
         name=DEMO_SERVER,
         command=command,
@@ -79,6 +86,9 @@ def demo_config(log: Path, rate: float, metrics_port: int | None = None,
     return Config(servers=[profile])
 
 
+# the default demo's story (README): the slow MoE backend, its kernel below its roofline;
+# S with backend=flashinfer_cutedsl is the fix
+DEFAULT_SCENARIO = "kernel-below-roofline"
 # the healthy server, then one scenario per cause (the one cause list; the
 # simulator's SCENARIOS in the same order): imported light, for --scenario's choices
 SCENARIO_NAMES = ("healthy", *DIAGNOSES)
@@ -87,15 +97,16 @@ EXAMPLE_PROBES = (("import", ["json"]), ("which", ["python3"]), ("shell", ["unam
 
 
 def scenario_of(cockpit) -> str | None:
-    """The scenario the demo's server was configured with (None: today's demo)."""
+    """The scenario the demo's server was configured with (the default demo's
+    is :data:`DEFAULT_SCENARIO`); None without the demo's server."""
     profile = next((p for p in cockpit.config.servers if p.name == DEMO_SERVER), None)
     return profile.args.get("scenario") if profile is not None else None
 
 
 @contextlib.contextmanager
 def simulated_gpus(cockpit) -> Iterator[None]:
-    """With a scenario: this process's NVML answers from the simulated server's
-    GPUs (``/simulated/gpus`` on its port) until the end of the block."""
+    """This process's NVML answers from the simulated server's GPUs
+    (``/simulated/gpus`` on its port) until the end of the block."""
     profile = next((p for p in cockpit.config.servers if p.name == DEMO_SERVER), None)
     if profile is None or scenario_of(cockpit) is None:
         yield
@@ -134,19 +145,29 @@ def simulated_host(cockpit) -> Iterator[None]:
         yield
 
 
-async def start_demo(cockpit) -> None:
-    """Start the simulated server and queue the example probes; a scenario's
-    note says what it plants and which witness reveals it."""
+def fix_words(sc) -> str:
+    """How ``S`` applies the fix line of ``sc``'s finding in the demo."""
+    if sc.fix:
+        return f"S sglang-sim {sc.fix}"
+    if sc.flags:
+        return f"S sglang-sim without {' '.join(sc.flags)}"
+    return "nothing to fix"
+
+
+async def start_demo(cockpit, announce: bool = True) -> None:
+    """Start the simulated server with the flags its scenario plants and
+    queue the example probes; a chosen scenario's note (``announce``) says
+    what it plants, which witness reveals it and how ``S`` applies its fix."""
     from perftriage.core.model import events as ev
     from perftriage.simulator.scenarios import SCENARIOS
 
     name = scenario_of(cockpit)
-    if name in SCENARIOS:
-        sc = SCENARIOS[name]
+    sc = SCENARIOS.get(name or "")
+    if sc is not None and announce:
         cockpit.session.emit(ev.NoteAdded(
             text=f"demo scenario {sc.name} (SIMULATED server, GPUs and CPU contention): plants {sc.plants}; "
-                 f"seen by {sc.witness}", host="localhost"))
-    cockpit.servers.start(DEMO_SERVER)
+                 f"seen by {sc.witness}; the fix: {fix_words(sc)}", host="localhost"))
+    cockpit.servers.start(DEMO_SERVER, " ".join(sc.flags) if sc is not None else "")
     for kind, args in EXAMPLE_PROBES:
         try:
             cockpit.probes.enqueue("localhost", kind, args)
@@ -169,17 +190,19 @@ def build(g, rate: float, workdir: Path, scenario: str | None = None):
               help="Simulated decode/prefill log lines per second.")
 @click.option("--scenario", type=click.Choice(SCENARIO_NAMES), default=None, metavar="NAME",
               help="Plant one cause in the simulated server and its simulated GPUs (the "
-                   "names above). Default: today's demo.")
+                   f"names above). Default: the README's story ({DEFAULT_SCENARIO}).")
 @click.pass_obj
 def command(g, rate: float, scenario: str | None) -> None:
     """Open the cockpit on a SIMULATED SGLang server (no GPU, no config).
 
     The simulator's log is followed and its throughput plotted; press S to
     restart it with other arguments (e.g. `sglang-sim rate=200`), K to stop it.
-    A before/after: b marks a baseline, S restarts the server with another
-    MoE backend (`sglang-sim backend=flashinfer_cutedsl`, simulated 3.3x
-    faster decode), and 30 s later the Gap view (G) and the Logs pane's
-    engine line give the verdicts. Afterwards `perftriage compare` or the
+    The default story: the slow MoE backend (its kernel below its roofline:
+    Y, then a capture). A before/after: b marks a baseline, S restarts the
+    server with another MoE backend (`sglang-sim backend=flashinfer_cutedsl`,
+    simulated, the step 2x -> 1.25x its floor), and 30 s later the Gap view
+    (G), the triage (resolved) and the Logs pane's engine line give the
+    verdicts. Afterwards `perftriage compare` or the
     report tell it: a restart is not a new run, so compare session times
     either side of it, e.g. `perftriage compare NAME@0:20-0:50
     NAME@1:20-1:50`, where NAME is the investigation's name (give one with
@@ -187,7 +210,8 @@ def command(g, rate: float, scenario: str | None) -> None:
     transcript path printed on exit.
 
     --scenario NAME plants one cause (its note on the timeline says what
-    it plants and what shows it; docs in perftriage.simulator.scenarios):
+    it plants, what shows it and how S applies the fix its finding prints;
+    docs in perftriage.simulator.scenarios):
 
     \b
       healthy                nothing: CUDA graphs on, near its floor
@@ -213,7 +237,8 @@ def command(g, rate: float, scenario: str | None) -> None:
 
     class DemoApp(PerftriageApp):
         def on_mount(self) -> None:
-            self.run_worker(start_demo(self.cockpit), exit_on_error=False, group="demo")
+            self.run_worker(start_demo(self.cockpit, announce=scenario is not None),
+                            exit_on_error=False, group="demo")
 
     app = DemoApp(cockpit, theme=options["theme"])  # not config_path: C saves no simulator
     with simulated_host(cockpit):

@@ -22,13 +22,15 @@ def _row(info: session_files.SessionInfo) -> tuple[str, ...]:
     return tuple(visible(v) for v in _cells(info))
 
 
-def _number(n: int | None) -> str:
-    return "?" if n is None else str(n)
-
-
 def _cells(info: session_files.SessionInfo) -> tuple[str, ...]:
     if info.error:
         return (info.name, "?", "?", "?", "?", "?", "?", "?", "?", f"unreadable: {info.error}")
+    # no summary line yet: a live cockpit writes the file ("recording"), else a crash's "?"
+    unknown = "recording" if info.recording else "?"
+
+    def _number(n: int | None) -> str:
+        return unknown if n is None else str(n)
+
     events = _number(info.events)
     if info.torn_tail:
         events += " (torn tail)"
@@ -36,7 +38,8 @@ def _cells(info: session_files.SessionInfo) -> tuple[str, ...]:
     if hyps is not None:
         hyps = max(0, hyps - (info.count("hypothesis.deleted") or 0))
     return (info.name, str(info.segments), info.started_at or "?", info.last_activity or "?",
-            _duration(info.duration_s), events, _number(hyps),
+            _duration(info.duration_s) if info.duration_s is not None or not info.recording
+            else unknown, events, _number(hyps),
             _number(info.count("note")), _number(info.count("probe.queued")),
             ", ".join(info.hosts or []))
 
@@ -53,7 +56,8 @@ def command(g, as_json: bool) -> None:
     name (a named investigation's name, else the file's: what `perftriage
     replay NAME`, `report NAME` and `watch NAME` take), segments (runs),
     started, last activity, duration, events and counts, hosts. Counts are
-    '?' for a file without a summary (a run that crashed)."""
+    'recording' for an investigation a cockpit records now, '?' for a file
+    without a summary (a run that crashed)."""
     directory = g.resolved_sessions_dir()
     infos = [session_files.describe(p) for p in session_files.session_files(directory)]
     infos.sort(key=lambda i: i.last_activity or "", reverse=True)  # the latest work first

@@ -9,6 +9,8 @@ of its last readable event with the count unknown.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import re
 from dataclasses import dataclass
@@ -35,6 +37,7 @@ class SessionInfo:
     investigation: str | None = None  # the name of a named investigation
     segments: int = 1  # runs of a named investigation
     last_activity: str | None = None  # ISO time the file last grew
+    recording: bool = False  # a perftriage writes it now (its recording lock is held)
 
     @property
     def name(self) -> str:
@@ -54,7 +57,7 @@ class SessionInfo:
             "ended": self.ended, "torn_tail": self.torn_tail, "size_bytes": self.size_bytes,
             "counts": self.counts, "error": self.error,
             "investigation": self.investigation, "segments": self.segments,
-            "last_activity": self.last_activity,
+            "last_activity": self.last_activity, "recording": self.recording,
         }
 
 
@@ -89,9 +92,27 @@ def describe(path: Path) -> SessionInfo:
         info.counts = dict(counts) if isinstance(counts, dict) else None
         segments = tail.summary.get("segments")
         info.segments = segments if isinstance(segments, int) and segments > 0 else 1
-    elif info.investigation is not None:
-        info.segments = investigations.count_segments(Path(path))  # a run that crashed
+    else:  # no summary yet: being recorded, or a run that crashed
+        info.recording = being_recorded(Path(path))
+        if info.investigation is not None:
+            info.segments = investigations.count_segments(Path(path))
     return info
+
+
+def being_recorded(path: Path) -> bool:
+    """Whether a perftriage holds ``path``'s recording lock now (a live
+    cockpit's session or investigation): a shared lock is refused."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as exc:
+        return exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
+    finally:
+        os.close(fd)  # closing drops a lock this call took
+    return False
 
 
 def session_files(directory: Path) -> list[Path]:

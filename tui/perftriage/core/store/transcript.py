@@ -18,6 +18,7 @@ a torn last line is tolerated by the reader.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import threading
@@ -139,6 +140,10 @@ class TranscriptWriter:
             raise  # the caller picked a name in use: its bug, not the directory's
         except OSError as exc:
             raise TranscriptCreateError(directory, exc.strerror or str(exc)) from None
+        # held while this session records, as a named investigation's is: `perftriage
+        # sessions` tells a file being written ("recording") from a run that crashed
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         fh = os.fdopen(fd, "wb")
         try:
             _write_header(fh, header)

@@ -58,7 +58,8 @@ def roofline_findings(w: Witnesses, busy_pct: float, busy_source: Evidence) -> l
                    f"{pct(explains)} of the time is theirs to give back"),
             evidence=ev,
             fix=["a faster kernel for " + ", ".join(f"`{short_name(k.name, 40)}`" for k in below)
-                 + " (another backend, tuned tile sizes, a fused kernel)"])]
+                 + " (another backend: --moe-runner-backend for a MoE kernel, "
+                   "--attention-backend; tuned tile sizes, a fused kernel)"])]
     above = (1.0 - 1.0 / w.gap) * 100.0 if w.gap and w.gap > 1.0 else None
     lead = busy_pct * above / 100.0 if above is not None else None
     if p is None:
@@ -163,8 +164,14 @@ def comm_fixes(p: ProfileSummary) -> list[str]:
         return ["overlap the gradients' all-reduce with the backward pass (DDP bucket_cap_mb, "
                 "gradient_as_bucket_view; FSDP backward_prefetch / forward_prefetch)",
                 "fewer, larger collectives: bucket small tensors, a larger batch per step"]
-    return ["overlap communication with compute, or a layout that needs less of it "
-            "(TP/EP size, all-reduce fusion)"]
+    out = ["overlap communication with compute, or a layout that needs less of it "
+           "(TP/EP size, all-reduce fusion)"]
+    if any(k.bucket == COMMUNICATION and k.name.startswith("nccl") for k in p.kernels):
+        # NCCL's ring for a TP all-reduce within one node: SGLang's own one-shot kernel
+        # is off (the flag, or a size it does not take)
+        out.insert(0, "SGLang's custom all-reduce for TP within a node (drop "
+                      "--disable-custom-all-reduce)")
+    return out
 
 
 def throttle_finding(w: Witnesses, busy_pct: float | None) -> Finding | None:

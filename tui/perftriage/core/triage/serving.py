@@ -16,6 +16,16 @@ SMALL_BATCH = 4.0  # running requests at or under this with no queue: the client
 NEAR_FLOOR = 1.3  # within 1.3x of the floor: nothing big left
 
 
+def _span(seconds: float) -> str:
+    """``12 s``, ``3 min``: the window a count was seen in."""
+    seconds = max(seconds, 1.0)
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def _retractions(n: int) -> str:
+    return "no retraction yet" if not n else f"{n} retraction{'s' if n != 1 else ''}"
+
+
 def kv_finding(w: Witnesses) -> Finding | None:
     rate = w.retractions / w.minutes
     full = w.full_kv_share or 0.0
@@ -25,16 +35,20 @@ def kv_finding(w: Witnesses) -> Finding | None:
     waiting = 100.0 * queued / (running + queued) if running + queued > 0 else 0.0
     # retracted requests redo their prefill; a full cache caps the batch
     explains = max(waiting, min(100.0, 5.0 * rate), 100.0 * full * 0.2)
+    span = _span(w.end - w.start)
+    per_minute = f" ({rate:.1f} a minute)" if w.minutes >= 1.0 else ""
     ev = []
     if w.retractions:
         ev.append(Evidence("log", f"{w.retractions} × \"KV cache pool is full. Retract "
-                                  f"requests\" ({rate:.1f} a minute)", w.end, "log"))
+                                  f"requests\" in {span}{per_minute}", w.end, "log"))
     if w.token_usage is not None:
         ev.append(Evidence("log", f"token usage {w.token_usage:.2f} (median); at ≥ {FULL_USAGE} "
                                   f"{full * 100:.0f} % of the time", w.end, "log"))
     return Finding(
         cause="kv-pressure", explains_pct=explains, host=w.host,
-        title=f"the KV cache is full: requests are retracted ({rate:.1f} a minute) and wait",
+        # what was seen, counted: a rate over the first seconds reads "0.0 a minute"
+        title=(f"the KV cache is full: {_retractions(w.retractions)} in the last {span}"
+               + (" and requests wait" if queued else "")),
         evidence=ev,
         fix=["more KV room: --mem-fraction-static up, a smaller --max-running-requests, "
              "FP8 KV cache (--kv-cache-dtype fp8_e4m3), or more GPUs"],
