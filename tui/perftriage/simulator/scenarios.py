@@ -216,7 +216,7 @@ _PLANTED: dict[str, Scenario] = {s.name: s for s in (
     Scenario("kernel-below-roofline", "CUDA graphs on, the GPU busy, its MoE kernel "
              "(flashinfer_cutlass) far below its roofline: 2x the floor",
              "G (the gap) with NVML's busy GPU, a capture's top kernels; S with "
-             "backend=flashinfer_cutedsl fixes it (1.25x)", gpu_gap=2.0,
+             "backend=flashinfer_cutedsl fixes it (1.1x)", gpu_gap=2.0,
              fix="backend=flashinfer_cutedsl"),
     Scenario("wasted-traffic", "the KV cache and MoE weights read twice: DRAM moves 2x "
              "the bytes a token needs", "G: the traffic ratio", gpu_gap=2.4, traffic=2.0,

@@ -49,7 +49,7 @@ MOE_KERNELS = {
     "flashinfer_cutlass": ("void cutlass::device_kernel<flashinfer::cutlass_kernels::"
                            "MoeFCGemm<cutlass::float_e2m1_t, __nv_bfloat16>>", 120.0),
     "triton": ("fused_moe_kernel", 133.0),
-    "flashinfer_cutedsl": ("cutedsl_moe_fp4_grouped_gemm_kernel", 36.0),
+    "flashinfer_cutedsl": ("cutedsl_moe_fp4_grouped_gemm_kernel", 20.0),
     "deep_gemm": ("void deep_gemm::fp8_m_grouped_gemm_masked_kernel<128, 128>", 60.0),
 }
 CUSTOM_AR = "void sglang::cross_device_reduce_1stage<__nv_bfloat16, 8>(sglang::RankData*, "\

@@ -200,7 +200,7 @@ def command(g, rate: float, scenario: str | None) -> None:
     The default story: the slow MoE backend (its kernel below its roofline:
     Y, then a capture). A before/after: b marks a baseline, S restarts the
     server with another MoE backend (`sglang-sim backend=flashinfer_cutedsl`,
-    simulated, the step 2x -> 1.25x its floor), and 30 s later the Gap view
+    simulated, the step 2x -> 1.1x its floor), and 30 s later the Gap view
     (G), the triage (resolved) and the Logs pane's engine line give the
     verdicts. Afterwards `perftriage compare` or the
     report tell it: a restart is not a new run, so compare session times

@@ -33,6 +33,7 @@ from perftriage.core.model.findings import top
 from perftriage.core.model.state import SessionState
 from perftriage.core.replay.snapshot import structural_copy
 from perftriage.core.model.segments import segment_label
+from perftriage.core.profile.table import short_name
 from perftriage.core.store import stream, transcript
 
 KEYFRAME_SPACING = 2048  # events between snapshots to start with
@@ -46,7 +47,9 @@ class Marker:
 
     index: int
     t: float
-    kind: str  # probe, hypothesis, triage, note, gap, error, server, segment, baseline
+    # probe, stacks, ncu, capture, hypothesis, triage, note, gap, error, server, segment,
+    # baseline
+    kind: str
     label: str
 
 
@@ -71,6 +74,9 @@ def restore(into: SessionState, keyframe: SessionState) -> None:
     into.__dict__.update(snapshot(keyframe).__dict__)
 
 
+WITNESS_PROBES = frozenset({"stacks", "ncu"})  # probe kinds that are markers of their own
+
+
 def marker_for(state: SessionState, event: ev.Event, index: int, before: Any) -> Marker | None:
     """The marker an event makes, judged after it was applied; ``before`` is
     what :func:`marker_context` returned before applying it."""
@@ -78,7 +84,13 @@ def marker_for(state: SessionState, event: ev.Event, index: int, before: Any) ->
     if isinstance(event, ev.ProbeFinished):
         p = state.probes.get(event.probe_id)
         label = f"{event.probe_id} {p.label if p else ''} → {event.status}".replace("  ", " ")
-        return Marker(index, t, "probe", label)
+        # a stacks record and an ncu result are witnesses of the triage: their own kinds
+        own = p.kind if p is not None and p.kind in WITNESS_PROBES else "probe"
+        return Marker(index, t, own, label)
+    if isinstance(event, ev.ProfileCaptured):
+        top = event.summary.kernels[0] if event.summary.kernels else None
+        what = f": {short_name(top.name, 40)} {top.pct:.0f} %" if top is not None else ""
+        return Marker(index, t, "capture", f"{event.capture_id} on {event.host}{what}")
     if isinstance(event, ev.HypothesisUpdated) and event.status is not None and before != event.status:
         return Marker(index, t, "hypothesis", f"{event.hyp_id} → {event.status}")
     if isinstance(event, ev.HypothesisAdded):  # a beat of the story, whatever its status

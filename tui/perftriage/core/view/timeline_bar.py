@@ -11,7 +11,7 @@ from perftriage.core.report.markdown import clock  # noqa: F401  (the bar's time
 # one glyph per marker kind; when several fall in one cell the first kind
 # of this order wins (an error is worth more than one more finished probe)
 GLYPHS = {"error": "✖", "segment": "║", "baseline": "┃", "server": "⟳", "hypothesis": "◆",
-          "triage": "◇",
+          "triage": "◇", "capture": "▣", "stacks": "≡", "ncu": "◎",
           "gap": "▲", "note": "✎",
           "probe": "•"}
 PRIORITY = tuple(GLYPHS)

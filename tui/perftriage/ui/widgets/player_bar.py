@@ -16,7 +16,8 @@ MARKER_VAR = {
     "error": "$status-failed", "server": "$status-warn", "hypothesis": "$status-running",
     "gap": "$status-ok", "triage": "$status-warn", "note": "$status-neutral", "probe": "$status-muted",
     "cursor": "$accent", "played": "$status-running", "segment": "$accent",
-    "baseline": "$accent",
+    "baseline": "$accent", "capture": "$status-running", "stacks": "$status-running",
+    "ncu": "$status-running",
 }
 
 
