@@ -1,5 +1,5 @@
 """`perftriage sessions` says "recording" for the counts of a session a
-cockpit records now (issue 51, item 5: it printed `?`, as for a run that
+cockpit records now (it printed `?`, as for a run that
 crashed), and `?` still for a crashed one. The lock is the writer's own, as
 a named investigation's is; a separate process reads it, as the command
 would."""

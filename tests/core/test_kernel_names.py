@@ -1,7 +1,7 @@
 """Kernel names cut for a cell or a line keep what tells kernels apart: the
 innermost template's name (``MoeFCGemm`` inside ``cutlass::device_kernel<…>``)
 or the function's name — one helper (``short_name``) for the Profile view, the
-triage's top kernels and its fix line (issue 51, item 4)."""
+triage's top kernels and its fix line."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""kv-pressure's title counts what was seen (issue 51, item 5): in the first
+"""kv-pressure's title counts what was seen: in the first
 seconds of a full cache it said "retracted (0.0 a minute)"; now "3
 retractions in the last 12 s", or "no retraction yet" while the cache is
 full and none was seen."""

@@ -1,5 +1,5 @@
 """A profile capture, a stacks record and an ncu result are replay markers of
-their own kinds (issue 51, item 5): ``>`` walks to each, and the bar says
+their own kinds: ``>`` walks to each, and the bar says
 which it was."""
 
 from __future__ import annotations

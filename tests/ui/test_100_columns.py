@@ -1,5 +1,5 @@
 """The Hosts pane at 100x30 with the demo's eight SIMULATED GPUs on
-localhost (issue 51, item 4: they showed at 120 columns and vanished at 100,
+localhost (they showed at 120 columns and vanished at 100,
 with no "+N more"): every GPU has its row, or as many as fit and "+N more";
 no line of the pane wraps. Also at 100x30: the Triage view's header is one
 line, the gap form (G) folds GPUs that agree and scrolls to its bottom. Deterministic: a transcript replayed, so the
