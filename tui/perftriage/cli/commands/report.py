@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import os
+
 import click
 
 from perftriage.cli import UsageFailure
 from perftriage.cli.globals import warn_unreadable
 from perftriage.core.report import markdown as report
 from perftriage.core.report.from_file import render_file
+from perftriage.core.report.md_text import code
 from perftriage.core.store import paths, session_files, transcript
 from perftriage.core.store.redact import Redactor
 
@@ -18,8 +21,11 @@ from perftriage.core.store.redact import Redactor
 @click.argument("session")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write here ('-' for stdout). Default: next to SESSION, with .md.")
+@click.option("--summary", is_flag=True,
+              help="Print only the summary (at most 20 lines to paste): the story, what is "
+                   "left, the hosts, the span and where the full report is.")
 @click.pass_obj
-def command(g, session: str, output: Path | None) -> None:
+def command(g, session: str, output: Path | None, summary: bool) -> None:
     """Write a Markdown report of SESSION (a transcript file, a name as
     `perftriage sessions` prints it, or a bundled example): hosts, the gap,
     hypotheses with their evidence, the probe timeline, notes and log events.
@@ -31,15 +37,20 @@ def command(g, session: str, output: Path | None) -> None:
     session_path = found
     redactor = Redactor(g.load_config().security.redact)
     problems: list = []
+    out = output or report.default_output(session_path)
+    full = "stdout" if str(out) == "-" else code(os.fsencode(out).decode("utf-8",
+                                                                        "backslashreplace"))
     try:
-        text = render_file(session_path, problems, redactor)  # streamed: never all events in memory
+        # streamed: never all events in memory
+        text = render_file(session_path, problems, redactor, summary_only=summary,
+                           full_report=f"{code('perftriage report ' + session)} writes {full}"
+                           if summary else "below")
     except (transcript.TranscriptError, OSError) as exc:
         raise UsageFailure(str(exc)) from None
     warn_unreadable(session_path, problems)
-    if output is not None and str(output) == "-":
+    if summary or (output is not None and str(output) == "-"):
         click.echo(text, nl=False)
         return
-    out = output or report.default_output(session_path)
     try:
         paths.write_private(out, text)  # 0600: a report may still hold what redaction missed
     except OSError as exc:

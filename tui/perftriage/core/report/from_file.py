@@ -17,7 +17,8 @@ from perftriage.core.store.redact import Redactor
 
 
 def render_file(path: Path | str, problems: list[stream.LineProblem] | None = None,
-                redactor: Redactor | None = None) -> str:
+                redactor: Redactor | None = None, *, summary_only: bool = False,
+                full_report: str = "below") -> str:
     """Raises :class:`~perftriage.core.store.transcript.TranscriptError` for a
     file that is not a transcript; bad lines go to ``problems``."""
     path = Path(path)
@@ -31,4 +32,5 @@ def render_file(path: Path | str, problems: list[stream.LineProblem] | None = No
     source = os.fsencode(path.name).decode("utf-8", "backslashreplace")
     recording = load(path)  # a second pass: every sample, for the before/after and phases
     return markdown.render(state, header=header, problems=problems, source=source,
-                           log_scan=scan, redactor=redactor, recording=recording)
+                           log_scan=scan, redactor=redactor, recording=recording,
+                           summary_only=summary_only, full_report=full_report)

@@ -28,6 +28,7 @@ from perftriage.core.model import host_info
 from perftriage.core.model import reducer
 from perftriage.core.analysis import roofline
 from perftriage.core.report.bandwidth import bandwidth_section
+from perftriage.core.report.summary import summary_lines
 from perftriage.core.report.triage_section import headline, phases_of, triage_section
 from perftriage.core.model.check_state import check_lines
 from perftriage.core.model.state import Evidence, Hypothesis, ProbeState, SessionState
@@ -368,6 +369,8 @@ def render(
     log_scan: LogScan | None = None,
     redactor: Redactor | None = None,
     recording: Recording | None = None,
+    summary_only: bool = False,
+    full_report: str = "below",
 ) -> str:
     """The Markdown report (secrets redacted: it is meant to be shared). ``events`` (the transcript's) give log lines their
     times; without them the state's log rings are used; ``log_scan``, when
@@ -384,7 +387,15 @@ def render(
     name = str(header.get("name") or state.name)
     started = str(header.get("started_at") or state.started_at or "unknown")
     hosts = [str(h) for h in header.get("hosts", [])]
-    lines = [f"# perftriage report: {inline(name)}", ""]
+    triaged = phases_of(recording)
+    # the first block: the summary to paste (`report NAME --summary` prints it alone)
+    summary = summary_lines(state, recording, triaged, name=name, hosts=hosts,
+                            duration=human_duration(state.last_t) or "0 s",
+                            full=full_report, clock=clock)
+    if summary_only:
+        return visible_lines((redactor or DEFAULT_REDACTOR).text("\n".join(summary).rstrip()
+                                                                 + "\n"))
+    lines = [f"# perftriage report: {inline(name)}", "", *summary[2:]]  # its name: the title
     meta = [f"- Started: {started}", f"- Duration: {human_duration(state.last_t) or '0 s'}"
             + ("" if state.ended else " (session still running or cut short)"),
             f"- Hosts: {', '.join(inline(h) for h in dict.fromkeys([*hosts, *state.hosts])) or 'none'}",
@@ -394,7 +405,6 @@ def render(
         meta.append(f"- Transcript: {source} ({state.event_count} events)")
     lines += [*meta, ""]
     lines += before_after_section(recording)
-    triaged = phases_of(recording)
     lines += triage_section(triaged, clock)
     phases = phases_section(recording)
     lines += phases

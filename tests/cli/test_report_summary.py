@@ -1,0 +1,78 @@
+"""`perftriage report NAME --summary`, and the first block of every report:
+at most 20 lines to paste — the investigation's story in one line (the
+causes and what became of them, then the decode rate from the first steady
+phase to the last with its factor and p), what is left, the hosts (once
+when they agree), the span and where the full report is — Markdown that
+reads right as plain text (no backslash escapes). On real recordings: the
+H200 stand-in (decode 13.6 → 108 tok/s) and the report fixture."""
+
+from __future__ import annotations
+
+import re
+
+from click.testing import CliRunner
+
+from perftriage.cli import cli
+from perftriage.core.compare.load import load
+from perftriage.core.model import events as ev
+from perftriage.core.profile.summarize import summarize_files
+from perftriage.core.report.summary import MAX_LINES, prose, story
+from perftriage.core.triage.phases import triage
+from tests.core.test_triage_real import EAGER
+from tests.support.helpers import FIXTURES
+
+STANDIN = FIXTURES / "session-h200-standin.jsonl"
+INVESTIGATION = FIXTURES / "report" / "investigation.jsonl"
+
+
+def _summary(path, tmp_path) -> str:
+    r = CliRunner().invoke(cli, ["--sessions-dir", str(tmp_path), "report", str(path),
+                                 "--summary"])
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+def test_the_summary_of_a_real_recording_tells_its_story_in_twenty_lines(tmp_path):
+    text = _summary(STANDIN, tmp_path)
+    lines = text.splitlines()
+    assert len(lines) <= MAX_LINES
+    story_line = next(line for line in lines if line.startswith("- Story on `h200`"))
+    assert re.search(r"decode 13\.\d → 108 tok/s ▲, 8\.0× faster, p < 0\.001", story_line)
+    assert any(line.startswith("- Left: ") for line in lines)
+    # localhost and h200 see the same GPU: one entry for both
+    assert "- Hosts: `localhost`, `h200`: `1 × NVIDIA H200`" in lines
+    assert any(line.startswith("- Span: 1 min 10 s, 2 phase(s)") for line in lines)
+    assert f"writes `{STANDIN.with_suffix('.md')}`" in text
+    assert "\\<" not in text and "\\`" not in text and "\\[" not in text
+
+
+def test_every_report_starts_with_the_summary(tmp_path):
+    out = tmp_path / "r.md"
+    r = CliRunner().invoke(cli, ["--sessions-dir", str(tmp_path), "report", str(INVESTIGATION),
+                                 "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    report = out.read_text()
+    head = report.split("\n- Started:", 1)[0].splitlines()
+    assert head[0] == "# perftriage report: report-fixture"
+    assert len(head) <= MAX_LINES + 2
+    assert any(line.startswith("- Story on `gpu-a`: ") for line in head)
+    assert "- Full report: below" in head
+
+
+def test_a_fixed_cause_leads_the_story_with_what_became_of_it():
+    """The stand-in with its real eager H200 capture before a restart at 36 s:
+    the story says launch-bound and, after the change, its state; the rate's
+    outcome comes after it, not the first minutes' finding alone."""
+    rec = load(STANDIN)
+    rec.feed(ev.ProfileCaptured(capture_id="prof1", host="h200", summary=summarize_files(EAGER),
+                                t=20.0))
+    rec.feed(ev.ServerEvent(server="sglang", host="h200", state="starting", t=36.0))
+    told = story(rec, triage(rec), "h200")
+    assert told.startswith("launch-bound (")
+    assert re.search(r"launch-bound \(\d+ %\) → (not known yet|resolved|still there)", told), told
+    assert "decode 13." in told and "× faster" in told
+
+
+def test_recorded_words_become_code_spans_never_escapes():
+    assert prose("stall in `detokenize` [x](http://a) <img> a|b") == \
+        "stall in `detokenize` `[x](http://a)` `<img>` `a|b`"
