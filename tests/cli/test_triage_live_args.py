@@ -1,4 +1,4 @@
-"""Issue 47, item 8: ``triage --host $'\\x9b'`` raised UnicodeEncodeError (a
+"""``triage --host $'\\x9b'`` raised UnicodeEncodeError (a
 traceback); ``--seconds nan`` was accepted (``FloatRange`` compares, and
 every comparison with NaN is false: the watch lasted 4 s to over 60 s); an
 unreachable host exited 0 instead of 3 (docs/triage.md). Real processes."""

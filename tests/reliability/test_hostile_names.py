@@ -1,4 +1,4 @@
-"""Issue 47, item 5: every recorded string is hostile on every output path.
+"""Every recorded string is hostile on every output path.
 The bundled investigation with its GPU host renamed to a name holding an
 OSC title, BEL, a bidi override, C1 CSI, CR/LF and a heading, a link, an
 image-less HTML tag, a pipe and a backtick: the report keeps its structure,

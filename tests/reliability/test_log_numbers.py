@@ -1,4 +1,4 @@
-"""Issue 47, item 7: a log line with 5,000-digit counters crashed ``triage``
+"""A log line with 5,000-digit counters crashed ``triage``
 and ``report`` (int() past Python's 4,300-digit limit, float() to inf then
 int(inf)), and live it killed the log source it arrived in: every later
 line was lost. A gap of 0 was a ZeroDivisionError in the triage. Numbers are

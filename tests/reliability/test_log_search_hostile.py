@@ -1,4 +1,4 @@
-"""Issue 47, item 1 (log search): a pattern from any source (typed in the
+"""Log search: a pattern from any source (typed in the
 Logs pane, a finding's ``log-search`` step read from a shared transcript,
 auto mode's log scan) is searched by RE2 under a time bound; a pattern RE2
 refuses is an error line, never an exit.

@@ -1,4 +1,4 @@
-"""Issue 47, item 2: continuing a crafted investigation (``perftriage -s
+"""Continuing a crafted investigation (``perftriage -s
 NAME``) with no key pressed re-opened every file its ``log.opened`` events
 named (a credentials file and a shell history were copied into the new
 transcript), read the engine URL it named and opened an SSH connection to a
@@ -150,7 +150,7 @@ async def test_continuing_a_crafted_investigation_opens_nothing_until_asked(tmp_
 
 async def test_a_configured_log_still_opens_with_the_cockpit(tmp_path):
     """The user's own config names the log: it is followed on a continue
-    without a key (the case issue 47 must not take away)."""
+    without a key (what the rule for recordings must not take away)."""
     files = _files(tmp_path)
     _craft(tmp_path, {"log": files["log"]}, "http://127.0.0.1:9/metrics", "evil.invalid")
     reg = HostRegistry()

@@ -1,4 +1,4 @@
-"""Issue 47, item 10: the engine killed mid-capture. The view said
+"""The engine killed mid-capture. The view said
 "capturing…", then blamed "no decode steps", and the transcript kept nothing
 of the attempt. Now the capture says the engine exited, with the pid the
 host named before it started, and the investigation keeps the attempt as a

@@ -62,7 +62,7 @@ async def test_a_log_and_an_engine_join_and_come_back_in_the_next_run(tmp_path):
         path = cockpit.session.path
         assert ("engine", server.url) in _added(path)
 
-        # the next run: what only the recording names waits for O (issue 47:
+        # the next run: what only the recording names waits for O (
         # a recording may be crafted); then the log is followed again under
         # its id, from the line after the last one read (what the server
         # wrote meanwhile included, nothing twice), and the engine is
