@@ -121,6 +121,16 @@ def test_live_triage_of_a_simulated_server(tmp_path, simulated_server, allow_cap
         assert any(f["next"] and f["next"]["kind"] == "capture" for f in leads)
     recorded = list((tmp_path / "s").glob("*triage-localhost*.jsonl"))
     assert len(recorded) == 1  # an ordinary investigation: report and triage read it again
+    # the stacks record read the server behind the URL: the tree listening on its port
+    from perftriage.core.model import events as ev
+    from perftriage.core.store.stream import iter_events
+
+    events = [e for _, e in iter_events(recorded[0])]
+    (queued,) = [e for e in events if isinstance(e, ev.ProbeQueued) and e.kind == "stacks"]
+    assert queued.args == ["--seconds", "3", "--port", str(port)]
+    (done,) = [e for e in events if isinstance(e, ev.ProbeFinished)
+               and e.probe_id == queued.probe_id]
+    assert done.status == "ok" and done.detail["server"]["port"] == port, done.summary
     again = run(str(recorded[0]), "--json")
     assert again.exit_code == 0, again.output
 

@@ -3,7 +3,8 @@ headless, and say what the cockpit's own live triage found.
 
 A cockpit without a UI samples the host (GPUs, CPU), reads the engine's
 ``/metrics`` and follows the server log (``--log``); halfway through it
-takes a 3 s stacks record of the engine's processes and, only with
+takes a 3 s stacks record of the server behind the URL (the process tree
+listening on its port on the host) and, only with
 ``--allow-capture``, a profile capture. The diagnosis is the cockpit's live
 triage (``services/triage/live.py``, the one the Triage view shows),
 evaluated once more when the watch ends: no second recording beside it.
@@ -31,8 +32,10 @@ class Unreachable(Exception):
 
 def watch(g, host: str, url: str, log_path: str | None, seconds: float, allow_capture: bool):
     """(the phases of the watched host by the cockpit's live triage, the session's duration)."""
+    from perftriage.core.parse.http_url import parse_http_url
     from perftriage.core.sanitize import visible
     from perftriage.services.cockpit import Cockpit
+    from perftriage.services.triage.next_step import stacks_args
     from perftriage.services.profile.capture import CaptureFailed
     from perftriage.transport.base import TransportError
     from perftriage.transport.http_request import endpoint
@@ -64,8 +67,12 @@ def watch(g, host: str, url: str, log_path: str | None, seconds: float, allow_ca
             hs = states.get(name)
             if hs is None or hs.conn_state != "up":  # refused, not resolved, auth, host key
                 raise Unreachable(f"{name}: {hs.reason if hs and hs.reason else 'unreachable'}")
-            probe_id = cockpit.probes.enqueue(name, "stacks", list(STACKS_ARGS))
-            say(f"stacks record of the engine ({' '.join(STACKS_ARGS)}): {probe_id}")
+            # the server behind the URL (the tree of the process on its port), never a
+            # name's best guess on the host (issue 49 item 1)
+            stacks = stacks_args(cockpit, name) or [*STACKS_ARGS, "--port",
+                                                     str(parse_http_url(url).port)]
+            probe_id = cockpit.probes.enqueue(name, "stacks", stacks)
+            say(f"stacks record of the engine ({' '.join(stacks)}): {probe_id}")
             if allow_capture:
                 say("profile capture (pauses an eager server for seconds)")
                 try:
