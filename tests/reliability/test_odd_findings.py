@@ -155,3 +155,23 @@ def test_watch_follows_past_odd_findings_and_counts_them(tmp_path):
     w.tick()
     assert w.session.unreadable == UNREADABLE
     assert w.session.state.notes[-1].text == "after the odd ones"
+
+
+async def test_the_cockpit_app_continuing_it_runs_and_shows_the_count(tmp_path):
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.services.hosts.registry import HostRegistry
+    from perftriage.services.investigation.named import open_investigation
+    from perftriage.ui.app import PerftriageApp
+    from perftriage.ui.screens.triage import TriageScreen
+    from tests.support.helpers import wait_for
+
+    write(inv.path_for("odd", tmp_path))
+    session = open_investigation("odd", tmp_path, [])
+    app = PerftriageApp(Cockpit(registry=HostRegistry(), session=session))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(lambda: f"{UNREADABLE} events unreadable" in app.sub_title)
+        await pilot.press("Y")  # the Triage view shows the readable (recorded) finding
+        await wait_for(lambda: isinstance(app.screen, TriageScreen))
+        await pilot.pause()
+        assert [f.cause for _, f in app.screen._rows] == ["host-stall"]
+        assert app.is_running
