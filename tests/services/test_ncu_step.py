@@ -19,7 +19,7 @@ import pytest
 
 from perftriage.core.store.config import Config, ConfigError, ServerProfile, parse
 from perftriage.core.triage.model import Finding, NextStep
-from perftriage.core.triage.phases import Phase
+from perftriage.core.triage.phase import Phase
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts.registry import HostRegistry
 from perftriage.services.logs.command_template import command_argv

@@ -68,7 +68,7 @@ def watch(g, host: str, url: str, log_path: str | None, seconds: float, allow_ca
             if hs is None or hs.conn_state != "up":  # refused, not resolved, auth, host key
                 raise Unreachable(f"{name}: {hs.reason if hs and hs.reason else 'unreachable'}")
             # the server behind the URL (the tree of the process on its port), never a
-            # name's best guess on the host (issue 49 item 1)
+            # name's best guess on the host
             stacks = stacks_args(cockpit, name) or [*STACKS_ARGS, "--port",
                                                      str(parse_http_url(url).port)]
             probe_id = cockpit.probes.enqueue(name, "stacks", stacks)

@@ -13,7 +13,7 @@ from typing import Any
 
 from perftriage.core.model.state import SessionState
 from perftriage.core.report.md_text import cell, inline
-from perftriage.core.triage.phases import Phase
+from perftriage.core.triage.phase import Phase
 
 SPARKS = "▁▂▃▄▅▆▇█"
 PLOT_WIDTH = 60

@@ -23,7 +23,8 @@ from perftriage.core.model.findings import NEED_EVIDENCE, Finding, top
 from perftriage.core.model.state import SessionState
 from perftriage.core.report.md_text import code
 from perftriage.core.triage.after_fix import signal_verdict
-from perftriage.core.triage.phases import Phase, steady
+from perftriage.core.triage.phase import Phase
+from perftriage.core.triage.phases import steady
 
 MAX_LINES = 20
 STATE_WORDS = {"resolved": "resolved", "still": "still there", "gone": "gone (slower)",

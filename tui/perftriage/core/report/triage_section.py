@@ -9,7 +9,8 @@ from collections.abc import Callable
 from perftriage.core.compare.recording import Recording
 from perftriage.core.report.md_text import inline
 from perftriage.core.model.findings import NEED_EVIDENCE, Finding, ranked, top
-from perftriage.core.triage.phases import Phase, steady, triage
+from perftriage.core.triage.phase import Phase
+from perftriage.core.triage.phases import steady, triage
 
 TOP_PER_PHASE = 3
 MAX_PHASES = 12

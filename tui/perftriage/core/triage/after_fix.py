@@ -19,18 +19,12 @@ batch (``compare``'s per-request view): a smaller batch is not a slower step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 from perftriage.core.compare.numbers import fmt
 from perftriage.core.compare.recording import Recording
 from perftriage.core.compare.stats import MIN_READINGS, Better, judge, p_text
-from perftriage.core.compare.slices import clock
 from perftriage.core.model.findings import Earlier, EarlierState, Finding, NextStep
+from perftriage.core.triage.phase import WITNESS_NAME, Phase, Taken
 from perftriage.core.triage.witnesses import Witnesses
-
-if TYPE_CHECKING:
-    from perftriage.core.triage.phases import Phase
 
 NO_SIGNAL = "no signal to compare"
 ARROW = {"improved": "▲", "regressed": "▼", "no change": "=", "not enough data": "?"}
@@ -52,9 +46,6 @@ SERIES_WITNESS: dict[str, tuple[str, ...]] = {
     "gap": ("gap",), "nvml": ("gpu_util",),
     "host": ("cpu_psi_some", "cpu_throttled_pct", "cpu_psi_some_cgroup", "cpu_throttled_time_pct"),
 }
-WITNESS_NAME = {"capture": "a profile capture", "stacks": "a stacks record", "ncu": "ncu",
-                "log": "the engine's log", "engine": "the engine's /metrics", "gap": "the gap",
-                "nvml": "NVML", "host": "the host's CPU readings"}
 # the step that takes a witness again, when the finding before named none of that kind
 RETAKE: dict[str, NextStep] = {
     "capture": NextStep("capture", [], "take the witness again: a capture says whether it is gone"),
@@ -62,19 +53,6 @@ RETAKE: dict[str, NextStep] = {
                        "take the witness again: stacks say whether the frame is gone"),
 }
 LIKE_BATCH = 0.25  # "like batch": running within this share of the phase before's median
-
-
-@dataclass(frozen=True)
-class Taken:
-    """A witness taken inside a phase: what and when (for the text)."""
-    witness: str
-    at: float | None
-    source: str = ""
-
-    def text(self) -> str:
-        what = f"{self.witness} {self.source}".strip() if self.source else WITNESS_NAME.get(
-            self.witness, self.witness)
-        return what + (f" at {clock(self.at)}" if self.at is not None else "")
 
 
 def measured(rec: Recording, w: Witnesses) -> dict[str, Taken]:

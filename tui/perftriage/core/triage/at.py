@@ -12,7 +12,7 @@ from typing import Any
 
 from perftriage.core.model import events as ev
 from perftriage.core.model.findings import Finding, top
-from perftriage.core.triage.phases import Phase
+from perftriage.core.triage.phase import Phase
 
 
 def phase_at(phases: list[Phase], host: str, t: float) -> Phase | None:

@@ -9,42 +9,15 @@ rested on, once its own witness was taken again (:mod:`.after_fix`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 from perftriage.core.compare.changepoints import phases as level_phases
 from perftriage.core.compare.recording import Recording
-from perftriage.core.triage.after_fix import Taken, after_fix, measured
+from perftriage.core.triage.after_fix import after_fix, measured
 from perftriage.core.triage.diagnose import diagnose
-from perftriage.core.model.findings import Earlier, Finding
-from perftriage.core.model.findings import top as top_of
+from perftriage.core.triage.phase import Phase
 from perftriage.core.triage.witnesses import hosts_of, run_starts, witnesses
 
 MIN_PHASE_S = 10.0  # a level shorter than this joins its neighbour
 MIN_RUN_S = 2.0  # server starts closer than this to each other or to an end: one cut
-
-
-@dataclass
-class Phase:
-    host: str
-    start: float
-    end: float
-    findings: list[Finding]
-    run_start: bool  # a new server process began at its start
-    earlier: list[Earlier] = field(default_factory=list)  # the phase before's findings
-    # the witnesses taken inside it (what can tell a finding of the phase before is gone)
-    measured: dict[str, Taken] = field(default_factory=dict)
-
-    @property
-    def top(self) -> Finding | None:
-        return top_of(self.findings)  # the one top() every reader uses
-
-    def public(self) -> dict[str, Any]:
-        top = self.top
-        return {"from": round(self.start, 3), "to": round(self.end, 3), "host": self.host,
-                "top": top.cause if top is not None else "",
-                "findings": [f.public() for f in self.findings],
-                "earlier": [e.public() for e in self.earlier]}
 
 
 def windows(rec: Recording, host: str, start: float, end: float) -> list[tuple[float, float, bool]]:

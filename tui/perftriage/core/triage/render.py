@@ -8,7 +8,7 @@ from typing import Any
 from perftriage.core.compare.slices import clock
 from perftriage.core.sanitize import visible
 from perftriage.core.model.findings import Finding
-from perftriage.core.triage.phases import Phase
+from perftriage.core.triage.phase import Phase
 
 
 def result_json(label: str, start: float, end: float, hosts: list[str],

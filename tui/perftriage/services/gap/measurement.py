@@ -26,7 +26,8 @@ from perftriage.core.analysis import gap as gap_math
 from perftriage.core.compare.recording import Recording
 from perftriage.core.gpus import peak_bandwidth
 from perftriage.core.model.events import GapSample, GpuCounters, GpuCountersSample
-from perftriage.core.triage.phases import Phase, host_phases
+from perftriage.core.triage.phase import Phase
+from perftriage.core.triage.phases import host_phases
 from perftriage.core.parse import logparse
 from perftriage.services.sources.gpm_snapshot import is_local
 from perftriage.services.sources.gpm_remote import RemoteGpmSource, table_peaks

@@ -33,7 +33,8 @@ from perftriage.core.checks import finding_links
 from perftriage.core.compare.recording import Recording
 from perftriage.core.model import events as ev
 from perftriage.core.model.findings import Earlier, Finding
-from perftriage.core.triage.phases import Phase, against_baseline, host_phases
+from perftriage.core.triage.phase import Phase
+from perftriage.core.triage.phases import against_baseline, host_phases
 from perftriage.core.triage.witnesses import hosts_of
 from perftriage.services.compare.baseline import KEEP_S, Baseline
 from perftriage.services.triage import same_machine
