@@ -40,10 +40,13 @@ def test_the_summary_of_a_real_recording_tells_its_story_in_twenty_lines(tmp_pat
     assert re.search(r"decode 13\.\d → 108 tok/s ▲, 8\.0× faster, p < 0\.001", story_line)
     assert any(line.startswith("- Left: ") for line in lines)
     # localhost and h200 see the same GPU: one entry for both
-    assert "- Hosts: `localhost`, `h200`: `1 × NVIDIA H200`" in lines
+    assert "- Hosts and GPUs: `localhost`, `h200`: `1 × NVIDIA H200`" in lines
     assert any(line.startswith("- Span: 1 min 10 s, 2 phase(s)") for line in lines)
     assert f"writes `{STANDIN.with_suffix('.md')}`" in text
     assert "\\<" not in text and "\\`" not in text and "\\[" not in text
+    # the full report too: "p < 0.001" reads as it is when pasted as plain text
+    full = CliRunner().invoke(cli, ["report", str(STANDIN), "-o", "-"]).output
+    assert "p < 0.001" in full and "\\< " not in full
 
 
 def test_every_report_starts_with_the_summary(tmp_path):

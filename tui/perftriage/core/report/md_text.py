@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_MARKUP = re.compile(r"([\\`\[\]<>|])")
+# "<" only where it could open a tag or an autolink (a letter, "/", "!", "?" next):
+# "p < 0.001" stays as it reads, pasted as plain text
+_MARKUP = re.compile(r"([\\`\[\]>|]|<(?=[A-Za-z/!?]))")
 
 
 def inline(text: Any) -> str:

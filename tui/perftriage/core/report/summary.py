@@ -51,12 +51,12 @@ def prose(text: str) -> str:
 MARKUP = "[]<>|\\*_`"
 
 
-def _share(f: Finding) -> str:
-    return "" if f.explains_pct is None else f" ({f.explains_pct:.0f} %)"
-
-
 def _cause(f: Finding) -> str:
-    return f"{f.cause}{' (a lead)' if not f.confirmed else ''}{_share(f)}"
+    """``launch-bound (85 %)``, ``kernel-below-roofline (a lead, 48 %)``."""
+    notes = ["a lead"] if not f.confirmed else []
+    if f.explains_pct is not None:
+        notes.append(f"{f.explains_pct:.0f} %")
+    return f.cause + (f" ({', '.join(notes)})" if notes else "")
 
 
 def story_host(phases: list[Phase]) -> str | None:
@@ -93,6 +93,8 @@ def story(rec: Recording | None, phases: list[Phase], host: str) -> str:
         factor = _factor(rec, host, mine[0], mine[-1])
         if "→" in outcome:
             parts = outcome.split(", ", 1)
+            if factor and not outcome.startswith("decode"):  # the factor is the decode rate's
+                factor = ", decode" + factor.removeprefix(",")
             text += f" · {parts[0]}{factor}" + (f", {parts[1]}" if len(parts) > 1 else "")
     return text
 
@@ -151,7 +153,7 @@ def summary_lines(state: SessionState, rec: Recording | None, phases: list[Phase
         out.append(f"- Story on {code(host)}: {story(rec, phases, host)}")
         out.append(f"- Left: {left(phases, host)}")
     names = list(dict.fromkeys([*hosts, *state.hosts]))
-    out.append(f"- Hosts: {hosts_line(state, names)}")
+    out.append(f"- Hosts and GPUs: {hosts_line(state, names)}")
     restarts = sum(1 for p in phases if p.run_start and p.host == host)
     out.append(f"- Span: {duration}, {len([p for p in phases if p.host == host])} phase(s)"
                + (f", {restarts} restart(s)" if restarts else "")
