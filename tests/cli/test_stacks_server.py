@@ -95,6 +95,13 @@ def test_the_default_pattern_leaves_another_users_process_out(tmp_path, servers)
     assert [servers.decoy, "uid 65534 (nobody)"] in [[o[0], o[2]] for o in others]
     code, out = _probe(tmp_path, "stacks")
     assert "of another user left out (pid " in out and DECOY_STALL not in out
+    code, out = _probe(tmp_path, "--json", "stacks", "--match", servers.tag)  # both hold it
+    assert code == 0, out
+    assert set(_pids(out)) == {servers.server, servers.child}
+    assert [servers.decoy] == [o[0] for o in json.loads(out)["detail"]["others"]]
+    code, out = _probe(tmp_path, "stacks", "--pid", str(servers.decoy))  # named: read, said
+    assert code == 0, out
+    assert f"pid {servers.decoy} is uid 65534 (nobody)'s process, not the probe user's" in out
 
 
 @pytest.mark.ssh

@@ -195,6 +195,8 @@ for pid in tree if by_tree else pids:
 if target == "pid" and not targets and os.path.isdir("/proc/%s" % value):
     cmd = _cmdline(int(value)) or ""
     targets.append([int(value), cmd])
+if target == "pid" and targets and _uid(targets[0][0]) != me:  # named by the user: said so
+    res["foreign_pid"] = [targets[0][0], _owner(_uid(targets[0][0]))]
 if by_tree:  # the server first, then its children in pid order
     targets.sort(key=lambda t: (t[0] != tree[0], t[0]))
 else:

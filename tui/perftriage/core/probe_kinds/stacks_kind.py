@@ -320,6 +320,10 @@ def _notes(data: dict[str, Any], summary: StacksSummary) -> list[str]:
     refused = [r for r in data.get("refused") or [] if isinstance(r, list) and len(r) == 2]
     if refused:
         notes.append(f"py-spy at {refused[0][0]} refused: {refused[0][1]}")
+    foreign = data.get("foreign_pid")
+    if isinstance(foreign, list) and len(foreign) == 2:
+        notes.append(f"pid {_int(foreign[0])} is {foreign[1]}'s process, not the probe user's: "
+                     "read because --pid named it")
     return notes + _others(data)
 
 
