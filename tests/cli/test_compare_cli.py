@@ -68,7 +68,7 @@ def test_min_effect_moves_the_gate():
 @pytest.mark.parametrize("a, b, says", [
     (f"{RUN}@0-1", f"{RUN}@36-78", "A (" ),
     (f"{RUN}@36-78", f"{RUN}@0-1", "B ("),
-    (f"{RUN}@90-", f"{RUN}@36-78", "1:21 (80.6 s) long"),
+    (f"{RUN}@90-", f"{RUN}@36-78", "1:20 (80.6 s) long"),
     (f"{RUN}@5-2:00", f"{RUN}@36-78", "long"),
     (f"{RUN}@x-", f"{RUN}@36-78", "FROM"),
     (f"{RUN}#2", f"{RUN}@36-78", "run 1 only"),

@@ -20,7 +20,7 @@ def sections(text: str) -> list[str]:
 def test_two_runs_open_with_the_before_after_table(tmp_path):
     text = render_file(two_runs(tmp_path / "moe.jsonl"))
     assert sections(text)[:4] == ["## Before / after", "## What's wrong (triage)", "## Phases", "## Runs"]
-    assert "A: run 1 (0:00–0:34) · B: run 2 (0:34–1:21)" in text
+    assert "A: run 1 (0:00–0:34) · B: run 2 (0:34–1:20)" in text
     assert "**B is 8.0× faster than A in decode throughput · localhost (13.6 → 109 tok/s" in text
     assert "| traffic ratio · localhost | 5.0× | 1.0× | 0.20× | < 0.001 | ▲ improved |" in text
     assert "| step time | 3.9 ms | 0.60 ms | 0.15× |  | ▲ improved |" in text
@@ -53,7 +53,7 @@ def test_a_baseline_is_compared_with_what_followed(tmp_path):
     path.write_text("\n".join([lines[0], ev.encode(mark).decode(), *lines[1:]]) + "\n")
     text = render_file(path)
     assert sections(text)[0] == "## Before / after"
-    assert "A: baseline 0:05-0:33 · B: after the baseline (0:33–1:21)" in text
+    assert "A: baseline 0:05-0:33 · B: after the baseline (0:33–1:20)" in text
     assert json.dumps("improved") and "| decode throughput · localhost | 13.6 tok/s |" in text
 
 
@@ -109,5 +109,5 @@ def test_the_header_says_each_range_once_and_b_starts_at_a_restart(tmp_path):
     text = render_file(_with_events(
         tmp_path, ev.BaselineMarked(start=0.0, end=15.0, label="0:00–0:15", t=16.0),
         ev.ServerEvent(server="sglang", host="localhost", state="starting", t=50.0)))
-    assert "A: baseline 0:00–0:15 · B: after the restart at 0:50 (0:50–1:21)" in text
+    assert "A: baseline 0:00–0:15 · B: after the restart at 0:50 (0:50–1:20)" in text
     assert "straddles a restart" not in text

@@ -50,8 +50,8 @@ def test_backlog_is_told_apart_on_a_server_clock_eight_hours_ahead():
     assert "Before the log was followed" in before
     assert "logged 2026-11-28 17:05:00 error" in before and "illegal memory access" in before
     assert "ready" not in before  # logged seconds before the log was opened: not backlog
-    assert "00:01 ready in gpu-a:/var/log/sglang.log" in during
-    assert "00:40 nccl in gpu-a:/var/log/sglang.log" in during
+    assert "0:01 ready in gpu-a:/var/log/sglang.log" in during
+    assert "0:40 nccl in gpu-a:/var/log/sglang.log" in during
 
 
 def test_repeated_lines_are_grouped_with_first_and_last_time():
@@ -65,7 +65,7 @@ def test_repeated_lines_are_grouped_with_first_and_last_time():
     text = markdown.render(state, events=events)
     errors = [x for x in text.splitlines() if "illegal memory access" in x]
     assert len(errors) == 1
-    assert errors[0].startswith("- 01:10 error in gpu-a:/var/log/sglang.log (×8, last at 01:15)")
+    assert errors[0].startswith("- 1:10 error in gpu-a:/var/log/sglang.log (×8, last at 1:15)")
     assert "Before the log was followed" not in text  # all of it live
 
 
@@ -81,7 +81,7 @@ def test_kv_retractions_are_one_warning_folded_not_a_fatal():
         (70.0, kv[:2]), (75.0, kv[2:])])
     text = markdown.render(state, events=events)
     found = [x for x in text.splitlines() if "KV cache pool is full" in x]
-    assert len(found) == 1 and found[0].startswith("- 01:10 warning in gpu-a:/var/log/sglang.log (×5")
+    assert len(found) == 1 and found[0].startswith("- 1:10 warning in gpu-a:/var/log/sglang.log (×5")
     metrics = state.logs["l1"].metrics
     assert (metrics.errors, metrics.retractions) == (0, 5)
 

@@ -53,8 +53,8 @@ def test_report_folds_the_warnings_with_first_and_last_time():
     text = markdown.render(state, events=events)
     section = text.split("### Notable events", 1)[1].split("### Throughput", 1)[0]
     assert "Nothing notable" not in section
-    # every rank and second folded into one line: ×60, first at 00:02, last at 00:31
-    assert "00:02 fallback in gpu-a:/var/log/server.log (×60, last at 00:31)" in section
+    # every rank and second folded into one line: ×60, first at 0:02, last at 0:31
+    assert "0:02 fallback in gpu-a:/var/log/server.log (×60, last at 0:31)" in section
     assert "falling back to Triton" in section
     assert "fallback in gpu-a:/var/log/server.log: `(EngineCore_DP0 pid=311) WARNING" in section
 

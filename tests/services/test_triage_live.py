@@ -257,7 +257,7 @@ async def test_capture_runs_what_the_profile_form_runs_on_the_findings_host():
     shown = c.triage.current["gpu2"].findings[0].public()  # type: ignore[union-attr]
     busy = next_step.plan(c, "gpu2", shown)
     assert busy is not None and busy.problem is not None
-    assert busy.problem.startswith("a capture on gpu2, running since 00:00")
+    assert busy.problem.startswith("a capture on gpu2, running since 0:00")
     assert not next_step.run(c, p).started
     assert await out.task == "prof9: 2 trace file(s) from gpu2"
     assert c.profiles.captured == [("gpu2", "http://gpu2:30000", 5)]

@@ -60,17 +60,17 @@ async def test_replayed_idle_run_shows_verdicts_and_why_in_details():
         await wait_for(lambda: "check:" in str(app.screen.query_one("#hyp-detail-head").render()))
         head = str(app.screen.query_one("#hyp-detail-head").render())
         assert "check: gap.idle_pct >= 30 and gap.traffic_ratio < 1.5 (for 5 s): supported" in head
-        assert "00:10 localhost became refuted (gap.idle_pct = 21.9, gap.traffic_ratio = 1)" in head
-        assert "00:50 localhost became supported (gap.idle_pct = 93.9, " in head
+        assert "0:10 localhost became refuted (gap.idle_pct = 21.9, gap.traffic_ratio = 1)" in head
+        assert "0:50 localhost became supported (gap.idle_pct = 93.9, " in head
         await pilot.press("escape", "q")
 
 
 def test_report_says_when_and_why_each_check_flipped():
     text = render_transcript(transcript.read(IDLE_RUN))
     assert "   - check: gap.traffic_ratio \\>= 1.5 (for 5 s): refuted\n" in text
-    assert "     - 00:10 localhost became refuted (gap.idle_pct = 21.9, gap.traffic_ratio = 1)\n" \
+    assert "     - 0:10 localhost became refuted (gap.idle_pct = 21.9, gap.traffic_ratio = 1)\n" \
         in text
-    assert ("     - 00:50 localhost became supported (gap.idle_pct = 93.9, "
+    assert ("     - 0:50 localhost became supported (gap.idle_pct = 93.9, "
             "gap.traffic_ratio = 1.01 (true for 5 s))\n") in text
 
 

@@ -92,7 +92,7 @@ def test_report_of_the_run_has_the_bandwidth_section():
     text = render_transcript(transcript.read(RUN / "transcript.jsonl"))
     section = text[text.index("## Memory bandwidth and the live gap"):]
     # figures per phase of the triage, beside the triage's top cause: no verdict of the gap's
-    assert "| 00:00 | 00:33 | wasted-traffic |" in section
-    assert "| 00:33 | 01:20 | near-floor |" in section
+    assert "| 0:00 | 0:33 | wasted-traffic |" in section
+    assert "| 0:33 | 1:20 | near-floor |" in section
     assert "within 11 % of the floor" not in section and "look at" not in section
     assert "DRAM busy %" in section and "```" in section

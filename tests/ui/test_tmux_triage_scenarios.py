@@ -65,7 +65,7 @@ def _step(demo: TmuxDemo, key: str) -> None:
     else:  # Enter in the Triage view: the witness runs; what ⏎ runs next changes once it lands
         before = _runs_line(demo.screen())
         demo.press(key)
-        # (while it runs, the ⏎ line says so: "not now: a capture on …, running since 00:04")
+        # (while it runs, the ⏎ line says so: "not now: a capture on …, running since 0:04")
         demo.wait_screen(lambda s: _runs_line(s) not in (before, "")
                          and "running since" not in " ".join(s.split()), "the witness's answer",
                          MAX_SECONDS)

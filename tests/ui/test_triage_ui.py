@@ -108,7 +108,7 @@ async def test_the_view_ranks_findings_and_enter_runs_the_step_on_the_findings_h
         top = screen._rows[0][1]
         assert top.cause == "launch-bound" and top.next is not None and top.next.kind == "stacks"
         detail = str(screen.query_one("#triage-detail", Static).render())
-        assert "shorter than their launch call" in detail and "capture prof1 at 00:10" in detail
+        assert "shorter than their launch call" in detail and "capture prof1 at 0:10" in detail
         # the server's process: the one listening on the engine URL's port
         assert "⏎ runs: stacks --seconds 3 --port 30000 on gpu2" in detail
         await pilot.press("enter")

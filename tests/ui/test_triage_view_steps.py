@@ -125,7 +125,7 @@ def test_a_server_that_exited_is_the_top_line_not_its_idle_gpu():
         apply(state, ev.ServerEvent(server="sglang", host="gpu1", state=kind, detail=detail,
                                     t=40.0))
     line = top_line(state, "gpu1").plain
-    assert line.startswith("triage server sglang exited (exit status 2) at 00:40"), line
+    assert line.startswith("triage server sglang exited (exit status 2) at 0:40"), line
     assert top_line(state).plain.startswith("triage gpu1: server sglang exited")
     assert "launch-bound" not in line
     apply(state, ev.ServerEvent(server="sglang", host="gpu1", state="starting", t=50.0))

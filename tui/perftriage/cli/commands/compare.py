@@ -128,7 +128,8 @@ def _metrics(side) -> set[str]:
 def _check_readings(side_a, side_b) -> None:
     """Exit 2 when a slice holds no reading of any metric, or none that the other has."""
     from perftriage.core.compare.recording import METRICS
-    from perftriage.core.compare.slices import clock, shown
+    from perftriage.core.clock import clock
+    from perftriage.core.compare.slices import shown
 
     found = {"A": _metrics(side_a), "B": _metrics(side_b)}
     for which, side in (("A", side_a), ("B", side_b)):

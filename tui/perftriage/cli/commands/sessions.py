@@ -8,7 +8,7 @@ import sys
 import click
 
 from perftriage.cli.json_out import json_text
-from perftriage.core.report.markdown import clock
+from perftriage.core.clock import clock
 from perftriage.core.sanitize import visible
 from perftriage.core.store import session_files
 

@@ -20,7 +20,8 @@ from perftriage.core.compare.changes import changes as what_changed
 from perftriage.core.compare.numbers import fmt, pair_texts, with_unit  # noqa: F401  (re-exported)
 from perftriage.core.compare.profile_diff import ProfileDiff, diff
 from perftriage.core.compare.recording import METRICS, MetricDef, Recording
-from perftriage.core.compare.slices import Window, clock
+from perftriage.core.clock import clock
+from perftriage.core.compare.slices import Window
 from perftriage.core.compare.stats import (
     MIN_EFFECT_PCT,
     MIN_READINGS,

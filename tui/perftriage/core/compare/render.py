@@ -8,7 +8,7 @@ from typing import Any
 
 from perftriage.core.compare.compare import with_unit
 from perftriage.core.compare.numbers import pair_texts
-from perftriage.core.compare.slices import clock
+from perftriage.core.clock import clock
 from perftriage.core.compare.stats import p_text
 from perftriage.core.profile.table import short_name
 from perftriage.core.sanitize import visible

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from perftriage.core.clock import clock  # noqa: F401 (the one clock, re-exported)
 from perftriage.core.replay.state_at import parse_time
 from perftriage.core.sanitize import visible
 
@@ -103,14 +104,6 @@ def parse_slice(text: str, exists: Callable[[str], bool] = lambda _: False) -> S
         raise SliceError(f"{shown(text)}: after @ give FROM-TO (SS, MM:SS or H:MM:SS; "
                          "either may be left out: @30-, @-1:30)")
     return SliceSpec(text, text)
-
-
-def clock(t: float) -> str:
-    """``m:ss`` or ``h:mm:ss`` of a session time."""
-    s = int(round(t))
-    h, rem = divmod(s, 3600)
-    m, sec = divmod(rem, 60)
-    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
 
 
 def window(spec: SliceSpec, segments: Sequence[tuple[int, float]], duration: float,

@@ -10,7 +10,8 @@ from perftriage.core.compare.compare import PHASE_METRICS, Side, compare, with_u
 from perftriage.core.compare.recording import METRICS, Recording
 from perftriage.core.compare.render import (HEADER, changes_lines, metric_cells, profile_cells,
                                             side_title)
-from perftriage.core.compare.slices import Window, clock
+from perftriage.core.clock import clock
+from perftriage.core.compare.slices import Window
 from perftriage.core.report.md_text import cell
 
 TITLE = "## Before / after"

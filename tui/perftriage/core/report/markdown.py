@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from perftriage.core.clock import clock  # noqa: F401 (the one clock, re-exported)
 from perftriage.core.model.segments import segments_section
 from perftriage.core import probes
 from perftriage.core.compare.recording import Recording
@@ -57,16 +58,6 @@ MAX_NOTABLE = 40
 
 
 # --- formatting helpers ---------------------------------------------------------
-
-
-def clock(t: float | None) -> str:
-    """Session offset as m:ss or h:mm:ss."""
-    if t is None:
-        return "—"
-    s = int(t)
-    h, rem = divmod(s, 3600)
-    m, sec = divmod(rem, 60)
-    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m:02d}:{sec:02d}"
 
 
 def human_duration(s: float | None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perftriage.core.compare.slices import clock
+from perftriage.core.clock import clock
 from perftriage.core.sanitize import visible
 from perftriage.core.model.findings import Finding
 from perftriage.core.triage.phase import Phase

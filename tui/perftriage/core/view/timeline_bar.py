@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from perftriage.core.replay.timeline import Marker
-from perftriage.core.report.markdown import clock  # noqa: F401  (the bar's time format)
+from perftriage.core.clock import clock  # noqa: F401  (the bar's time format)
 
 # one glyph per marker kind; when several fall in one cell the first kind
 # of this order wins (an error is worth more than one more finished probe)

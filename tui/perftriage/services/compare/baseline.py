@@ -28,7 +28,8 @@ from typing import Any
 from perftriage.core.compare.compare import Side, compare
 from perftriage.core.compare.load import load
 from perftriage.core.compare.recording import Recording
-from perftriage.core.compare.slices import SliceError, Window, clock, parse_slice, window
+from perftriage.core.clock import clock
+from perftriage.core.compare.slices import SliceError, Window, parse_slice, window
 from perftriage.core.model import events as ev
 from perftriage.core.store.transcript import TranscriptError
 from perftriage.services.investigation.session import Session

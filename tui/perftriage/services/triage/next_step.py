@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Protocol, get_args
 from weakref import WeakKeyDictionary
 
 from perftriage.core import probes as probe_kinds
-from perftriage.core.report.markdown import clock
+from perftriage.core.clock import clock
 from perftriage.core.parse.http_url import BadUrl, parse_http_url
 from perftriage.core.profile.ncu_join import kernel_key
 from perftriage.core.search import Budget, PatternError, compile_search, matching, shown_pattern

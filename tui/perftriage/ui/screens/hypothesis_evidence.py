@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from perftriage.core.model.events import Stance
 from perftriage.core.model.state import SessionState
-from perftriage.core.report.markdown import clock
+from perftriage.core.clock import clock
 from perftriage.core.sanitize import visible
 from perftriage.core.view.evidence import MATCHES_SHOWN, Candidate, candidates
 from perftriage.ui.key_order_workaround import FormScreen

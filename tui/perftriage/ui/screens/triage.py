@@ -29,7 +29,7 @@ from textual.widgets import DataTable, Static
 
 from perftriage.core.model.findings import Finding
 from perftriage.core.model.state import Section, SessionState
-from perftriage.core.report.markdown import clock
+from perftriage.core.clock import clock
 from perftriage.core.sanitize import visible
 from perftriage.services.gap.model_bytes import ModelBytes, ModelBytesError, read_model_bytes
 from perftriage.services.triage import next_step

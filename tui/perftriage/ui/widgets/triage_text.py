@@ -15,7 +15,7 @@ from rich.text import Text
 from perftriage.core.model import events as ev
 from perftriage.core.model.findings import Earlier, Evidence, Finding, pct, top
 from perftriage.core.model.state import SessionState
-from perftriage.core.report.markdown import clock
+from perftriage.core.clock import clock
 from perftriage.core.sanitize import visible
 
 SEVERITY_STYLE = {"high": "bold red", "moderate": "yellow"}

@@ -1,0 +1,19 @@
+"""The one clock: a session time as text, wherever perftriage prints one
+(the report, the views, the replay bar, compare, the triage, the CLI).
+
+``m:ss``, ``h:mm:ss`` from an hour — the form the slice syntax takes
+(``NAME@1:20-3:00``) and ``replay --at`` reads. Seconds are cut, never
+rounded up: a time never prints later than it was (35.6 s is ``0:35``, so
+``--at 0:35`` lands before it, never past the end of a session)."""
+
+from __future__ import annotations
+
+
+def clock(t: float | None) -> str:
+    """``0:35``, ``12:05``, ``1:02:03``; ``—`` for no time."""
+    if t is None:
+        return "—"
+    s = max(0, int(t))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
