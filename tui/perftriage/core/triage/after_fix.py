@@ -22,7 +22,6 @@ from __future__ import annotations
 from perftriage.core.compare.numbers import fmt
 from perftriage.core.compare.recording import Recording
 from perftriage.core.compare.stats import MIN_READINGS, Better, judge, p_text
-from perftriage.core.clock import clock
 from perftriage.core.model.findings import Earlier, EarlierState, Finding, NextStep
 from perftriage.core.triage.phase import WITNESS_NAME, Phase, Taken
 from perftriage.core.triage.witnesses import Witnesses

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from perftriage.core.compare.slices import clock
+from perftriage.core.clock import clock
 from perftriage.core.model.findings import Earlier, Finding
 from perftriage.core.model.findings import top as top_of
 
