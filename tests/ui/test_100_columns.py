@@ -96,6 +96,14 @@ async def test_the_triage_header_is_one_line_at_100_columns(tmp_path):
         text = str(head.render())
         assert "gpu2" in text and "localhost" in text and "⏎" in text
         assert head.size.height == 1 and len(text) <= 100, text
+        # its server gone: the header says so, shorter, still on one line
+        cockpit.session.emit(ev.ServerEvent(server="sglang-sim", host="gpu2", state="exited",
+                                            detail="ended", t=80.0))
+        cockpit.session.emit(triage_event("gpu2", GRAPH, t=81.0, earlier=RESOLVED))
+        await pilot.pause(0.5)
+        text = str(head.render())
+        assert "server sglang-sim exited (ended) at " in text, text
+        assert head.size.height == 1 and len(text) <= 100, text
         await pilot.press("escape")
 
 

@@ -166,14 +166,22 @@ class TriageScreen(Screen[None]):
                        "the engine's /metrics), GPU readings or a profile capture",
                        style="dim")
             return out
-        for host in hosts:
-            e = state.triage[host]
-            new = " (a new server process)" if e.run_start else ""
-            out.append(f"  · {visible(host)}: phase since {clock(e.start)}{new}")
-            if (down := server_down(state, host)) is not None:
-                out.append(f" — {down[1]}", style="bold red")
-        # one line: the hint shortens where the header would wrap (100 columns)
-        room = (self.size.width or 200) - 2 - out.cell_len
+        width = (self.size.width or 200) - 2
+        for short in (False, True):  # one line: the short words where the long ones wrap
+            out = Text("Triage", style="bold")
+            for host in hosts:
+                e = state.triage[host]
+                new = "" if not e.run_start else " (new process)" if short \
+                    else " (a new server process)"
+                out.append(f"  · {visible(host)}: {'' if short else 'phase '}since "
+                           f"{clock(e.start)}{new}")
+                if (down := server_down(state, host)) is not None:
+                    out.append(f" — {down[1]}", style="bold red")
+            if out.cell_len <= width:
+                break
+        out.truncate(width, overflow="ellipsis")
+        # the hint shortens where the header would wrap (100 columns)
+        room = width - out.cell_len
         hint = next((h for h in ("   ⏎ runs the highlighted finding's next step on its host",
                                  "   ⏎ runs the finding's next step", "   ⏎ next step")
                      if len(h) <= room), "")
