@@ -137,9 +137,9 @@ def follow_unprivileged(host: Host) -> None:
         pytest.fail("running as root needs setpriv (util-linux) to drop privileges for this case")
     stream = host.transport.stream_batches
 
-    def as_nobody(command: str):
+    def as_nobody(command: str, **kwargs):  # the transport's keywords (label=) as they are
         return stream(f"{setpriv} --reuid=65534 --regid=65534 --clear-groups "
-                      f"sh -c {shlex.quote(command)}")
+                      f"sh -c {shlex.quote(command)}", **kwargs)
 
     host.transport.stream_batches = as_nobody  # type: ignore[method-assign]
 
