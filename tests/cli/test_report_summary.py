@@ -79,3 +79,21 @@ def test_a_fixed_cause_leads_the_story_with_what_became_of_it():
 def test_recorded_words_become_code_spans_never_escapes():
     assert prose("stall in `detokenize` [x](http://a) <img> a|b") == \
         "stall in `detokenize` `[x](http://a)` `<img>` `a|b`"
+
+
+def test_the_full_report_says_agreeing_hosts_and_gpus_once(tmp_path):
+    """The real H200 run seen as three hosts (one machine): one Hosts row; the
+    demo's eight GPUs that agree: one row of the bandwidth table, and a GPU
+    that does not keeps every row."""
+    from perftriage.core.report.bandwidth import _gpu_rows
+
+    r = CliRunner().invoke(cli, ["report", str(FIXTURES / "gpm" / "h200-run2" / "transcript.jsonl"),
+                                 "-o", "-"])
+    hosts = r.output.split("## Hosts\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert hosts == ["- **localhost**, **viadmon**, **viapynvml** (up): 1 × NVIDIA H200, 140 GiB; "
+                     "126 GiB RAM, 4814 GB/s per GPU"]
+    gpus = [ev.GpuCounters(index=i, name="G", dram_busy_pct=90.0 + i % 3, dram_bw_gbs=1600.0 + i,
+                           sm_active_pct=90.0, tensor_active_pct=29.0) for i in range(8)]
+    assert _gpu_rows(gpus) == ["| 0–7 (all 8 alike) | G | 1600–1607 | 90–92 | 90 | 29 |"]
+    gpus[3] = ev.GpuCounters(index=3, name="G", dram_busy_pct=40.0, dram_bw_gbs=700.0)
+    assert len(_gpu_rows(gpus)) == 8

@@ -133,11 +133,35 @@ def bandwidth_section(state: SessionState, clock: Callable[[float | None], str],
         if c.error and not c.gpus:
             out += [f"{inline(name)}: bandwidth counters n/a ({inline(c.error)}).", ""]
             continue
-        rows = [f"| {g.index} | {cell(g.name)} | {_f(g.dram_bw_gbs, '.0f')} | {_f(g.dram_busy_pct, '.0f')} | "
-                f"{_f(g.sm_active_pct, '.0f')} | {_f(g.tensor_active_pct, '.0f')} |" for g in c.gpus]
+        rows = _gpu_rows(c.gpus)
         out += [f"{inline(name)} ({inline(c.source)}; peak: {inline(c.peak_source or 'unknown')}), "
                 "last reading:", "",
                 "| GPU | name | DRAM GB/s | DRAM % | SM active % | tensor % |",
                 "|---|---|---|---|---|---|", *rows, ""]
     return out
 
+
+AGREE_PCT = 5.0  # GPUs whose DRAM busy shares are within this many points: one row
+
+
+def _span(values: list[float | None]) -> str:
+    got = [v for v in values if v is not None]
+    if not got:
+        return "n/a"
+    lo, hi = f"{min(got):.0f}", f"{max(got):.0f}"
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def _gpu_rows(gpus: list) -> list[str]:
+    """One row per GPU; GPUs of one name that agree (DRAM busy within
+    :data:`AGREE_PCT` points) are one row with their ranges."""
+    busy = [g.dram_busy_pct for g in gpus]
+    if (len(gpus) > 2 and len({g.name for g in gpus}) == 1 and None not in busy
+            and max(busy) - min(busy) <= AGREE_PCT):
+        first, last = gpus[0].index, gpus[-1].index
+        return [f"| {first}–{last} (all {len(gpus)} alike) | {cell(gpus[0].name)} | "
+                f"{_span([g.dram_bw_gbs for g in gpus])} | {_span(busy)} | "
+                f"{_span([g.sm_active_pct for g in gpus])} | "
+                f"{_span([g.tensor_active_pct for g in gpus])} |"]
+    return [f"| {g.index} | {cell(g.name)} | {_f(g.dram_bw_gbs, '.0f')} | {_f(g.dram_busy_pct, '.0f')} | "
+            f"{_f(g.sm_active_pct, '.0f')} | {_f(g.tensor_active_pct, '.0f')} |" for g in gpus]

@@ -119,10 +119,11 @@ def _hosts_section(state: SessionState, hosts: list[str]) -> list[str]:
     names = list(dict.fromkeys([*hosts, *state.hosts]))
     if not names:
         return [*out, "No hosts recorded.", ""]
+    alike: dict[str, list[str]] = {}
     for name in names:
         hs = state.hosts.get(name)
         if hs is None:
-            out.append(f"- **{inline(name)}**: no data recorded")
+            alike.setdefault(": no data recorded", []).append(name)
             continue
         desc = hs.conn_state
         if hs.reason:
@@ -145,7 +146,10 @@ def _hosts_section(state: SessionState, hosts: list[str]) -> list[str]:
         if bw := host_info.bandwidth_summary(hs.info):  # a per-GPU map on real hosts
             extra.append(bw)
         suffix = f"; {', '.join(extra)}" if extra else ""
-        out.append(f"- **{inline(name)}** ({desc}): {gpu_text}{suffix}")
+        alike.setdefault(f" ({desc}): {gpu_text}{suffix}", []).append(name)
+    # hosts that agree (state, GPUs, RAM, bandwidth) are one row
+    out += [f"- {', '.join(f'**{inline(n)}**' for n in group)}{what}"
+            for what, group in alike.items()]
     return [*out, ""]
 
 
