@@ -23,6 +23,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
+from perftriage.core.compare.readings import fields
 from perftriage.core.compare.series import MAX_READING, Series  # noqa: F401 (re-exported)
 from perftriage.core.compare.stats import Better
 from perftriage.core.model import events as ev
@@ -66,8 +67,9 @@ METRICS: dict[str, MetricDef] = {m.id: m for m in (
     MetricDef("power_w", "power", "W", "lower", per_gpu="sum", context=True),
 )}
 # a host sample's CPU readings kept as series (the triage's witnesses read them)
-CPU_METRICS = ("cpu_pct", "cpu_psi_some", "cpu_throttled_pct", "cpu_psi_some_cgroup",
-               "cpu_throttled_time_pct")
+CPU_METRICS = tuple(series for series, _ in fields("host.sample"))
+GAP_READINGS = fields("gap.sample")
+HOST_READINGS = fields("host.sample")
 # readings kept for the comparability checks only, never judged
 CONTEXT_ONLY = {"context_tokens": "context (#token)", "batch": "batch"}
 
@@ -309,11 +311,8 @@ class Recording:
                     self.add(f"{metric}_{name}", host, e.t, value * 1000.0)
 
     def _gap(self, e: ev.GapSample) -> None:
-        for metric, value in (("gap", e.gap), ("dram_gbs", e.dram_bw_gbs),
-                              ("useful_gbs", e.useful_bw_gbs),
-                              ("traffic_ratio", e.traffic_ratio), ("idle_pct", e.idle_pct),
-                              ("batch", e.batch)):
-            self.add(metric, e.host, e.t, value)
+        for metric, name in GAP_READINGS:  # core/compare/readings.py
+            self.add(metric, e.host, e.t, getattr(e, name))
 
     def _counters(self, e: ev.GpuCountersSample) -> None:
         sm: list[float] = []
@@ -346,8 +345,8 @@ class Recording:
                             g, "sm_clock_max_mhz", None)
                         ratio = clock / top if clock and top else None
                         self.throttles.setdefault(host, []).append((t, g.index, slow, ratio))
-        for metric in CPU_METRICS:
-            if (value := getattr(cpu, metric)) is not None:
+        for metric, name in HOST_READINGS:  # core/compare/readings.py
+            if (value := getattr(cpu, name)) is not None:
                 self._series(metric, host, -1).add(t, value)
 
     def gpu_sample(self, host: str, t: float, stale: bool,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
+from perftriage.core.compare.readings import WITNESSED
 from perftriage.core.compare.recording import Recording
 from perftriage.core.model import events as ev
 import msgspec
@@ -115,15 +116,8 @@ def _latest_probe(rows: list[tuple[float, str, str, dict[str, Any]]], host: str,
 def witnesses(rec: Recording, host: str, start: float, end: float) -> Witnesses:
     """Everything of ``host`` inside ``[start, end]``."""
     w = Witnesses(host=host, start=start, end=end)
-    for name, metric in (("gap", "gap"), ("traffic_ratio", "traffic_ratio"),
-                         ("dram_idle_pct", "idle_pct"), ("gpu_util_pct", "gpu_util"),
-                         ("decode_tps", "decode_tps"), ("running", "running"),
-                         ("queued", "queued"), ("token_usage", "token_usage"),
-                         ("cpu_pct", "cpu_pct"), ("cpu_psi_some", "cpu_psi_some"),
-                         ("cpu_throttled_pct", "cpu_throttled_pct"),
-                         ("cpu_psi_some_cgroup", "cpu_psi_some_cgroup"),
-                         ("cpu_throttled_time_pct", "cpu_throttled_time_pct")):
-        setattr(w, name, _median(rec, metric, host, start, end))
+    for r in WITNESSED:  # the table of readings (core/compare/readings.py)
+        setattr(w, r.witness, _median(rec, r.series, host, start, end))
     if w.running is None:
         w.running = _median(rec, "engine_running", host, start, end)
         w.queued = _median(rec, "engine_queued", host, start, end)
