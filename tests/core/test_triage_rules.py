@@ -258,6 +258,8 @@ def test_cpu_throttle_only_under_a_late_host(idle_gpu):
         assert f.explains_pct == pytest.approx(min(40.0, f.explains_pct + launch.explains_pct))
         assert f.evidence[0].text.startswith("the host loses 40 % of the time waiting for a CPU")
         assert "system PSI" in f.evidence[0].text and f.evidence[0].source == "psi"
+        # its share is part of launch-bound's, read on the capture: the capture evidences it
+        assert ("capture", "prof1") in {(e.witness, e.source) for e in f.evidence}
     else:
         assert cpu == []
 
@@ -353,6 +355,26 @@ def test_above_half_the_time_waiting_cpu_throttle_tops_its_parent():
     cpu = cpu_throttle_finding(_contended(psi=20.0), [stall])  # a fifth: the stall stays on top
     assert cpu is not None
     assert [f.cause for f in ranked([stall, cpu])] == ["host-stall", "cpu-throttle"]
+
+
+def test_cpu_throttle_that_takes_all_of_its_parent_keeps_the_parent_s_witness():
+    """A loaded host (PSI above the host's lateness): cpu-throttle takes all
+    of launch-bound, which falls below the list; the capture it was read on
+    is then cpu-throttle's evidence, not lost with it."""
+    from perftriage.core.triage.host_side import cpu_throttle_finding
+    from perftriage.core.triage.model import Evidence
+
+    launch = Finding("launch-bound", "eager launches", 12.0, evidence=[
+        Evidence("capture", "host wait 12 % of the step", 5.0, "prof1"),
+        Evidence("capture", "eager launches", 5.0, "prof1")])
+    cpu = cpu_throttle_finding(_contended(psi=60.0), [launch])
+    assert cpu is not None and cpu.explains_pct == 12.0 and launch.explains_pct == 0.0
+    assert ranked([launch, cpu]) == [cpu]
+    witnessed = [e for e in cpu.evidence if e.witness == "capture"]
+    assert len(witnessed) == 1  # one line per witness taken, not each of its lines
+    assert witnessed[0].source == "prof1" and witnessed[0].at == 5.0
+    assert witnessed[0].text == "the host's lateness, as launch-bound: host wait 12 % of the step"
+    assert cpu.evidence[0].text.startswith("the host loses 60 % of the time waiting for a CPU")
 
 
 @pytest.mark.parametrize("readings", [

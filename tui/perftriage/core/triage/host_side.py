@@ -335,6 +335,16 @@ def cpu_throttle_finding(w: Witnesses, found: list[Finding]) -> Finding | None:
                                    "cpu-throttle's", w.end, source))
         f.evidence.append(Evidence("host", f"{pct(cut)} of the time is waiting for a CPU, "
                                            "counted under cpu-throttle", w.end, source))
+    # the witnesses the parents' shares were read on (the capture's host wait, the
+    # stacks' frame): cpu-throttle's share is part of theirs, and stays evidenced
+    # by them when it takes all of a parent (which then falls below the list)
+    seen = {(e.witness, e.source) for e in ev}
+    for f in host:
+        for e in f.evidence:
+            if e.witness != "host" and (e.witness, e.source) not in seen:
+                seen.add((e.witness, e.source))
+                ev.append(Evidence(e.witness, f"the host's lateness, as {f.cause}: {e.text}",
+                                   e.at, e.source))
     parents = ", ".join(sorted({f.cause for f in host}))
     return Finding(
         cause="cpu-throttle", explains_pct=taken, host=w.host,
