@@ -33,7 +33,7 @@ def test_captures_stacks_and_ncu_are_markers_of_their_own(tmp_path):
     kinds = [(m.kind, m.label) for m in tl.markers]
     assert [k for k, _ in kinds] == ["note", "capture", "stacks", "ncu", "probe"]
     capture = dict(kinds)["capture"]
-    assert capture.startswith("prof1 on gpu: ") and "MoeFCGemm" in capture
+    assert capture.startswith("prof1 gpu: 55 % ") and "MoeFCGemm" in capture
     assert dict(kinds)["stacks"].startswith("p1 stacks --seconds 3")
 
 

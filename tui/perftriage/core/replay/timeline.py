@@ -89,8 +89,9 @@ def marker_for(state: SessionState, event: ev.Event, index: int, before: Any) ->
         return Marker(index, t, own, label)
     if isinstance(event, ev.ProfileCaptured):
         top = event.summary.kernels[0] if event.summary.kernels else None
-        what = f": {short_name(top.name, 40)} {top.pct:.0f} %" if top is not None else ""
-        return Marker(index, t, "capture", f"{event.capture_id} on {event.host}{what}")
+        # short: the player bar shows it after the position at 100 columns
+        what = f": {top.pct:.0f} % {short_name(top.name, 24)}" if top is not None else ""
+        return Marker(index, t, "capture", f"{event.capture_id} {event.host}{what}")
     if isinstance(event, ev.HypothesisUpdated) and event.status is not None and before != event.status:
         return Marker(index, t, "hypothesis", f"{event.hyp_id} → {event.status}")
     if isinstance(event, ev.HypothesisAdded):  # a beat of the story, whatever its status
