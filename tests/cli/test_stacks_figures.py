@@ -5,8 +5,8 @@ the demo's real straggler (its stall burns in a helper, ``_burn``, called by
 - ``--json``: each frame's ``wall_pct`` (share of wall time) beside its
   ``self_pct`` (share of the busy samples), the top frame too;
 - the summary line's figures are the frame table's, one figure each;
-- a helper leaf is named with its chain, ``_burn ← simulated_late_rank_stall``;
-  a public leaf alone."""
+- a helper leaf is named with its chain, ``_burn ← simulated_late_rank_stall``,
+  by the probe and by the triage's host-stall; a public leaf alone."""
 
 from __future__ import annotations
 
@@ -21,7 +21,14 @@ from click.testing import CliRunner
 
 from perftriage.cli import cli
 from perftriage.core.probe_kinds.stacks_kind import own_pyspy
-from perftriage.core.stacks.summary import ProcessStacks, StackRow, chain, is_helper
+from perftriage.core.stacks.summary import (
+    ProcessStacks,
+    StackRow,
+    chain,
+    from_detail,
+    is_helper,
+)
+from perftriage.core.triage.host_side import host_work
 
 pytestmark = pytest.mark.skipif(own_pyspy() is None, reason="py-spy is not installed")
 
@@ -58,6 +65,10 @@ def test_json_has_wall_beside_busy_and_the_summary_says_the_tables_figures(tmp_p
     assert (top["name"], top["self_pct"], top["wall_pct"]) == (first["name"], first["self_pct"],
                                                               first["wall_pct"])
     assert top["name"] == "_burn" and top["chain"] == ["_burn", "simulated_late_rank_stall"]
+    # the triage's host-stall names the same chain, with the table's busy figure
+    work = host_work(from_detail(doc["detail"]))
+    assert work is not None and work.stall_frame == "_burn ← simulated_late_rank_stall"
+    assert round(work.stall_frame_busy_pct, 1) == round(first["self_pct"], 1)
 
     code, out = _probe(tmp_path, "stacks", "--pid", str(straggler), "--seconds", "2")
     assert code == 0, out

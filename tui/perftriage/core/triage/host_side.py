@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from perftriage.core.profile.model import ProfileSummary
-from perftriage.core.stacks.summary import ProcessStacks, StacksSummary, busy_share
+from perftriage.core.stacks.summary import ProcessStacks, StacksSummary, busy_share, chain
 from perftriage.core.triage.capture_gaps import (
     gap_shape,
     launch_fixes,
@@ -101,8 +101,11 @@ def host_work(s: StacksSummary) -> HostWork | None:
     wait += (1.0 - busy) * 100.0
     top = max(leaves, key=lambda k: leaves[k]) if leaves else None
     top_pct = leaves.get(top, 0.0) if top else 0.0
+    # a helper leaf (`_burn`) is named with its callers up to the frame to act on
+    top_row = next((f for f in proc.frames if f.name == top), None)
+    named = " ← ".join(chain(proc, top_row.name, top_row.file)) if top_row else ""
     return HostWork(process=proc, stall_pct=stall, forward_pct=forward, wait_pct=wait,
-                    stall_frame=top, stall_frame_pct=top_pct,
+                    stall_frame=named or top, stall_frame_pct=top_pct,
                     stall_frame_busy_pct=top_pct / busy if busy > 0 else 0.0,
                     sync_frame=sync_frame)
 
