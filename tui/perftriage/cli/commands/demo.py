@@ -47,6 +47,11 @@ DEMO_SERVER = "sglang-sim"
 SIMULATED_GPUS = (8, "RTX PRO 6000 Blackwell Server Edition")
 
 
+# the demo's [[servers]] profile_command: what the ncu step runs under ncu
+DEMO_BENCH = ("{python} -m perftriage.simulator.sglang_sim --lines 8 --rate 0 --startup-s 0"
+              " --tp {tp} --moe-runner-backend {backend} --scenario {scenario}")
+
+
 def free_loopback_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -82,6 +87,9 @@ def demo_config(log: Path, rate: float, metrics_port: int | None = None,
               # S restarts it with another (sglang-sim backend=flashinfer_cutedsl): a before/after
               "backend": DEFAULT_BACKEND, **extra},
         metrics_url=f"http://127.0.0.1:{port}/metrics",  # read by the engine source
+        # the triage's ncu step: a short simulated bench (a few steady lines, then it
+        # exits), never a second copy of the server on its port
+        profile_command=DEMO_BENCH,
     )
     return Config(servers=[profile])
 
