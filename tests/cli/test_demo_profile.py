@@ -14,7 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from perftriage.cli.commands.demo import DEFAULT_SCENARIO
 from perftriage.core.profile.summarize import summarize_files
+from perftriage.simulator.scenarios import SCENARIOS
+from perftriage.simulator.sglang_sim import DEFAULT_BACKEND
+from perftriage.simulator.trace_synth import write
 from perftriage.simulator.sglang_http import RANK_TRACES, TRACES
 from perftriage.simulator.sglang_metrics import SimulatedSglangMetrics
 from tests.support.demo import DEMO_ENGINE, running_demo
@@ -87,7 +91,11 @@ async def test_p_c_in_the_demo_captures_a_profile(tmp_path: Path):
     assert event.engine == "sglang" and event.missing == [] and len(event.files) == TP
     assert [re.search(r"TP-\d+", f).group() for f in sorted(event.files)] == sorted(
         f"TP-{r}" for r in range(TP))
-    bundled = summarize_files([str(TRACES / RANK_TRACES[r % 2]) for r in range(TP)])
+    # the default demo's story (kernel-below-roofline, the slow MoE backend): its
+    # captures are synthesised from that state, the same trace a test writes here
+    story = SCENARIOS[DEFAULT_SCENARIO].trace(DEFAULT_BACKEND, TP, 3)
+    expected = summarize_files([str(p) for p in write(story, tmp_path, "expected")])
     assert event.summary.ranks == TP
-    assert event.summary.kernel_ms == pytest.approx(bundled.kernel_ms)
-    assert event.summary.kernels[0].name == bundled.kernels[0].name
+    assert event.summary.kernel_ms == pytest.approx(expected.kernel_ms)
+    assert event.summary.kernels[0].name == expected.kernels[0].name
+    assert "MoeFCGemm" in event.summary.kernels[0].name  # the story's slow kernel on top
