@@ -1,12 +1,15 @@
-"""Issue 49's walk, taken by a script in a real terminal (run on the device machine).
+"""The triage walk on a real server, taken by a script in a real terminal
+(written for the device machine; runs GPU-less too).
 
-    OUT=dir python3 scripts/h200_walk.py [CAUSE ...]   (default: every cause in WALK)
+    OUT=dir python3 scripts/h200_walk.py [--gpu-load GB] [CAUSE ...]
+    (default: every cause in WALK)
 
 For each planted cause: a real OpenSSH sshd on 127.0.0.1 (tests/support/sshd.py:
 temporary host and client keys, a known_hosts the cockpit checks); the
 SIMULATED SGLang server (``perftriage.simulator.sglang_sim --scenario CAUSE``)
 started OUTSIDE the cockpit, its log written to a file that is both the
-``[[hosts]]`` log and the ``[[servers]]`` log (issue 49 item 4's case); with
+``[[hosts]]`` log and the ``[[servers]]`` log (where a restart once never
+started); with
 ``--gpu-load GB``, a real decode-shaped load on the GPU beside it
 (scripts/standins/decode_standin.py), so NVML over SSH reads a busy GPU.
 Then a fresh cockpit in tmux, on that host through the sshd: ``Y``, then ⏎
