@@ -197,9 +197,12 @@ async def test_replay_shows_the_findings_and_enter_says_why_nothing_runs():
         assert [h for h, _ in screen._rows][0] == "gpu1"
         earlier = str(screen.query_one("#triage-earlier", Static).render())
         assert "gpu2: ✔ host-stall: resolved — decode 936 → 2,900 tok/s ▲" in earlier
-        # gpu2's first finding (a lead: ncu on the top kernels of a busy GPU)
+        # gpu2's free gap lead first, then its ncu lead on the top kernels of a busy GPU
         first = next(i for i, (h, _) in enumerate(screen._rows) if h == "gpu2")
-        await pilot.press(*["down"] * first)
+        assert screen._rows[first][1].next.kind == "gap"
+        ncu = next(i for i, (h, f) in enumerate(screen._rows)
+                   if h == "gpu2" and f.next is not None and f.next.kind == "ncu")
+        await pilot.press(*["down"] * ncu)
         await pilot.press("enter")
         await pilot.pause(0.1)
         assert "not now: replay" in str(screen.query_one("#triage-detail", Static).render())

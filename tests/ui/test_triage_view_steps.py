@@ -135,6 +135,7 @@ def test_a_server_that_exited_is_the_top_line_not_its_idle_gpu():
 def test_a_busy_gpu_without_the_gap_asks_for_the_bytes_a_step_must_move():
     """Issue 49.6: wasted-traffic and near-floor need the gap; Y never asked."""
     from perftriage.core.compare.recording import Recording
+    from perftriage.core.model.findings import top
     from perftriage.core.triage.phases import triage
     from tests.core.test_triage_real import GRAPH
     from tests.core.test_triage_rules import _gap_samples
@@ -145,11 +146,23 @@ def test_a_busy_gpu_without_the_gap_asks_for_the_bytes_a_step_must_move():
     [phase] = triage(rec, 0, 30)
     lead = next(f for f in phase.findings if f.next is not None and f.next.kind == "gap")
     assert lead.cause == "wasted-traffic" and not lead.confirmed
+    # the free step first: Y, Enter opens the gap form, not a HEAVY ncu
+    assert top(phase.findings) is lead and phase.findings[0] is lead
+    assert any(f.cause == "kernel-below-roofline" and f.next is not None
+               and f.next.kind == "ncu" for f in phase.findings)
     assert "need the bytes a step must move (G)" in lead.title
     _gap_samples(rec, 1, 30, gap=3.0, ratio=2.5)  # with the gap: the finding itself
     [phase] = triage(rec, 0, 30)
     assert not [f for f in phase.findings if f.next is not None and f.next.kind == "gap"]
     assert any(f.cause == "wasted-traffic" and f.confirmed for f in phase.findings)
+    # healthy: the gap known and near its floor, near-floor on top and no kernel lead
+    healthy = Recording()
+    healthy.feed(ev.ProfileCaptured(capture_id="prof1", host="gpu",
+                                    summary=summarize_files(GRAPH), t=10.0))
+    _gap_samples(healthy, 1, 30, gap=1.1, ratio=1.0)
+    [phase] = triage(healthy, 0, 30)
+    assert top(phase.findings).cause == "near-floor"
+    assert not [f for f in phase.findings if f.cause == "kernel-below-roofline"]
 
 
 async def test_enter_on_the_gap_lead_opens_the_gap_form_prefilled_from_the_engine(tmp_path):
@@ -178,7 +191,7 @@ async def test_enter_on_the_gap_lead_opens_the_gap_form_prefilled_from_the_engin
         await wait_for(lambda: len(screen._rows) >= 2)
         at = next(i for i, (_, f) in enumerate(screen._rows)
                   if f.next is not None and f.next.kind == "gap")
-        await pilot.press(*["down"] * at)
+        assert at == 0  # on top: Y then Enter opens the gap form, no arrow key
         await wait_for(lambda: "⏎ opens the gap form (G)" in detail(screen))
         await pilot.press("enter")
         await wait_for(lambda: isinstance(app.screen, RooflineScreen), timeout=20)

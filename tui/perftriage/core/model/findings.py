@@ -205,9 +205,12 @@ def ranked(findings: list[Finding]) -> list[Finding]:
     (a problem before a larger remark or lead), so every list shown starts
     with the finding every reader calls the top."""
     keep = [f for f in findings if reportable(f)]
-    # without a share, a lead (what to measure next) before a confirmed remark
+    # without a share, a lead (what to measure next) before a confirmed remark,
+    # and among leads the free one first: the gap (G) costs nothing and tells
+    # wasted-traffic from near-floor before a HEAVY ncu is asked for
     out = sorted(keep, key=lambda f: (f.explains_pct is None, -(f.explains_pct or 0.0),
-                                      f.confirmed == (f.explains_pct is None), f.cause))
+                                      f.confirmed == (f.explains_pct is None),
+                                      f.next is None or f.next.kind != "gap", f.cause))
     first = top(out)
     if first is not None and out[0] is not first:
         out.remove(first)

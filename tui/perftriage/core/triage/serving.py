@@ -106,7 +106,8 @@ def gap_lead(w: Witnesses, busy_pct: float | None) -> Finding | None:
         return None
     return Finding(
         cause="wasted-traffic", confirmed=False, explains_pct=None, host=w.host,
-        title=(f"the GPU is busy {busy_pct:.0f} %: does it move more bytes than a token "
-               "needs, how far above the floor? need the bytes a step must move (G)"),
+        # short: the Triage view's column keeps its "(G)" (it cut a longer title off)
+        title=(f"the GPU is busy {busy_pct:.0f} %: need the bytes a step must move (G) to "
+               "tell wasted traffic from near the floor"),
         next=NextStep("gap", [], "G: the weights and KV a step must read; the gap then "
                       "says the floor, how far above it the step is and the traffic ratio"))
