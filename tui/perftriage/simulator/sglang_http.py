@@ -4,6 +4,11 @@ profiling contract (no GPU, no model, no profiler).
 - ``GET /metrics``: the Prometheus page of :class:`SimulatedSglangMetrics`;
 - ``GET /get_server_info``: a JSON object of server_args fields (``tp_size``,
   ``pp_size``, ``dp_size``, ``model_path``, ...), as SGLang answers it;
+- ``GET /get_model_info``: ``model_path``, ``tokenizer_path``,
+  ``is_generation``, ... as SGLang answers it. ``model_path`` is a SIMULATED
+  checkpoint directory holding only ``model.safetensors.index.json``, whose
+  ``metadata.total_size`` is the bytes a step of the simulated model must
+  move (:func:`checkpoint`), so the gap form (``G``) fills itself in;
 - ``POST /start_profile`` with SGLang's JSON body (``output_dir``,
   ``num_steps``, ``activities``, ``profile_prefix``, ...): with ``num_steps``
   it answers ``Start profiling.`` once those (simulated) steps ran and the
@@ -34,6 +39,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -110,11 +117,37 @@ class SimulatedProfiler:
         return out
 
 
-def server_info(model: str, tp: int, port: int, extra: dict | None = None) -> dict:
+def checkpoint(model: str) -> Path:
+    """The SIMULATED checkpoint directory of ``model`` (under the temp dir):
+    only a ``model.safetensors.index.json`` whose ``metadata.total_size`` is
+    the bytes a step must move (the scenarios' ``BYTES_PER_STEP_GB``: the
+    active weights, not a real checkpoint's total). Written atomically."""
+    from perftriage.simulator.scenarios import BYTES_PER_STEP_GB
+
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", model).strip(".") or "model"
+    out = Path(tempfile.gettempdir()) / "perftriage-simulated-models" / name
+    out.mkdir(parents=True, exist_ok=True)
+    index = out / "model.safetensors.index.json"
+    part = index.with_name(f"{index.name}.{os.getpid()}.part")
+    part.write_text(json.dumps({"metadata": {"total_size": int(BYTES_PER_STEP_GB * 1e9)},
+                                "weight_map": {}}), encoding="utf-8")
+    os.replace(part, index)
+    return out
+
+
+def server_info(model: str, tp: int, port: int, extra: dict | None = None,
+                model_path: str | None = None) -> dict:
     """What SGLang's ``/get_server_info`` holds that a client reads (server_args fields)."""
-    return {"model_path": model, "tp_size": tp, "pp_size": 1, "dp_size": 1, "ep_size": 1,
+    return {"model_path": model_path or model, "served_model_name": model, "tp_size": tp,
+            "pp_size": 1, "dp_size": 1, "ep_size": 1,
             "host": "127.0.0.1", "port": port, "version": "0.5.23 (simulated)",
             **(extra or {})}
+
+
+def model_info(model_path: str) -> dict:
+    """What SGLang's ``/get_model_info`` answers."""
+    return {"model_path": model_path, "tokenizer_path": model_path, "is_generation": True,
+            "preferred_sampling_params": None, "weight_version": "default"}
 
 
 def make_handler(metrics, profiler: SimulatedProfiler, info: dict):
@@ -135,6 +168,9 @@ def make_handler(metrics, profiler: SimulatedProfiler, info: dict):
                 self._send(200, generate_latest(metrics.registry), CONTENT_TYPE_LATEST)
             elif path == "/get_server_info":
                 self._send(200, json.dumps(info).encode(), "application/json")
+            elif path == "/get_model_info":
+                self._send(200, json.dumps(model_info(info["model_path"])).encode(),
+                           "application/json")
             elif path == "/simulated/gpus" and profiler.scenario is not None:
                 from perftriage.simulator.nvml_sim import gpu_readings
 
@@ -188,7 +224,7 @@ def serve(metrics, port: int, tp: int, model: str, host: str = "127.0.0.1",
                      max_running_requests=scenario.max_running,
                      max_total_num_tokens=scenario.kv_tokens)
     handler = make_handler(metrics, SimulatedProfiler(tp, scenario, backend),
-                           server_info(model, tp, port, extra))
+                           server_info(model, tp, port, extra, str(checkpoint(model))))
     httpd = ThreadingHTTPServer((host, port), handler)
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True,
