@@ -65,6 +65,13 @@ async def test_a_start_with_the_log_also_followed_gets_a_channel_and_is_followed
         fired = [(sid, ln) for sid, src in session.state.logs.items()
                  for ln in src.lines if "fired up" in ln]
         assert [sid for sid, _ in fired] == [file_sid]
+        # one file, one tab: the run's stream (its guard's marks) is shown in the follow's
+        assert session.state.logs[run.source_id].shown_in == file_sid
+        run = await servers.restart("sim", "--error-every 0")
+        await wait_for(lambda: run.state != "starting", timeout=20)
+        assert run.state == "ready", [e.detail for e in session.state.server_events]
+        assert session.state.logs[run.source_id].shown_in == file_sid
+        assert [sid for sid, src in session.state.logs.items() if not src.shown_in] == [file_sid]
         await servers.stop("sim")
         assert "shutting down gracefully" in log.read_text()
     finally:

@@ -129,3 +129,28 @@ async def test_no_log_source_says_how_to_open_one_and_claims_no_following(tmp_pa
                                                     path="/var/log/a.log"))
         app.cockpit.session.emit(ev.LogLines(source_id="log1", lines=["one", "two"]))
         await wait_for(lambda: "2 lines" in str(status.render()))
+
+
+async def test_a_server_whose_log_is_followed_already_gets_no_second_tab(tmp_path) -> None:
+    """A server started (or restarted) from the cockpit writes a log the host
+    follows already: its stream carries the guard's marks only and its lines
+    are the follow's, so one file is one tab (not a second, empty
+    ``host:server.log``)."""
+    from textual.widgets import Tabs
+
+    app = make_app(tmp_path)
+    s = app.cockpit.session
+    s.emit(ev.LogSourceOpened(source_id="log3", host="localhost", path="sim: /var/log/a.log",
+                              kind="server", shown_in="log1"))
+    async with app.run_test(size=(140, 50)) as pilot:
+        pane = app.screen.query_one(LogsPane)
+        await wait_for(lambda: "log2" in pane._sources)
+        await pilot.pause()
+        assert pane._sources == ["log1", "log2"]
+        labels = [str(t.label) for t in pane.query_one("#logs-tabs", Tabs).query("Tab")]
+        assert labels.count("a.log") == 1, labels
+        # a restart emits it again (the same source): still no tab of its own
+        s.emit(ev.LogSourceOpened(source_id="log3", host="localhost",
+                                  path="sim: /var/log/a.log", kind="server", shown_in="log1"))
+        await pilot.pause(0.3)
+        assert pane._sources == ["log1", "log2"]

@@ -156,6 +156,10 @@ class LogSourceOpened(Event, tag="log.opened"):
     host: str
     path: str
     kind: LogKind = "file"
+    # the source whose tab shows these lines: a server started here whose log
+    # is followed already (its stream carries its guard's marks only; one
+    # file, one tab)
+    shown_in: str = ""
 
 
 class LogLines(Event, tag="log.lines", dict=True):

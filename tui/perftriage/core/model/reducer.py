@@ -176,10 +176,11 @@ def _log_opened(state: SessionState, e: ev.LogSourceOpened) -> Section:
             host=e.host,
             path=e.path,
             kind=e.kind,
+            shown_in=e.shown_in,
             lines=deque(maxlen=state.log_ring),
         )
     else:
-        src.open, src.closed_reason = True, None
+        src.open, src.closed_reason, src.shown_in = True, None, e.shown_in
     return Section.LOGS
 
 

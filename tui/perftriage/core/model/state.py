@@ -112,6 +112,7 @@ class LogSourceState:
     host: str
     path: str
     kind: str = "file"
+    shown_in: str = ""  # another source's tab shows its lines (LogSourceOpened)
     lines: deque[str] = field(default_factory=lambda: deque(maxlen=DEFAULT_LOG_RING))
     total_lines: int = 0  # ever received, including those evicted from the ring
     dropped: int = 0

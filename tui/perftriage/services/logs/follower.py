@@ -145,11 +145,14 @@ class LogFollower:
         source_id: str | None = None,
         on_lines: Callable[[list[str]], None] | None = None,
         on_exit: Callable[[str], None] | None = None,
+        shown_in: str = "",
     ) -> str:
-        """Stream the output of ``command`` (already guarded/quoted) as a source."""
+        """Stream the output of ``command`` (already guarded/quoted) as a source;
+        ``shown_in``: the source whose tab shows its lines (no tab of its own)."""
         self.hosts.get(host)
         sid = source_id or self.session.new_id("log")
         src = CommandLogSource(self, sid, host, path, kind, command)
+        src.shown_in = shown_in
         if on_lines:
             src.on_lines.append(on_lines)
         if on_exit:
@@ -159,7 +162,8 @@ class LogFollower:
     def _start(self, src: CommandLogSource) -> str:
         self.sources[src.source_id] = src
         self.session.emit(ev.LogSourceOpened(source_id=src.source_id, host=src.host,
-                                             path=src.path, kind=src.kind))
+                                             path=src.path, kind=src.kind,
+                                             shown_in=src.shown_in))
         self.running.add(src)
         return src.source_id
 

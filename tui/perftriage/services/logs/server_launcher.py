@@ -207,6 +207,7 @@ class ServerLauncher:
             source_id=earlier.source_id if earlier is not None else None,
             on_lines=lambda lines: self._lines(name, run, lines),
             on_exit=lambda reason: self._exited(name, run, reason),
+            shown_in=followed.source_id if followed is not None else "",
         )
         if followed is not None:
             run.followed, run.on_lines = followed, lambda lines: self._lines(name, run, lines)

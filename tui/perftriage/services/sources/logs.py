@@ -223,6 +223,7 @@ class CommandLogSource(BaseSource):
         self.on_exit: list[Callable[[str], None]] = []
         self.restart: str | None = None  # a followed file replaced: why (ends this read)
         self.writes_to: str | None = None  # a server's output also appended to this file
+        self.shown_in = ""  # the source whose tab shows its lines (LogSourceOpened)
 
     @property
     def label(self) -> str:

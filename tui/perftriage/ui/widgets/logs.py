@@ -155,6 +155,8 @@ class LogsPane(Pane):
             view.set_source(state, self.selected)
         tabs = self.query_one("#logs-tabs", Tabs)
         for sid, src in state.logs.items():
+            if src.shown_in:  # one file, one tab: its lines are in that source's
+                continue
             if sid not in self._sources:
                 self._sources.append(sid)
                 # the log's name as text: a tab label given as str is read as markup
