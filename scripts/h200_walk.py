@@ -111,7 +111,7 @@ def top(screen: str) -> tuple[str, str] | None:
 
 def runs_line(screen: str) -> str:
     return next((" ".join(ln.split()) for ln in screen.splitlines()
-                 if "⏎ runs:" in ln or "⏎: nothing" in ln), "")
+                 if "⏎ runs:" in ln or "⏎: nothing" in ln or "⏎ opens" in ln), "")
 
 
 def to_the_cause(term: Term, cause: str) -> dict:
@@ -124,9 +124,11 @@ def to_the_cause(term: Term, cause: str) -> dict:
         flat = " ".join(s.split())
         t = top(s)
         no_high = not any(m.group(1) == "high" for m in map(ROW.search, s.splitlines()) if m)
-        if t and (t[1] == cause or (cause == "healthy" and "Findings, ranked" in s and no_high
-                                    and (gap_done or "⏎: nothing" in runs_line(s)
-                                         or "capture prof" in s))):
+        # the gap lead (cause wasted-traffic, asking for G) is not the cause found
+        gap_lead = t is not None and t[0] == "lead" and "need the bytes a step must move" in flat
+        if t and ((t[1] == cause and not gap_lead)
+                  or (cause == "healthy" and "Findings, ranked" in s and no_high
+                      and (gap_done or "⏎: nothing" in runs_line(s) or "capture prof" in s))):
             return {"reached": True, "top": f"{t[0]} {t[1]}"}
         if "active params" in s:  # the gap form: Enter records what it prefilled
             term.press("Enter")
@@ -145,6 +147,10 @@ def to_the_cause(term: Term, cause: str) -> dict:
                 continue
             term.press("Y")
             term.wait(lambda x: "Findings, ranked" in x and runs_line(x) != "", 20)
+            continue
+        if "⏎ opens the gap form" in flat:  # the gap lead on top: Enter opens the form
+            term.press("Enter")
+            term.wait(lambda x: "active params" in x, 20)
             continue
         if asks_gap:  # G in the Triage view; if it does not open the form there, Esc first
             term.press("G")
