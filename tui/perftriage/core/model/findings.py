@@ -27,10 +27,11 @@ order is the Struct's; a reader goes by name).
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any, Literal, get_args
 
 import msgspec
+
+from perftriage.core.shares import share
 
 HIGH_PCT = 15.0  # XProf: a category at 15 % of the step or more is high
 MODERATE_PCT = 3.0  # ... from 3 % moderate; below: not reported
@@ -58,14 +59,6 @@ EarlierState = Literal["resolved", "still", "gone", "unknown"]
 _Seconds = Annotated[float, msgspec.Meta(ge=-1e10, le=1e10)]
 # lists a transcript may hold: a real finding has a handful of each
 _Items = msgspec.Meta(max_length=256)
-
-
-def share(x: float | None) -> float | None:
-    """A share of the time as the house holds it: None when it is no number
-    (NaN, an infinity), else within 0-100."""
-    if x is None or not math.isfinite(x):
-        return None
-    return min(100.0, max(0.0, float(x)))
 
 
 class Evidence(msgspec.Struct, frozen=True):

@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import msgspec
 
+from perftriage.core.shares import bound
+
 
 class BucketShare(msgspec.Struct, frozen=True):
     bucket: str
     total_ms: float
     pct: float
+
+    def __post_init__(self) -> None:
+        bound(self, "pct")
 
 
 class LaunchOp(msgspec.Struct, frozen=True):
@@ -50,6 +55,9 @@ class KernelRow(msgspec.Struct, frozen=True):
     cpu_op: str | None = None
     launched_by: list[LaunchOp] = []
 
+    def __post_init__(self) -> None:
+        bound(self, "pct")
+
 
 class RankRow(msgspec.Struct, frozen=True):
     rank: str
@@ -64,6 +72,9 @@ class RankRow(msgspec.Struct, frozen=True):
     process_groups: int | None = None
     device: str | None = None
 
+    def __post_init__(self) -> None:
+        bound(self, optional=("idle_pct",))
+
 
 class GapRange(msgspec.Struct, frozen=True):
     """The device's idle gaps of one length range (``<100us``, ``100us-1ms``,
@@ -75,6 +86,9 @@ class GapRange(msgspec.Struct, frozen=True):
     idle_ms: float
     pct: float
     host_ms: float = 0.0
+
+    def __post_init__(self) -> None:
+        bound(self, "pct")
 
 
 class LongGap(msgspec.Struct, frozen=True):
@@ -101,6 +115,9 @@ class IdleBreakdown(msgspec.Struct, frozen=True):
     after_sync_pct: float = 0.0
     sync_calls: int = 0
     sync_ms: float = 0.0
+
+    def __post_init__(self) -> None:
+        bound(self, "host_wait_pct", "kernel_wait_pct", "other_pct", "after_sync_pct")
 
 
 class LaunchStats(msgspec.Struct, frozen=True):
@@ -139,6 +156,9 @@ class ProfileSummary(msgspec.Struct, frozen=True):
     warmup: str | None = None
     workload: str | None = None  # "training" (backward, optimizer ops) | "inference"
     engine: str | None = None  # "sglang" | "vllm" where the trace names it
+
+    def __post_init__(self) -> None:
+        bound(self, optional=("idle_pct",))
 
     def top(self, n: int | None) -> "ProfileSummary":
         """The same summary with only the ``n`` biggest kernels (None: all)."""

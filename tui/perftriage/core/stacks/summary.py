@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from perftriage.core.shares import bound
 from perftriage.core.stacks.folded import Frame, Sample
 
 KIND = "stacks"  # the probe kind whose detail is a StacksSummary
@@ -44,6 +45,9 @@ class FrameRow(msgspec.Struct, frozen=True):
     self_samples: int = 0
     total_samples: int = 0
 
+    def __post_init__(self) -> None:
+        bound(self, "self_pct", "total_pct")
+
 
 class ThreadRow(msgspec.Struct, frozen=True):
     tid: int | None
@@ -52,11 +56,17 @@ class ThreadRow(msgspec.Struct, frozen=True):
     idle_pct: float | None
     gil_pct: float | None = None
 
+    def __post_init__(self) -> None:
+        bound(self, optional=("idle_pct", "gil_pct"))
+
 
 class StackRow(msgspec.Struct, frozen=True):
     samples: int
     pct: float
     frames: list[str]  # "name (file:line)", root first, at most STACK_DEPTH innermost
+
+    def __post_init__(self) -> None:
+        bound(self, "pct")
 
 
 class ProcessStacks(msgspec.Struct, frozen=True):
@@ -71,6 +81,9 @@ class ProcessStacks(msgspec.Struct, frozen=True):
     error: str | None = None  # py-spy could not read this process
     bad_lines: int = 0  # output lines that did not parse
 
+    def __post_init__(self) -> None:
+        bound(self, optional=("idle_pct", "gil_pct"))
+
 
 class TopFrame(msgspec.Struct, frozen=True):
     name: str
@@ -83,6 +96,9 @@ class TopFrame(msgspec.Struct, frozen=True):
     # when the leaf is a small helper (``_burn``): it and its callers up to the frame to act
     # on, leaf first (``["_burn", "simulated_late_rank_stall"]``); empty: the leaf says it
     chain: list[str] = []
+
+    def __post_init__(self) -> None:
+        bound(self, "self_pct", "total_pct")
 
     def label(self) -> str:
         """``_burn ← simulated_late_rank_stall``, or the name alone."""

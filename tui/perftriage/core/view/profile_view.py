@@ -44,10 +44,13 @@ class Segment:
 
 def bar_segments(s: ProfileSummary, width: int) -> list[Segment]:
     """The bucket bar: each bucket's share in whole cells (largest remainder,
-    so the cells add up to ``width``; a bucket under half a cell gets none)."""
+    so the cells add up to ``width``; a bucket under half a cell gets none).
+    Shares that add up to more than 100 (a crafted recording's) are scaled to
+    fit: the bar never runs past ``width``."""
     if not s.buckets or width <= 0:
         return []
-    exact = [(b.bucket, b.pct * width / 100.0, b.pct) for b in s.buckets]
+    whole = max(100.0, sum(b.pct for b in s.buckets))
+    exact = [(b.bucket, b.pct * width / whole, b.pct) for b in s.buckets]
     cells = [int(x) for _, x, _ in exact]
     order = sorted(range(len(exact)), key=lambda i: -(exact[i][1] - cells[i]))
     for i in order[: max(width - sum(cells), 0)]:
