@@ -182,17 +182,41 @@ async def test_where_keeps_file_and_line_at_100_columns() -> None:
         assert widths <= table.size.width  # the where column is on screen, not scrolled off
 
 
-async def test_at_100_columns_a_frame_name_is_cut_in_its_middle():
+async def test_at_100x30_the_frame_column_shows_the_planted_frame_whole():
+    """At 100x30 the frame column was 12 characters ("simul…_stall") beside a
+    help box a third of the screen wide: the help goes below the table, the
+    table takes the whole width, and the planted frame's name shows whole
+    beside its file and line."""
+    app = _snapshot_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.5)
+        screen = app.screen
+        table = screen.query_one("#stacks-frames", DataTable)
+        await wait_for(lambda: table.row_count > 3)
+        row = next(r for r in range(table.row_count)
+                   if str(table.get_row_at(r)[4]) == STALL_FUNCTION)
+        assert str(table.get_row_at(row)[5]).endswith("stall_target.py:27")
+        side = screen.query_one("#stacks-side", Static)
+        assert side.region.y >= table.region.bottom  # the help is below, not beside
+        widths = sum(c.get_render_width(table) for c in table.columns.values())
+        assert widths <= table.size.width  # nothing scrolled off to the right
+
+
+async def test_at_80_columns_a_frame_name_is_cut_in_its_middle():
     """A narrow table kept a frame name's first 12 characters
     ("perftriage_p"): two frames of one prefix read alike. Both ends stay."""
     app = _snapshot_app()
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=(80, 30)) as pilot:
         await pilot.pause(0.5)
         table = app.screen.query_one("#stacks-frames", DataTable)
         frames = [str(table.get_row_at(r)[4]) for r in range(table.row_count)]
         stall = next(f for f in frames if f.startswith("perf"))
         assert "…" in stall and stall.endswith(STALL_FUNCTION[-4:])
         assert len(stall) < len(STALL_FUNCTION)
+
+
+def test_stacks_view_at_100x30_snapshot(snap_compare):
+    assert snap_compare(_snapshot_app(), terminal_size=(100, 30), press=["enter"])
 
 
 async def test_the_view_says_when_a_sample_is_too_few_to_say_anything():

@@ -4,13 +4,14 @@ Top: the sample's headline (probe, host, record or dump, processes) and its
 top frame with both its shares, labelled: of all samples (wall time) and of
 the busy ones, with the counts. Left: the top frames of every process (a
 record's self share of wall time, self and total share of the busy samples,
-``file:line``). Right: Enter on a frame shows its full stack (the hottest
-sampled stack that holds it); ``d`` compares with the newest earlier sample
-of the same kind (dump, record, ``--gil``, ``--native``): the functions that
-grew or shrank as the top of the stack past the noise floor (a
-two-proportion test on the sample counts), the moves within it apart; or
-says the kinds differ. ``[`` / ``]`` step through the samples; ``k`` takes
-a new one (the stacks form, here as on the main screen).
+``file:line``). Right (below, under 140 columns): Enter on a frame shows its
+full stack (the hottest sampled stack that holds it); ``d`` compares with
+the newest earlier sample of the same kind (dump, record, ``--gil``,
+``--native``): the functions that grew or shrank as the top of the stack
+past the noise floor (a two-proportion test on the sample counts), the moves
+within it apart; or says the kinds differ. ``[`` / ``]`` step through the
+samples; ``k`` takes a new one (the stacks form, here as on the main
+screen).
 """
 
 from __future__ import annotations
@@ -39,27 +40,28 @@ from perftriage.core.stacks.samples import (
     stack_of,
     too_few,
     top_parts,
-    where,
 )
-from perftriage.core.stacks.summary import StacksSummary, wall_pct
+from perftriage.core.stacks.summary import FrameRow, StacksSummary, wall_pct
 from perftriage.ui.app_context import app_context, refuse_in_replay
 from perftriage.ui.screens.views import close_view
 from perftriage.ui.widgets.footer import FittingFooter
 
 FRAME_ROWS = 15  # per process
 FIXED_COLUMNS = 7 + 6 + 6 + 6 + 2 * 6 + 2 + 2  # pid, wall, self, total, padding, border, scrollbar
-MIN_NAME = 16  # a frame's name gets at least this many columns, "where" the rest it needs
-MIN_CUT = 12  # ... unless a file name kept whole needs them: then at least this many
+MIN_NAME = 16  # the room for both columns is at least twice this
+MIN_CUT = 12  # a frame's name gets at least this many columns, however long a file name
+NARROW = 140  # below this many columns the stack and compare text go below the table
 
 
-def column_widths(box: int, names: list[str], wheres: list[str]) -> tuple[int, int]:
-    """(frame, where) widths in a table ``box`` columns wide: ``where`` gets what its
-    longest needs if the names keep ``MIN_NAME``, the names the rest."""
+def column_widths(box: int, frames: list[FrameRow]) -> tuple[int, int]:
+    """(frame, where) widths in a table ``box`` columns wide: the names get what
+    their longest needs, as long as every ``where`` keeps its file name and line
+    (``…/sglang_sim.py:245``); ``where`` the rest, its path cut from the left."""
     room = max(2 * MIN_NAME, box - FIXED_COLUMNS)
-    name_need = max((len(n) for n in names), default=0)
-    where_need = max((len(w) for w in wheres), default=0)
-    where_w = min(where_need, room - min(name_need, MIN_NAME))
-    return max(MIN_NAME, room - where_w), where_w
+    name_need = max((len(f.name) for f in frames), default=0)
+    where_min = max((len(short_where(f, 0)) for f in frames), default=0)
+    name_w = max(MIN_CUT, min(name_need, room - where_min))
+    return name_w, room - name_w
 
 
 class StacksScreen(Screen[None]):
@@ -82,6 +84,9 @@ class StacksScreen(Screen[None]):
     StacksScreen #stacks-frames-box { width: 2fr; border: round $pane-border; }
     StacksScreen #stacks-side { width: 1fr; border: round $pane-border; padding: 0 1; }
     StacksScreen #stacks-frames { height: 1fr; }
+    StacksScreen.narrow #stacks-body { layout: vertical; }
+    StacksScreen.narrow #stacks-frames-box { width: 1fr; height: 1fr; }
+    StacksScreen.narrow #stacks-side { width: 1fr; height: auto; max-height: 45%; }
     """
 
     def __init__(self) -> None:
@@ -117,10 +122,16 @@ class StacksScreen(Screen[None]):
 
     def show_state(self, state: SessionState) -> None:
         i, found = self.current(state)
+        # the screen is the terminal, known before layout; a narrow one gives the
+        # table the whole width and puts the stack and compare text below it
+        width = self.app.size.width
+        self.set_class(width < NARROW, "narrow")
         head = self.query_one("#stacks-head", Static)
         table = self.query_one("#stacks-frames", DataTable)
         cursor = table.cursor_row
         table.clear()
+        for column in table.columns.values():  # clear() keeps a wider screen's widths
+            column.content_width = column.label.cell_len
         self._rows = []
         if not found:
             head.update(Text("No stacks sample yet: k samples the engine's Python with py-spy "
@@ -137,14 +148,9 @@ class StacksScreen(Screen[None]):
                         f"anything (fewer than {MIN_SAMPLES}); k takes a 3 s record",
                         style="yellow")
         head.update(text)
-        box = self.app.size.width * 2 // 3  # the screen is the terminal, known before layout
+        box = width if width < NARROW else width * 2 // 3
         name_w, where_w = column_widths(
-            box, [f.name for proc in s.processes for f in proc.frames[:FRAME_ROWS]],
-            [where(f) for proc in s.processes for f in proc.frames[:FRAME_ROWS]])
-        # short_where keeps a file name whole, even past where_w: the name yields
-        longest = max((len(short_where(f, where_w)) for proc in s.processes
-                       for f in proc.frames[:FRAME_ROWS]), default=0)
-        name_w = max(MIN_CUT, min(name_w, box - FIXED_COLUMNS - longest))
+            box, [f for proc in s.processes for f in proc.frames[:FRAME_ROWS]])
         for proc in s.processes:
             if proc.error is not None:
                 table.add_row(str(proc.pid), "", "", "", Text(visible(proc.error), style="red"), "")
