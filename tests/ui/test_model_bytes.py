@@ -95,3 +95,19 @@ def test_the_gap_form_is_prefilled_with_where_each_number_came_from_and_g_overri
                                 inputs={"weights_gb": 40.0, "gpus": 8}))
     typed = prefill(state, engine=got)  # the user's own last inputs win
     assert typed.values["weights_gb"] == "40" and typed.values["gpus"] == "8"
+
+
+def test_the_engine_s_gpu_count_leaves_the_card_to_the_host():
+    """The engine's tp_size fills the GPU count; the host's GPUs still give the
+    card, so G then Enter records (the demo's form asked for a GPU name while
+    its hosts pane knew the card)."""
+    got = ModelBytes(weights_gb=20.0, gpus=8, model_path="/m",
+                     sources={"gpus": "the engine's /get_server_info tp_size 8"})
+    state = SessionState()
+    apply(state, ev.HostSample(host="g", gpus=[ev.GpuSample(index=i, name="NVIDIA H200")
+                                               for i in range(8)]))
+    filled = prefill(state, engine=got)
+    assert filled.values["gpus"] == "8"
+    assert filled.notes["gpus"] == "the engine's /get_server_info tp_size 8"
+    assert filled.values["gpu"] == "NVIDIA H200"
+    assert filled.notes["gpu"] == "g's GPU 0"

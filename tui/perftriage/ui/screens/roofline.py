@@ -77,9 +77,12 @@ def prefill(state: SessionState, servers: Iterable[ServerProfile] = (),
                 out.notes[k] = engine.sources.get(k, "the engine")
     best = max(state.hosts.values(), key=lambda h: len(h.gpus), default=None)
     if best is not None and best.gpus and "gpus" not in values:
-        gpu = best.gpus[0]
         values["gpus"] = str(len(best.gpus))
         out.notes["gpus"] = f"{best.name}'s GPUs"
+    # the card's bandwidth from the host's GPUs also when the engine said how
+    # many GPUs it runs on (its tp_size): the count and the card are two facts
+    if best is not None and best.gpus and not ({"bandwidth_gbs", "gpu"} & values.keys()):
+        gpu = best.gpus[0]
         bw = gpu.bandwidth_gbs or host_info.gpu_bandwidth(best.info, gpu.index) or roofline.bandwidth_from_nvml(
             gpu.bus_width_bits, gpu.mem_clock_max_mhz)
         if bw:
