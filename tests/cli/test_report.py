@@ -9,6 +9,7 @@ from perftriage.cli import cli
 from perftriage.core.report import markdown as report
 from perftriage.core.store import transcript
 from perftriage.core.model.state import SessionState
+from perftriage.core.view import log_kinds
 from tests.support.helpers import FIXTURES, GOLDEN, REPO
 
 FIXTURE = FIXTURES / "report" / "investigation.jsonl"
@@ -90,14 +91,14 @@ def test_empty_state_renders_without_sections_crashing():
 def test_log_helpers():
     line = ("[2026-11-28 09:16:06 TP0] Decode batch, #running-req: 1, #token: 852, "
             "token usage: 0.00, cuda graph: True, gen throughput (token/s): 10.31, #queue-req: 0")
-    assert report.decode_throughput(line) == (1, 10.31)
-    assert report.decode_throughput(
+    assert log_kinds.decode_throughput(line) == (1, 10.31)
+    assert log_kinds.decode_throughput(
         "INFO 11-28 09:16:06 [loggers.py:123] Avg prompt throughput: 0.0 tokens/s, "
         "Avg generation throughput: 10.3 tokens/s, Running: 1 reqs, Waiting: 0 reqs") == (1, 10.3)
-    assert report.batch1_ms_per_token([line]) == 1000 / 10.31
-    assert report.classify_log_line("NCCL WARN socket timeout") == "nccl"
-    assert report.classify_log_line("Traceback (most recent call last):") == "traceback"
-    assert report.classify_log_line("all fine") is None
+    assert log_kinds.batch1_ms_per_token([line]) == 1000 / 10.31
+    assert log_kinds.classify_log_line("NCCL WARN socket timeout") == "nccl"
+    assert log_kinds.classify_log_line("Traceback (most recent call last):") == "traceback"
+    assert log_kinds.classify_log_line("all fine") is None
 
 
 def test_streamed_report_equals_the_in_memory_report(tmp_path):

@@ -11,7 +11,7 @@ from perftriage.core.model import reducer
 from perftriage.core.model.state import SessionState
 from perftriage.core.report import markdown
 from perftriage.core.parse.log_time import line_time
-from perftriage.core.report.log_scan import repeat_key
+from perftriage.core.view.log_kinds import repeat_key
 
 START = "2026-11-28T09:20:00+00:00"
 

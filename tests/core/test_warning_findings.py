@@ -15,7 +15,7 @@ from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
 from perftriage.core.model.state import SessionState
 from perftriage.core.report import markdown
-from perftriage.core.report.log_scan import classify_log_line
+from perftriage.core.view.log_kinds import classify_log_line
 from perftriage.core.view.evidence import candidates
 
 START = "2026-11-28T09:20:00+00:00"

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from perftriage.cli import cli
 from perftriage.core.profile.model import (
     BucketShare, GapRange, IdleBreakdown, KernelRow, LongGap, ProfileSummary, RankRow)
-from perftriage.core.report.profile_section import headline as profile_headline
+from perftriage.core.view.profile_view import headline as profile_headline
 from perftriage.core.stacks import samples as stacks_text
 from perftriage.core.stacks.summary import (
     FrameRow, ProcessStacks, StackRow, StacksSummary, ThreadRow, TopFrame, from_detail, wall_pct)

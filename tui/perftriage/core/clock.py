@@ -4,7 +4,8 @@
 ``m:ss``, ``h:mm:ss`` from an hour — the form the slice syntax takes
 (``NAME@1:20-3:00``) and ``replay --at`` reads. Seconds are cut, never
 rounded up: a time never prints later than it was (35.6 s is ``0:35``, so
-``--at 0:35`` lands before it, never past the end of a session)."""
+``--at 0:35`` lands before it, never past the end of a session). A length
+of time (a probe's, a session's) is :func:`human_duration`."""
 
 from __future__ import annotations
 
@@ -17,3 +18,17 @@ def clock(t: float | None) -> str:
     h, rem = divmod(s, 3600)
     m, sec = divmod(rem, 60)
     return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+def human_duration(s: float | None) -> str:
+    """A length of time as a person says it: ``250 ms``, ``4.2 s``,
+    ``3 min 5 s``, ``2 h 4 min``; empty for none."""
+    if s is None:
+        return ""
+    if s < 1:
+        return f"{s * 1000:.0f} ms"
+    if s < 60:
+        return f"{s:.1f} s"
+    if s < 3600:
+        return f"{int(s // 60)} min {int(s % 60)} s"
+    return f"{int(s // 3600)} h {int(s % 3600 // 60)} min"

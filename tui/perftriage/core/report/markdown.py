@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from perftriage.core.clock import clock  # noqa: F401 (the one clock, re-exported)
+from perftriage.core.clock import clock, human_duration
 from perftriage.core.model.segments import segments_section
 from perftriage.core import probes
 from perftriage.core.compare.recording import Recording
@@ -32,46 +32,25 @@ from perftriage.core.report.bandwidth import bandwidth_section
 from perftriage.core.report.summary import summary_lines
 from perftriage.core.report.triage_section import headline, phases_of, triage_section
 from perftriage.core.model.check_state import check_lines
-from perftriage.core.model.state import Evidence, Hypothesis, ProbeState, SessionState
+from perftriage.core.model.state import Hypothesis, ProbeState, SessionState
 from perftriage.core.parse import logparse
-from perftriage.core.report.log_scan import (  # noqa: F401  (re-exported)
-    LogScan,
-    Notable,
-    Throughput,
-    batch1_ms_per_token,
-    classify_log_line,
-    decode_throughput,
-    scan_logs,
-)
+from perftriage.core.report.log_scan import LogScan, Notable, scan_logs
 from perftriage.core.sanitize import visible_lines
 from perftriage.core.store.redact import DEFAULT as DEFAULT_REDACTOR, Redactor
+from perftriage.core.view.hypothesis_text import (
+    HYPOTHESIS_ICON,
+    STANCE_ICON,
+    evidence_label,
+    evidence_result,
+)
 
 # Reading order in the report: conclusions first.
 STATUS_ORDER = ("supported", "testing", "open", "refuted", "parked")
-HYPOTHESIS_ICON = {"open": "○", "testing": "◐", "supported": "✔", "refuted": "✘", "parked": "⏸"}
-STANCE_ICON = {"for": "▲", "against": "▼"}
 FAILED = ("failed", "error", "timeout")
 OUTPUT_LINES = 8  # first lines of output shown for a failed probe
 MAX_NOTABLE = 40
 
-# --- log lines: perftriage.core.report.log_scan (re-exported for the UI) ---------
-
-
 # --- formatting helpers ---------------------------------------------------------
-
-
-def human_duration(s: float | None) -> str:
-    if s is None:
-        return ""
-    if s < 1:
-        return f"{s * 1000:.0f} ms"
-    if s < 60:
-        return f"{s:.1f} s"
-    if s < 3600:
-        return f"{int(s // 60)} min {int(s % 60)} s"
-    return f"{int(s // 3600)} h {int(s % 3600 // 60)} min"
-
-
 
 
 def fenced(lines: list[str]) -> list[str]:
@@ -80,35 +59,6 @@ def fenced(lines: list[str]) -> list[str]:
     longest = max((len(r) for ln in lines for r in re.findall(r"`+", ln)), default=0)
     fence = "`" * max(3, longest + 1)
     return [fence, *lines, fence]
-
-
-# --- evidence --------------------------------------------------------------------
-
-
-def evidence_result(state: SessionState, e: Evidence) -> tuple[str, str]:
-    """(status, text) of one piece of evidence: for a probe its verdict and
-    summary as they are now; for a log line, metric or note what was recorded."""
-    if e.ref_kind == "probe":
-        p = state.probes.get(e.ref_id)
-        if p is None:
-            return "?", e.summary or f"probe {e.ref_id} (not in this session)"
-        text = f"{p.label} on {p.host} → {p.status}"
-        if p.summary:
-            text += f": {p.summary}"
-        if p.duration_s is not None:
-            text += f" ({human_duration(p.duration_s)})"
-        return p.status, text
-    return e.ref_kind, e.summary or f"{e.ref_kind} {e.ref_id}"
-
-
-def evidence_label(e: Evidence) -> str:
-    return f"{e.ref_kind} {e.ref_id}" if e.ref_id else e.ref_kind
-
-
-def probe_summary(p: ProbeState) -> str:
-    """What EvidenceLinked.summary records when a probe is attached."""
-    text = f"{p.label} on {p.host} → {p.status}"
-    return f"{text}: {p.summary}" if p.summary else text
 
 
 # --- the report --------------------------------------------------------------------

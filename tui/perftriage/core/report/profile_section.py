@@ -13,29 +13,9 @@ from perftriage.core.profile.table import gaps_line, idle_line, short_name, shor
 from perftriage.core.report.md_text import cell, code, code_cell, inline
 from perftriage.core.model.events import ProfileCaptured
 from perftriage.core.profile.model import KernelRow
+from perftriage.core.view.profile_view import figure_text, headline
 
 TOP = 10
-
-
-def _opt(v: float | None, fmt: str, unit: str = "") -> str:
-    return "n/a" if v is None else f"{v:{fmt}}{unit}"
-
-
-def headline(cap: ProfileCaptured) -> str:
-    s = cap.summary
-    parts = [f"{cap.capture_id} on {cap.host}", f"{cap.engine or 'trace'}",
-             f"{s.ranks} rank(s)"]
-    if cap.steps:
-        parts.append(f"{cap.steps} steps")
-    per_rank = s.kernel_ms / max(1, s.ranks)  # summed over ranks in the summary
-    kernel = f"kernel {per_rank:.1f} ms" + ("/rank" if s.ranks > 1 else "")
-    if cap.steps:
-        kernel += f" ({per_rank / cap.steps:.2f} ms/step)"
-    parts += [kernel, f"GPU idle {_opt(s.idle_pct, '.1f', ' %')}",
-              f"exposed comm {_opt(s.exposed_comm_ms, '.2f', ' ms')}"]
-    if cap.missing:
-        parts.append("no trace from " + ", ".join(cap.missing))
-    return " · ".join(parts)
 
 
 def _per_step_lines(prev: ProfileCaptured, cap: ProfileCaptured) -> list[str]:
@@ -113,8 +93,8 @@ def profile_section(state: SessionState) -> list[str]:
                 "|---|---|---:|---:|---:|---:|---:|---|"]
         for k, name in zip(s.kernels[:TOP], short_names([k.name for k in s.kernels[:TOP]], 80)):
             out.append(f"| {code_cell(name)} | {cell(k.bucket)} | {k.total_ms:.3f} "
-                       f"| {k.calls} | {k.avg_us:.1f} | {_opt(k.p50_us, '.1f')} / "
-                       f"{_opt(k.p99_us, '.1f')} | {k.pct:.1f} % | {_launched_by(k)} |")
+                       f"| {k.calls} | {k.avg_us:.1f} | {figure_text(k.p50_us, '.1f')} / "
+                       f"{figure_text(k.p99_us, '.1f')} | {k.pct:.1f} % | {_launched_by(k)} |")
         if prev is not None:
             c = compare(prev.summary, s)
             out += ["", f"Against {inline(prev.capture_id)}:", *_per_step_lines(prev, cap)]

@@ -20,9 +20,9 @@ from perftriage.core.analysis import roofline
 from perftriage.core.model.events import RefKind
 from perftriage.core.model.host_info import bandwidth_summary
 from perftriage.core.model.state import HostState, SessionState
-from perftriage.core.report.log_scan import FINDING_KINDS, repeat_key
-from perftriage.core.report.markdown import classify_log_line, decode_throughput, probe_summary
 from perftriage.core.search import Budget, PatternError, SearchPattern, literal, matching
+from perftriage.core.view.hypothesis_text import probe_summary
+from perftriage.core.view.log_kinds import FINDING_KINDS, classify_log_line, decode_throughput, repeat_key
 from perftriage.core.view.log_window import compile_pattern, on_shown
 from perftriage.core.view.profile_view import evidence_lines
 

@@ -10,7 +10,30 @@ from dataclasses import dataclass
 from perftriage.core.model.events import ProfileCaptured
 from perftriage.core.profile.model import ProfileSummary
 from perftriage.core.profile.table import short_name
-from perftriage.core.report.profile_section import headline  # noqa: F401 - re-exported
+
+
+def figure_text(v: float | None, fmt: str, unit: str = "") -> str:
+    """``v`` in ``fmt`` with its unit; ``n/a`` for no figure."""
+    return "n/a" if v is None else f"{v:{fmt}}{unit}"
+
+
+def headline(cap: ProfileCaptured) -> str:
+    """``prof1 on gpu-a · sglang · 8 rank(s) · 5 steps · kernel 41.0 ms/rank
+    (8.20 ms/step) · GPU idle 12.0 % · exposed comm 1.20 ms``."""
+    s = cap.summary
+    parts = [f"{cap.capture_id} on {cap.host}", f"{cap.engine or 'trace'}",
+             f"{s.ranks} rank(s)"]
+    if cap.steps:
+        parts.append(f"{cap.steps} steps")
+    per_rank = s.kernel_ms / max(1, s.ranks)  # summed over ranks in the summary
+    kernel = f"kernel {per_rank:.1f} ms" + ("/rank" if s.ranks > 1 else "")
+    if cap.steps:
+        kernel += f" ({per_rank / cap.steps:.2f} ms/step)"
+    parts += [kernel, f"GPU idle {figure_text(s.idle_pct, '.1f', ' %')}",
+              f"exposed comm {figure_text(s.exposed_comm_ms, '.2f', ' ms')}"]
+    if cap.missing:
+        parts.append("no trace from " + ", ".join(cap.missing))
+    return " · ".join(parts)
 
 
 def top_kernel_line(s: ProfileSummary, index: int = 0) -> str | None:

@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Label, Static
 from perftriage.ui.app_context import app_context, refuse_in_replay
 from perftriage.core.model import events as ev
 from perftriage.core.clock import clock
-from perftriage.core.report.markdown import HYPOTHESIS_ICON, STANCE_ICON, evidence_label, evidence_result
+from perftriage.core.view.hypothesis_text import HYPOTHESIS_ICON, STANCE_ICON, evidence_label, evidence_result
 from perftriage.core.model.check_state import check_lines, verdict_cell
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.sanitize import visible

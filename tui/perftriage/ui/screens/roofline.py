@@ -22,7 +22,7 @@ from perftriage.services.gap.model_bytes import ModelBytes
 from perftriage.core.analysis import roofline
 from perftriage.core.model import host_info
 from perftriage.core.clock import clock
-from perftriage.core.report.markdown import batch1_ms_per_token
+from perftriage.core.view.log_kinds import batch1_ms_per_token
 from perftriage.core.model.state import SessionState
 from perftriage.core.store.config_schema import ServerProfile
 from perftriage.ui.key_order_workaround import FormScreen

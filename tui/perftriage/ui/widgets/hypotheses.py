@@ -25,7 +25,7 @@ from perftriage.core.model import events as ev
 from perftriage.core.model.check_state import verdict_cell
 from perftriage.core.model.state import Hypothesis, ProbeState, Section, SessionState
 from perftriage.core.clock import clock
-from perftriage.core.report.markdown import HYPOTHESIS_ICON, probe_summary
+from perftriage.core.view.hypothesis_text import HYPOTHESIS_ICON, probe_summary
 from perftriage.core.sanitize import visible
 from perftriage.ui.widgets.format import safe_text
 from perftriage.ui.widgets.pane import Pane
