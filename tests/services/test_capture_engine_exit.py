@@ -43,13 +43,19 @@ def engine(tmp_path):
     proc.wait()
 
 
-async def test_an_engine_killed_mid_capture_is_said_and_recorded(engine, tmp_path):
-    proc, url = engine
+async def answering_with_captures(engine, tmp_path, name: str):
+    """Once the simulated engine answers: the cockpit's captures on localhost."""
+    _proc, url = engine
     await wait_for(lambda: _answers(url), timeout=60)
     reg = HostRegistry()
     reg.add(local_host())
-    session = Session("cap", hosts=reg.names, sessions_dir=tmp_path / "sessions")
-    captures = ProfileCaptures(session, reg, Config())
+    session = Session(name, hosts=reg.names, sessions_dir=tmp_path / "sessions")
+    return reg, session, ProfileCaptures(session, reg, Config())
+
+
+async def test_an_engine_killed_mid_capture_is_said_and_recorded(engine, tmp_path):
+    proc, url = engine
+    _reg, session, captures = await answering_with_captures(engine, tmp_path, "cap")
     said: list[str] = []
     task = asyncio.ensure_future(captures.capture("localhost", url, 600, said.append))
     await wait_for(lambda: any(m.startswith("waiting for rank files") for m in said), timeout=30)
@@ -72,11 +78,7 @@ async def test_a_capture_of_a_live_idle_engine_still_says_no_steps(engine, tmp_p
     """The other side: an engine that answers but runs no step (seconds
     mode, nothing written) is still "no decode steps", not an exit."""
     proc, url = engine
-    await wait_for(lambda: _answers(url), timeout=60)
-    reg = HostRegistry()
-    reg.add(local_host())
-    session = Session("idle", hosts=reg.names, sessions_dir=tmp_path / "sessions")
-    captures = ProfileCaptures(session, reg, Config())
+    reg, _session, captures = await answering_with_captures(engine, tmp_path, "idle")
     req = captures.request(url, None)
     req.seconds, req.idle_after, req.activities = 0.5, 1.0, ["MEM"]  # MEM alone: no trace
     from perftriage.services.profile.capture import capture

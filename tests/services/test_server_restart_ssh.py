@@ -9,7 +9,9 @@ cockpit's exit gave back."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -43,19 +45,36 @@ def parts(sshd, tmp_path, **kw) -> tuple[SSHTransport, Session, ServerLauncher]:
     return transport, session, ServerLauncher(session, LogFollower(session, reg), [profile])
 
 
-@pytest.mark.ssh
-async def test_a_start_with_the_log_also_followed_gets_a_channel_and_is_followed_once(
-        sshd, tmp_path) -> None:
-    transport, session, servers = parts(sshd, tmp_path)
-    log = tmp_path / "server.log"
-    log.write_text("started outside the cockpit, then stopped\n")
+@contextlib.asynccontextmanager
+async def holding_streams(sshd, tmp_path, **kw) -> AsyncIterator[
+        tuple[SSHTransport, Session, ServerLauncher]]:
+    """The parts with the host's other long-lived streams (nvidia-smi, /proc,
+    GPM) holding their channels; everything stopped and closed on the way out."""
+    transport, session, servers = parts(sshd, tmp_path, **kw)
     tasks = []
     try:
-        file_sid = servers.follower.open_file("gpu1", str(log))  # the host's `logs`
         for name in ("nvidia-smi", "proc", "GPM counters")[:HELD]:
             up = asyncio.Event()
             tasks.append(asyncio.create_task(hold(transport, name, up)))
             await asyncio.wait_for(up.wait(), 20)
+        yield transport, session, servers
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await servers.stop_all()
+        await servers.follower.close_all()
+        await transport.close()
+        session.close()
+
+
+@pytest.mark.ssh
+async def test_a_start_with_the_log_also_followed_gets_a_channel_and_is_followed_once(
+        sshd, tmp_path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("started outside the cockpit, then stopped\n")
+    async with holding_streams(sshd, tmp_path) as (_transport, session, servers):
+        file_sid = servers.follower.open_file("gpu1", str(log))  # the host's `logs`
         await wait_for(lambda: session.state.logs[file_sid].total_lines >= 1, timeout=20)
         run = servers.start("sim", "--error-every 0")
         await wait_for(lambda: run.state != "starting", timeout=20)
@@ -74,28 +93,14 @@ async def test_a_start_with_the_log_also_followed_gets_a_channel_and_is_followed
         assert [sid for sid, src in session.state.logs.items() if not src.shown_in] == [file_sid]
         await servers.stop("sim")
         assert "shutting down gracefully" in log.read_text()
-    finally:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await servers.stop_all()
-        await servers.follower.close_all()
-        await transport.close()
-        session.close()
 
 
 @pytest.mark.ssh
 async def test_no_channel_left_fails_the_start_naming_what_holds_them(sshd, tmp_path) -> None:
     """A host allowing fewer channels (max_channels 4: one shell, three
     streams held): the start fails within the wait, saying what holds them."""
-    transport, session, servers = parts(sshd, tmp_path, max_channels=4)
-    transport.stream_wait_s = 1.0
-    tasks = []
-    try:
-        for name in ("nvidia-smi", "proc", "GPM counters"):
-            up = asyncio.Event()
-            tasks.append(asyncio.create_task(hold(transport, name, up)))
-            await asyncio.wait_for(up.wait(), 20)
+    async with holding_streams(sshd, tmp_path, max_channels=4) as (transport, session, servers):
+        transport.stream_wait_s = 1.0
         run = servers.start("sim")
         await wait_for(lambda: run.state != "starting", timeout=20)
         failed = session.state.server_events[-1]
@@ -103,14 +108,6 @@ async def test_no_channel_left_fails_the_start_naming_what_holds_them(sshd, tmp_
         assert "no SSH channel" in failed.detail
         for held in ("nvidia-smi", "proc", "GPM counters", "max_channels 4"):
             assert held in failed.detail
-    finally:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await servers.stop_all()
-        await servers.follower.close_all()
-        await transport.close()
-        session.close()
 
 
 async def test_following_the_log_a_server_started_here_writes_is_its_output(tmp_path) -> None:

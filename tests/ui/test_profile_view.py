@@ -23,8 +23,9 @@ from perftriage.ui.screens.profile import ProfileScreen, parse_capture_args
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts.registry import HostRegistry, local_host
 from perftriage.services.investigation.session import Session
-from tests.support.helpers import FIXTURES, app_opening, replay_app
+from tests.support.helpers import FIXTURES, app_opening
 from tests.support.helpers import wait_for
+from tests.support.profile_replay import profile_view_of
 from tests.support.sglang_profile_simulator import ProfilingServerSimulator
 
 PROF = FIXTURES / "profile"
@@ -152,16 +153,7 @@ def test_kernel_detail_snapshot(snap_compare):
 
 
 async def test_the_view_shows_a_replayed_capture_and_refuses_to_capture(tmp_path: Path):
-    live = Cockpit(registry=HostRegistry(), sessions_dir=tmp_path)
-    await live.profiles.import_files([GRAPH])
-    live.session.close()
-    assert live.session.path is not None
-    app = replay_app(live.session.path)
-    async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.press("P")
-        await wait_for(lambda: isinstance(app.screen, ProfileScreen))
-        screen = app.screen
-        await wait_for(lambda: "prof1" in str(screen.query_one("#profile-head").render()))
+    async with profile_view_of([GRAPH], tmp_path, (160, 45)) as (app, pilot, screen):
         assert screen.query_one("#profile-kernels", DataTable).row_count == 19
         await pilot.press("c")
         await pilot.pause()

@@ -10,11 +10,8 @@ from pathlib import Path
 
 from textual.widgets import DataTable
 
-from perftriage.services.cockpit import Cockpit
-from perftriage.services.hosts.registry import HostRegistry
-from perftriage.ui.screens.profile import ProfileScreen
-from tests.support.helpers import replay_app, wait_for
 from tests.support.kineto_traces import rank_trace, step_trace, write
+from tests.support.profile_replay import profile_view_of
 
 
 async def test_the_view_labels_ranks_by_distributed_info_and_shows_the_long_gaps(tmp_path: Path):
@@ -26,16 +23,7 @@ async def test_the_view_labels_ranks_by_distributed_info_and_shows_the_long_gaps
         write(path, step_trace(0.0, stall, steps=3), **{k: v for k, v in doc.items()
                                                         if k != "traceEvents"})
         files.append(path)
-    live = Cockpit(registry=HostRegistry(), sessions_dir=tmp_path / "s")
-    await live.profiles.import_files(files)
-    live.session.close()
-    assert live.session.path is not None
-    app = replay_app(live.session.path)
-    async with app.run_test(size=(200, 50)) as pilot:
-        await pilot.press("P")
-        await wait_for(lambda: isinstance(app.screen, ProfileScreen))
-        screen = app.screen
-        await wait_for(lambda: "prof1" in str(screen.query_one("#profile-head").render()))
+    async with profile_view_of(files, tmp_path / "s", (200, 50)) as (_app, _pilot, screen):
         ranks = screen.query_one("#profile-ranks", DataTable)
         rows = [ranks.get_row_at(i) for i in range(ranks.row_count)]
         assert [str(r[0]) for r in rows] == ["rank0", "rank1"]

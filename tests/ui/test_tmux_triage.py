@@ -36,7 +36,9 @@ def test_demo_start_to_the_top_finding_on_screen(tmp_path):
         demo.wait_screen(lambda s: "roofline: decode floor and gap" not in s, "the gap recorded",
                          20)
         demo.press("Y")
-        view = demo.wait_screen(lambda s: "Findings, ranked" in s, "the Triage view", 20)
+        # the view's first frame is its border alone: wait for the table and the detail
+        view = demo.wait_screen(lambda s: "Findings, ranked" in s and "⏎ runs:" in s,
+                                "the Triage view with its lead's next step", 20)
         assert "⏎ runs: a profile capture of 5 steps from http://127.0.0.1:" in view
         assert "on localhost (pauses an eager server for seconds)" in view
         demo.press("Enter")
