@@ -9,9 +9,11 @@ this test (test_readme_walkthrough.py covers the step's other lines)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -26,11 +28,26 @@ def elapsed(screen: str) -> float:
     return 60 * int(m.group(1) or 0) + float(m.group(2)) if m else 0.0
 
 
+def transcript_tail(sessions: Path, n: int = 40) -> str:
+    """The session's last events, one line each (what a failure here needs:
+    was the baseline marked, what did the cockpit say)."""
+    out = []
+    for path in sorted(sessions.glob("*.jsonl")):
+        for line in path.read_text(errors="replace").splitlines()[-n:]:
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            what = {k: v for k, v in e.items() if k in ("t", "label", "text", "state", "start", "end")}
+            out.append(f"{e.get('type', '?')} {what}"[:200])
+    return "\n".join(out)
+
+
 @pytest.mark.skipif(TMUX is None and os.environ.get("CI") != "true",
                     reason="tmux not installed (scripts/test installs it; CI must have it)")
 @pytest.mark.timeout(360)  # the demo's start, a 3 s record, 30 s after the restart
 def test_the_readme_stacks_and_before_after_lines(tmp_path):
-    sock, base, _sessions = perftriage_in_tmux(tmp_path, "readme-ba")
+    sock, base, sessions = perftriage_in_tmux(tmp_path, "readme-ba")
     screen = lambda: tmux(sock, "capture-pane", "-p", "-t", "t").stdout  # noqa: E731
     flat = lambda: " ".join(screen().split())  # noqa: E731  (lines joined: wrapped text)
     keys = lambda *k: tmux(sock, "send-keys", "-t", "t", *k)  # noqa: E731
@@ -61,6 +78,7 @@ def test_the_readme_stacks_and_before_after_lines(tmp_path):
             wait_for(lambda: "baseline" in screen() and "the last 30 s" in screen(), 30,
                      "the baseline form")
             keys("Enter")
+            wait_for(lambda: "the last 30 s" not in screen(), 30, "the baseline form closed")
             wait_for(lambda: "vs baseline" in screen(), 60, "the Logs pane against the baseline")
             keys("S")
             wait_for(lambda: "server: start / restart" in screen(), 30, "the restart form")
@@ -77,6 +95,7 @@ def test_the_readme_stacks_and_before_after_lines(tmp_path):
         except AssertionError:
             print(tmux(sock, "display", "-p", "-t", "t", "#{window_width}x#{window_height}").stdout)
             print(screen())
+            print(transcript_tail(sessions))
             raise
     finally:
         tmux(sock, "kill-server")
