@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from perftriage.cli import cli
 from perftriage.core.replay.state_at import state_at
 from perftriage.core.report.from_file import render_file
-from perftriage.services.triage.same_machine import aliases
+from perftriage.core.triage.same_machine import aliases, uuids_of
 from tests.support.helpers import FIXTURES
 from tests.support.relive import relive
 
@@ -53,43 +53,79 @@ def report_tops(text: str) -> tuple[dict, dict]:
     section = text[text.index("## Memory bandwidth"):] if "## Memory bandwidth" in text else ""
     host = ""
     for line in section.splitlines():
-        if (h := re.match(r"^### ([^:*]+)", line)) is not None:
-            host = h[1].strip()
+        # a host of the same machine as another: its own figures, the machine's phases
+        if (h := re.match(r"^### ([^\s:*]+)(?: \(the same machine as ([^\s:*)]+)\))?", line)):
+            host = h[2] or h[1]
         elif (row := re.match(r"^\| (\d+:\d\d) \| (\d+:\d\d) \| ([a-z-]+) \|", line)):
             bandwidth[(host, row[1], row[2])] = row[3]
     return triage, bandwidth
 
 
+def _phases(path: Path) -> tuple[list[str], list[dict]]:
+    got = _cli("triage", str(path), "--json")
+    return got["hosts"], got["phases"]
+
+
+def _at(p: dict) -> str:
+    """A time inside the phase: its end, cut to the hundredth (never past it)."""
+    return f"{math.floor(p['to'] * 100) / 100:.2f}"
+
+
 @pytest.mark.parametrize("name", list(RECORDINGS))
 def test_report_replay_and_triage_name_the_same_top_cause_per_phase(tmp_path, name):
+    """Per phase of ``triage --json``: the report's triage section and its
+    bandwidth table, and ``replay --json`` inside the phase (the cockpit's own
+    ``triage.updated``, the recording lived again through the live triage)
+    name the same host and the same top cause. One machine read under several
+    names (the H200 runs read one GPU as localhost, via dmon and via pynvml)
+    is one host everywhere, named as the live triage names it."""
     path = relive(RECORDINGS[name], tmp_path / f"{name}.jsonl")
-    phases = _cli("triage", str(path), "--json")["phases"]
+    hosts, phases = _phases(path)
     assert phases
+    named = {p["host"] for p in phases}
+    assert set(hosts) == named, (name, hosts)  # no host of the machine left over
+    state = state_at(path, None, [])[0]
+    # the cockpit said each alias once, and spoke for the machine under one name
+    folded = aliases(uuids_of(state))
+    assert not named & folded.keys(), (name, folded)
+    assert set(state.triage) == named, (name, sorted(state.triage))
     text = render_file(path)
     triage_sec, bandwidth = report_tops(text)
-    # one machine read under several names (the H200 runs read one GPU as localhost,
-    # via dmon and via pynvml): the live triage speaks for it once, as the SSH host,
-    # from all their evidence (services/triage/same_machine.py); the recording's triage
-    # does not fold them yet, so the cockpit's findings are compared on the others only
-    folded = aliases(state_at(path, None, [])[0])
+    assert {k[0] for k in triage_sec} == named, (name, sorted(triage_sec))
+    assert {k[0] for k in bandwidth} <= named, (name, sorted(bandwidth))
     for p in phases:
         top = p["top"]  # the one top(): the first finding listed (core/model/findings.py)
         assert top == (p["findings"][0]["cause"] if p["findings"] else ""), (name, p)
         key = (p["host"], _mmss(p["from"]), _mmss(p["to"]))
         assert triage_sec[key] == top, (name, key)
-        if key in bandwidth or any(k[0] == p["host"] for k in bandwidth):
+        if any(k[0] == p["host"] for k in bandwidth):
             assert bandwidth[key] == top, (name, key)
-        # the cockpit's triage at the phase's end, as replay --json says it
-        at = _cli("replay", str(path), "--at", f"{math.floor(p['to'] * 100) / 100:.2f}",
-                  "--json")
+        # the cockpit's triage inside the phase, as replay --json says it
+        at = _cli("replay", str(path), "--at", _at(p), "--json")
+        assert set(at["triage"]) == named, (name, key, sorted(at["triage"]))
         told = at["triage"][p["host"]]
-        if folded:
-            assert told["source"] == ("recording" if p["host"] in folded else "recorded")
-            continue
-        assert told["source"] == "recorded" and told["top"] == top, (name, key)
+        assert told["source"] == "recorded" and told["top"] == top, (name, key, told["top"])
         assert abs(told["from"] - p["from"]) <= 2.0, (name, key)
         for gap in at["live_gaps"].values():
             assert "verdict" not in gap and "verdict_kind" not in gap
+
+
+@pytest.mark.parametrize("name", list(RECORDINGS))
+def test_a_recording_without_the_live_triage_reads_the_same(name):
+    """The recording as it was made (no ``triage.updated``): ``replay --json``
+    falls back to the recording's triage, which groups one machine's names as
+    the cockpit does, and agrees with ``triage --json`` phase by phase."""
+    path = RECORDINGS[name]
+    hosts, phases = _phases(path)
+    named = {p["host"] for p in phases}
+    assert set(hosts) == named
+    assert not named & aliases(uuids_of(state_at(path, None, [])[0])).keys(), name
+    for p in phases:
+        mid = f"{(p['from'] + p['to']) / 2:.2f}"  # inside the phase, not at a cut
+        at = _cli("replay", str(path), "--at", mid, "--json")
+        assert set(at["triage"]) == named, (name, sorted(at["triage"]))
+        told = at["triage"][p["host"]]
+        assert (told["source"], told["top"], told["from"]) == ("recording", p["top"], p["from"])
 
 
 def test_the_report_keeps_no_gap_verdict(tmp_path):
@@ -108,16 +144,18 @@ def _cut(src: Path, until: float, dst: Path) -> Path:
     return dst
 
 
-async def test_the_triage_view_names_the_same_top_cause(tmp_path):
-    """The Triage view (``Y``) of the lived-again H200 idle run (one host), at
-    the end of each phase: the finding it highlights is the top of that host's phase in
-    ``triage --json``, and each host's rows hold its phase's top."""
+@pytest.mark.parametrize("name", list(RECORDINGS))
+async def test_the_triage_view_names_the_same_top_cause(tmp_path, name):
+    """The Triage view (``Y``) of each lived-again recording in a replay, cut at
+    the end of each phase: the hosts it shows are the phases' hosts (one
+    machine, one host), the finding it highlights is the top of a phase
+    holding that time in ``triage --json``, and each host's rows start with
+    its phase's top."""
     from perftriage.ui.screens.triage import TriageScreen
     from tests.support.helpers import replay_app
 
-    path = relive(RECORDINGS["h200-idle-run"], tmp_path / "idle.jsonl")
-    phases = _cli("triage", str(path), "--json")["phases"]
-    assert len(phases) == 2
+    path = relive(RECORDINGS[name], tmp_path / f"{name}.jsonl")
+    _, phases = _phases(path)
     for end in sorted({p["to"] for p in phases}):
         cut = _cut(path, end, tmp_path / f"cut-{end:.0f}.jsonl")
         app = replay_app(cut)
@@ -125,10 +163,12 @@ async def test_the_triage_view_names_the_same_top_cause(tmp_path):
             await pilot.pause()
             app.push_screen(TriageScreen())
             await pilot.pause()
-            rows = app.screen._rows
-            shown = {}
-            for host, f in rows:
+            shown: dict[str, str] = {}
+            for host, f in app.screen._rows:
                 shown.setdefault(host, f.cause)
-        for p in phases:
-            if p["to"] == end:
-                assert shown[p["host"]] == p["top"] == p["findings"][0]["cause"], (end, p["host"])
+            highlighted = app.screen.selected
+        ending = {p["host"]: p for p in phases if p["to"] == end}
+        assert set(shown) == {p["host"] for p in phases}, (name, end, shown)
+        for host, p in ending.items():
+            assert shown[host] == p["top"] == p["findings"][0]["cause"], (name, end, host)
+        assert highlighted is not None and highlighted[1] == shown[highlighted[0]], (name, end)

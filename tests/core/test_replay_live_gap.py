@@ -29,8 +29,10 @@ def test_live_gap_per_host_follows_t():
         assert 0 <= s["age_s"] < 2 and s["sample_t"] <= 20
         assert not {"verdict", "verdict_kind", "span"} & set(s)  # the gap judges no more
     # the recording has no triage.updated (recorded before the live triage): the
-    # phase of the recording's triage that holds T, as `perftriage triage` says
-    slow_t, fast_t = slow["triage"]["localhost"], fast["triage"]["localhost"]
+    # phase of the recording's triage that holds T, as `perftriage triage` says; the
+    # three names read one GPU (the same UUID): one machine, triaged as viadmon
+    assert set(slow["triage"]) == set(fast["triage"]) == {"viadmon"}
+    slow_t, fast_t = slow["triage"]["viadmon"], fast["triage"]["viadmon"]
     assert slow_t["source"] == "recording" and (slow_t["from"], slow_t["to"]) == (0.0, 30.0)
     assert slow_t["top"] == "wasted-traffic" and fast_t["top"] == "near-floor"
     assert fast_t["earlier"][0]["state"] == "resolved"

@@ -133,16 +133,30 @@ def test_the_h200_idle_run_asks_for_a_capture_when_the_gpu_idles():
 def test_wasted_traffic_is_resolved_after_the_restart(tmp_path):
     """The two-run recording (real GPM counters via dmon, then a restart with
     another backend): traffic 5x, then near the floor; the earlier finding
-    says resolved with the gap's verdict."""
+    says resolved with the gap's verdict. Its captures were taken as
+    localhost, the same GPU (the same UUID) as viadmon: one machine, so the
+    eager capture's launch-bound is viadmon's too, and resolved by the graph
+    capture after the restart."""
     rec = load(two_runs(tmp_path / "moe.jsonl"))
-    phases = [p for p in triage(rec) if p.host == "viadmon"]
-    assert [p.findings[0].cause for p in phases] == ["wasted-traffic", "near-floor"]
-    assert phases[0].findings[0].severity == "high"
-    after, lead = phases[1].earlier
+    phases = triage(rec)
+    assert {p.host for p in phases} == {"viadmon"}  # localhost is the same machine
+    assert [[f.cause for f in p.findings][:2] for p in phases] == [
+        ["launch-bound", "wasted-traffic"], ["near-floor", "queueing"]]
+    assert phases[0].findings[1].severity == "moderate"
+    launch, after = phases[1].earlier
+    assert launch.state == "resolved" and launch.text.startswith(
+        "launch-bound: resolved — capture prof2 at 1:10 no longer finds it")
     assert after.state == "resolved"
     assert after.text.startswith("wasted-traffic: resolved — the gap at ")
     assert after.text.endswith("no longer finds it; outcome: gap 8.9 → 1.1x ▲, p < 0.001")
-    # the lead beside it (the kernels, what the waste left above the floor) is followed too,
-    # told again by what suspected it (NVML, the gap)
+    # without the captures: the waste is the top, and the lead beside it (the kernels,
+    # what the waste left above the floor) is followed too, told again by what
+    # suspected it (NVML, the gap)
+    rec.profiles.clear()
+    phases = triage(rec)
+    assert [p.findings[0].cause for p in phases] == ["wasted-traffic", "near-floor"]
+    assert phases[0].findings[0].severity == "high"
+    after, lead = phases[1].earlier
+    assert after.text.startswith("wasted-traffic: resolved — the gap at ")
     assert lead.state == "resolved"
     assert lead.text.startswith("kernel-below-roofline (a lead): resolved — ")

@@ -476,6 +476,6 @@ def test_an_ssh_host_and_localhost_with_the_same_gpus_are_one_machine():
 
 
 def same_machine_aliases(session):
-    from perftriage.services.triage.same_machine import aliases
+    from perftriage.core.triage.same_machine import aliases, uuids_of
 
-    return aliases(session.state)
+    return aliases(uuids_of(session.state))

@@ -39,11 +39,16 @@ def _resolve(g, session: str | None, latest: bool) -> Path:
 def _phases(path: Path, state) -> list:
     """The recording's triage when a host the replay knows has no recorded
     ``triage.updated`` (a transcript from before the live triage): its phases
-    are what ``perftriage triage`` and the report say."""
-    if state.hosts and all(h in state.triage for h in state.hosts):
-        return []
+    are what ``perftriage triage`` and the report say. A host of the same
+    machine as another (the same GPU UUIDs) has none: the triage speaks for
+    the machine once (core/triage/same_machine.py)."""
     from perftriage.core.compare.load import load
     from perftriage.core.triage.phases import triage
+    from perftriage.core.triage.same_machine import aliases, uuids_of
+
+    alias = aliases(uuids_of(state))
+    if state.hosts and all(h in state.triage or h in alias for h in state.hosts):
+        return []
 
     return triage(load(path, []))
 

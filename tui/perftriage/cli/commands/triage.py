@@ -41,7 +41,10 @@ def _recorded(g, slice_text: str):
     return rec, w
 
 
-def _emit(label: str, start: float, end: float, phases: list, hosts: list[str], as_json: bool):
+def _emit(label: str, start: float, end: float, phases: list, hosts: list[str], as_json: bool,
+          notes: list[str] | None = None):
+    """``notes``: hosts of one machine, said once below the text."""
+    from perftriage.core.sanitize import visible
     from perftriage.core.triage.render import result_json, text
 
     if as_json:
@@ -49,6 +52,8 @@ def _emit(label: str, start: float, end: float, phases: list, hosts: list[str], 
         sys.stdout.write(json_text(data, indent=2) + "\n")
     else:
         sys.stdout.write(text(label, phases))
+        if notes:
+            sys.stdout.write("\n" + "".join(f"note: {visible(n)}\n" for n in notes))
 
 
 @click.command("triage")
@@ -73,11 +78,16 @@ def command(g, slice_text: str | None, host: str | None, url: str | None, log_pa
     if slice_text is not None:
         if host or url or log_path or allow_capture:
             raise UsageFailure("give a recording (SESSION[@FROM-TO|#N]) or --host/--url, not both")
+        from perftriage.core.triage import same_machine
         from perftriage.core.triage.phases import triage
         from perftriage.core.triage.witnesses import hosts_of
 
         rec, w = _recorded(g, slice_text)
-        _emit(w.label, w.start, w.end, triage(rec, w.start, w.end), hosts_of(rec), as_json)
+        # one machine under several names: one host, named as the cockpit names it
+        same = same_machine.aliases(rec.gpu_uuids)
+        notes = same_machine.said(same, rec.gpu_uuids)
+        rec = same_machine.joined(rec, same)
+        _emit(w.label, w.start, w.end, triage(rec, w.start, w.end), hosts_of(rec), as_json, notes)
         return
     if not host or not url:
         raise UsageFailure("give a recording (SESSION[@FROM-TO|#N]), or --host H --url URL "

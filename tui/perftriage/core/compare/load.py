@@ -22,6 +22,7 @@ _MAX_T = 1e10  # the bound of an event's t (ev.Seconds)
 class _Gpu(msgspec.Struct):
     index: int
     name: str = ""
+    uuid: str = ""  # hosts of one machine (the same UUIDs) are one to the triage
     power_w: float | None = None
     util_pct: float | None = None
     throttle: list[str] = []

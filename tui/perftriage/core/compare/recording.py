@@ -128,6 +128,8 @@ class Recording:
     checks: dict[str, list[tuple[float, str, Verdict]]] = field(default_factory=dict)
     # host -> [(t, (GPU names...))] on each change
     gpus: dict[str, list[tuple[float, tuple[str, ...]]]] = field(default_factory=dict)
+    # host -> its GPUs' UUIDs as last read (hosts of one machine: core/triage/same_machine.py)
+    gpu_uuids: dict[str, frozenset[str]] = field(default_factory=dict)
     # log source id -> host
     log_hosts: dict[str, str] = field(default_factory=dict)
     # finished stacks and ncu probes: (t, host, probe id, detail), what the triage reads
@@ -329,11 +331,13 @@ class Recording:
         self.host_reading(e.host, e.t, e.gpu_age_s is not None, e.gpus, e)
 
     def host_reading(self, host: str, t: float, stale: bool, gpus: list[Any], cpu: Any) -> None:
-        """A host sample: ``gpus`` have ``index, name, power_w, util_pct,
+        """A host sample: ``gpus`` have ``index, name, uuid, power_w, util_pct,
         throttle``, ``cpu`` has ``cpu_pct, cpu_psi_some, cpu_throttled_pct,
         cpu_psi_some_cgroup, cpu_throttled_time_pct`` (a HostSample, or the
         transcript loader's lighter struct)."""
         if gpus:
+            if uuids := frozenset(g.uuid for g in gpus if g.uuid):
+                self.gpu_uuids[host] = uuids
             self.gpu_sample(host, t, stale, [(g.index, g.name, g.power_w) for g in gpus])
             if not stale:
                 utils = [u for g in gpus if (u := g.util_pct) is not None]

@@ -3,12 +3,14 @@ live gap, once a second) per host, as figures per phase of the triage (the
 phases of "What's wrong": the medians of each figure over the phase, beside
 the cause the triage puts first there) with a small time plot; and the
 latest per-GPU counters. The gap measures, the triage judges: no cause is
-decided here."""
+decided here. A host of the same machine as another (the same GPU UUIDs)
+keeps its own figures (another counter path reads the same GPU) beside the
+phases and causes of that machine's triage, which speaks for it once."""
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from perftriage.core.model.state import SessionState
@@ -79,13 +81,16 @@ def _windows(host: str, rows: list[Any], phases: Sequence[Phase]
 
 
 def _host_gap_lines(host: str, rows: list[Any], phases: Sequence[Phase],
-                    clock: Callable[[float | None], str], headline: str | None) -> list[str]:
-    """One host's live gap: its figures per phase of the triage (medians over
-    the phase) and a time plot."""
-    windows = _windows(host, rows, phases)
+                    clock: Callable[[float | None], str], headline: str | None,
+                    machine: str) -> list[str]:
+    """One host's live gap: its figures per phase of the triage of its
+    ``machine`` (the host itself, or the host of the same machine the triage
+    names) (medians over the phase) and a time plot."""
+    windows = _windows(machine, rows, phases)
     # the headline is the triage's dominant finding over the steady phases (Markdown-safe:
     # triage_section.headline escapes it)
-    title = f"### {inline(host)}" + (f": **{headline}**" if headline else "")
+    same = f" (the same machine as {inline(machine)})" if machine != host else ""
+    title = f"### {inline(host)}{same}" + (f": **{headline}**" if headline else "")
     out = [title, "",
            f"{len(rows)} samples, counters: {inline(rows[-1].source)}; figures per phase of "
            "the triage (medians over the phase); the cause is the triage's (What's wrong).", "",
@@ -117,8 +122,12 @@ def _host_gap_lines(host: str, rows: list[Any], phases: Sequence[Phase],
 
 def bandwidth_section(state: SessionState, clock: Callable[[float | None], str],
                       headline: Callable[[str], str | None] = lambda _h: None,
-                      phases: Sequence[Phase] = ()) -> list[str]:
-    """``phases``: the recording's triage (the report's "What's wrong")."""
+                      phases: Sequence[Phase] = (),
+                      same_machine: Mapping[str, str] | None = None) -> list[str]:
+    """``phases``: the recording's triage (the report's "What's wrong");
+    ``same_machine``: host -> the host the triage names its machine
+    (:func:`~perftriage.core.triage.same_machine.aliases`)."""
+    machine = same_machine or {}
     samples = list(state.gap_samples)
     with_counters = {n: hs.counters for n, hs in state.hosts.items() if hs.counters is not None}
     if not samples and not with_counters:
@@ -128,7 +137,8 @@ def bandwidth_section(state: SessionState, clock: Callable[[float | None], str],
     for sample in samples:
         per_host.setdefault(sample.host, []).append(sample)
     for host, rows in per_host.items():
-        out += _host_gap_lines(host, rows, phases, clock, headline(host))
+        of = machine.get(host, host)
+        out += _host_gap_lines(host, rows, phases, clock, headline(of), of)
     for name, c in with_counters.items():
         if c.error and not c.gpus:
             out += [f"{inline(name)}: bandwidth counters n/a ({inline(c.error)}).", ""]

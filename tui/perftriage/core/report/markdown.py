@@ -31,6 +31,7 @@ from perftriage.core.analysis import roofline
 from perftriage.core.report.bandwidth import bandwidth_section
 from perftriage.core.report.summary import summary_lines
 from perftriage.core.report.triage_section import headline, phases_of, triage_section
+from perftriage.core.triage.same_machine import aliases
 from perftriage.core.model.check_state import check_lines
 from perftriage.core.model.state import Hypothesis, ProbeState, SessionState
 from perftriage.core.parse import logparse
@@ -359,7 +360,9 @@ def render(
         lines += [f"> Warning: the transcript has a problem at {p}; everything before it is "
                   "included.", ""]
     lines += _gap_section(state)
-    lines += bandwidth_section(state, clock, lambda host: headline(triaged, host), triaged)
+    machine = aliases(recording.gpu_uuids) if recording is not None else {}  # as triaged
+    lines += bandwidth_section(state, clock, lambda host: headline(triaged, host), triaged,
+                               machine)
     lines += engine_section(state)
     lines += profile_section(state)
     lines += kernels_section(state)

@@ -14,6 +14,7 @@ from perftriage.core.compare.recording import Recording
 from perftriage.core.triage.after_fix import after_fix, measured
 from perftriage.core.triage.diagnose import diagnose
 from perftriage.core.triage.phase import Phase
+from perftriage.core.triage.same_machine import grouped
 from perftriage.core.triage.witnesses import hosts_of, run_starts, witnesses
 
 MIN_PHASE_S = 10.0  # a level shorter than this joins its neighbour
@@ -66,7 +67,10 @@ def host_phases(rec: Recording, host: str, start: float = 0.0,
 
 def triage(rec: Recording, start: float = 0.0, end: float | None = None,
            hosts: list[str] | None = None) -> list[Phase]:
-    """Every phase of every host in ``[start, end]``, in time order."""
+    """Every phase of every host in ``[start, end]``, in time order; the
+    hosts of one machine are one, named as the live triage names it
+    (:func:`~perftriage.core.triage.same_machine.grouped`)."""
+    rec = grouped(rec)
     out: list[Phase] = []
     for host in hosts or hosts_of(rec):
         out += host_phases(rec, host, start, end)

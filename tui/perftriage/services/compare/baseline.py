@@ -32,6 +32,7 @@ from perftriage.core.clock import clock
 from perftriage.core.compare.slices import SliceError, Window, parse_slice, window
 from perftriage.core.model import events as ev
 from perftriage.core.store.transcript import TranscriptError
+from perftriage.core.triage import same_machine
 from perftriage.services.investigation.session import Session
 
 # a replay's transcript up to this size is read when first compared (~0.3 s for
@@ -94,6 +95,7 @@ class Baseline:
         self._live.log_hosts = {sid: src.host for sid, src in state.logs.items()}
         self._live.segments = [(s.segment, s.t) for s in state.segments]
         self._live.servers = list(state.server_events)
+        self._live.gpu_uuids = same_machine.uuids_of(state)  # hosts of one machine
         self._unsubscribe = session.subscribe(self._on_event)
 
     @property

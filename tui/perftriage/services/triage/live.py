@@ -34,10 +34,10 @@ from perftriage.core.compare.recording import Recording
 from perftriage.core.model import events as ev
 from perftriage.core.model.findings import Earlier, Finding
 from perftriage.core.triage.phase import Phase
+from perftriage.core.triage import same_machine
 from perftriage.core.triage.phases import against_baseline, host_phases
 from perftriage.core.triage.witnesses import hosts_of
 from perftriage.services.compare.baseline import KEEP_S, Baseline
-from perftriage.services.triage import same_machine
 from perftriage.services.investigation.session import Session
 
 INTERVAL_S = 1.0  # at most one evaluation a second
@@ -142,10 +142,11 @@ class LiveTriage:
         # read as one without throughput)
         kept = min((s.t[0] for s in rec.series.values() if s.t), default=0.0)
         start = max(0.0, now - KEEP_S, kept)
-        alias = same_machine.aliases(self.session.state)
+        # one machine under several names: one host (as every other reader groups them)
+        alias = same_machine.aliases(rec.gpu_uuids)
         for other in alias.keys() - self._aliased:  # said once
             self._aliased.add(other)
-            for text in same_machine.said({other: alias[other]}, self.session.state):
+            for text in same_machine.said({other: alias[other]}, rec.gpu_uuids):
                 self.session.emit(ev.NoteAdded(text=text, host=alias[other]))
             if other in self.session.state.triage:  # its findings are the host's now
                 self.session.emit(ev.TriageUpdated(host=other, start=start, end=now,
