@@ -157,3 +157,33 @@ async def test_a_followed_log_is_one_of_the_cockpits_sources_and_stops_with_it(t
     assert source.state == "stopped" and len(cockpit.sources) == 0
     assert cockpit.session.state.logs[sid].closed_reason == "quit"
     await wait_for(lambda: not tails_of(path), timeout=5)
+
+
+@pytest.mark.parametrize("how", ["file", "command"])
+async def test_a_follow_that_hits_a_bug_says_it_failed_not_ended(tmp_path, how) -> None:
+    """An exception nobody planned for (here a TypeError from the emit, as a
+    parser bug would raise) stops the follow with "failed: TypeError: …" in
+    the source's state and the transcript, not the "ended" of a log that
+    ended by itself."""
+    path = tmp_path / "app.log"
+    path.write_text("one\ntwo\n")
+    session = Session(sessions_dir=tmp_path / "s")
+    follower = LogFollower(session, registry())
+
+    def broken(src, lines, found=None) -> None:
+        raise TypeError("unsupported operand type(s) for +: 'int' and 'str'")
+
+    follower.emit_lines = broken  # type: ignore[method-assign]
+    if how == "file":
+        sid = follower.open_file("localhost", str(path))
+    else:
+        sid = follower.open_command("localhost", f"cat {path}", path=str(path))
+    src = lambda: session.state.logs[sid]  # noqa: E731
+    await wait_for(lambda: not src().open, timeout=20)
+    why = "failed: TypeError: unsupported operand type(s) for +: 'int' and 'str'"
+    assert src().closed_reason is not None and src().closed_reason.startswith(why)
+    if how == "file":
+        assert src().follow == "error" and src().follow_reason.startswith(why)
+    session.close()
+    closed = [e for e in transcript.read(session.path).events if isinstance(e, ev.LogSourceClosed)]
+    assert [e.reason.startswith(why) for e in closed] == [True]

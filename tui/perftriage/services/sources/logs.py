@@ -196,6 +196,13 @@ class LogOwner(Protocol):
         """The source's run() is over (by itself, or cancelled: ``closed``)."""
 
 
+def failed(exc: BaseException) -> str:
+    """Why a follow stopped on an error nobody planned for (a perftriage
+    bug): said as such, in the source's state and the transcript, instead of
+    an "ended" that reads like the log's own end."""
+    return f"failed: {type(exc).__name__}: {exc} (a perftriage error; the follow stopped)"
+
+
 def notice(line: str) -> tuple[str, str] | None:
     """``(kind, text)`` when ``line`` is one of tail's notices, else None."""
     if not line.startswith("tail: "):
@@ -248,6 +255,8 @@ class CommandLogSource(BaseSource):
             reason = f"lost: {exc.reason}"
         except OSError as exc:
             reason = f"lost: {exc}"
+        except Exception as exc:  # noqa: BLE001 - a bug here must not read as "ended"
+            reason = failed(exc)
         finally:
             self._finish(reason)
 
@@ -403,6 +412,9 @@ class FileLogSource(CommandLogSource):
         except asyncio.CancelledError:
             reason = "closed"
             raise
+        except Exception as exc:  # noqa: BLE001 - a bug here must not read as "ended"
+            reason = failed(exc)
+            self._status("error", reason)
         finally:
             if self._checkpoint is not None:
                 self._checkpoint.cancel()
