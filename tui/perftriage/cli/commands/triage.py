@@ -45,7 +45,7 @@ def _emit(label: str, start: float, end: float, phases: list, hosts: list[str], 
           notes: list[str] | None = None):
     """``notes``: hosts of one machine, said once below the text."""
     from perftriage.core.sanitize import visible
-    from perftriage.core.triage.render import result_json, text
+    from perftriage.core.view.triage_text import result_json, text
 
     if as_json:
         data = result_json(label, start, end, hosts, phases)

@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from perftriage.core.compare.recording import Recording
+from perftriage.core.report.finding_md import md_head, md_lines
 from perftriage.core.report.md_text import inline
 from perftriage.core.model.findings import NEED_EVIDENCE, Finding, ranked, top
 from perftriage.core.triage.phase import Phase
 from perftriage.core.triage.phases import steady, triage
+from perftriage.core.view.finding_parts import LEAD, finding_parts
 
 TOP_PER_PHASE = 3
 MAX_PHASES = 12
@@ -33,7 +35,7 @@ def dominant(phases: list[Phase], host: str | None = None) -> Finding | None:
 
 def headline(phases: list[Phase], host: str) -> str | None:
     f = dominant(phases, host)
-    return None if f is None else inline(f.line()) + ("" if f.confirmed else " (a lead)")
+    return None if f is None else md_head(finding_parts(f))
 
 
 def triage_section(phases: list[Phase], clock: Callable[[float | None], str]) -> list[str]:
@@ -42,8 +44,8 @@ def triage_section(phases: list[Phase], clock: Callable[[float | None], str]) ->
     out = ["## What's wrong (triage)", ""]
     top = dominant(phases)
     if top is not None:
-        lead = "" if top.confirmed else " (a lead: not confirmed yet)"
-        out += [f"Dominant over the steady phases: **{inline(top.line())}**{lead}", ""]
+        head = md_head(finding_parts(top), bold=True, lead=f"{LEAD}: not confirmed yet")
+        out += [f"Dominant over the steady phases: {head}", ""]
     shown = phases[-MAX_PHASES:]
     if len(phases) > len(shown):
         out += [f"{len(phases) - len(shown)} earlier phases left out.", ""]
@@ -54,14 +56,7 @@ def triage_section(phases: list[Phase], clock: Callable[[float | None], str]) ->
         if not p.findings:
             out.append("- nothing above 3 % of the time")
         for f in p.findings[:TOP_PER_PHASE]:
-            out.append(f"- **{inline(f.line())}**" + ("" if f.confirmed else " (a lead)"))
-            out += [f"  - {inline(e.label)}{'' if e.at is None else ' at ' + clock(e.at)}: "
-                    f"{inline(e.text)}" for e in f.evidence]
-            out += [f"  - against: {inline(e.label)}: {inline(e.text)}" for e in f.against]
-            if f.next is not None:
-                step = " ".join([f.next.kind, *f.next.args])
-                out.append(f"  - next: {inline(step)} — {inline(f.next.why)}")
-            out += [f"  - fix: {inline(x)}" for x in f.fix]
+            out += md_lines(finding_parts(f))
         if len(p.findings) > TOP_PER_PHASE:
             out.append(f"- … {len(p.findings) - TOP_PER_PHASE} more")
         out.append("")

@@ -31,6 +31,7 @@ from perftriage.core.model.findings import Finding
 from perftriage.core.model.state import Section, SessionState
 from perftriage.core.clock import clock
 from perftriage.core.sanitize import visible
+from perftriage.core.view.finding_parts import finding_parts
 from perftriage.services.gap.model_bytes import ModelBytes, ModelBytesError, read_model_bytes
 from perftriage.services.triage import next_step
 from perftriage.ui.screens.views import close_view
@@ -38,15 +39,12 @@ from perftriage.ui.app_context import app_context
 from perftriage.ui.widgets.logs import LogsPane
 from perftriage.ui.widgets.footer import FittingFooter
 from perftriage.ui.widgets.row_table import last_column_room
+from perftriage.ui.widgets.finding_rich import finding_text, row_cells
 from perftriage.ui.widgets.triage_text import (
     FAILED_STYLE,
-    SEVERITY_STYLE,
-    LEAD_STYLE,
     earlier_text,
-    evidence_text,
     host_order,
     latest_step,
-    pct_text,
     server_down,
     step_status,
 )
@@ -133,14 +131,8 @@ class TriageScreen(Screen[None]):
                     earlier.append(f"{visible(host)}: ", style="bold")
                 earlier.append_text(earlier_text(line))
             for f in e.findings:
-                lead = not f.confirmed
-                sev = "lead" if lead else f.severity
                 cells: list[Text] = [Text(visible(host))] if many else []
-                cells += [Text(sev, style=LEAD_STYLE if lead else SEVERITY_STYLE.get(sev, "")),
-                          Text(visible(f.cause), style="bold"),
-                          Text(pct_text(f)),
-                          Text(visible(f.title))]
-                rows.append(cells)
+                rows.append(cells + row_cells(finding_parts(f)))
                 self._rows.append((host, f))
         # a title longer than the room left ends in "…" (Enter shows it whole
         # below): the table never scrolls sideways
@@ -208,7 +200,7 @@ class TriageScreen(Screen[None]):
             detail.update(Text("no finding", style="dim"))
             return
         host, f = got
-        out = evidence_text(f, host)
+        out = finding_text(finding_parts(f), host)
         p = self._plan(host, f)
         if p is None:
             out.append("\n⏎: nothing to run — the evidence is in", style="dim")

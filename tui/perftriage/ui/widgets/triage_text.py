@@ -1,5 +1,7 @@
 """The live triage as Text: the top finding in one line (the main screen,
-the Gap view's verdict), a finding's row and its evidence (the Triage view).
+the Gap view's verdict), the earlier phase's lines and what became of a
+finding's step (the Triage view); a finding itself is its parts' Rich skin
+(ui/widgets/finding_rich.py).
 
 Everything comes from the state's ``triage.updated`` events (typed
 findings, core/model/findings.py), so live, replay and ``watch`` say the
@@ -13,18 +15,14 @@ from __future__ import annotations
 from rich.text import Text
 
 from perftriage.core.model import events as ev
-from perftriage.core.model.findings import Earlier, Evidence, Finding, pct, top
+from perftriage.core.model.findings import Earlier, Finding, top
 from perftriage.core.model.state import SessionState
 from perftriage.core.clock import clock
 from perftriage.core.sanitize import visible
+from perftriage.core.view.finding_parts import finding_parts
+from perftriage.ui.widgets.finding_rich import head_text
 
-SEVERITY_STYLE = {"high": "bold red", "moderate": "yellow"}
-LEAD_STYLE = "cyan"
 KEY = "Y"  # the Triage view's key (ui/app.py)
-
-
-def pct_text(f: Finding) -> str:
-    return "n/a" if f.explains_pct is None else pct(f.explains_pct)
 
 
 def host_order(state: SessionState) -> list[str]:
@@ -52,19 +50,6 @@ def top_finding(state: SessionState, host: str | None = None) -> tuple[str, Find
         if best is None:
             best = (h, got)
     return best
-
-
-def finding_text(f: Finding) -> Text:
-    """``high · host-stall · 42 % · the host's Python …`` (a lead in its colour)."""
-    lead = not f.confirmed
-    out = Text()
-    out.append("lead" if lead else f.severity,
-               style=LEAD_STYLE if lead else SEVERITY_STYLE.get(f.severity, ""))
-    out.append(f" · {visible(f.cause)}", style="bold")
-    if f.explains_pct is not None:
-        out.append(f" · {pct_text(f)}")
-    out.append(f" · {visible(f.title)}")
-    return out
 
 
 DOWN_STYLE = "bold red"
@@ -118,7 +103,7 @@ def top_line(state: SessionState, host: str | None = None, *, key_hint: bool = T
         out.append(f"{visible(h)}: ")
     # what a fix resolved first: on a narrow screen the line's end is cut
     out.append_text(_resolved_text(state, h))
-    out.append_text(finding_text(f))
+    out.append_text(head_text(finding_parts(f)))
     if key_hint:
         out.append(f"  {KEY}: all findings", style="dim")
     return out
@@ -145,7 +130,7 @@ def verdict_text(state: SessionState, host: str) -> Text:
     if got is None:
         out.append("nothing found above 3 % of the time (triage)", style="green")
     else:
-        out.append_text(finding_text(got[1]))
+        out.append_text(head_text(finding_parts(got[1])))
     return out
 
 
@@ -153,44 +138,6 @@ def earlier_text(e: Earlier) -> Text:
     style = {"resolved": "green", "still": "yellow", "gone": "yellow"}.get(e.state, "dim")
     mark = {"resolved": "✔ ", "still": "✘ "}.get(e.state, "· ")
     return Text(mark + visible(e.text), style=style)
-
-
-NEXT_CHARS = 120  # a finding's named next step, shown up to this
-
-
-def evidence_text(f: Finding, host: str) -> Text:
-    """A finding whole: its evidence (witness, source, when), what speaks
-    against it, the fix, and the next step."""
-    out = Text()
-    out.append_text(finding_text(f))
-    out.append(f"\non {visible(host)}", style="dim")
-    for e in f.evidence:
-        out.append("\n← ", style="green")
-        out.append(_label(e), style="bold")
-        if e.at is not None:
-            out.append(f" at {clock(e.at)}", style="dim")
-        out.append(f": {visible(e.text)}")
-    for e in f.against:
-        out.append("\n✗ ", style="red")
-        out.append(_label(e), style="bold")
-        out.append(f": {visible(e.text)}")
-    for fix in f.fix:
-        out.append("\nfix: ", style="bold")
-        out.append(visible(fix))
-    nxt = f.next
-    if nxt is not None:
-        out.append("\nnext: ", style="bold")
-        # what the finding names, said short (a recorded one may be long, and is
-        # never what runs: the "⏎ runs" line below says that)
-        words = " ".join([nxt.kind, *nxt.args])
-        out.append(visible(words if len(words) <= NEXT_CHARS else words[:NEXT_CHARS] + "…"))
-        if nxt.why:
-            out.append(f" — {visible(nxt.why)}", style="dim")
-    return out
-
-
-def _label(e: Evidence) -> str:
-    return visible(e.label)
 
 
 PROBE_STEPS = frozenset({"stacks", "ncu"})  # next steps that run as a probe
