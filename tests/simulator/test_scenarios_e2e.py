@@ -26,21 +26,8 @@ from tests.support.demo import DEMO_ENGINE, DEMO_SERVER, running_demo
 from tests.support.helpers import wait_for
 
 # the witnesses taken in each scenario, in order: G (the gap form), capture, stacks
-WITNESSES = {
-    "healthy": ("G", "capture", "stacks"),
-    "host-stall": ("capture", "stacks"),
-    "launch-bound": ("capture", "stacks"),
-    "host-sync": ("capture",),
-    "kernel-below-roofline": ("G", "capture"),
-    "wasted-traffic": ("G",),
-    "exposed-comm": ("capture",),
-    "straggler": ("capture",),
-    "kv-pressure": (),
-    "queueing": (),
-    "cpu-throttle": ("capture", "stacks"),
-    "gpu-throttle": (),
-    "near-floor": ("G",),
-}
+# (each scenario says which: simulator/scenarios.py ``takes``)
+WITNESSES = {name: sc.takes for name, sc in SCENARIOS.items()}
 SETTLE_S = 4.0  # readings after the last witness (gap samples, log lines, NVML)
 
 

@@ -55,7 +55,8 @@ def gpu_readings(sc: Scenario, backend: str, tp: int, rng: random.Random) -> dic
                 sc.clock_ratio if slow else 1.0), 1),
             "temp_c": 78 if slow else 64,
             "dram": round(dram, 2), "sm": round(util * 0.92, 2), "occ": round(util * 0.4, 2),
-            "tensor": round(util * 0.3, 2)})
+            "tensor": round(util * 0.3, 2),
+            "mem_used_mib": round(MEM_TOTAL_MIB * sc.gpu_mem_pct() / 100.0)})
     return {"simulated": True, "scenario": sc.name, "pid": os.getpid(), "gpus": gpus}
 
 
@@ -165,7 +166,7 @@ class SimulatedNvml:
         return SimpleNamespace(gpu=int(g.get("util", 0)), memory=int(g.get("mem_util", 0)))
 
     def nvmlDeviceGetMemoryInfo(self, h) -> SimpleNamespace:
-        used = 91200 if self._gpu(h).get("util") is not None else 0
+        used = int(self._gpu(h).get("mem_used_mib", 0))  # the scenario's (0: not up yet)
         return SimpleNamespace(used=used * 2**20, total=MEM_TOTAL_MIB * 2**20,
                                free=(MEM_TOTAL_MIB - used) * 2**20)
 
@@ -187,8 +188,9 @@ class SimulatedNvml:
 
     def nvmlDeviceGetComputeRunningProcesses(self, h) -> list[SimpleNamespace]:
         self._read()
+        used = int(self._gpu(h).get("mem_used_mib", 0))
         return [] if self.pid is None else [SimpleNamespace(pid=self.pid,
-                                                            usedGpuMemory=91000 * 2**20)]
+                                                            usedGpuMemory=used * 2**20)]
 
     # --- GPM --------------------------------------------------------------------
     def nvmlGpmQueryDeviceSupport(self, h) -> SimpleNamespace:

@@ -36,6 +36,7 @@ FLOOR_MS = BYTES_PER_STEP_GB / (PEAK_GBS * GPU_COUNT) * 1000.0
 MAX_TOTAL_TOKENS = 412160  # the startup lines' max_total_num_tokens
 MAX_RUNNING = 64
 MEM_FRACTION = 0.85  # --mem-fraction-static's value in the startup lines
+MEM_OVERHEAD = 0.06  # GPU memory past --mem-fraction-static (graphs, activations, NCCL)
 # the MoE kernel's share of the step's kernel time with the default backend (trace_synth)
 MOE_SHARE = 0.55
 # throttle reason bits (NVML clocksEventReasons)
@@ -47,6 +48,9 @@ class Scenario:
     name: str
     plants: str  # what is planted, in one line (the demo's --help and its notice)
     witness: str  # which witness reveals it
+    # the witnesses its end-to-end test takes, in order (tests/simulator): "G" (the gap
+    # form), "capture", "stacks"; none: the readings alone (log, /metrics, NVML) tell
+    takes: tuple[str, ...] = ()
     cuda_graph: bool = True
     gpu_gap: float = 1.2  # the kernels' time over the floor (the default MoE backend)
     idle: float = 0.02  # share of the step the GPU idles (host gaps)
@@ -78,6 +82,13 @@ class Scenario:
     kv_tokens: int = MAX_TOTAL_TOKENS  # the KV pool (max_total_num_tokens) under the launch
     max_running: int = MAX_RUNNING  # --max-running-requests under the launch
     waste: float = 0.0  # the share of decode work redone after retractions
+    mem_fraction: float = MEM_FRACTION  # --mem-fraction-static under the launch
+
+    def gpu_mem_pct(self) -> float:
+        """NVML's memory used of the total: SGLang takes --mem-fraction-static
+        of it for the weights and the KV pool, the CUDA graphs, activations
+        and NCCL's buffers take about MEM_OVERHEAD more."""
+        return min(99.6, 100.0 * (self.mem_fraction + MEM_OVERHEAD))
 
     def gap(self, backend: str = "flashinfer_cutlass") -> float:
         """The decode step over its floor: the kernels' time, the MoE backend's
@@ -139,6 +150,7 @@ class Scenario:
         elif sc.cuda_graph and not graphs:  # eager (or a batch above the graphs): launch-bound
             sc = replace(sc, cuda_graph=False, idle=max(sc.idle, 0.5), forward_share=0.3)
         return replace(sc, kv_tokens=kv, max_running=launch.max_running, running=running,
+                       mem_fraction=launch.mem_fraction,
                        queued=demand - running,
                        retract_every_s=(sc.retract_every_s or RETRACT_EVERY_S) if kv_bound else 0.0,
                        waste=RETRACT_WASTE if kv_bound else 0.0)
@@ -199,38 +211,46 @@ SCENARIO_NAMES: tuple[str, ...] = (HEALTHY, *DIAGNOSES)
 _PLANTED: dict[str, Scenario] = {s.name: s for s in (
     # launch-bound and exposed-comm are fixed by S without their planted flag ("")
     Scenario("healthy", "nothing: CUDA graphs on, no stall, the GPU busy near its floor "
-             "(1.2x), no queue, no retractions", "no high finding: G, a capture and k say so"),
+             "(1.2x), no queue, no retractions", "no high finding: G, a capture and k say so",
+             takes=("G", "capture", "stacks")),
     Scenario("host-stall", "a pure-Python stall in the scheduler loop, 50 % of wall time "
              "(simulated_host_stall); CUDA graphs on", "a capture (the GPU idles, host wait), "
              "then k: the stall's frame at its share of wall time",
-             idle=0.5, stall_share=0.5, fix="--simulated-fix host-stall"),
+             idle=0.5, stall_share=0.5, fix="--simulated-fix host-stall",
+             takes=("capture", "stacks")),
     Scenario("launch-bound", "eager decode (--disable-cuda-graph): kernels shorter than their "
              "launch call, the GPU waits for the host", "a capture: cudaLaunchKernel per "
              "kernel, short kernels, host wait", cuda_graph=False, idle=0.5,
-             forward_share=0.3, flags=("--disable-cuda-graph",)),
+             forward_share=0.3, flags=("--disable-cuda-graph",),
+             takes=("capture", "stacks")),
     Scenario("host-sync", "one value read back per layer (float(t): D2H copy + "
              "cudaStreamSynchronize, 4 a step), eager", "a capture: Memcpy DtoH by "
              "aten::_local_scalar_dense, syncs, host wait after them",
              cuda_graph=False, idle=0.45, syncs_per_step=4, forward_share=0.1,
-             fix="--simulated-fix host-sync"),
+             fix="--simulated-fix host-sync",
+             takes=("capture",)),
     Scenario("kernel-below-roofline", "CUDA graphs on, the GPU busy, its MoE kernel "
              "(flashinfer_cutlass) far below its roofline: 2x the floor",
              "G (the gap) with NVML's busy GPU, a capture's top kernels; S with "
              "backend=flashinfer_cutedsl fixes it (1.1x)", gpu_gap=2.0,
-             fix="backend=flashinfer_cutedsl"),
+             fix="backend=flashinfer_cutedsl",
+             takes=("G", "capture")),
     Scenario("wasted-traffic", "the KV cache and MoE weights read twice: DRAM moves 2x "
              "the bytes a token needs", "G: the traffic ratio", gpu_gap=2.4, traffic=2.0,
-             fix="--simulated-fix wasted-traffic"),
+             fix="--simulated-fix wasted-traffic",
+             takes=("G",)),
     Scenario("exposed-comm", "--disable-custom-all-reduce: NCCL ring all-reduce after "
              "attention and the MoE, nothing overlaps it", "a capture (8 rank files): "
              "exposed communication", comm="nccl", comm_us=45.0, gpu_gap=1.6,
-             flags=("--disable-custom-all-reduce",)),
+             flags=("--disable-custom-all-reduce",),
+             takes=("capture",)),
     Scenario("straggler", "TP rank 3's scheduler stalls 300 us a step "
              "(simulated_late_rank_stall): the others wait in the all-reduce",
              "a capture (8 rank files): TP-3 spends least in NCCL", comm="nccl",
              comm_us=12.0, late_rank=3, late_us=300.0, gpu_gap=1.5, stall_share=0.2,
              stall_frame="simulated_late_rank_stall", flags=("--disable-custom-all-reduce",),
-             fix="--disable-custom-all-reduce --simulated-fix straggler"),
+             fix="--disable-custom-all-reduce --simulated-fix straggler",
+             takes=("capture",)),
     Scenario("kv-pressure", "the KV cache full: token usage 0.96-0.99, a retraction every "
              "4 s", "the log: token usage, \"KV cache pool is full. Retract requests.\"",
              running=58, queued=6, context_tokens=6650, retract_every_s=4.0,
@@ -249,8 +269,10 @@ _PLANTED: dict[str, Scenario] = {s.name: s for s in (
              "a capture (the GPU idles, host wait) beside the SIMULATED PSI and cpu.stat, "
              "then k: the scheduler's own frame", idle=0.5, stall_share=0.5,
              stall_frame="process_batch_result_decode", cpu_psi=55.0, cfs_throttled=60.0,
-             cfs_throttled_time=45.0, fix="--simulated-fix cpu-throttle"),
+             cfs_throttled_time=45.0, fix="--simulated-fix cpu-throttle",
+             takes=("capture", "stacks")),
     Scenario("near-floor", "nothing big left: the step 1.1x its floor", "G: the gap",
-             gpu_gap=1.1, idle=0.01),
+             gpu_gap=1.1, idle=0.01,
+             takes=("G",)),
 )}
 SCENARIOS: dict[str, Scenario] = {name: _PLANTED[name] for name in SCENARIO_NAMES}

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
+from perftriage.core.compare.readings import GPU_FIELDS, fields
 from perftriage.core.compare.recording import Recording
 from perftriage.core.model import events as ev
 from perftriage.core.replay.log_ledger import LogLedger
@@ -19,33 +21,27 @@ _BULK = (LOG_LINES_PREFIX, HOST_SAMPLE_PREFIX)
 _MAX_T = 1e10  # the bound of an event's t (ev.Seconds)
 
 
-class _Gpu(msgspec.Struct):
-    index: int
-    name: str = ""
-    uuid: str = ""  # hosts of one machine (the same UUIDs) are one to the triage
-    power_w: float | None = None
-    util_pct: float | None = None
-    throttle: list[str] = []
-    sm_clock_mhz: float | None = None
-    sm_clock_max_mhz: float | None = None
+# what a comparison reads of a ``host.sample`` line (the rest is skipped by
+# the decoder, not built: a host of 8 GPUs decodes several times faster): the
+# fields the table of readings names (core/compare/readings.py), its GPUs'
+# too, and what the recording keeps besides (GPU models, power, slowdowns)
+_Gpu = msgspec.defstruct("_Gpu", [
+    ("index", int), ("name", str, ""),
+    ("uuid", str, ""),  # hosts of one machine (the same UUIDs) are one to the triage
+    ("power_w", float | None, None),
+    ("throttle", list[str], []), ("sm_clock_mhz", float | None, None),
+    ("sm_clock_max_mhz", float | None, None),
+    *((f, float | None, None) for f in GPU_FIELDS)])
+_HostGpus = msgspec.defstruct("_HostGpus", [
+    ("host", str),
+    ("t", ev.Seconds, 0.0),  # bounded as every event's: 1e300 or 1e999 is a bad line
+    ("gpus", list[_Gpu], []),  # type: ignore[valid-type]
+    ("gpu_age_s", float | None, None),
+    *((f, float | None, None) for _, f in fields("host.sample"))])
 
 
-class _HostGpus(msgspec.Struct):
-    """What a comparison reads of a ``host.sample`` line (the rest is skipped
-    by the decoder, not built: a host of 8 GPUs decodes several times faster)."""
-
-    host: str
-    t: ev.Seconds = 0.0  # bounded as every event's: 1e300 or 1e999 is a bad line
-    gpus: list[_Gpu] = []
-    gpu_age_s: float | None = None
-    cpu_pct: float | None = None
-    cpu_psi_some: float | None = None
-    cpu_throttled_pct: float | None = None
-    cpu_psi_some_cgroup: float | None = None
-    cpu_throttled_time_pct: float | None = None
-
-
-_host_gpus = msgspec.json.Decoder(_HostGpus)
+# (a struct made from the table: its fields are read by name, as the recording's)
+_host_gpus: msgspec.json.Decoder[Any] = msgspec.json.Decoder(_HostGpus)
 
 
 def load(path: Path | str, problems: list[stream.LineProblem] | None = None,

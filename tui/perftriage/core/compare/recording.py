@@ -23,7 +23,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
-from perftriage.core.compare.readings import fields
+from perftriage.core.compare.readings import GPU_READINGS, fields, host_value
 from perftriage.core.compare.series import MAX_READING, Series  # noqa: F401 (re-exported)
 from perftriage.core.compare.stats import Better
 from perftriage.core.model import events as ev
@@ -299,6 +299,8 @@ class Recording:
         gauges = e.snapshot.gauges
         self.add("engine_running", host, e.t, gauges.get("running"))
         self.add("engine_queued", host, e.t, gauges.get("queued"))
+        # KV cache usage, 0-1: SGLang's sglang:token_usage, vLLM's kv_cache_usage_perc
+        self.add("engine_token_usage", host, e.t, gauges.get("token_usage"))
         if prev is None or e.t <= prev[0]:
             return
         window = [prev, (e.t, e.snapshot)]
@@ -331,18 +333,18 @@ class Recording:
         self.host_reading(e.host, e.t, e.gpu_age_s is not None, e.gpus, e)
 
     def host_reading(self, host: str, t: float, stale: bool, gpus: list[Any], cpu: Any) -> None:
-        """A host sample: ``gpus`` have ``index, name, uuid, power_w, util_pct,
-        throttle``, ``cpu`` has ``cpu_pct, cpu_psi_some, cpu_throttled_pct,
-        cpu_psi_some_cgroup, cpu_throttled_time_pct`` (a HostSample, or the
+        """A host sample: ``gpus`` have ``index, name, uuid, power_w,
+        throttle`` and the fields of the GPU readings, ``cpu`` the host.sample
+        fields of the readings (core/compare/readings.py; a HostSample, or the
         transcript loader's lighter struct)."""
         if gpus:
             if uuids := frozenset(g.uuid for g in gpus if g.uuid):
                 self.gpu_uuids[host] = uuids
             self.gpu_sample(host, t, stale, [(g.index, g.name, g.power_w) for g in gpus])
             if not stale:
-                utils = [u for g in gpus if (u := g.util_pct) is not None]
-                if utils:  # NVML: the share of the interval a kernel ran (GPU busy)
-                    self._series("gpu_util", host, -1).add(t, sum(utils) / len(utils))
+                for r in GPU_READINGS:  # core/compare/readings.py: gpu_util, gpu_mem_pct
+                    if (value := host_value(r, gpus)) is not None:
+                        self._series(r.series, host, -1).add(t, value)
                 for g in gpus:
                     if g.throttle and (slow := tuple(r for r in g.throttle if r in SLOWDOWNS)):
                         clock, top = getattr(g, "sm_clock_mhz", None), getattr(

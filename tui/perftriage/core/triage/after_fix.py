@@ -1,8 +1,8 @@
 """What became of a phase's findings in the phase after it (a restart, a
 change of level, the baseline against now).
 
-A finding is **resolved** only when its own witness, taken again inside the
-phase after, no longer finds it: a capture for launch-bound and
+A finding is **resolved** only when its own witness (declared on its rule,
+:mod:`.rules`), taken again inside the phase after, no longer finds it: a capture for launch-bound and
 host-sync, stacks for host-stall, ncu for the kernels' roofline, the log (or
 the engine's ``/metrics``) for KV and queueing, the gap for wasted traffic,
 NVML for GPU clocks, the host's CPU readings for cpu-throttle. Throughput
@@ -13,7 +13,8 @@ lead for it whose next step takes that witness (Enter in the Triage view).
 
 The outcome waits for the comparison's minimum readings a side instead of
 flipping with the first seconds' medians, and says what it waits for. For
-kv-pressure and queueing "the step got slower" is read per request at like
+the causes whose rule says ``per_request`` (kv-pressure, queueing: a fix
+that changes the batch) "the step got slower" is read per request at like
 batch (``compare``'s per-request view): a smaller batch is not a slower step.
 """
 
@@ -23,6 +24,7 @@ from perftriage.core.compare.numbers import fmt
 from perftriage.core.compare.recording import Recording
 from perftriage.core.compare.stats import MIN_READINGS, Better, judge, p_text
 from perftriage.core.model.findings import Earlier, EarlierState, Finding, NextStep
+from perftriage.core.triage import rules
 from perftriage.core.triage.phase import WITNESS_NAME, Phase, Taken
 from perftriage.core.triage.witnesses import Witnesses
 
@@ -32,17 +34,10 @@ ARROW = {"improved": "▲", "regressed": "▼", "no change": "=", "not enough da
 SIGNALS: tuple[tuple[str, str, str, Better], ...] = (
     ("gap", "gap", "x", "lower"), ("decode_tps", "decode", " tok/s", "higher"),
     ("engine_gen_tps", "decode (engine)", " tok/s", "higher"))
-# a cause's own witnesses: the ones that can say it is gone
-OWN_WITNESS: dict[str, tuple[str, ...]] = {
-    "launch-bound": ("capture",), "host-sync": ("capture",), "exposed-comm": ("capture",),
-    "straggler": ("capture",), "host-stall": ("stacks",), "kernel-below-roofline": ("ncu",),
-    "kv-pressure": ("log", "engine"), "queueing": ("log", "engine"), "wasted-traffic": ("gap",),
-    "gpu-throttle": ("nvml",), "cpu-throttle": ("host",),
-}
 # readings a series needs inside the phase before it says anything (as the verdict)
 SERIES_WITNESS: dict[str, tuple[str, ...]] = {
     "log": ("token_usage", "running", "queued"),
-    "engine": ("engine_running", "engine_queued"),
+    "engine": ("engine_running", "engine_queued", "engine_token_usage"),
     "gap": ("gap",), "nvml": ("gpu_util",),
     "host": ("cpu_psi_some", "cpu_throttled_pct", "cpu_psi_some_cgroup", "cpu_throttled_time_pct"),
 }
@@ -137,7 +132,7 @@ def _name(f: Finding) -> str:
 
 
 def _own(f: Finding) -> tuple[str, ...]:
-    own = OWN_WITNESS.get(f.cause, ())
+    own = rules.own_witness().get(f.cause, ())  # declared on its rule
     if f.is_lead:  # a lead is told again by what suspected it
         own += tuple(e.witness for e in f.evidence if e.witness not in own)
     return own
@@ -174,7 +169,7 @@ def after_fix(rec: Recording, before: Phase, after: Phase,
         if not (f.is_problem or f.is_lead):
             continue
         outcome = verdict
-        if f.cause in ("kv-pressure", "queueing"):
+        if f.cause in rules.per_request_causes():  # declared on its rule
             outcome = per_request_verdict(rec, after.host, before, after, before_rec) or verdict
         # a lead is followed by its cause suspected again; a confirmed cause by its confirmation
         still = suspected.get(f.cause) if f.is_lead else now.get(f.cause)

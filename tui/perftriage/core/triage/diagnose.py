@@ -16,16 +16,14 @@ is high on a busy GPU whose kernels are below their roofline.
 
 from __future__ import annotations
 
-from perftriage.core.triage.gpu_side import (
-    comm_findings,
-    roofline_findings,
-    throttle_finding,
-    traffic_finding,
-)
+from perftriage.core.model.findings import CAUSES, NEED_EVIDENCE
+from perftriage.core.triage import rules
+# the rules' modules, in the order their rules beside the tree run (core/triage/rules.py)
+from perftriage.core.triage.gpu_side import comm_findings, roofline_findings
 from perftriage.core.triage.capture_gaps import warmup_finding
 from perftriage.core.triage.host_side import cpu_throttle_finding, host_findings
 from perftriage.core.triage.model import Evidence, Finding, NextStep, pct, ranked
-from perftriage.core.triage.serving import floor_finding, gap_lead, kv_finding, queue_finding
+from perftriage.core.triage.serving import floor_finding
 from perftriage.core.triage.witnesses import Witnesses
 
 IDLE_MIN_PCT = 5.0  # GPU idle below this: the host side is not looked at
@@ -46,13 +44,14 @@ def gpu_idle(w: Witnesses) -> tuple[float | None, Evidence | None]:
     return None, None
 
 
+@rules.rule(NEED_EVIDENCE, tree=True)  # what to measure when the tree cannot go on
 def diagnose(w: Witnesses) -> list[Finding]:
-    """The findings of one host over one window, ranked by their share."""
+    """The findings of one host over one window, ranked by their share: the
+    tree below, then every rule beside it (:mod:`.rules`)."""
     found: list[Finding] = []
     floor = floor_finding(w)
     idle, source = gpu_idle(w)
     busy = None if idle is None else 100.0 - idle
-    traffic = traffic_finding(w, busy)
     warm = warmup_finding(w, idle)
     if warm is not None:  # a capture of warm-up is not diagnosed as a step
         found.append(warm)
@@ -77,8 +76,8 @@ def diagnose(w: Witnesses) -> list[Finding]:
                                    source.source)
             found += roofline_findings(w, busy, busy_source)
         found += comm_findings(w)
-    for extra in (traffic, throttle_finding(w, busy), kv_finding(w), queue_finding(w), floor,
-                  gap_lead(w, busy)):
+    for beside in rules.beside():  # the rules beside the tree, as registered
+        extra = beside(w, busy)
         if extra is not None:
             found.append(extra)
     _leave_out_what_is_explained(found)
@@ -91,9 +90,10 @@ def diagnose(w: Witnesses) -> list[Finding]:
     return ranked(found)
 
 
+rules.check(CAUSES)  # every cause listed has its rule, every rule a listed cause
 # confirmed causes that spend the busy GPU's time above the floor: what a lead
 # "the kernels are below their roofline?" may not claim again
-BUSY_TIME_CAUSES = frozenset({"wasted-traffic", "gpu-throttle", "exposed-comm", "straggler"})
+BUSY_TIME_CAUSES = rules.busy_time_causes()
 
 
 def _leave_out_what_is_explained(found: list[Finding]) -> None:

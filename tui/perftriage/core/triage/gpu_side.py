@@ -12,6 +12,7 @@ from perftriage.core.profile.ncu import NcuKernel, bw_pct, furthest_below
 from perftriage.core.profile.model import ProfileSummary
 from perftriage.core.profile.table import short_name
 from perftriage.core.triage.model import Evidence, Finding, NextStep, pct
+from perftriage.core.triage.rules import rule
 from perftriage.core.triage.witnesses import Witnesses
 
 ROOF_PCT = 80.0  # Nsight Compute: at 80 % of peak or above a kernel is at its roof
@@ -33,6 +34,7 @@ def _capture_share(p: ProfileSummary | None, k: NcuKernel) -> tuple[float, str]:
     return k.time_pct, "of the ncu run's kernel time"
 
 
+@rule("kernel-below-roofline", own=("ncu",), tree=True)
 def roofline_findings(w: Witnesses, busy_pct: float, busy_source: Evidence) -> list[Finding]:
     """Under "the GPU is busy": kernels below their roofline."""
     p, ncu = w.profile, w.ncu
@@ -91,6 +93,7 @@ def roofline_findings(w: Witnesses, busy_pct: float, busy_source: Evidence) -> l
                       kernels=names))]
 
 
+@rule("wasted-traffic", own=("gap",), busy_time=True)
 def traffic_finding(w: Witnesses, busy_pct: float | None) -> Finding | None:
     r = w.traffic_ratio
     if r is None or r < WASTE_MODERATE:
@@ -107,6 +110,8 @@ def traffic_finding(w: Witnesses, busy_pct: float | None) -> Finding | None:
         if w.ncu is None else None)
 
 
+@rule("exposed-comm", own=("capture",), busy_time=True, tree=True)
+@rule("straggler", own=("capture",), busy_time=True, tree=True)
 def comm_findings(w: Witnesses) -> list[Finding]:
     """``straggler`` (one rank spends least in collectives: the others wait
     for it) and ``exposed-comm`` (communication nothing overlaps), top-down:
@@ -174,6 +179,7 @@ def comm_fixes(p: ProfileSummary) -> list[str]:
     return out
 
 
+@rule("gpu-throttle", own=("nvml",), busy_time=True)
 def throttle_finding(w: Witnesses, busy_pct: float | None) -> Finding | None:
     share = w.throttled_share
     if not share or share < 0.05 or not w.throttle_reasons:

@@ -29,6 +29,7 @@ from perftriage.core.triage.capture_gaps import (
     stall_from_gaps,
 )
 from perftriage.core.triage.model import Evidence, Finding, NextStep, pct
+from perftriage.core.triage.rules import rule
 from perftriage.core.triage.witnesses import Witnesses
 
 # frames where the host waits (for the GPU, a lock, the network) rather than works
@@ -132,6 +133,9 @@ def _readbacks(p: ProfileSummary) -> list[str]:
     return out[:3]
 
 
+@rule("host-stall", own=("stacks",), tree=True)
+@rule("launch-bound", own=("capture",), tree=True)
+@rule("host-sync", own=("capture",), tree=True)
 def host_findings(w: Witnesses, idle_pct: float, idle_source: Evidence) -> list[Finding]:
     """The findings under "the GPU idles waiting for the host" (``idle_pct``:
     the GPU's idle share of the window)."""
@@ -295,6 +299,7 @@ def cpu_lost(w: Witnesses) -> tuple[float, str | None]:
     return min(100.0, thr_lost), "cpu_throttled_pct"
 
 
+@rule("cpu-throttle", own=("host",), tree=True)
 def cpu_throttle_finding(w: Witnesses, found: list[Finding]) -> Finding | None:
     """Only as a cause under a host-side finding: the host is late, and its
     CPUs are contended (PSI) or its cgroup is throttled (CFS quota).

@@ -7,6 +7,7 @@ its floor.
 from __future__ import annotations
 
 from perftriage.core.triage.model import Evidence, Finding, NextStep
+from perftriage.core.triage.rules import rule
 from perftriage.core.triage.witnesses import Witnesses
 
 FULL_USAGE = 0.95  # token usage at which the KV cache counts as full
@@ -26,7 +27,8 @@ def _retractions(n: int) -> str:
     return "no retraction yet" if not n else f"{n} retraction{'s' if n != 1 else ''}"
 
 
-def kv_finding(w: Witnesses) -> Finding | None:
+@rule("kv-pressure", own=("log", "engine"), per_request=True)
+def kv_finding(w: Witnesses, busy_pct: float | None = None) -> Finding | None:
     rate = w.retractions / w.minutes
     full = w.full_kv_share or 0.0
     if rate <= RETRACT_PER_MIN and full < 0.5:
@@ -55,7 +57,8 @@ def kv_finding(w: Witnesses) -> Finding | None:
         next=NextStep("log-search", ["Retract"], "the log's retraction lines, in time order"))
 
 
-def queue_finding(w: Witnesses) -> Finding | None:
+@rule("queueing", own=("log", "engine"), per_request=True)
+def queue_finding(w: Witnesses, busy_pct: float | None = None) -> Finding | None:
     running, queued = w.running, w.queued
     if running is None or queued is None:
         return None
@@ -81,7 +84,8 @@ def queue_finding(w: Witnesses) -> Finding | None:
     return None
 
 
-def floor_finding(w: Witnesses) -> Finding | None:
+@rule("near-floor")
+def floor_finding(w: Witnesses, busy_pct: float | None = None) -> Finding | None:
     if w.gap is None or not 0.0 < w.gap <= NEAR_FLOOR:  # a recorded gap of 0 (or NaN): no finding
         return None
     left = max(0.0, (w.gap - 1.0) / w.gap * 100.0)
@@ -95,6 +99,7 @@ def floor_finding(w: Witnesses) -> Finding | None:
 GAP_BUSY_PCT = 50.0  # the GPU busy at least this: its traffic and floor are the question
 
 
+@rule("wasted-traffic", own=("gap",), busy_time=True)
 def gap_lead(w: Witnesses, busy_pct: float | None) -> Finding | None:
     """wasted-traffic and near-floor need the bytes a step must move (the
     weights, the KV per token): with the GPU busy and no gap yet, a lead

@@ -41,11 +41,12 @@ class Witnesses:
     traffic_ratio: float | None = None
     dram_idle_pct: float | None = None  # DRAM idle (the gap's idle_pct): not GPU idle
     gpu_util_pct: float | None = None  # NVML: share of time a kernel ran
+    gpu_mem_pct: float | None = None  # NVML: memory used of the total, the fullest GPU, %
     decode_tps: float | None = None
     running: float | None = None
     queued: float | None = None
-    token_usage: float | None = None
-    full_kv_share: float | None = None  # share of log readings at token usage >= 0.95
+    token_usage: float | None = None  # KV cache usage 0-1: the log's, else the engine's
+    full_kv_share: float | None = None  # share of readings at token usage >= 0.95
     retractions: int = 0
     cpu_pct: float | None = None
     cpu_psi_some: float | None = None  # PSI cpu some avg10, %
@@ -121,7 +122,10 @@ def witnesses(rec: Recording, host: str, start: float, end: float) -> Witnesses:
     if w.running is None:
         w.running = _median(rec, "engine_running", host, start, end)
         w.queued = _median(rec, "engine_queued", host, start, end)
-    usage = _values(rec, "token_usage", host, start, end)
+    if w.token_usage is None:  # no log: the engine's /metrics gauge
+        w.token_usage = _median(rec, "engine_token_usage", host, start, end)
+    usage = (_values(rec, "token_usage", host, start, end)
+             or _values(rec, "engine_token_usage", host, start, end))
     if usage:
         w.full_kv_share = sum(1 for u in usage if u >= 0.95) / len(usage)
     w.retractions = int(sum(_values(rec, "retractions", host, start, end)))
