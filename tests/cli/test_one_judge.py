@@ -137,32 +137,24 @@ def test_the_report_keeps_no_gap_verdict(tmp_path):
     assert not OLD_VERDICTS.search(section)
 
 
-def _cut(src: Path, until: float, dst: Path) -> Path:
-    lines = src.read_text().splitlines()
-    keep = [lines[0]] + [ln for ln in lines[1:] if json.loads(ln).get("t", 0.0) <= until]
-    dst.write_text("\n".join(keep) + "\n")
-    return dst
-
-
 @pytest.mark.parametrize("name", list(RECORDINGS))
 async def test_the_triage_view_names_the_same_top_cause(tmp_path, name):
-    """The Triage view (``Y``) of each lived-again recording in a replay, cut at
-    the end of each phase: the hosts it shows are the phases' hosts (one
-    machine, one host), the finding it highlights is the top of a phase
-    holding that time in ``triage --json``, and each host's rows start with
-    its phase's top."""
+    """The Triage view (``Y``) in ``perftriage replay``'s player over each
+    lived-again recording, at the end of each phase: the hosts it shows are
+    the phases' hosts (one machine, one host), each host's rows start with the
+    top of its phase in ``triage --json``, and the highlight is on a top."""
     from perftriage.ui.screens.triage import TriageScreen
-    from tests.support.helpers import replay_app
+    from tests.support.helpers import player_app, wait_for
 
     path = relive(RECORDINGS[name], tmp_path / f"{name}.jsonl")
     _, phases = _phases(path)
     for end in sorted({p["to"] for p in phases}):
-        cut = _cut(path, end, tmp_path / f"cut-{end:.0f}.jsonl")
-        app = replay_app(cut)
+        app, replayer = player_app(path, at=end)
         async with app.run_test(size=(160, 50)) as pilot:
-            await pilot.pause()
-            app.push_screen(TriageScreen())
-            await pilot.pause()
+            await wait_for(lambda: type(app.screen).__name__ == "ReplayScreen")
+            assert replayer.player.t <= end
+            await pilot.press("Y")
+            await wait_for(lambda: isinstance(app.screen, TriageScreen) and app.screen._rows)
             shown: dict[str, str] = {}
             for host, f in app.screen._rows:
                 shown.setdefault(host, f.cause)

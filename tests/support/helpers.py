@@ -25,6 +25,22 @@ def replay_app(path: Path = EXAMPLE_SESSION):
     return PerftriageApp(Cockpit(registry=HostRegistry(), session=session))
 
 
+def player_app(path: Path = EXAMPLE_SESSION, *, at: float | None = None, sessions_dir=None,
+               clock=None):
+    """The replay screen over ``path`` (``perftriage replay``'s player),
+    indexed up front (deterministic), at session time ``at``."""
+    from perftriage.ui.app import PerftriageApp
+    from perftriage.services.cockpit import Cockpit
+    from perftriage.services.hosts.registry import HostRegistry
+    from perftriage.services.investigation.replay import Replayer
+
+    replayer = Replayer(path, sessions_dir=sessions_dir, clock=clock or (lambda: 0.0))
+    replayer.timeline.scan()
+    if at is not None:
+        replayer.player.seek_time(at)
+    return PerftriageApp(Cockpit(registry=HostRegistry(), session=replayer.session)), replayer
+
+
 def app_opening(cockpit, screen):
     """The cockpit app that opens on ``screen()`` (a view's snapshot: the
     screen pushed once the app is mounted, as its key would)."""

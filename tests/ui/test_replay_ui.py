@@ -12,16 +12,8 @@ from perftriage.services.hosts.registry import HostRegistry
 from perftriage.services.investigation.replay import Replayer
 from perftriage.ui.widgets.player_bar import PlayerBar
 from perftriage.ui.widgets.probes import ProbesPane
-from tests.support.helpers import EXAMPLE_SESSION, capture_notifications, wait_for
-
-
-def player_app(path=EXAMPLE_SESSION, *, at: float | None = None, sessions_dir=None, clock=None):
-    """The replay screen over ``path``, indexed up front (deterministic)."""
-    replayer = Replayer(path, sessions_dir=sessions_dir, clock=clock or (lambda: 0.0))
-    replayer.timeline.scan()
-    if at is not None:
-        replayer.player.seek_time(at)
-    return PerftriageApp(Cockpit(registry=HostRegistry(), session=replayer.session)), replayer
+from tests.support.helpers import (EXAMPLE_SESSION, capture_notifications, player_app,
+                                  wait_for)
 
 
 async def test_replay_equals_live(tmp_path):
