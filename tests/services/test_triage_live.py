@@ -475,6 +475,39 @@ def test_an_ssh_host_and_localhost_with_the_same_gpus_are_one_machine():
     assert same_machine_aliases(session) == {"localhost": "gpu1"}
 
 
+def test_a_host_triaged_before_its_machine_was_known_leaves_the_state():
+    """localhost is triaged before the SSH host's first sample (its UUIDs)
+    arrives; once they say one machine, the live triage hands localhost's
+    place to gpu1 (``same_as``): the state, and so the Triage view, the main
+    screen's line and ``replay --json``, hold gpu1 alone, as ``perftriage
+    triage`` names it, and no "localhost: nothing found" marker is made."""
+    from perftriage.core.parse.gpu_sample import GpuSample
+    from perftriage.core.replay.timeline import marker_for, marker_context, new_state
+    from perftriage.core.model import reducer
+
+    session, _, live = live_session()
+    gpus = [GpuSample(index=0, name="NVIDIA H200", uuid="GPU-0aa")]
+    at(session, 0.5, ev.HostSample(host="localhost", gpus=gpus))
+    decode(session, 1, 20, host="localhost")
+    live.tick()
+    assert set(session.state.triage) == {"localhost"}
+    at(session, 20.5, ev.HostSample(host="gpu1", gpus=gpus))
+    decode(session, 21, 23, host="localhost")
+    live.tick()
+    assert set(session.state.triage) == {"gpu1"}
+    handed = [e for e in triaged(session) if e.same_as]
+    assert [(e.host, e.same_as, e.findings) for e in handed] == [("localhost", "gpu1", [])]
+    # the events read again (a replay): the same state, no marker for the hand-over
+    state, markers = new_state({}, "t"), []
+    for i, e in enumerate(session_events(session)):
+        before = marker_context(state, e)
+        reducer.apply(state, e)
+        if (m := marker_for(state, e, i, before)) is not None and m.kind == "triage":
+            markers.append(m.label)
+    assert set(state.triage) == {"gpu1"}
+    assert not [m for m in markers if m.startswith("localhost: nothing")], markers
+
+
 def same_machine_aliases(session):
     from perftriage.core.triage.same_machine import aliases, uuids_of
 

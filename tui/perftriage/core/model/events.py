@@ -507,7 +507,9 @@ class TriageUpdated(Event, tag="triage.updated"):
     :class:`~perftriage.core.model.findings.Earlier`, ``{cause, state,
     text, explains_pct, vs}``). Typed, so a recorded finding of the wrong
     shape makes the event unreadable (skipped and counted), never a crash
-    in a reader."""
+    in a reader. ``same_as``: the host was found to be the same machine as
+    that one (the same GPU UUIDs, core/triage/same_machine.py): it has no
+    triage of its own from now on, that host's speaks for it."""
 
     host: str
     start: Seconds = 0.0
@@ -515,6 +517,7 @@ class TriageUpdated(Event, tag="triage.updated"):
     run_start: bool = False  # a new server process began at ``start``
     findings: Annotated[list[Finding], msgspec.Meta(max_length=256)] = []
     earlier: Annotated[list[Earlier], msgspec.Meta(max_length=256)] = []
+    same_as: str = ""
 
 
 Growable = Literal["host", "engine", "prometheus", "pack"]

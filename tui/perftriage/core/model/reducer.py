@@ -429,6 +429,9 @@ def _baseline_cleared(state: SessionState, e: ev.BaselineCleared) -> Section | N
 
 @handles(ev.TriageUpdated)
 def _triage(state: SessionState, e: ev.TriageUpdated) -> Section:
+    if e.same_as:  # one machine under two names: the other name speaks for it
+        state.triage.pop(e.host, None)
+        return Section.TRIAGE
     state.triage[e.host] = e
     return Section.TRIAGE
 

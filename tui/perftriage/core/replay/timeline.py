@@ -97,7 +97,7 @@ def marker_for(state: SessionState, event: ev.Event, index: int, before: Any) ->
     if isinstance(event, ev.HypothesisAdded):  # a beat of the story, whatever its status
         title = event.title.splitlines()[0][:50] if event.title else ""
         return Marker(index, t, "hypothesis", f"{event.hyp_id} + {title}".rstrip())
-    if isinstance(event, ev.TriageUpdated):
+    if isinstance(event, ev.TriageUpdated) and not event.same_as:
         cause = top_cause(event)
         if cause != before:  # the triage's top cause of the host changed
             return Marker(index, t, "triage", f"{event.host}: {cause or 'nothing found'}")

@@ -150,7 +150,7 @@ class LiveTriage:
                 self.session.emit(ev.NoteAdded(text=text, host=alias[other]))
             if other in self.session.state.triage:  # its findings are the host's now
                 self.session.emit(ev.TriageUpdated(host=other, start=start, end=now,
-                                                   findings=[], earlier=[]))
+                                                   same_as=alias[other]))
         rec = same_machine.joined(rec, alias)
         found: dict[str, HostTriage] = {}
         for host in hosts_of(rec):
