@@ -253,12 +253,30 @@ class Recording:
         if not queue:
             return
         self._log_queue, self._queued_lines = [], 0
-        blob = "\n".join(line for e in queue for line in e.lines)
-        rows = _DECODE_ROWS.findall(blob) if "Decode batch" in blob else []
-        if len(rows) != n or blob.count("\n") != n - 1:
-            for e in queue:
-                self._parse_batch(e)
+        rows = _decode_rows(queue, n)
+        if rows is not None:
+            self._decode_lines(queue, rows)
             return
+        # a batch holds another line (an error, a prefill): that batch through the
+        # full parse, the runs of decode-only batches around it still read in bulk
+        run: list[ev.LogLines] = []
+        run_rows: list[tuple[str, ...]] = []
+        for e in queue:
+            mine = _decode_rows([e], len(e.lines))
+            if mine is not None:
+                run.append(e)
+                run_rows += mine
+                continue
+            if run:
+                self._decode_lines(run, run_rows)
+                run, run_rows = [], []
+            self._parse_batch(e)
+        if run:
+            self._decode_lines(run, run_rows)
+
+    def _decode_lines(self, queue: list[ev.LogLines], rows: list[tuple[str, ...]]) -> None:
+        """Batches of common decode lines alone, read from their ``rows``
+        (:func:`_decode_rows`) into the per-host series."""
         columns = list(zip(*rows))  # running, #token, usage, gen, queued
         sources = {e.source_id for e in queue}
         for source in sources:
@@ -494,6 +512,17 @@ _FEEDERS: dict[type, Any] = {
     ev.BaselineMarked: _baseline,
     ev.BaselineCleared: _baseline_cleared,
 }
+
+
+def _decode_rows(queue: list[ev.LogLines], n: int) -> list[tuple[str, ...]] | None:
+    """The (running, #token, usage, gen, queued) of each of the ``n`` lines
+    of ``queue``, one findall over them all; None when a line is not a
+    common decode line (or a line holds a newline)."""
+    blob = "\n".join(line for e in queue for line in e.lines)
+    if "Decode batch" not in blob:
+        return None
+    rows = _DECODE_ROWS.findall(blob)
+    return rows if len(rows) == n and blob.count("\n") == n - 1 else None
 
 
 def _offsets(queue: list[ev.LogLines]):

@@ -8,7 +8,6 @@ import math
 from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from statistics import median
 
 MAX_READING = 1e12  # a reading beyond ±this (or not finite) is skipped and counted
 
@@ -119,6 +118,14 @@ class Series:
             while j < n and int(ts[j]) == sec:
                 j += 1
             out_t.append(float(sec))
-            out_v.append(vs[i] if j == i + 1 else median(vs[i:j]))
+            out_v.append(vs[i] if j == i + 1 else _median(vs[i:j]))
             i = j
         return out_t, out_v
+
+
+def _median(values) -> float:
+    """statistics.median of a second's few readings, without its checks (a
+    200k-event triage called it ~100k times)."""
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2

@@ -44,7 +44,6 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 import msgspec
-from prometheus_client.parser import text_string_to_metric_families
 
 from perftriage.core.sanitize import visible
 
@@ -180,6 +179,10 @@ class _Page:
 
 
 def _read_page(text: str) -> _Page:
+    # imported here: a transcript's reader (triage, report) never parses a
+    # page, and the package costs 30 ms at start
+    from prometheus_client.parser import text_string_to_metric_families
+
     page = _Page()
     try:
         for family in text_string_to_metric_families(text):
