@@ -119,9 +119,12 @@ class Scenario:
 
     def planted(self) -> "Scenario":
         """What runs when started with its planted flags (the demo's first start)."""
+        valued = dict(zip(self.flags, self.flags[1:]))  # a flag's value follows it
         return self.launched(Launch(cuda_graph="--disable-cuda-graph" not in self.flags,
                                     custom_all_reduce="--disable-custom-all-reduce"
-                                    not in self.flags))
+                                    not in self.flags,
+                                    mem_fraction=float(valued.get("--mem-fraction-static",
+                                                                  MEM_FRACTION))))
 
     def launched(self, launch: "Launch") -> "Scenario":
         """What runs under ``launch``'s flags: a planted flag dropped ends its
