@@ -6,8 +6,9 @@ child only when its parent holds):
               │                                          └─ launch-bound
               ├─ the GPU is busy ── kernel-below-roofline
               ├─ communication ── straggler ── exposed-comm (the rest)
-              └─ beside the tree: wasted-traffic, gpu-throttle,
-                 kv-pressure, queueing, near-floor
+              └─ beside the tree: every rule registered beside it
+                 (core/triage/rules.py: wasted-traffic, gpu-throttle,
+                 kv-pressure, queueing, near-floor, ...)
 
 GPU idle comes from the capture (its timeline), else from NVML's
 utilisation (the share of time a kernel ran) — never from DRAM idle, which
