@@ -24,6 +24,7 @@ from perftriage.core.compare.numbers import fmt
 from perftriage.core.compare.recording import Recording
 from perftriage.core.compare.stats import MIN_READINGS, Better, judge, p_text
 from perftriage.core.model.findings import Earlier, EarlierState, Finding, NextStep
+from perftriage.core.triage import diagnose as _diagnose  # noqa: F401 - every rule registered
 from perftriage.core.triage import rules
 from perftriage.core.triage.phase import WITNESS_NAME, Phase, Taken
 from perftriage.core.triage.witnesses import Witnesses

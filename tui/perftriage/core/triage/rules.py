@@ -76,9 +76,9 @@ def rule(cause: str, *, own: tuple[str, ...] = (), busy_time: bool = False,
 
 
 def registered() -> list[Registered]:
-    """Every rule, once the diagnosis (which imports every rule's module) is loaded."""
-    import perftriage.core.triage.diagnose  # noqa: F401 - registers the rules
-
+    """Every rule registered so far: all of them once :mod:`.diagnose` (which
+    imports every rule's module) is imported; a reader of the declarations
+    (:mod:`.after_fix`) imports it first."""
     return RULES
 
 
