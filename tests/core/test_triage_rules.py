@@ -480,3 +480,112 @@ def test_a_lead_leaves_out_what_confirmed_causes_explain():
     w.throttled_share = 0.5  # half the time slowed: the rest is the lead's
     lead = next(f for f in diagnose(w) if f.cause == "kernel-below-roofline")
     assert lead.explains_pct == pytest.approx(99.0 * (1 - 1 / 1.63) - 19.0, abs=0.1)
+
+
+# --- the GPU's memory full with the KV cache -------------------------------------
+
+
+def memory_recording(mem_pct: float, usage: float, queued: int = 0, retract_every: int = 0,
+                     running: int = 57, seconds: int = 60) -> Recording:
+    """The log's decode lines (and retractions) beside host samples whose 8
+    GPUs read ``mem_pct`` % of NVML's memory used (the simulated GPUs' total)."""
+    from perftriage.simulator.nvml_sim import MEM_TOTAL_MIB
+
+    lines = [(float(t), [decode_line(running, queued, usage)]
+              + ([RETRACT] if retract_every and t % retract_every == 0 else []))
+             for t in range(1, seconds + 1)]
+    rec = log_recording(lines)
+    used = MEM_TOTAL_MIB * mem_pct / 100.0
+    for t in range(1, seconds + 1):
+        rec.feed(ev.HostSample(host="gpu", t=float(t), gpus=[
+            GpuSample(index=i, util_pct=98.0, mem_used_mib=used - 300.0 * (i % 2),
+                      mem_total_mib=float(MEM_TOTAL_MIB)) for i in range(8)]))
+    return rec
+
+
+def test_gpu_memory_pressure_on_the_scenario():
+    """The demo's scenario as its server and simulated NVML show it: 98 % of
+    the memory used, token usage 0.98, a retraction every 4 s and a queue;
+    kv-pressure's fix (more --mem-fraction-static) has no memory to take, so
+    the finding is this one, with the KV cache's cost, the figures and times."""
+    import random
+
+    from perftriage.simulator.nvml_sim import MEM_TOTAL_MIB, gpu_readings
+    from perftriage.simulator.scenarios import SCENARIOS
+
+    sc = SCENARIOS["gpu-memory-pressure"].planted()
+    gpus = gpu_readings(sc, "flashinfer_cutlass", 8, random.Random(1))["gpus"]
+    mem = max(g["mem_used_mib"] for g in gpus) / MEM_TOTAL_MIB * 100.0
+    assert mem >= 97.0
+    rec = memory_recording(mem, sc.token_usage(sc.running), queued=sc.queued,
+                           retract_every=int(sc.retract_every_s), running=sc.running)
+    found = top(rec)
+    first = found[0]
+    assert first.cause == "gpu-memory-pressure", [f.line() for f in found]
+    assert "kv-pressure" not in {f.cause for f in found}  # its share is this finding's
+    assert first.explains_pct is not None and first.explains_pct >= 15
+    assert first.severity == "high" and not first.against
+    texts = [e.text for e in first.evidence]
+    assert texts[0].startswith(f"GPU memory used {mem:.1f} % of the total on the fullest GPU")
+    assert any("15 × \"KV cache pool is full" in t for t in texts), texts
+    assert any(t.startswith("token usage 0.98 (median)") for t in texts), texts
+    assert all(e.at == 60.0 for e in first.evidence)  # when: the end of the phase read
+    assert any("--kv-cache-dtype fp8_e4m3" in x for x in first.fix)
+    assert any("--mem-fraction-static down" in x and "--gpu-memory-utilization" in x
+               for x in first.fix)
+    assert first.next is not None and first.next.args == ["avail mem"]
+
+
+@pytest.mark.parametrize("mem_pct,usage,retract,expect", [
+    (96.0, 0.99, 10, "kv-pressure"),  # memory left: the KV cache's own fix holds
+    (98.5, 0.40, 0, None),  # memory full, the KV cache has room: no pressure
+    (98.5, 0.60, 0, None),
+])
+def test_gpu_memory_pressure_needs_both_memory_and_kv(mem_pct, usage, retract, expect):
+    causes = {f.cause for f in top(memory_recording(mem_pct, usage, retract_every=retract))}
+    assert "gpu-memory-pressure" not in causes
+    if expect is not None:
+        assert expect in causes
+
+
+def test_gpu_memory_pressure_with_nothing_lost_yet_has_no_share():
+    """Memory and KV high (0.92) but no retraction and no queue: said, with
+    the "against" line, and never the top problem."""
+    found = top(memory_recording(98.5, 0.92))
+    mem = next(f for f in found if f.cause == "gpu-memory-pressure")
+    assert mem.explains_pct is None and not mem.is_problem
+    assert mem.against and "no retraction and no queue in 60 s" in mem.against[0].text
+    assert "nothing lost yet" in mem.title
+
+
+def test_gpu_memory_pressure_reads_the_engine_s_kv_usage_without_a_log():
+    from perftriage.core.parse.engine_metrics import EngineSnapshot
+
+    rec = memory_recording(98.5, 0.99, seconds=0)
+    for t in range(1, 61):
+        rec.feed(ev.HostSample(host="gpu", t=float(t), gpus=[GpuSample(
+            index=0, util_pct=98.0, mem_used_mib=96500.0, mem_total_mib=97887.0)]))
+        rec.feed(ev.EngineSample(host="gpu", source="e", t=float(t), snapshot=EngineSnapshot(
+            engine="vllm", gauges={"running": 40.0, "queued": 10.0, "token_usage": 0.97})))
+    mem = next(f for f in top(rec) if f.cause == "gpu-memory-pressure")
+    assert mem.explains_pct == 20.0  # the share of requests that wait (10 of 50)
+    assert any(e.witness == "engine" and "token usage 0.97" in e.text for e in mem.evidence)
+
+
+def test_gpu_memory_pressure_not_on_the_real_h200_recordings():
+    """The real H200 recordings read 11-91 % of the GPUs' memory and a KV
+    cache near empty: the rule stays silent on all of them."""
+    from perftriage.core.compare.load import load
+    from perftriage.core.triage.witnesses import witnesses
+    from tests.support.helpers import FIXTURES
+
+    for path in (FIXTURES / "gpm" / "h200-run" / "transcript.jsonl",
+                 FIXTURES / "gpm" / "h200-run2" / "transcript.jsonl",
+                 FIXTURES / "checks" / "h200-idle-run" / "transcript.jsonl",
+                 FIXTURES / "session-h200-standin.jsonl",
+                 FIXTURES / "report" / "investigation.jsonl"):
+        rec = load(path)
+        for phase in triage(rec):
+            w = witnesses(rec, phase.host, phase.start, phase.end)
+            assert w.gpu_mem_pct is not None and w.gpu_mem_pct < 97.0, (path, w.gpu_mem_pct)
+            assert "gpu-memory-pressure" not in {f.cause for f in phase.findings}, path

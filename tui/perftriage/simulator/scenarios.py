@@ -258,6 +258,11 @@ _PLANTED: dict[str, Scenario] = {s.name: s for s in (
              "4 s", "the log: token usage, \"KV cache pool is full. Retract requests.\"",
              running=58, queued=6, context_tokens=6650, retract_every_s=4.0,
              fix="--mem-fraction-static 0.9"),
+    Scenario("gpu-memory-pressure", "--mem-fraction-static 0.92: NVML memory 98 % used, "
+             "the KV cache full with it (token usage 0.97-0.98, a retraction every 4 s)",
+             "NVML's memory used beside the log's token usage and retractions",
+             running=58, queued=6, context_tokens=12000, retract_every_s=4.0,
+             flags=("--mem-fraction-static", "0.92"), fix="--kv-cache-dtype fp8_e4m3"),
     Scenario("queueing", "max_running_requests reached with KV room: 40 requests queue",
              "the log: #queue-req > 0 at token usage 0.40", running=MAX_RUNNING,
              queued=40, fix="--max-running-requests 128 --cuda-graph-max-bs 128"),

@@ -40,8 +40,8 @@ MODERATE_PCT = 3.0  # ... from 3 % moderate; below: not reported
 # (``triage.CAUSE_pct``), the demo's scenarios and the docs derive from it.
 CAUSES: tuple[str, ...] = (
     "host-stall", "launch-bound", "host-sync", "kernel-below-roofline",
-    "wasted-traffic", "exposed-comm", "straggler", "kv-pressure", "queueing",
-    "cpu-throttle", "gpu-throttle", "near-floor", "need-evidence")
+    "wasted-traffic", "exposed-comm", "straggler", "kv-pressure", "gpu-memory-pressure",
+    "queueing", "cpu-throttle", "gpu-throttle", "near-floor", "need-evidence")
 NEED_EVIDENCE = "need-evidence"
 # the causes a diagnosis can name (need-evidence says what to measure instead)
 DIAGNOSES: tuple[str, ...] = tuple(c for c in CAUSES if c != NEED_EVIDENCE)
