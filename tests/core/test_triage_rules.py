@@ -533,7 +533,7 @@ def test_gpu_memory_pressure_on_the_scenario():
     assert any("--kv-cache-dtype fp8_e4m3" in x for x in first.fix)
     assert any("--mem-fraction-static down" in x and "--gpu-memory-utilization" in x
                for x in first.fix)
-    assert first.next is not None and first.next.args == ["avail mem"]
+    assert first.next is not None and first.next.args == ["avail.mem"]
 
 
 @pytest.mark.parametrize("mem_pct,usage,retract,expect", [

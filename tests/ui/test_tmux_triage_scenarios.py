@@ -35,6 +35,7 @@ PLANS: dict[str, tuple[tuple[str, ...], str]] = {
     "exposed-comm": (("Y", "Enter"), "exposed-comm"),
     "straggler": (("Y", "Enter"), "straggler"),
     "kv-pressure": (("Y",), "kv-pressure"),
+    "gpu-memory-pressure": (("Y",), "gpu-memory-pressure"),
     "queueing": (("Y",), "queueing"),
     "gpu-throttle": (("Y",), "gpu-throttle"),
     # the capture: the host is late, and the SIMULATED PSI / cpu.stat say it waits for a CPU

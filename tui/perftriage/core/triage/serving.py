@@ -153,7 +153,10 @@ def memory_finding(w: Witnesses, busy_pct: float | None = None) -> Finding | Non
              "batch fits the pool and none is retracted",
              "headroom for activations and CUDA graphs: --mem-fraction-static down "
              "(vLLM --gpu-memory-utilization) until NVML's memory stays under 97 %"],
-        next=NextStep("log-search", ["avail mem"], "the start-up lines say where the "
+        # SGLang's "Load weight end. ... avail mem=" (model_executor/model_runner.py:1373),
+        # "Memory pool end. avail mem=" (mem_cache/kv_cache_configurator.py:499) and
+        # "Capturing batches (bs=... avail_mem=...)" (decode_cuda_graph_runner.py:1343)
+        next=NextStep("log-search", ["avail.mem"], "the start-up lines say where the "
                       "memory went: the weights, the KV pool (Memory pool end), what is "
                       "left after the CUDA graphs"))
 
