@@ -9,7 +9,8 @@ from click.testing import CliRunner
 from perftriage.cli import cli
 from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
-from perftriage.core.replay.state_at import parse_time, state_at, state_json
+from perftriage.core.clock import parse_time
+from perftriage.core.replay.state_at import state_at, state_json
 from perftriage.core.replay.player import Player
 from perftriage.core.replay.timeline import Timeline, new_state
 from perftriage.core.store import transcript

@@ -126,7 +126,7 @@ def run_player(g: Globals, path, *, at: str | None = None, speed: float = 1.0,
                idle_limit: float | None = None) -> int:
     """``perftriage replay``: the cockpit's panes over a player of ``path``."""
     from perftriage.cli.globals import UsageFailure
-    from perftriage.core.replay.state_at import parse_time
+    from perftriage.core.clock import parse_time
     from perftriage.core.store import transcript
     from perftriage.services.investigation.replay import Replayer
 

@@ -9,6 +9,8 @@ of time (a probe's, a session's) is :func:`human_duration`."""
 
 from __future__ import annotations
 
+import re
+
 
 def clock(t: float | None) -> str:
     """``0:35``, ``12:05``, ``1:02:03``; ``—`` for no time."""
@@ -32,3 +34,27 @@ def human_duration(s: float | None) -> str:
     if s < 3600:
         return f"{int(s // 60)} min {int(s % 60)} s"
     return f"{int(s // 3600)} h {int(s % 3600 // 60)} min"
+
+
+_CLOCK = re.compile(r"^(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
+
+
+def parse_time(text: str) -> float | None:
+    """Seconds from ``"12.5"``, ``"MM:SS"``, ``"HH:MM:SS"``; None for ``"end"``.
+    Raises ValueError with a one-line reason otherwise."""
+    text = text.strip()
+    if text.lower() == "end":
+        return None
+    m = _CLOCK.match(text)
+    if m:
+        hours, minutes, seconds = m.groups()
+        if float(seconds) >= 60 or (hours is not None and int(minutes) >= 60):
+            raise ValueError(f"{text!r}: minutes and seconds must be below 60")
+        return int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds)
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{text!r}: expected seconds (12.5), MM:SS, HH:MM:SS or 'end'") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text!r}: not a time")
+    return value

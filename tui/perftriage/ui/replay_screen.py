@@ -8,7 +8,7 @@ from textual.binding import Binding
 from textual.widgets import Footer
 
 from perftriage.ui.app_context import app_context
-from perftriage.core.replay.state_at import parse_time
+from perftriage.core.clock import parse_time
 from perftriage.ui.main_screen import MainScreen
 from perftriage.ui.screens.prompt import PromptScreen
 from perftriage.ui.widgets.pane import Pane

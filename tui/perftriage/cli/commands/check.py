@@ -72,7 +72,7 @@ def command(g, session: str | None, packs: tuple[str, ...], at: str | None, as_j
     """Evaluate a hypothesis pack's checks against a saved SESSION."""
     from perftriage.core.checks import offline, pack
     from perftriage.core.sanitize import visible
-    from perftriage.core.replay.state_at import parse_time
+    from perftriage.core.clock import parse_time
     from perftriage.core.replay.timeline import new_state
     from perftriage.core.store import transcript
     from perftriage.core.store.config import ConfigError

@@ -54,7 +54,8 @@ def _phases(path: Path, state) -> list:
 
 
 def _print_state_at(path: Path, at: str | None) -> None:
-    from perftriage.core.replay.state_at import TimeOutOfRange, parse_time, state_at, state_json
+    from perftriage.core.clock import parse_time
+    from perftriage.core.replay.state_at import TimeOutOfRange, state_at, state_json
 
     try:
         t = parse_time(at or "end")

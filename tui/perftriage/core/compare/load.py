@@ -11,13 +11,11 @@ import msgspec
 from perftriage.core.compare.readings import GPU_FIELDS, fields
 from perftriage.core.compare.recording import Recording
 from perftriage.core.model import events as ev
-from perftriage.core.replay.log_ledger import LogLedger
-from perftriage.core.replay.state_at import (HOST_SAMPLE_PREFIX, LOG_EVENTS, LOG_LINES_PREFIX,
-                                            raw_t)
+from perftriage.core.replay.log_ledger import LOG_EVENTS, LogLedger
 from perftriage.core.store import stream, transcript
 
 # what a comparison outside its slices needs of these bulky lines: their time only
-_BULK = (LOG_LINES_PREFIX, HOST_SAMPLE_PREFIX)
+_BULK = (stream.LOG_LINES_PREFIX, stream.HOST_SAMPLE_PREFIX)
 _MAX_T = 1e10  # the bound of an event's t (ev.Seconds)
 
 
@@ -70,7 +68,7 @@ def load(path: Path | str, problems: list[stream.LineProblem] | None = None,
             continue
         if spans is not None and terminated and line.startswith(_BULK):
             try:
-                t = raw_t(line)
+                t = stream.raw_t(line)
             except ValueError:
                 t = None
             if t is not None and not -_MAX_T <= t <= _MAX_T:
@@ -80,7 +78,7 @@ def load(path: Path | str, problems: list[stream.LineProblem] | None = None,
                     rec.duration = t
                 continue
         try:
-            if line.startswith(HOST_SAMPLE_PREFIX):
+            if line.startswith(stream.HOST_SAMPLE_PREFIX):
                 h = _host_gpus.decode(line)
                 rec.duration = max(rec.duration, h.t)
                 rec.host_reading(h.host, h.t, h.gpu_age_s is not None, h.gpus, h)

@@ -108,6 +108,16 @@ class _ProbeSeen:
 
 
 @dataclass
+class _HostSlots:
+    """What a host's samples re-read: the series its readings went to (by
+    series name; made at a host's first reading, as :meth:`Recording._series`
+    would), and its GPUs as (index, name, UUID) as last seen."""
+
+    series: dict[str, Series] = field(default_factory=dict)
+    gpu_ids: list[tuple[int, str, str]] | None = None
+
+
+@dataclass
 class Recording:
     """Everything a comparison reads, fed event by event (see the module doc)."""
 
@@ -157,6 +167,8 @@ class Recording:
     _power: dict[str, list[tuple[float, tuple[int, ...], tuple[float, ...]]]] = field(
         default_factory=dict, repr=False)
     _pending_power: int = 0
+    # host -> what its samples keep re-reading (see :class:`_HostSlots`)
+    _slots: dict[str, _HostSlots] = field(default_factory=dict, repr=False)
 
     # --- reading --------------------------------------------------------------
 
@@ -207,6 +219,7 @@ class Recording:
                 del s.v[:i]
             if not s.t:
                 del self._all[key]
+        self._slots.clear()  # (they hold series just deleted)
         for host, rows in self.throttles.items():
             self.throttles[host] = [r for r in rows if r[0] >= before]
         self._memo.clear()
@@ -354,15 +367,30 @@ class Recording:
         """A host sample: ``gpus`` have ``index, name, uuid, power_w,
         throttle`` and the fields of the GPU readings, ``cpu`` the host.sample
         fields of the readings (core/compare/readings.py; a HostSample, or the
-        transcript loader's lighter struct)."""
+        transcript loader's lighter struct). A long transcript holds ~100k of
+        these: what does not change from one to the next (the GPUs, the
+        series) is looked up once per host (:class:`_HostSlots`)."""
+        slots = self._slots.get(host)
+        if slots is None:
+            slots = self._slots[host] = _HostSlots()
+        series = slots.series
         if gpus:
-            if uuids := frozenset(g.uuid for g in gpus if g.uuid):
-                self.gpu_uuids[host] = uuids
-            self.gpu_sample(host, t, stale, [(g.index, g.name, g.power_w) for g in gpus])
+            ids = [(g.index, g.name, g.uuid) for g in gpus]
+            if ids != slots.gpu_ids:  # the first sample, or other GPUs
+                slots.gpu_ids = ids
+                if uuids := frozenset(u for _, _, u in ids if u):
+                    self.gpu_uuids[host] = uuids
+                names = tuple(n for _, n, _ in ids)
+                seen = self.gpus.setdefault(host, [])
+                if not seen or seen[-1][1] != names:
+                    seen.append((t, names))
             if not stale:
-                for r in GPU_READINGS:  # core/compare/readings.py: gpu_util, gpu_mem_pct
+                self._gpu_power(host, t, gpus)
+                for r in GPU_READINGS:  # gpu_util, gpu_mem_pct
                     if (value := host_value(r, gpus)) is not None:
-                        self._series(r.series, host, -1).add(t, value)
+                        if (one := series.get(r.series)) is None:
+                            one = series[r.series] = self._series(r.series, host, -1)
+                        one.add(t, value)
                 for g in gpus:
                     if g.throttle and (slow := tuple(r for r in g.throttle if r in SLOWDOWNS)):
                         clock, top = getattr(g, "sm_clock_mhz", None), getattr(
@@ -371,22 +399,20 @@ class Recording:
                         self.throttles.setdefault(host, []).append((t, g.index, slow, ratio))
         for metric, name in HOST_READINGS:  # core/compare/readings.py
             if (value := getattr(cpu, name)) is not None:
-                self._series(metric, host, -1).add(t, value)
+                if (one := series.get(metric)) is None:
+                    one = series[metric] = self._series(metric, host, -1)
+                one.add(t, value)
 
-    def gpu_sample(self, host: str, t: float, stale: bool,
-                   gpus: list[tuple[int, str, float | None]]) -> None:
-        """A host sample's GPUs as (index, name, power W): the GPU models, and
-        the power readings (queued, added in bulk by :meth:`flush`)."""
-        names = tuple(name for _, name, _ in gpus)
-        seen = self.gpus.setdefault(host, [])
-        if not seen or seen[-1][1] != names:
-            seen.append((t, names))
-        if stale:  # stale readings: not a new second
-            return
-        index = tuple(i for i, _, p in gpus if p is not None)
+    def _gpu_power(self, host: str, t: float, gpus: list[Any]) -> None:
+        """The GPUs' power readings, queued (added in bulk by :meth:`flush`)."""
+        powers = [g.power_w for g in gpus]
+        if None in powers:
+            index = tuple(g.index for g in gpus if g.power_w is not None)
+            powers = [p for p in powers if p is not None]
+        else:
+            index = tuple(g.index for g in gpus)
         if index:
-            self._power.setdefault(host, []).append(
-                (t, index, tuple(p for _, _, p in gpus if p is not None)))
+            self._power.setdefault(host, []).append((t, index, tuple(powers)))
             self._pending_power += 1
             if self._pending_power >= 4096:
                 self._flush_power()

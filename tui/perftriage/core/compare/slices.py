@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from perftriage.core.clock import clock  # noqa: F401 (the one clock, re-exported)
-from perftriage.core.replay.state_at import parse_time
+from perftriage.core.clock import parse_time
 from perftriage.core.sanitize import visible
 
 _SEGMENT = re.compile(r"^(?P<src>.+)#(?P<n>\d+)$")

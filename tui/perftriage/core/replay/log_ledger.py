@@ -23,6 +23,10 @@ from dataclasses import dataclass
 
 from perftriage.core.model import events as ev
 
+# the events the ledger reads (what a reader hands it)
+LOG_EVENTS = (ev.LogSourceOpened, ev.LogLines, ev.LogFilePosition, ev.LogSourceStatus,
+              ev.LogSourceClosed)
+
 # tail's notices that it reads a new file under the name (a log.status reason)
 _RESTART = re.compile(r"has (?:been replaced|appeared);\s+following new file|: file truncated$")
 

@@ -20,55 +20,16 @@ from perftriage.core.model import events as ev
 from perftriage.core.model import reducer
 from perftriage.core.model.check_state import overall
 from perftriage.core.model.state import SessionState
+from perftriage.core.replay.log_ledger import LOG_EVENTS
 from perftriage.core.replay.timeline import REPLAY_LOG_RING, new_state
 from perftriage.core.store import stream, transcript
-
-_CLOCK = re.compile(r"^(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
-
 
 class TimeOutOfRange(ValueError):
     """T is before the start or after the end of the session."""
 
 
-def parse_time(text: str) -> float | None:
-    """Seconds from ``"12.5"``, ``"MM:SS"``, ``"HH:MM:SS"``; None for ``"end"``.
-    Raises ValueError with a one-line reason otherwise."""
-    text = text.strip()
-    if text.lower() == "end":
-        return None
-    m = _CLOCK.match(text)
-    if m:
-        hours, minutes, seconds = m.groups()
-        if float(seconds) >= 60 or (hours is not None and int(minutes) >= 60):
-            raise ValueError(f"{text!r}: minutes and seconds must be below 60")
-        return int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds)
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{text!r}: expected seconds (12.5), MM:SS, HH:MM:SS or 'end'") from None
-    if value != value or value in (float("inf"), float("-inf")):
-        raise ValueError(f"{text!r}: not a time")
-    return value
-
-
-LOG_LINES_PREFIX = b'{"type":"log.lines"'
-HOST_SAMPLE_PREFIX = b'{"type":"host.sample","host":"'
-
-
-def raw_t(line: bytes) -> float:
-    """An event's ``t`` read from its encoded line without decoding it. Only
-    for log.lines and host.sample lines: their ``t`` is the last ``"t":`` key
-    (strings are JSON-escaped, and no nested object of theirs has a ``t``);
-    absent means 0 (omitted default)."""
-    i = line.rfind(b'"t":')
-    if i < 0:
-        return 0.0
-    j = line.find(b",", i)
-    return float(line[i + 4:j if j > 0 else line.rfind(b"}")])
-
-
 def _raw_host(line: bytes) -> str | None:
-    start = len(HOST_SAMPLE_PREFIX)
+    start = len(stream.HOST_SAMPLE_PREFIX)
     end = line.find(b'"', start)
     name = line[start:end]
     return None if end < 0 or b"\\" in name else name.decode("utf-8", "replace")
@@ -81,10 +42,6 @@ def _skip_rest(fh, size: int) -> bytes:
         size += len(piece)
         if not piece or piece.endswith(b"\n"):
             return stream.TooLong(size - (1 if piece.endswith(b"\n") else 0))
-
-
-LOG_EVENTS = (ev.LogSourceOpened, ev.LogLines, ev.LogFilePosition, ev.LogSourceStatus,
-              ev.LogSourceClosed)
 
 
 def state_at(path: Path | str, t: float | None,
@@ -147,9 +104,9 @@ def state_at(path: Path | str, t: float | None,
                 line, terminated = _skip_rest(fh, size), True
             # judged by its time alone, not decoded: a host sample (superseded
             # unless it is the host's last) and, without a scan, log lines
-            host = _raw_host(line) if terminated and line.startswith(HOST_SAMPLE_PREFIX) else None
-            if host is not None or (skip_logs and terminated and line.startswith(LOG_LINES_PREFIX)):
-                lt = raw_t(line)
+            host = _raw_host(line) if terminated and line.startswith(stream.HOST_SAMPLE_PREFIX) else None
+            if host is not None or (skip_logs and terminated and line.startswith(stream.LOG_LINES_PREFIX)):
+                lt = stream.raw_t(line)
                 if lt > limit:
                     past_t, last_t = True, lt
                     break

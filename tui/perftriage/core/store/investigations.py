@@ -32,7 +32,6 @@ from typing import Any
 from urllib.parse import quote
 
 from perftriage.core.model import events as ev
-from perftriage.core.model import reducer
 from perftriage.core.model.state import HISTORY_POINTS, Section, SessionState
 from perftriage.core.sanitize import visible
 from perftriage.core.store import stream, transcript
@@ -213,6 +212,8 @@ def restore(path: Path, log_ring: int | None = None, *, logs: bool = True) -> Re
         for starts in samples.values():
             chosen += starts[-HOST_TAIL:]
         chosen.sort()
+        from perftriage.core.model import reducer  # (here: a name's lookup needs no reducer)
+
         decode, apply, find = ev._decoder.decode, reducer.apply, mm.find
         for at in chosen:
             try:
@@ -246,6 +247,8 @@ def restore_logs(path: Path, offsets: list[int], log_ring: int | None = None) ->
     logs = SessionState()
     if log_ring:
         logs.log_ring = log_ring
+    from perftriage.core.model import reducer  # (here: a name's lookup needs no reducer)
+
     decode, apply = ev._decoder.decode, reducer.apply
     with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
         for at in offsets:

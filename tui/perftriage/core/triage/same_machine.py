@@ -4,8 +4,8 @@ one GPU through dmon and through pynvml) are one host to the triage, named
 as the SSH host (never ``localhost``), their evidence read as that host's:
 a capture on one name and stacks on the other make one diagnosis, not two
 halves. Every reader groups them here, through :func:`grouped`: the live
-triage, ``perftriage triage``, the report and ``replay --json`` (issue 50:
-they name the same host and the same top cause for a phase).
+triage, ``perftriage triage``, the report and ``replay --json`` (so they
+name the same host and the same top cause for a phase).
 """
 
 from __future__ import annotations
