@@ -48,3 +48,16 @@ def test_a_rule_registered_beside_the_tree_is_called_by_the_diagnosis(monkeypatc
     found = diagnose.diagnose(Witnesses(host="h", start=0.0, end=60.0, gpu_util_pct=90.0))
     assert seen == [90.0]
     assert found[0].title == "planted"
+
+
+def test_a_rule_s_module_read_again_registers_it_once(monkeypatch):
+    import importlib
+
+    from perftriage.core.triage import serving
+
+    monkeypatch.setattr(rules, "RULES", list(rules.RULES))
+    before = [(r.cause, r.fn.__qualname__) for r in rules.registered()]
+    importlib.reload(serving)
+    after = [(r.cause, r.fn.__qualname__) for r in rules.registered()]
+    assert after == before
+    assert serving.kv_finding in rules.beside()  # the new module's functions run

@@ -62,17 +62,23 @@ def rule(cause: str, *, own: tuple[str, ...] = (), busy_time: bool = False,
     module's doc); the function itself is returned unchanged."""
 
     def register(fn: F) -> F:
-        for r in RULES:
+        made = Registered(cause, own, busy_time, tree, per_request, fn)
+        for i, r in enumerate(RULES):
+            if r.cause == cause and _name(r.fn) == _name(fn):
+                RULES[i] = made  # its module read again (importlib.reload): the new one
+                return fn
             if r.cause == cause and (r.own, r.busy_time, r.per_request) != (
                     own, busy_time, per_request):
                 raise ValueError(f"rule {fn.__qualname__} declares {cause} otherwise than "
                                  f"{r.fn.__qualname__} (own witness, busy_time, per_request)")
-            if r.fn is fn and r.cause == cause:
-                return fn  # a module imported twice (importlib.reload): once
-        RULES.append(Registered(cause, own, busy_time, tree, per_request, fn))
+        RULES.append(made)
         return fn
 
     return register
+
+
+def _name(fn: Callable[..., Any]) -> tuple[str, str]:
+    return fn.__module__, fn.__qualname__
 
 
 def registered() -> list[Registered]:
