@@ -46,12 +46,18 @@ def test_throughput_rising_is_the_outcome_not_the_resolution():
     assert "not known yet" in lead.title
 
 
-def test_the_capture_taken_again_resolves_it():
+def _captured_again(trace):
+    """The loop with a second capture at 1:00 of ``trace``: (the phase
+    before, the phase after, the after's line on launch-bound)."""
     rec = _loop()
-    rec.feed(ev.ProfileCaptured(capture_id="prof2", host="h200", summary=summarize_files(GRAPH),
+    rec.feed(ev.ProfileCaptured(capture_id="prof2", host="h200", summary=summarize_files(trace),
                                 t=60.0))
     before, after = _h200(rec)
-    line = next(e for e in after.earlier if e.cause == "launch-bound")
+    return before, after, next(e for e in after.earlier if e.cause == "launch-bound")
+
+
+def test_the_capture_taken_again_resolves_it():
+    before, after, line = _captured_again(GRAPH)
     assert line.state == "resolved"
     assert line.text.startswith("launch-bound: resolved — capture prof2 at 1:00 no longer "
                                    "finds it; outcome: decode ")
@@ -60,11 +66,7 @@ def test_the_capture_taken_again_resolves_it():
 
 
 def test_the_capture_taken_again_still_eager_says_still_there():
-    rec = _loop()
-    rec.feed(ev.ProfileCaptured(capture_id="prof2", host="h200", summary=summarize_files(EAGER),
-                                t=60.0))
-    _, after = _h200(rec)
-    line = next(e for e in after.earlier if e.cause == "launch-bound")
+    _, _, line = _captured_again(EAGER)
     assert line.state == "still" and "still there" in line.text
 
 

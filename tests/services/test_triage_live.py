@@ -226,6 +226,18 @@ class FakeCockpit:
         return task
 
 
+def auto_cockpit(every_finding: bool = True) -> tuple[FakeCockpit, Session, list[ev.Event],
+                                                     LiveTriage, AutoSteps]:
+    """A cockpit with its live triage and its auto steps, and every event
+    it emits from now on."""
+    c = FakeCockpit()
+    seen: list[ev.Event] = []
+    c.session.subscribe(seen.append)
+    live = LiveTriage(c.session, Baseline(c.session))
+    c.triage = live
+    return c, c.session, seen, live, AutoSteps(c, live, every_finding=every_finding)
+
+
 def derived(c: FakeCockpit, host: str, step: NextStep, cause: str = "x") -> dict[str, Any]:
     """``c``'s live triage found ``cause`` on ``host`` with next step ``step``;
     the finding as the Triage view shows it."""
@@ -339,14 +351,7 @@ def test_a_finding_the_live_triage_did_not_derive_is_history():
 
 
 def test_auto_mode_runs_the_cheap_steps_once_per_phase_never_a_capture():
-    c = FakeCockpit()
-    session = c.session
-    seen: list[ev.Event] = []
-    session.subscribe(seen.append)
-    baseline = Baseline(session)
-    live = LiveTriage(session, baseline)
-    c.triage = live
-    auto = AutoSteps(c, live)
+    c, session, seen, live, auto = auto_cockpit()
     decode(session, 1, 20)
     live.tick()
     assert c.probes.queued == [] and c.profiles.captured == []  # a capture waits for Enter
@@ -367,13 +372,7 @@ def test_auto_mode_runs_the_cheap_steps_once_per_phase_never_a_capture():
 
 
 def test_auto_mode_scans_the_log_for_retractions():
-    c = FakeCockpit()
-    session = c.session
-    seen: list[ev.Event] = []
-    session.subscribe(seen.append)
-    live = LiveTriage(session, Baseline(session))
-    c.triage = live
-    AutoSteps(c, live)
+    c, session, seen, live, _ = auto_cockpit()
     for t in range(1, 61):
         at(session, float(t), ev.LogLines(source_id="l1", lines=[decode_line(60, 12, 0.99)]
                                           + ([RETRACT] if t % 10 == 0 else []))) \
@@ -418,13 +417,7 @@ def test_without_auto_mode_only_the_witness_of_a_fix_runs_by_itself():
     """Issue 49.3: after a restart the stall of the phase before is "not known
     yet" until stacks are taken again; the cockpit takes them once (cheap,
     never pauses), and nothing else runs without a key."""
-    c = FakeCockpit()
-    session = c.session
-    seen: list[ev.Event] = []
-    session.subscribe(seen.append)
-    live = LiveTriage(session, Baseline(session))
-    c.triage = live
-    AutoSteps(c, live, every_finding=False)
+    c, session, seen, live, _ = auto_cockpit(every_finding=False)
     decode(session, 1, 40, gen=900.0)
     capture(session, 20.0, EAGER)
     live.tick()
