@@ -13,7 +13,7 @@ import pytest
 
 from perftriage.cli.commands.demo import DEMO_SERVER
 from perftriage.core.probe_kinds.ncu_kind import MISSING_FIX
-from perftriage.core.triage.model import Finding, NextStep
+from perftriage.core.model.findings import Finding, NextStep
 from perftriage.core.triage.phase import Phase
 from perftriage.services.triage import next_step
 from perftriage.services.triage.live import HostTriage

@@ -26,7 +26,7 @@ from perftriage.core.compare.recording import Recording
 from perftriage.core.model import events as ev
 from perftriage.core.profile.model import ProfileSummary, TraceError
 from perftriage.core.profile.summarize import summarize_files
-from perftriage.core.triage.model import Finding
+from perftriage.core.model.findings import Finding
 from perftriage.core.triage.phases import triage
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -43,7 +43,7 @@ from perftriage.core.parse.proc import (
 from perftriage.core.probe_kinds.stacks_kind import summarise_result
 from perftriage.core.profile.summarize import summarize_files
 from perftriage.core.stacks.folded import parse_raw
-from perftriage.core.triage.model import Finding
+from perftriage.core.model.findings import Finding
 from perftriage.core.triage.phases import triage
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "profile"

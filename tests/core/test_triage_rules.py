@@ -14,7 +14,7 @@ from perftriage.core.model import events as ev
 from perftriage.core.parse.gpu_sample import GpuSample
 from perftriage.core.profile.summarize import summarize_files
 from perftriage.core.stacks.summary import ProcessStacks, StackRow, StacksSummary
-from perftriage.core.triage.model import Finding, ranked
+from perftriage.core.model.findings import Finding, ranked
 from perftriage.core.triage.phases import triage
 
 SGLANG = "[2026-12-04 10:00:00 TP0]"
@@ -269,7 +269,7 @@ def test_cpu_throttle_only_under_a_late_host(idle_gpu):
 
 def _host_parents():
     """The host-side findings of one window: disjoint shares of the host's wait."""
-    from perftriage.core.triage.model import NextStep
+    from perftriage.core.model.findings import NextStep
 
     return [Finding("host-stall", "stall", 30.0), Finding("host-sync", "sync", 10.0),
             Finding("need-evidence", "need stacks", 8.0, confirmed=False,
@@ -362,7 +362,7 @@ def test_cpu_throttle_that_takes_all_of_its_parent_keeps_the_parent_s_witness():
     of launch-bound, which falls below the list; the capture it was read on
     is then cpu-throttle's evidence, not lost with it."""
     from perftriage.core.triage.host_side import cpu_throttle_finding
-    from perftriage.core.triage.model import Evidence
+    from perftriage.core.model.findings import Evidence
 
     launch = Finding("launch-bound", "eager launches", 12.0, evidence=[
         Evidence("capture", "host wait 12 % of the step", 5.0, "prof1"),

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from perftriage.core.store.config import Config, ConfigError, ServerProfile, parse
-from perftriage.core.triage.model import Finding, NextStep
+from perftriage.core.model.findings import Finding, NextStep
 from perftriage.core.triage.phase import Phase
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts.registry import HostRegistry

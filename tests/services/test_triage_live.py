@@ -15,7 +15,7 @@ from perftriage.core.checks.catalogue import Signal, TRIAGE_CAUSES
 from perftriage.core.model import events as ev
 from perftriage.core.profile.summarize import summarize_files
 from perftriage.core.store.config import Config, HostConfig, ServerProfile
-from perftriage.core.triage.model import CAUSES, Finding, NextStep
+from perftriage.core.model.findings import CAUSES, Finding, NextStep
 from perftriage.core.triage.phase import Phase
 from perftriage.services.compare.baseline import Baseline
 from perftriage.services.investigation.session import Session

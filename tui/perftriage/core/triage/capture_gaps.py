@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from perftriage.core.profile.gaps import LONG_GAP_US
 from perftriage.core.profile.model import ProfileSummary
-from perftriage.core.triage.model import MODERATE_PCT, Evidence, Finding, NextStep, pct
+from perftriage.core.model.findings import MODERATE_PCT, Evidence, Finding, NextStep, pct
 
 LONG_RANGES = ("1-10ms", ">10ms")
 OPS_SHOWN = 3

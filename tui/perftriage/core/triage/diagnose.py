@@ -23,7 +23,7 @@ from perftriage.core.triage import rules
 from perftriage.core.triage.gpu_side import comm_findings, roofline_findings
 from perftriage.core.triage.capture_gaps import warmup_finding
 from perftriage.core.triage.host_side import cpu_throttle_finding, host_findings
-from perftriage.core.triage.model import Evidence, Finding, NextStep, pct, ranked
+from perftriage.core.model.findings import Evidence, Finding, NextStep, pct, ranked
 from perftriage.core.triage.serving import floor_finding
 from perftriage.core.triage.witnesses import Witnesses
 

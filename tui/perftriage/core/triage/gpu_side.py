@@ -11,7 +11,7 @@ from perftriage.core.profile.buckets import COMMUNICATION
 from perftriage.core.profile.ncu import NcuKernel, bw_pct, furthest_below
 from perftriage.core.profile.model import ProfileSummary
 from perftriage.core.profile.table import short_name
-from perftriage.core.triage.model import Evidence, Finding, NextStep, pct
+from perftriage.core.model.findings import Evidence, Finding, NextStep, pct
 from perftriage.core.triage.rules import rule
 from perftriage.core.triage.witnesses import Witnesses
 

@@ -28,7 +28,7 @@ from perftriage.core.triage.capture_gaps import (
     queued_gap_finding,
     stall_from_gaps,
 )
-from perftriage.core.triage.model import Evidence, Finding, NextStep, pct
+from perftriage.core.model.findings import Evidence, Finding, NextStep, pct
 from perftriage.core.triage.rules import rule
 from perftriage.core.triage.witnesses import Witnesses
 

@@ -6,7 +6,7 @@ a batch the client never fills, and a decode already near its floor.
 
 from __future__ import annotations
 
-from perftriage.core.triage.model import Evidence, Finding, NextStep
+from perftriage.core.model.findings import Evidence, Finding, NextStep
 from perftriage.core.triage.rules import rule
 from perftriage.core.triage.witnesses import Witnesses
 

@@ -53,7 +53,7 @@ from perftriage.core.parse.http_url import BadUrl, parse_http_url
 from perftriage.core.profile.ncu_join import kernel_key
 from perftriage.core.search import Budget, PatternError, compile_search, matching, shown_pattern
 from perftriage.core.store.config import Config
-from perftriage.core.triage.model import Finding, NextKind, NextStep
+from perftriage.core.model.findings import Finding, NextKind, NextStep
 from perftriage.services.investigation.session import Session
 from perftriage.services.logs.command_template import command_argv
 from perftriage.services.logs.server_launcher import LaunchError, ServerRun
