@@ -137,30 +137,49 @@ def test_the_report_keeps_no_gap_verdict(tmp_path):
     assert not OLD_VERDICTS.search(section)
 
 
+async def _view(path: Path, at: float) -> tuple[dict[str, str], tuple[str, str] | None]:
+    """``perftriage replay``'s player over ``path`` at ``at``, ``Y``: each
+    host's first row's cause in the Triage view, and the highlighted row."""
+    from perftriage.ui.screens.triage import TriageScreen
+    from tests.support.helpers import player_app, wait_for
+
+    app, replayer = player_app(path, at=at)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(lambda: type(app.screen).__name__ == "ReplayScreen")
+        assert replayer.player.t <= at
+        await pilot.press("Y")
+        await wait_for(lambda: isinstance(app.screen, TriageScreen) and app.screen._rows)
+        shown: dict[str, str] = {}
+        for host, f in app.screen._rows:
+            shown.setdefault(host, f.cause)
+        return shown, app.screen.selected
+
+
 @pytest.mark.parametrize("name", list(RECORDINGS))
 async def test_the_triage_view_names_the_same_top_cause(tmp_path, name):
     """The Triage view (``Y``) in ``perftriage replay``'s player over each
     lived-again recording, at the end of each phase: the hosts it shows are
     the phases' hosts (one machine, one host), each host's rows start with the
     top of its phase in ``triage --json``, and the highlight is on a top."""
-    from perftriage.ui.screens.triage import TriageScreen
-    from tests.support.helpers import player_app, wait_for
-
     path = relive(RECORDINGS[name], tmp_path / f"{name}.jsonl")
     _, phases = _phases(path)
     for end in sorted({p["to"] for p in phases}):
-        app, replayer = player_app(path, at=end)
-        async with app.run_test(size=(160, 50)) as pilot:
-            await wait_for(lambda: type(app.screen).__name__ == "ReplayScreen")
-            assert replayer.player.t <= end
-            await pilot.press("Y")
-            await wait_for(lambda: isinstance(app.screen, TriageScreen) and app.screen._rows)
-            shown: dict[str, str] = {}
-            for host, f in app.screen._rows:
-                shown.setdefault(host, f.cause)
-            highlighted = app.screen.selected
+        shown, highlighted = await _view(path, end)
         ending = {p["host"]: p for p in phases if p["to"] == end}
         assert set(shown) == {p["host"] for p in phases}, (name, end, shown)
         for host, p in ending.items():
             assert shown[host] == p["top"] == p["findings"][0]["cause"], (name, end, host)
         assert highlighted is not None and highlighted[1] == shown[highlighted[0]], (name, end)
+
+
+@pytest.mark.parametrize("name", list(RECORDINGS))
+async def test_the_triage_view_of_a_recording_without_the_live_triage(name):
+    """The recording as it was made (no ``triage.updated``) in the player:
+    the Triage view shows the recording's triage, the phase holding the
+    player's time, as ``triage --json`` and ``replay --json`` name it."""
+    _, phases = _phases(RECORDINGS[name])
+    for p in phases:
+        mid = (p["from"] + p["to"]) / 2
+        shown, _ = await _view(RECORDINGS[name], mid)
+        assert set(shown) == {q["host"] for q in phases}, (name, mid, shown)
+        assert shown[p["host"]] == p["top"], (name, mid, p["host"])

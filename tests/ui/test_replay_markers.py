@@ -47,6 +47,31 @@ def test_changes_of_the_triages_top_cause_are_markers(tmp_path):
     assert _markers(RUN2, "triage") == []  # the gap's old verdicts make no marker
 
 
+def test_a_recording_without_the_live_triage_gets_the_recordings_markers():
+    """The same run as it was recorded (no ``triage.updated``) in the player:
+    the recording's triage (what ``perftriage triage`` says, one machine as
+    viadmon) marks each change of the top cause, and the state at each
+    marker holds that cause."""
+    from perftriage.core.model.findings import top
+    from perftriage.services.investigation.replay import Replayer
+
+    replayer = Replayer(RUN2, clock=lambda: 0.0)
+    replayer.timeline.scan()
+    assert replayer.settle()
+    marks = [m.label for m in replayer.timeline.markers if m.kind == "triage"]
+    assert marks == ["viadmon: wasted-traffic", "viadmon: near-floor"]
+    replayer.player.seek(0)
+    for label in marks:
+        m = replayer.player.next_marker(frozenset({"triage"}))
+        assert m is not None and m.label == label
+        replayer.settle()
+        told = replayer.session.state.triage
+        assert set(told) == {"viadmon"} and top(told["viadmon"].findings).cause == label[9:]
+    fixed = next(m for m in replayer.timeline.markers if m.label == "viadmon: near-floor")
+    assert 30.0 <= fixed.t <= 31.0  # the first event of the phase after the fix (0:30)
+    replayer.close()
+
+
 async def test_the_replay_footer_offers_no_key_that_is_off():
     app = replay_app()
     async with app.run_test(size=(160, 45)) as pilot:

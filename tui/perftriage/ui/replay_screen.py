@@ -69,6 +69,7 @@ class ReplayScreen(MainScreen):
         # The player applies events through the reducer, not Session.emit:
         # ask the refresh path for a frame (all sections after a reset).
         refresher = app_context(self).refresher
+        self.replayer.settle()  # a transcript without a triage: the recording's, at this time
         if self._reset_pending:
             self._reset_pending = False
             state = app_context(self).session.state

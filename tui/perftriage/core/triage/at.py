@@ -26,6 +26,13 @@ def phase_at(phases: list[Phase], host: str, t: float) -> Phase | None:
     return before[-1] if before else None
 
 
+def as_told(p: Phase) -> ev.TriageUpdated:
+    """A phase of the recording's triage as the cockpit would have said it
+    (a replay of a transcript made before the live triage shows it so)."""
+    return ev.TriageUpdated(host=p.host, start=p.start, end=p.end, run_start=p.run_start,
+                            findings=list(p.findings), earlier=list(p.earlier), t=p.start)
+
+
 def _top(findings: list[Finding]) -> str:
     """The one ``top()`` (core/model/findings.py), as its cause ("" with none)."""
     got = top(findings)

@@ -34,6 +34,7 @@ from perftriage.core.model import events as ev
 from perftriage.core.store.transcript import TranscriptError
 from perftriage.core.triage import same_machine
 from perftriage.services.investigation.session import Session
+from perftriage.services.investigation.whole_read import read_whole
 
 # a replay's transcript up to this size is read when first compared (~0.3 s for
 # 40 MiB on a 2-core box); a larger one in a thread
@@ -108,16 +109,10 @@ class Baseline:
             return self._live
         assert self.transcript is not None
         if self._reader is None:
-            try:
-                size = self.transcript.stat().st_size
-            except OSError:
-                size = 0
-            if size <= SYNC_READ_MAX_BYTES:
-                self._live = self._read()
+            self._reader = read_whole(self.transcript, SYNC_READ_MAX_BYTES,
+                                      self._read_in_thread, "baseline-transcript")
+            if self._live is not None:  # small: read at once
                 return self._live
-            self._reader = threading.Thread(target=self._read_in_thread, daemon=True,
-                                            name="baseline-transcript")
-            self._reader.start()
         return Recording(name=self.session.state.name)  # still reading: nothing yet
 
     @property

@@ -6,6 +6,11 @@ thread so the first frame never waits for it), the clock-free
 :class:`~perftriage.core.replay.player.Player` driven by an injectable clock,
 and a :class:`ReplaySession` whose ``state`` the player moves.
 
+A transcript made before the live triage (no ``triage.updated`` in it)
+shows the recording's triage instead (:meth:`Replayer.settle`): per host,
+the phase holding the player's time, the one ``replay --at T --json`` and
+``perftriage triage`` name, hosts of one machine grouped the same way.
+
 Notes and hypotheses added while replaying never touch the original file:
 they join the player's overlay (so they stay where they were made when you
 seek) and, at :meth:`Replayer.close`, a *derived* session is written next to
@@ -21,13 +26,21 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
+from perftriage.core.compare.load import load
 from perftriage.core.model import events as ev
+from perftriage.core.model import reducer
 from perftriage.core.replay.player import Player
-from perftriage.core.replay.timeline import Timeline
+from perftriage.core.replay.timeline import Marker, Timeline
 from perftriage.core.store import stream, transcript
+from perftriage.core.triage.at import as_told, phase_at
+from perftriage.core.triage.phase import Phase
+from perftriage.core.triage.phases import triage
 from perftriage.services.investigation.session import REPLAY, Session, SessionMode, session_filename
+from perftriage.services.investigation.whole_read import read_whole
 
 INDEX_STEP = 20_000  # events indexed per lock hold: a seek never waits longer
+# the recording's triage of a larger transcript is read in a thread (as the baseline's)
+SYNC_TRIAGE_MAX_BYTES = 16 << 20
 # what a person may add while replaying (anything else would pretend to touch a host)
 ANNOTATIONS = (ev.NoteAdded, ev.HypothesisAdded, ev.HypothesisUpdated, ev.HypothesisDeleted,
                ev.EvidenceLinked, ev.EvidenceUnlinked, ev.GapComputed)
@@ -88,6 +101,10 @@ class ReplaySession(Session):
 
 
 class Replayer:
+    # the recording's triage where the transcript has none (a watched file's
+    # cockpit writes its own as it goes)
+    derives_triage = True
+
     def __init__(
         self,
         path: Path | str,
@@ -110,6 +127,10 @@ class Replayer:
         self._stop = threading.Event()
         self._indexer: threading.Thread | None = None
         self._closed = False
+        self._derived: list[Phase] | None = None  # the recording's triage, once read
+        self._deriving = False
+        self._told: dict[int, ev.TriageUpdated] = {}  # id(phase) -> as the state holds it
+        self._marked = False  # the derived triage's markers are on the timeline
 
     @property
     def path(self) -> Path:
@@ -138,7 +159,69 @@ class Replayer:
     # --- playing ------------------------------------------------------------------------
 
     def tick(self) -> int:
-        return self.player.tick(self.clock())
+        """Events applied (and 1 when :meth:`settle` changed the triage)."""
+        return self.player.tick(self.clock()) + int(self.settle())
+
+    # --- the recording's triage, for a transcript without one ---------------------------
+
+    def settle(self) -> bool:
+        """For a transcript with no ``triage.updated`` (made before the live
+        triage): each host's phase of the recording's triage that holds the
+        player's time, applied to the state through the reducer as the
+        cockpit would have said it (never written: a derived session holds
+        the original events and the additions only). Called after every
+        move; True when the state's triage changed."""
+        phases = self._derived_phases()
+        if not phases:
+            return False
+        if not self._marked:
+            self._marked = True
+            self._mark(phases)
+        state, t, changed = self.player.state, self.player.t, False
+        for host in dict.fromkeys(p.host for p in phases):
+            p = phase_at(phases, host, t)
+            if p is None:
+                continue
+            told = self._told.get(id(p))
+            if told is None:
+                told = self._told[id(p)] = as_told(p)
+            if state.triage.get(host) is not told:  # (a seek restores a copy)
+                reducer.apply(state, told)
+                changed = True
+        return changed
+
+    def _mark(self, phases: list[Phase]) -> None:
+        """A marker where a host's top cause changes from one phase to the
+        next (as the live triage's ``triage.updated`` make them), on the
+        first event after the phase's start: the marker's state is the phase's."""
+        tl, last = self.timeline, dict[str, str]()
+        for p in phases:
+            cause = p.top.cause if p.top is not None else ""
+            index = tl.index_at_time(p.start)
+            if last.get(p.host) == cause or index >= len(tl):
+                continue
+            last[p.host] = cause
+            tl.markers.append(Marker(index, tl.times[index], "triage",
+                                     f"{p.host}: {cause or 'nothing found'}"))
+        tl.markers.sort(key=lambda m: m.index)
+
+    def _derived_phases(self) -> list[Phase] | None:
+        if self._derived is not None or not self.derives_triage or not self.timeline.complete:
+            return self._derived
+        if any(m.kind == "triage" for m in self.timeline.markers):
+            self._derived = []  # the cockpit's own triage is in the file: it is shown
+            return self._derived
+        if not self._deriving:  # a large file: read in a thread, nothing until then
+            self._deriving = True
+            read_whole(self.path, SYNC_TRIAGE_MAX_BYTES, self._derive, "replay-triage")
+        return self._derived
+
+    def _derive(self) -> None:
+        try:
+            phases = triage(load(self.path))
+        except (transcript.TranscriptError, OSError):  # gone or replaced since it was read
+            phases = []
+        self._derived = phases  # one assignment: the UI sees all of it or none
 
     def toggle(self) -> None:
         self.player.toggle(self.clock())

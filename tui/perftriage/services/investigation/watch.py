@@ -44,6 +44,7 @@ class WatchSession(ReplaySession):
 
 
 class Watcher(Replayer):
+    derives_triage = False  # the cockpit writing the file says its own triage
     def __init__(self, path: Path | str, *, clock: Callable[[], float] = time.monotonic,
                  on_reset: Callable[[], None] | None = None) -> None:
         super().__init__(path, clock=clock, on_reset=on_reset)
