@@ -63,6 +63,27 @@ def test_text_names_the_evidence_and_the_fix(tmp_path):
     assert "no longer finds it; outcome: gap 8.9 → 1.1x ▲" in r.output
 
 
+def test_one_machine_under_two_names_is_said_once_and_triaged_as_one(tmp_path):
+    """localhost and viadmon read one GPU (the same UUID): the text triages
+    viadmon only and says so in a note; a hostile name there is shown escaped."""
+    path = two_runs(tmp_path / "moe.jsonl")
+    r = run(str(path))
+    assert r.exit_code == 0, r.output
+    assert " on localhost" not in r.output and "phase 0:00–0:34 on viadmon" in r.output
+    assert r.output.rstrip().endswith(
+        "note: localhost and viadmon are the same machine (the same 1 GPU UUID): the triage "
+        "reads their evidence as viadmon's")
+    odd = tmp_path / "odd.jsonl"
+    lines = path.read_text().splitlines()
+    odd.write_text("\n".join(lines[:1] + [
+        ln.replace('"host":"localhost"', '"host":"evil\\u001b]0;x\\u0007"') for ln in lines[1:]]) + "\n")
+    r = run(str(odd))
+    assert r.exit_code == 0, r.output
+    assert "\x1b" not in r.output and "\x07" not in r.output
+    # (neither is localhost: the first by name speaks for the machine)
+    assert "note: viadmon and evil␛]0;x␇ are the same machine" in r.output
+
+
 @pytest.mark.parametrize("bad, said", [
     ("@9:00-", "outside the session"),
     ("#7", "no run 7"),
