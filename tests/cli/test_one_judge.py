@@ -15,8 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from perftriage.cli import cli
+from perftriage.core.model import events as ev
 from perftriage.core.replay.state_at import state_at
 from perftriage.core.report.from_file import render_file
+from perftriage.core.store import stream
 from perftriage.core.triage.same_machine import aliases, uuids_of
 from tests.support.helpers import FIXTURES
 from tests.support.relive import relive
@@ -61,6 +63,11 @@ def report_tops(text: str) -> tuple[dict, dict]:
     return triage, bandwidth
 
 
+def iter_events(path: Path):
+    _, offset = stream.header_and_offset(path)
+    return (e for _, e in stream.iter_events(path, offset))
+
+
 def _phases(path: Path) -> tuple[list[str], list[dict]]:
     got = _cli("triage", str(path), "--json")
     return got["hosts"], got["phases"]
@@ -89,6 +96,11 @@ def test_report_replay_and_triage_name_the_same_top_cause_per_phase(tmp_path, na
     folded = aliases(uuids_of(state))
     assert not named & folded.keys(), (name, folded)
     assert set(state.triage) == named, (name, sorted(state.triage))
+    # before the cockpit's first word (its first triage.updated), replay --json says
+    # nothing, as the player's Triage view shows nothing: not the recording's hindsight
+    first = min(e.t for e in iter_events(path) if isinstance(e, ev.TriageUpdated))
+    early = _cli("replay", str(path), "--at", f"{first / 2:.2f}", "--json")
+    assert early["triage"] == {}, (name, first)
     text = render_file(path)
     triage_sec, bandwidth = report_tops(text)
     assert {k[0] for k in triage_sec} == named, (name, sorted(triage_sec))

@@ -36,18 +36,16 @@ def _resolve(g, session: str | None, latest: bool) -> Path:
     return found
 
 
-def _phases(path: Path, state) -> list:
-    """The recording's triage when a host the replay knows has no recorded
-    ``triage.updated`` (a transcript from before the live triage): its phases
-    are what ``perftriage triage`` and the report say. A host of the same
-    machine as another (the same GPU UUIDs) has none: the triage speaks for
-    the machine once (core/triage/same_machine.py)."""
+def _phases(path: Path) -> list:
+    """The recording's triage for a transcript made before the live triage
+    (no ``triage.updated`` in it): its phases are what ``perftriage
+    triage``, the report and the player say (core/triage/at.py's
+    ``told_in``: one rule)."""
     from perftriage.core.compare.load import load
+    from perftriage.core.triage.at import told_in
     from perftriage.core.triage.phases import triage
-    from perftriage.core.triage.same_machine import aliases, uuids_of
 
-    alias = aliases(uuids_of(state))
-    if state.hosts and all(h in state.triage or h in alias for h in state.hosts):
+    if told_in(path):
         return []
 
     return triage(load(path, []))
@@ -75,7 +73,7 @@ def _print_state_at(path: Path, at: str | None) -> None:
     out = state_json(state, last_t if t is None else t)
     # the live gap per host at T (``gaps`` is the recorded roofline, the same at every T)
     out["live_gaps"] = live_gaps_json(state.gap_samples, out["t"])
-    out["triage"] = triage_at_json(state.triage, _phases(path, state), out["t"])
+    out["triage"] = triage_at_json(state.triage, _phases(path), out["t"])
     sys.stdout.write(json_text(out, indent=2) + "\n")
 
 

@@ -77,6 +77,21 @@ def line_problem(lineno: int, line: bytes, exc: Exception, terminated: bool) -> 
     return LineProblem(lineno, decode_error_text(exc), torn_tail=not terminated)
 
 
+def has_line(path: Path | str, prefix: bytes) -> bool:
+    """Whether a line after the header starts with ``prefix`` (a byte search:
+    nothing decoded; a string inside an event is JSON-escaped, so only an
+    event's own line starts with ``{"type":...``)."""
+    needle = b"\n" + prefix
+    tail = b""
+    with open_regular(path) as fh:
+        while data := fh.read(CHUNK):
+            held = tail + data  # (a line cut by the read: its start is in the tail)
+            if needle in held:
+                return True
+            tail = held[-(len(needle) - 1):]
+    return False
+
+
 def iter_raw(path: Path | str, start: int = 0, chunk: int = CHUNK) -> Iterator[tuple[int, bytes, bool]]:
     """Yield ``(offset, line, terminated)`` from byte ``start`` on; ``line``
     has no newline; the last one is unterminated when the file does not end

@@ -1,8 +1,9 @@
 """The triage's answer at one moment of a recording, per host
 (``replay --at T --json``'s ``triage``): what the cockpit said then (the
-host's latest ``triage.updated`` up to T, what the Triage view showed), else
-the phase of the recording's triage that holds T (the phases ``perftriage
-triage`` and the report read). Either way the same findings, ranked, and
+host's latest ``triage.updated`` up to T, what the Triage view showed), or,
+for a transcript made before the live triage (:func:`told_in`), the phase of
+the recording's triage that holds T (the phases ``perftriage triage``, the
+report and the player read). Either way the same findings, ranked, and
 ``top``: the cause the triage puts first ("" with none)."""
 
 from __future__ import annotations
@@ -12,7 +13,19 @@ from typing import Any
 
 from perftriage.core.model import events as ev
 from perftriage.core.model.findings import Finding, top
+from perftriage.core.store import stream
 from perftriage.core.triage.phase import Phase
+
+TOLD_PREFIX = b'{"type":"triage.updated"'
+
+
+def told_in(path) -> bool:
+    """Whether the transcript holds the cockpit's own triage (a
+    ``triage.updated``): then a replay shows what it said at each moment
+    (nothing before its first word); else, a transcript made before the live
+    triage, the recording's triage (:func:`phase_at`) — one rule for
+    ``replay --json`` and the player."""
+    return stream.has_line(path, TOLD_PREFIX)
 
 
 def phase_at(phases: list[Phase], host: str, t: float) -> Phase | None:

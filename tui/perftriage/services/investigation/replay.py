@@ -32,7 +32,7 @@ from perftriage.core.model import reducer
 from perftriage.core.replay.player import Player
 from perftriage.core.replay.timeline import Marker, Timeline
 from perftriage.core.store import stream, transcript
-from perftriage.core.triage.at import as_told, phase_at
+from perftriage.core.triage.at import as_told, phase_at, told_in
 from perftriage.core.triage.phase import Phase
 from perftriage.core.triage.phases import triage
 from perftriage.services.investigation.session import REPLAY, Session, SessionMode, session_filename
@@ -208,17 +208,14 @@ class Replayer:
     def _derived_phases(self) -> list[Phase] | None:
         if self._derived is not None or not self.derives_triage or not self.timeline.complete:
             return self._derived
-        if any(m.kind == "triage" for m in self.timeline.markers):
-            self._derived = []  # the cockpit's own triage is in the file: it is shown
-            return self._derived
         if not self._deriving:  # a large file: read in a thread, nothing until then
             self._deriving = True
             read_whole(self.path, SYNC_TRIAGE_MAX_BYTES, self._derive, "replay-triage")
         return self._derived
 
     def _derive(self) -> None:
-        try:
-            phases = triage(load(self.path))
+        try:  # the cockpit's own triage in the file: it is what is shown (told_in)
+            phases = [] if told_in(self.path) else triage(load(self.path))
         except (transcript.TranscriptError, OSError):  # gone or replaced since it was read
             phases = []
         self._derived = phases  # one assignment: the UI sees all of it or none
