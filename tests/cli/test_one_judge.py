@@ -120,6 +120,11 @@ def test_report_replay_and_triage_name_the_same_top_cause_per_phase(tmp_path, na
         assert abs(told["from"] - p["from"]) <= 2.0, (name, key)
         for gap in at["live_gaps"].values():
             assert "verdict" not in gap and "verdict_kind" not in gap
+        # and halfway through it (once the cockpit had spoken): the same top
+        mid = (p["from"] + p["to"]) / 2
+        if mid > first:
+            told = _cli("replay", str(path), "--at", f"{mid:.2f}", "--json")["triage"]
+            assert told[p["host"]]["top"] == top, (name, key, mid, told[p["host"]]["top"])
 
 
 @pytest.mark.parametrize("name", list(RECORDINGS))
