@@ -115,3 +115,31 @@ def test_decode_log_batches_in_descending_time_read_as_ascending():
     assert up.series.keys() == down.series.keys()
     for key in up.series:
         assert readings(down.series[key]) == readings(up.series[key]), key
+
+
+def test_decode_lines_past_the_bound_are_skipped_read_in_bulk_or_batch_by_batch():
+    """The bulk read (one findall over many batches) takes at most 12 whole
+    digits and adds its values unchecked; a 13- or 15-digit figure (past
+    MAX_READING) sends its batch through the general parse, which skips and
+    counts it, as reading batch by batch does."""
+    from perftriage.core.compare.recording import Recording
+
+    def line(tokens: str, gen: str) -> str:
+        return (f"[2026-11-28 09:00:00 TP0] Decode batch, #running-req: 8, #token: {tokens}, "
+                f"token usage: 0.10, cuda graph: True, gen throughput (token/s): {gen}, "
+                "#queue-req: 0")
+
+    batches = [[line("850", "100.5")] * 2, [line("9" * 13, "1" + "0" * 14)],
+               [line("999999999999", "99.5")]]
+    got = {}
+    for bulk in (True, False):
+        rec = Recording(bulk_logs=bulk)
+        rec.feed(ev.LogSourceOpened(source_id="l", host="h", path="/log"))
+        for i, lines in enumerate(batches):
+            rec.feed(ev.LogLines(source_id="l", lines=lines, t=float(i)))
+        tps, tokens = rec.series[("decode_tps", "h", -1)], rec.series[("context_tokens", "h", -1)]
+        got[bulk] = (list(tps.v), tps.skipped, list(tokens.v), tokens.skipped)
+    assert got[True] == got[False]
+    tps_v, tps_skipped, tokens_v, tokens_skipped = got[True]
+    assert tps_v == [100.5, 100.5, 99.5] and tps_skipped == 1  # 1e14 tok/s: not a reading
+    assert tokens_v == [850.0, 850.0, 999999999999.0] and tokens_skipped == 1

@@ -76,13 +76,16 @@ CONTEXT_ONLY = {"context_tokens": "context (#token)", "batch": "batch"}
 _TOKENS = re.compile(r"Decode batch[.,] .*?#token: ([0-9]{1,15})(?![0-9])")
 # SGLang's common decode line (batch_scan's shape, no data-parallel tag) as
 # (running, #token, gen tok/s, queued), over many batches joined: a busy
-# server's log is read by one findall per :data:`_QUEUED_LINES` lines
+# server's log is read by one findall per :data:`_QUEUED_LINES` lines. At most
+# 12 whole digits, so every value it reads is below series.MAX_READING (1e12)
+# and goes in unchecked; a longer number (up to logparse.MAX_DIGITS) takes the
+# general parse, which checks it
 _DECODE_ROWS = re.compile(
     r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?"
     r"(?: (?:TP|PP|EP|CP)[0-9]+)*\] Decode batch[.,] "
-    r"#running-req: ([0-9]{1,15}), #token: ([0-9]{1,15}), token usage: ([0-9]{1,15}(?:\.[0-9]{1,15})?), "
-    r"(?:cuda graph: (?:True|False), )?"  # (logparse.MAX_DIGITS: past it the general parse)
-    r"gen throughput \(token/s\): ([0-9]{1,15}(?:\.[0-9]{1,15})?), #queue-req: ([0-9]{1,15})(?:, )?$",
+    r"#running-req: ([0-9]{1,12}), #token: ([0-9]{1,12}), token usage: ([0-9]{1,12}(?:\.[0-9]{1,15})?), "
+    r"(?:cuda graph: (?:True|False), )?"
+    r"gen throughput \(token/s\): ([0-9]{1,12}(?:\.[0-9]{1,15})?), #queue-req: ([0-9]{1,12})(?:, )?$",
     re.M)
 _QUEUED_LINES = 512
 _MODEL_ARG = re.compile(r"(?:^|\s)(?:--model-path|--model|--served-model-name)[ =](\S+)")
@@ -301,7 +304,8 @@ class Recording:
             host = self.log_hosts.get(source, "?")
             for metric, col in (("decode_tps", 3), ("running", 0), ("queued", 4),
                                 ("context_tokens", 1), ("token_usage", 2)):
-                self._series(metric, host).extend_at(times, map(float, picked[col]))
+                self._series(metric, host).extend_at(times, map(float, picked[col]),
+                                                     bounded=True)
 
     def _parse_batch(self, e: ev.LogLines) -> None:
         lm = self._logs.get(e.source_id)

@@ -73,12 +73,14 @@ class Series:
             if last is not None and t < last:
                 self._unsorted = True
 
-    def extend_at(self, times: list[float], values) -> None:
-        """Readings at ``times``, one each (ascending, the usual case, or not)."""
+    def extend_at(self, times: list[float], values, bounded: bool = False) -> None:
+        """Readings at ``times``, one each (ascending, the usual case, or not);
+        ``bounded``: every value is known finite and within ±MAX_READING (a
+        parse that cannot read more digits), so none is checked."""
         last = self._t[-1] if self._t else None
         n = len(self._v)
         self._v.extend(values)
-        if not _fine(self._v[n:]):
+        if not bounded and not _fine(self._v[n:]):
             kept = [(t, x) for t, x in zip(times, self._v[n:]) if -MAX_READING <= x <= MAX_READING]
             self.skipped += len(self._v) - n - len(kept)
             del self._v[n:]
