@@ -119,3 +119,16 @@ def test_the_ui_and_services_read_in_at_most_six_floors():
     floors = {c["containers"][0]: len(c["layers"]) for c in _contracts()
               if c["type"] == "layers" and c.get("containers")}
     assert floors["perftriage.ui"] <= 6 and floors["perftriage.services"] <= 6, floors
+
+
+MAX_FILE_LINES = 600  # past it a module wants splitting by what it does
+
+
+def test_no_python_file_is_over_the_house_limit():
+    """The package, its tests and its benches: no file over 600 lines (a
+    912-line bench runner went unnoticed until counted by hand)."""
+    found = [f"{path.relative_to(REPO)}: {n} lines"
+             for top in ("tui", "tests", "scripts")
+             for path in sorted((REPO / top).rglob("*.py"))
+             if (n := len(path.read_text().splitlines())) > MAX_FILE_LINES]
+    assert not found, found
