@@ -56,6 +56,7 @@ def diagnose(w: Witnesses) -> list[Finding]:
     warm = warmup_finding(w, idle)
     if warm is not None:  # a capture of warm-up is not diagnosed as a step
         found.append(warm)
+        busy = None  # (nor by the rules beside the tree: its busy share is warm-up's)
     elif idle is None or source is None:
         if floor is None and (w.decode_tps is not None or w.gap is not None):
             # the time above the floor (less what confirmed causes explain, below)
