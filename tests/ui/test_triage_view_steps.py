@@ -6,6 +6,8 @@ same cause across refreshes."""
 
 from __future__ import annotations
 
+import contextlib
+
 import msgspec
 
 from textual.widgets import DataTable, Static
@@ -42,22 +44,25 @@ def detail(screen) -> str:
     return str(screen.query_one("#triage-detail", Static).render())
 
 
-async def open_view(app, pilot, cockpit):
-    derive(cockpit, (10.0, ev.ProfileCaptured(capture_id="prof1", host="gpu2",
-                                              summary=summarize_files(EAGER))))
-    await pilot.press("Y")
-    await wait_for(lambda: isinstance(app.screen, TriageScreen))
-    screen = app.screen
-    await wait_for(lambda: screen.query_one("#triage-findings", DataTable).row_count > 0)
-    return screen
+@contextlib.asynccontextmanager
+async def triage_view(cockpit, host: str = "gpu2", trace=EAGER):
+    """``cockpit``'s app whose live triage read ``host``'s capture of
+    ``trace``, the Triage view (``Y``) open on its findings: (app, pilot, view)."""
+    app = PerftriageApp(cockpit)
+    async with app.run_test(size=(160, 45)) as pilot:
+        derive(cockpit, (10.0, ev.ProfileCaptured(capture_id="prof1", host=host,
+                                                  summary=summarize_files(trace))))
+        await pilot.press("Y")
+        await wait_for(lambda: isinstance(app.screen, TriageScreen))
+        screen = app.screen
+        await wait_for(lambda: screen.query_one("#triage-findings", DataTable).row_count > 0)
+        yield app, pilot, screen
 
 
 async def test_a_failed_step_says_its_error_and_what_to_do_and_is_never_run_twice(tmp_path):
     cockpit = live_cockpit(tmp_path)
     queued = queue_as_events(cockpit)
-    app = PerftriageApp(cockpit)
-    async with app.run_test(size=(160, 45)) as pilot:
-        screen = await open_view(app, pilot, cockpit)
+    async with triage_view(cockpit) as (app, pilot, screen):
         assert screen._rows[0][1].next.kind == "stacks"
         await pilot.press("enter")
         await wait_for(lambda: "last step: stacks p1 queued on gpu2 since" in detail(screen))
@@ -75,9 +80,7 @@ async def test_a_failed_step_says_its_error_and_what_to_do_and_is_never_run_twic
 async def test_enter_acts_on_the_top_finding_until_the_highlight_is_moved(tmp_path):
     cockpit = live_cockpit(tmp_path)
     queue_as_events(cockpit)
-    app = PerftriageApp(cockpit)
-    async with app.run_test(size=(160, 45)) as pilot:
-        screen = await open_view(app, pilot, cockpit)
+    async with triage_view(cockpit) as (app, pilot, screen):
         table = screen.query_one("#triage-findings", DataTable)
         told = cockpit.session.state.triage["gpu2"]
         lb = told.findings[0]
@@ -181,13 +184,7 @@ async def test_enter_on_the_gap_lead_opens_the_gap_form_prefilled_from_the_engin
                                                metrics_url=url, python=sys.executable)]),
                       registry=None, sessions_dir=None)
     cockpit.started = True
-    app = PerftriageApp(cockpit)
-    async with app.run_test(size=(160, 45)) as pilot:
-        derive(cockpit, (10.0, ev.ProfileCaptured(capture_id="prof1", host="localhost",
-                                                  summary=summarize_files(GRAPH))))
-        await pilot.press("Y")
-        await wait_for(lambda: isinstance(app.screen, TriageScreen))
-        screen = app.screen
+    async with triage_view(cockpit, "localhost", GRAPH) as (app, pilot, screen):
         await wait_for(lambda: len(screen._rows) >= 2)
         at = next(i for i, (_, f) in enumerate(screen._rows)
                   if f.next is not None and f.next.kind == "gap")

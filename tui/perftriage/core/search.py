@@ -22,6 +22,7 @@ from typing import Any
 import re2
 
 from perftriage.core.sanitize import visible
+from perftriage.core.refusals import refusal
 
 MAX_PATTERN_CHARS = 1000  # longer than any search typed; a recorded one is cut off here
 RING_BUDGET_S = 0.5  # a search over a whole ring (the UI thread waits for it)
@@ -90,11 +91,7 @@ def literal(text: str) -> SearchPattern:
 
 def pattern_error(text: str) -> str | None:
     """Why ``text`` is not a pattern (for a prompt's validation), or None."""
-    try:
-        compile_search(text)
-    except PatternError as exc:
-        return str(exc)
-    return None
+    return refusal(compile_search, text)  # (a PatternError is a ValueError)
 
 
 class Budget:

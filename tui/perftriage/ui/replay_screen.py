@@ -15,6 +15,7 @@ from perftriage.ui.widgets.pane import Pane
 from perftriage.ui.widgets.player_bar import PlayerBar
 from perftriage.services.investigation.replay import Replayer
 from perftriage.services.investigation.watch import Watcher
+from perftriage.core.refusals import refusal
 
 TICK_S = 1 / 20
 
@@ -135,11 +136,7 @@ class ReplayScreen(MainScreen):
 
     def action_seek_time(self) -> None:
         def validate(value: str) -> str | None:
-            try:
-                parse_time(value)
-            except ValueError as exc:
-                return str(exc)
-            return None
+            return refusal(parse_time, value)
 
         def chosen(value: str | None) -> None:
             if value is None:

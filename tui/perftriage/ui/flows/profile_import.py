@@ -16,6 +16,7 @@ from perftriage.core.profile.model import TraceError
 from perftriage.core.sanitize import visible
 from perftriage.ui.app_context import app_context, refuse_in_replay
 from perftriage.ui.screens.prompt import PromptScreen
+from perftriage.core.refusals import refusal
 
 
 def trace_paths(text: str) -> list[Path]:
@@ -38,11 +39,7 @@ def trace_paths(text: str) -> list[Path]:
 
 
 def _validate(text: str) -> str | None:
-    try:
-        trace_paths(text)
-    except ValueError as exc:
-        return str(exc)
-    return None
+    return refusal(trace_paths, text)
 
 
 def import_traces(app: App) -> None:

@@ -49,6 +49,7 @@ from perftriage.transport.base import TransportError
 from perftriage.transport.http_get import BadUrl, parse_http_url
 from perftriage.ui.widgets.footer import FittingFooter
 from perftriage.ui.widgets.row_table import last_column_room
+from perftriage.core.refusals import refusal
 
 BUCKET_STYLE = {
     "communication": "on #b5651d", "moe": "on #7b3fa0", "attention": "on #2a7ab0",
@@ -316,11 +317,7 @@ class ProfileScreen(Screen[None]):
         said = f"host {server.note()}\n" if server is not None and server.host == host else ""
 
         def validate(text: str) -> str | None:
-            try:
-                parse_capture_args(text)
-            except ValueError as exc:
-                return str(exc)
-            return None
+            return refusal(parse_capture_args, text)
 
         prompt = PromptScreen(
             "capture a profile", "profile",
