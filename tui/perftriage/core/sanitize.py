@@ -22,9 +22,10 @@ Uses Rich only (no Textual), so it lives in core and every layer may use it.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from rich.ansi import AnsiDecoder
-from rich.text import Text
+if TYPE_CHECKING:  # rich is imported where a line is styled (what reads a file never is)
+    from rich.text import Text
 
 # C0 controls, DEL, C1 controls, and the Unicode bidi embedding/override/
 # isolate marks (the "Trojan Source" set) plus the line/paragraph separators
@@ -112,6 +113,9 @@ def sgr_text(line: str, style: str = "") -> Text:
     style, every other control (cursor moves, OSC, DCS, ``ESC c``, C1, a
     bare ESC, ``\\r``) is shown visibly. The result's ``.plain`` never holds
     a control character."""
+    from rich.ansi import AnsiDecoder
+    from rich.text import Text
+
     if "\x1b" not in line:
         return Text(visible(line), style=style, no_wrap=True)
     parts: list[str] = []

@@ -301,11 +301,12 @@ class Recording:
                 row for e, first in _offsets(queue) if e.source_id == source
                 for row in rows[first:first + len(e.lines)]]))
             times = [e.t for e in mine for _ in e.lines]
+            ordered = times == sorted(times)  # (once for the five series)
             host = self.log_hosts.get(source, "?")
             for metric, col in (("decode_tps", 3), ("running", 0), ("queued", 4),
                                 ("context_tokens", 1), ("token_usage", 2)):
                 self._series(metric, host).extend_at(times, map(float, picked[col]),
-                                                     bounded=True)
+                                                     bounded=True, ordered=ordered)
 
     def _parse_batch(self, e: ev.LogLines) -> None:
         lm = self._logs.get(e.source_id)

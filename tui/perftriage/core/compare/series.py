@@ -53,9 +53,13 @@ class Series:
         self._v = array("d", map(v.__getitem__, order))
         self._unsorted = False
 
-    def _appended(self, t0: float | None, times: list[float]) -> None:
-        """``times`` appended after a series ending at ``t0``: still in time order?"""
-        if (t0 is not None and times[0] < t0) or (len(times) > 1 and times != sorted(times)):
+    def _appended(self, t0: float | None, times: list[float],
+                  ordered: bool | None = None) -> None:
+        """``times`` appended after a series ending at ``t0``: still in time
+        order? (``ordered``: whether ``times`` are, when the caller knows.)"""
+        if ordered is None:
+            ordered = len(times) < 2 or times == sorted(times)
+        if (t0 is not None and times[0] < t0) or not ordered:
             self._unsorted = True
 
     def extend(self, t: float, values) -> None:
@@ -73,10 +77,13 @@ class Series:
             if last is not None and t < last:
                 self._unsorted = True
 
-    def extend_at(self, times: list[float], values, bounded: bool = False) -> None:
+    def extend_at(self, times: list[float], values, bounded: bool = False,
+                  ordered: bool | None = None) -> None:
         """Readings at ``times``, one each (ascending, the usual case, or not);
         ``bounded``: every value is known finite and within ±MAX_READING (a
-        parse that cannot read more digits), so none is checked."""
+        parse that cannot read more digits), so none is checked; ``ordered``:
+        whether ``times`` ascend, when the caller knows (several series of
+        the same times)."""
         last = self._t[-1] if self._t else None
         n = len(self._v)
         self._v.extend(values)
@@ -88,7 +95,7 @@ class Series:
             times = [t for t, _ in kept]
         if times:
             self._t.extend(times)
-            self._appended(last, times)
+            self._appended(last, times, ordered)  # (kept readings keep their order)
 
     def add(self, t: float, value: float) -> None:
         if not -MAX_READING <= value <= MAX_READING:  # nan fails both
