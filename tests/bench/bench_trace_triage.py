@@ -18,6 +18,7 @@ measured too. Each measure is a whole process, imports included, best of 3:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -27,7 +28,8 @@ from tests.bench.bench_trace import build
 from tests.bench.table import print_table
 
 PY = sys.executable
-CORPUS = Path(__file__).parents[2] / "shared" / "corpus"
+CORPUS = Path(os.environ.get("PERFTRIAGE_CORPUS",  # as tests/core/test_corpus.py reads it
+                              Path(__file__).parents[2] / "shared" / "corpus"))
 LARGEST = "tracelens/mi300/google_owlv2-large-patch14-ensemble__1016001.json.gz"
 
 
