@@ -101,3 +101,16 @@ def test_the_markdown_skin_lays_out_the_same_parts_escaped():
     lead = finding_parts(Finding("wasted-traffic", "need G", None, confirmed=False))
     assert md_lines(lead) == ["- **moderate · wasted-traffic · need G** (a lead)"]
     assert md_head(lead) == "moderate · wasted-traffic · need G (a lead)"
+
+
+def test_the_short_form_the_report_summary_uses():
+    lead = Finding(cause="kernel-below-roofline", confirmed=False, explains_pct=48.4, host="h",
+                   title="t")
+    assert finding_parts(lead).short == "kernel-below-roofline (a lead, 48 %)"
+    done = Finding(cause="launch-bound", confirmed=True, explains_pct=0.5, host="h", title="t")
+    assert finding_parts(done).short == "launch-bound (0.5 %)"
+    bare = Finding(cause="near-floor", confirmed=True, explains_pct=None, host="h", title="t")
+    assert finding_parts(bare).short == "near-floor"
+    recorded = finding_parts(Finding(cause=HOSTILE, confirmed=True, explains_pct=None,
+                                     host="h", title="t")).short
+    assert not any(c in recorded for c in RAW)  # a recorded cause is shown, never obeyed

@@ -25,6 +25,7 @@ from perftriage.core.report.md_text import code
 from perftriage.core.triage.after_fix import signal_verdict
 from perftriage.core.triage.phase import Phase
 from perftriage.core.triage.phases import steady
+from perftriage.core.view.finding_parts import finding_parts
 
 MAX_LINES = 20
 STATE_WORDS = {"resolved": "resolved", "still": "still there", "gone": "gone (slower)",
@@ -52,11 +53,9 @@ MARKUP = "[]<>|\\*_`"
 
 
 def _cause(f: Finding) -> str:
-    """``launch-bound (85 %)``, ``kernel-below-roofline (a lead, 48 %)``."""
-    notes = ["a lead"] if not f.confirmed else []
-    if f.explains_pct is not None:
-        notes.append(f"{f.explains_pct:.0f} %")
-    return f.cause + (f" ({', '.join(notes)})" if notes else "")
+    """``launch-bound (85 %)``, ``kernel-below-roofline (a lead, 48 %)``: the
+    finding's parts, said short (core/view/finding_parts.py)."""
+    return finding_parts(f).short
 
 
 def story_host(phases: list[Phase]) -> str | None:

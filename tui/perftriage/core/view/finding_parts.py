@@ -82,6 +82,13 @@ class FindingParts:
         return "lead" if self.lead else self.severity
 
     @property
+    def short(self) -> str:
+        """``launch-bound (85 %)``, ``kernel-below-roofline (a lead, 48 %)``:
+        the cause as a summary names it."""
+        notes = ([LEAD] if self.lead else []) + ([self.share] if self.share else [])
+        return self.cause + (f" ({', '.join(notes)})" if notes else "")
+
+    @property
     def line(self) -> str:
         """``high · host-stall · 42 % · the host's Python …`` (no lead mark)."""
         share = f" · {self.share}" if self.share else ""
