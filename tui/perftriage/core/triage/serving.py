@@ -35,10 +35,14 @@ def _kv_full(w: Witnesses) -> tuple[float, float, float] | None:
     full = w.full_kv_share or 0.0
     if rate <= RETRACT_PER_MIN and full < 0.5:
         return None
-    running, queued = w.running or 0.0, w.queued or 0.0
-    waiting = 100.0 * queued / (running + queued) if running + queued > 0 else 0.0
     # retracted requests redo their prefill; a full cache caps the batch
-    return rate, full, max(waiting, min(100.0, 5.0 * rate), 100.0 * full * 0.2)
+    return rate, full, max(_waiting_pct(w), min(100.0, 5.0 * rate), 100.0 * full * 0.2)
+
+
+def _waiting_pct(w: Witnesses) -> float:
+    """The share of the requests that wait (queued of running + queued, medians)."""
+    running, queued = w.running or 0.0, w.queued or 0.0
+    return 100.0 * queued / (running + queued) if running + queued > 0 else 0.0
 
 
 def _kv_evidence(w: Witnesses, rate: float, full: float, source: str) -> list[Evidence]:
@@ -133,7 +137,7 @@ def memory_finding(w: Witnesses, busy_pct: float | None = None) -> Finding | Non
         cost = f"{_retractions(w.retractions)} in the last {_span(w.end - w.start)}" + (
             " and requests wait" if queued else "")
     elif queued > 0:
-        explains = 100.0 * queued / (running + queued)
+        explains = _waiting_pct(w)
         cost = f"{queued:.0f} requests wait for KV room"
     else:
         explains, cost = None, "nothing lost yet"

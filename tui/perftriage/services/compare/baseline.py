@@ -34,11 +34,9 @@ from perftriage.core.model import events as ev
 from perftriage.core.store.transcript import TranscriptError
 from perftriage.core.triage import same_machine
 from perftriage.services.investigation.session import Session
-from perftriage.services.investigation.whole_read import read_whole
-
-# a replay's transcript up to this size is read when first compared (~0.3 s for
-# 40 MiB on a 2-core box); a larger one in a thread
-SYNC_READ_MAX_BYTES = 16 << 20
+# a replay's transcript up to SYNC_READ_MAX_BYTES is read when first compared, a
+# larger one in a thread (a name here: a test makes every transcript "large")
+from perftriage.services.investigation.whole_read import SYNC_READ_MAX_BYTES, read_whole
 LIVE_S = 30.0  # the live side: this much of the latest readings
 KEEP_S = 300.0  # the live recording keeps this much (a baseline "now" takes 30 s of it)
 NOW = "now"
@@ -109,8 +107,8 @@ class Baseline:
             return self._live
         assert self.transcript is not None
         if self._reader is None:
-            self._reader = read_whole(self.transcript, SYNC_READ_MAX_BYTES,
-                                      self._read_in_thread, "baseline-transcript")
+            self._reader = read_whole(self.transcript, self._read_in_thread,
+                                      "baseline-transcript", SYNC_READ_MAX_BYTES)
             if self._live is not None:  # small: read at once
                 return self._live
         return Recording(name=self.session.state.name)  # still reading: nothing yet

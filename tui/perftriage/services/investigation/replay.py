@@ -39,8 +39,6 @@ from perftriage.services.investigation.session import REPLAY, Session, SessionMo
 from perftriage.services.investigation.whole_read import read_whole
 
 INDEX_STEP = 20_000  # events indexed per lock hold: a seek never waits longer
-# the recording's triage of a larger transcript is read in a thread (as the baseline's)
-SYNC_TRIAGE_MAX_BYTES = 16 << 20
 # what a person may add while replaying (anything else would pretend to touch a host)
 ANNOTATIONS = (ev.NoteAdded, ev.HypothesisAdded, ev.HypothesisUpdated, ev.HypothesisDeleted,
                ev.EvidenceLinked, ev.EvidenceUnlinked, ev.GapComputed)
@@ -210,7 +208,7 @@ class Replayer:
             return self._derived
         if not self._deriving:  # a large file: read in a thread, nothing until then
             self._deriving = True
-            read_whole(self.path, SYNC_TRIAGE_MAX_BYTES, self._derive, "replay-triage")
+            read_whole(self.path, self._derive, "replay-triage")
         return self._derived
 
     def _derive(self) -> None:

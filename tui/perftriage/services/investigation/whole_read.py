@@ -8,9 +8,12 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+# read on the caller's thread up to this size (~0.3 s for 40 MiB on a 2-core box)
+SYNC_READ_MAX_BYTES = 16 << 20
 
-def read_whole(path: Path, max_bytes: int, read: Callable[[], None],
-               name: str) -> threading.Thread | None:
+
+def read_whole(path: Path, read: Callable[[], None], name: str,
+               max_bytes: int | None = None) -> threading.Thread | None:
     """Run ``read`` now when ``path`` is at most ``max_bytes`` (or cannot be
     measured), else in a daemon thread, started and returned: ``read`` sets
     its result in one assignment, so the UI sees all of it or none."""
@@ -18,7 +21,7 @@ def read_whole(path: Path, max_bytes: int, read: Callable[[], None],
         size = path.stat().st_size
     except OSError:
         size = 0
-    if size <= max_bytes:
+    if size <= (SYNC_READ_MAX_BYTES if max_bytes is None else max_bytes):
         read()
         return None
     thread = threading.Thread(target=read, daemon=True, name=name)
