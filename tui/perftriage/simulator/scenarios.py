@@ -11,7 +11,9 @@ The numbers are made up but consistent with each other: a decode step is
 GPU idles ``idle`` of the step on top (a stall, launches, read backs), so
 the decode rate, the GPU's utilisation, its DRAM traffic and the capture's
 timeline all tell the same story. The floor is the one the gap form (``G``)
-computes from :data:`GAP_INPUTS` on the simulated GPUs.
+computes from :data:`GAP_INPUTS` on the simulated GPUs (:data:`FLOOR_MS`), or
+a real GPU's (``sglang_sim --floor-ms``: the simulator run beside one, whose
+gap form reads that GPU's bandwidth).
 """
 
 from __future__ import annotations
@@ -83,6 +85,9 @@ class Scenario:
     max_running: int = MAX_RUNNING  # --max-running-requests under the launch
     waste: float = 0.0  # the share of decode work redone after retractions
     mem_fraction: float = MEM_FRACTION  # --mem-fraction-static under the launch
+    # the decode step's memory-bandwidth floor, ms: the simulated GPUs' (FLOOR_MS), or a
+    # real GPU's (sglang_sim --floor-ms), so the step is gap x the floor the gap form computes
+    floor_ms: float = FLOOR_MS
 
     def gpu_mem_pct(self) -> float:
         """NVML's memory used of the total: SGLang takes --mem-fraction-static
@@ -100,7 +105,7 @@ class Scenario:
         return max(1.02, kernels) / (1.0 - self.idle)
 
     def step_ms(self, backend: str = "flashinfer_cutlass") -> float:
-        return self.gap(backend) * FLOOR_MS
+        return self.gap(backend) * self.floor_ms
 
     def request_tps(self, backend: str = "flashinfer_cutlass") -> float:
         """Tokens a second of one running request (one token a step)."""

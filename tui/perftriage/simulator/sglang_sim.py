@@ -24,7 +24,10 @@ writes are copies of a real bundled trace, not a profile of this simulator).
 ``DPk TPk`` for N data-parallel schedulers taking turns, ``--moe-runner-backend
 NAME`` the MoE backend in ``server_args`` and its made-up speed
 (:data:`BACKEND_SPEEDUP`: the demo's ``S`` restarts it with another backend,
-and the baseline ``b`` shows the difference). Values are made up.
+and the baseline ``b`` shows the difference). ``--floor-ms MS`` (with a
+scenario) sets the decode step's memory-bandwidth floor: a real GPU's, when
+the simulator runs beside one (the H200 walk), so the step is the scenario's
+gap times the floor the gap form computes there. Values are made up.
 Each pass of the loop spends a little CPU in ``simulated_host_stall`` (under
 ``simulated_scheduler_pass``): the real Python frames ``perftriage probe
 stacks`` shows on the demo (its default finds ``sglang_sim`` like an SGLang
@@ -38,6 +41,7 @@ import random
 import signal
 import sys
 import time
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -394,6 +398,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="the code change a scenario's fix line describes, SIMULATED "
                          "(host-stall, host-sync, straggler, wasted-traffic, gpu-throttle, "
                          "cpu-throttle)")
+    ap.add_argument("--floor-ms", type=float, default=None, metavar="MS",
+                    help="with --scenario: the decode step's memory-bandwidth floor in ms "
+                         "(default: the simulated GPUs' FLOOR_MS); the step is the "
+                         "scenario's gap times it")
     ap.add_argument("--moe-runner-backend", default=DEFAULT_BACKEND,
                     choices=sorted(BACKEND_SPEEDUP),
                     help="the MoE backend in server_args; decode speed follows it (made up)")
@@ -404,7 +412,14 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.scenario not in SCENARIOS:
             ap.error(f"--scenario: one of {', '.join(SCENARIOS)}, not {args.scenario!r}")
-        scenario = SCENARIOS[args.scenario].launched(launch_of(args))
+        scenario = SCENARIOS[args.scenario]
+        if args.floor_ms is not None:
+            if not 0.0 < args.floor_ms < float("inf"):
+                ap.error(f"--floor-ms: a positive number of ms, not {args.floor_ms!r}")
+            scenario = replace(scenario, floor_ms=args.floor_ms)
+        scenario = scenario.launched(launch_of(args))
+    elif args.floor_ms is not None:
+        ap.error("--floor-ms needs --scenario (without one the rate is not a step's)")
     metrics = None
     if args.metrics_port is not None:
         from perftriage.simulator.sglang_metrics import SimulatedSglangMetrics
