@@ -9,15 +9,14 @@ this test (test_readme_walkthrough.py covers the step's other lines)."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
-from pathlib import Path
 
 import pytest
 
 from tests.cli.test_watch import TMUX, perftriage_in_tmux
+from tests.support.tmux_demo import transcript_tail
 from tests.ui.test_tmux_typing import tmux, wait_for
 
 
@@ -26,21 +25,6 @@ def elapsed(screen: str) -> float:
     first = screen.splitlines()[0] if screen else ""
     m = re.search(r"(?:(\d+)m)?(\d+(?:\.\d+)?)s\s*$", first)
     return 60 * int(m.group(1) or 0) + float(m.group(2)) if m else 0.0
-
-
-def transcript_tail(sessions: Path, n: int = 40) -> str:
-    """The session's last events, one line each (what a failure here needs:
-    was the baseline marked, what did the cockpit say)."""
-    out = []
-    for path in sorted(sessions.glob("*.jsonl")):
-        for line in path.read_text(errors="replace").splitlines()[-n:]:
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
-            what = {k: v for k, v in e.items() if k in ("t", "label", "text", "state", "start", "end")}
-            out.append(f"{e.get('type', '?')} {what}"[:200])
-    return "\n".join(out)
 
 
 @pytest.mark.skipif(TMUX is None and os.environ.get("CI") != "true",

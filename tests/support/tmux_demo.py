@@ -1,9 +1,11 @@
 """``perftriage demo`` in a real terminal (tmux), driven key by key: what the
-triage tmux tests share. Counts the keys pressed and the seconds since start."""
+triage tmux tests share. Counts the keys pressed and the seconds since start;
+a wait that times out says the screen and the transcript's last events."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import time
 from pathlib import Path
@@ -11,11 +13,45 @@ from pathlib import Path
 from tests.ui.test_tmux_typing import PERFTRIAGE, tmux, wait_for
 
 
+TAIL_KEYS = ("t", "label", "text", "state", "start", "end", "probe_id", "kind", "status",
+             "summary", "capture_id", "reason", "detail", "lines")
+# the readings every second: they would fill the tail and say nothing of what happened
+READINGS = frozenset({"host.sample", "gpu.counters", "gap.sample", "engine.sample"})
+
+
+def transcript_tail(sessions: Path, n: int = 40) -> str:
+    """The sessions' last ``n`` events but the readings, one line each (what
+    a failure in a tmux test needs: what the cockpit recorded, which step ran
+    and how it ended, the server's last lines; a triage's findings by cause,
+    share, next step and the witnesses of their evidence). Escaped: the
+    transcript's bytes never reach the terminal as they are."""
+    out = []
+    for path in sorted(sessions.glob("*.jsonl")):
+        events = []
+        for line in path.read_text(errors="replace").splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(e, dict) and e.get("type") not in READINGS:
+                events.append(e)
+        for e in events[-n:]:
+            what = {k: v for k, v in e.items() if k in TAIL_KEYS}
+            if e.get("type") == "triage.updated":
+                what["findings"] = [
+                    (f.get("cause"), round(f.get("explains_pct") or 0),
+                     (f.get("next") or {}).get("kind"),
+                     [x.get("witness") for x in f.get("evidence", [])])
+                    for f in e.get("findings", []) if isinstance(f, dict)]
+            out.append(ascii(f"{e.get('type', '?')} {what}")[1:-1][:400])
+    return "\n".join(out)
+
+
 class TmuxDemo:
     def __init__(self, tmp_path: Path, *demo_args: str, size: tuple[int, int] = (160, 45)) -> None:
         self.sock = f"perftriage-demo-{os.getpid()}-{tmp_path.name}"
-        sessions = tmp_path / "sessions"
-        self.cmd = (f"env -u COLUMNS -u LINES {PERFTRIAGE} --sessions-dir {sessions} demo "
+        self.sessions = tmp_path / "sessions"
+        self.cmd = (f"env -u COLUMNS -u LINES {PERFTRIAGE} --sessions-dir {self.sessions} demo "
                     + " ".join(demo_args))
         self.size = size
         self.keys = 0
@@ -45,18 +81,26 @@ class TmuxDemo:
     def screen(self) -> str:
         return tmux(self.sock, "capture-pane", "-p", "-t", "t").stdout
 
-    def wait_screen(self, check, what: str, timeout: float) -> str:
-        """The screen once ``check(screen)`` holds; else an AssertionError with it."""
+    def wait_screen(self, check, what: str, timeout: float,
+                    fail: tuple[str, ...] = ()) -> str:
+        """The screen once ``check(screen)`` holds; else an AssertionError with
+        it and the transcript's last events, at once when the screen shows one
+        of ``fail`` (a failure said on screen: nothing to wait for)."""
         seen: list[str] = []
 
         def ok() -> bool:
             seen[:] = [self.screen()]
+            said = next((f for f in fail if f in seen[0]), None)
+            if said is not None:
+                raise AssertionError(f"{what}: the screen says {said!r}")
             return check(seen[0])
 
         try:
             wait_for(ok, timeout, what)
         except AssertionError as exc:
-            raise AssertionError(f"{exc}; the screen:\n{seen[0] if seen else ''}") from None
+            raise AssertionError(f"{exc}; the screen:\n{seen[0] if seen else ''}\n"
+                                 f"the transcript's last events:\n"
+                                 f"{transcript_tail(self.sessions)}") from None
         return seen[0]
 
     def press(self, *keys: str) -> None:
