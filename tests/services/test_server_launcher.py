@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 
@@ -204,4 +206,23 @@ async def test_a_restart_goes_on_in_its_one_log_source(tmp_path) -> None:
                    timeout=5)
     opened = [e for e in session.state.server_events if e.server == "sim"]
     assert [e.state for e in opened][:3] == ["starting", "ready", "stopped"]
+    session.close()
+
+
+@pytest.mark.parametrize(("sig", "name"), [(signal.SIGTERM, "TERM"), (signal.SIGHUP, "HUP")])
+async def test_a_server_stopped_from_outside_says_so_not_just_ended(tmp_path, sig, name) -> None:
+    """A signal to the guard from outside perftriage (an admin's kill, another
+    program's clean-up) stops the server: its event names the signal, where
+    it used to say only "ended" (no exit status reaches the stream)."""
+    profile = ServerProfile(name="sim", command=SIM + " --seed 12",
+                            args={"startup": "0.05", "rate": "20"})
+    session, servers = launcher(tmp_path, profile)
+    run = servers.start("sim")
+    await wait_for(lambda: run.state == "ready" and run.guard_pid is not None)
+    os.kill(run.guard_pid, sig)
+    await wait_for(lambda: server_events(session, "sim")[-1].state == "exited")
+    exited = server_events(session, "sim")[-1]
+    assert exited.detail == f"its guard got SIG{name} from outside perftriage, and stopped it"
+    assert any("shutting down gracefully" in ln for ln in exited.last_lines)  # TERM came first
+    await wait_for(lambda: not sims_running("--seed 12"), timeout=5)
     session.close()

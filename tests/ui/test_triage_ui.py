@@ -5,6 +5,7 @@ finding. The findings are the core triage's own, over real H200 traces."""
 
 from __future__ import annotations
 
+import pytest
 from rich.text import Text
 from textual.widgets import DataTable, Static
 
@@ -120,13 +121,20 @@ async def test_the_view_ranks_findings_and_enter_runs_the_step_on_the_findings_h
         await wait_for(lambda: not isinstance(app.screen, TriageScreen))
 
 
-async def test_a_capture_runs_only_on_enter_through_the_profile_flow(tmp_path):
+# how the capture fails, and what the view then says: an error nobody planned
+# for (a perftriage bug) is said too, never a step left "capturing" forever
+FAILURES = [(OSError("no server"), "capture on gpu2 failed: no server"),
+            (ValueError("a bug"), "capture on gpu2 failed: ValueError: a bug (a perftriage error)")]
+
+
+@pytest.mark.parametrize(("error", "said"), FAILURES)
+async def test_a_capture_runs_only_on_enter_through_the_profile_flow(tmp_path, error, said):
     cockpit = live_cockpit(tmp_path)
     captured: list[tuple[str, str, int | None]] = []
 
     async def capture(host, url, steps, progress=None):
         captured.append((host, url, steps))
-        raise OSError("no server")
+        raise error
 
     cockpit.profiles.capture = capture  # type: ignore[method-assign]
     app = PerftriageApp(cockpit)
@@ -142,7 +150,7 @@ async def test_a_capture_runs_only_on_enter_through_the_profile_flow(tmp_path):
         await pilot.press("enter")
         await wait_for(lambda: captured)
         assert captured == [("gpu2", "http://127.0.0.1:30000", 5)]
-        await wait_for(lambda: "capture on gpu2 failed: no server" in
+        await wait_for(lambda: said in
                        str(app.screen.query_one("#triage-detail", Static).render()))
 
 

@@ -38,6 +38,9 @@ LAST_LINES = 20
 HEALTH_PERIOD_S = 1.0
 EXIT_MARK = "perftriage: server exited with status "
 PID_MARK = "perftriage: server guard pid "
+# the guard stopped by HUP, INT or TERM (not the server's own end): a stop from
+# outside perftriage when the run was not stopped here (its detail says so)
+SIGNAL_MARK = "perftriage: server guard got SIG"
 STOP_GRACE_S = 10.0  # SIGTERM first; the group is killed if still there after this
 
 
@@ -119,6 +122,7 @@ def launch_script(command: str) -> str:
         # the server (handlers, unlike ignores, are not inherited by it)
         f"bash -c {shlex.quote('trap : TERM; ' + command)} </dev/null",
         epilogue=f"printf '\\n{EXIT_MARK}%s\\n' \"$rc\"\n",
+        signalled=f"\\n{SIGNAL_MARK}%s\\n",
     )
 
 
@@ -137,6 +141,7 @@ class ServerRun:
     health_task: asyncio.Task | None = None
     exit_status: int | None = None
     guard_pid: int | None = None
+    signal: str | None = None  # the signal that stopped its guard (SIGNAL_MARK): TERM, HUP, INT
     ready_re: re.Pattern | None = None
     # the host's follow of the profile's log (its `logs`, `o`): the output is read there
     followed: CommandLogSource | None = None
@@ -272,6 +277,9 @@ class ServerLauncher:
                 if line.startswith(PID_MARK):
                     with contextlib.suppress(ValueError):
                         run.guard_pid = int(line[len(PID_MARK):].strip())
+        for line in lines:
+            if line.startswith(SIGNAL_MARK):
+                run.signal = line[len(SIGNAL_MARK):].strip()[:8]
         if run.state != "starting":
             return
         for line in lines:
@@ -315,6 +323,8 @@ class ServerLauncher:
                     status = int(line[len(EXIT_MARK):].strip())
                 break
         detail = f"exit status {status}" if status is not None else reason
+        if status is None and run.signal:  # not stopped here (a stop sets "stopped" first)
+            detail = f"its guard got SIG{run.signal} from outside perftriage, and stopped it"
         if run.state == "starting":
             self._failed(name, run, f"exited before ready ({detail})")
         elif run.state == "ready":

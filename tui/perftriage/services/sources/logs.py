@@ -87,7 +87,7 @@ _SOURCE_STATE: dict[ev.LogFollowState, SourceState] = {
 GIVE_UP_KINDS = frozenset({AUTH, HOST_KEY_CHANGED, HOST_KEY_UNKNOWN, BAD_COMMAND})
 
 
-def guarded(start: str, *, epilogue: str = "") -> str:
+def guarded(start: str, *, epilogue: str = "", signalled: str = "") -> str:
     """Shell that runs ``start`` (a simple command) and dies with the channel.
 
     The loop writes HEARTBEAT every second; once the channel is gone that
@@ -100,15 +100,22 @@ def guarded(start: str, *, epilogue: str = "") -> str:
     heartbeat is the fallback for a channel that dies without either
     noticing. No ``setsid``: a new process group would escape the
     transports' group kill.
+
+    ``signalled``: a line printed (``printf`` format, ``%s`` the signal's
+    name) when the guard is stopped by HUP, INT or TERM, so that whoever
+    reads the stream can tell a kill from outside from the child's own end
+    (on a broken channel it reaches no one, and fails quietly).
     """
+    said = f"printf {shlex.quote(signalled)} \"$1\" 2>/dev/null; " if signalled else ""
     return (
         f"{start} &\n"
         "c=$!\n"
-        "stop() { trap '' HUP INT TERM PIPE; kill -TERM 0 2>/dev/null; wait $c; exit 143; }\n"
-        "trap stop HUP INT TERM PIPE\n"
+        f"stop() {{ trap '' HUP INT TERM PIPE; {said}kill -TERM 0 2>/dev/null; wait $c; "
+        "exit 143; }\n"
+        "trap 'stop HUP' HUP; trap 'stop INT' INT; trap 'stop TERM' TERM; trap 'stop PIPE' PIPE\n"
         "while kill -0 $c 2>/dev/null; do\n"
         "  sleep 1\n"
-        "  printf '\\036' || stop\n"
+        "  printf '\\036' || stop PIPE\n"
         "done\n"
         "wait $c; rc=$?\n"
         f"{epilogue}"

@@ -413,6 +413,8 @@ async def _capture(cockpit: StepHost, host: str, url: str, steps: int | None) ->
         cap = await cockpit.profiles.capture(host, url, steps)
     except (CaptureFailed, TransportError, OSError) as exc:
         return f"capture on {host} failed: {exc}"
+    except Exception as exc:  # noqa: BLE001 - the view would say "capturing" forever
+        return f"capture on {host} failed: {type(exc).__name__}: {exc} (a perftriage error)"
     return f"{cap.capture_id}: {len(cap.files)} trace file(s) from {host}"
 
 
