@@ -187,9 +187,10 @@ class Earlier(msgspec.Struct, kw_only=True):
 
 
 def reportable(f: Finding) -> bool:
-    """Worth showing: at least the moderate band, or an unconfirmed lead with
-    no share yet (it says what to measure)."""
-    return f.explains_pct is None or f.explains_pct >= MODERATE_PCT
+    """Worth showing: at least the moderate band, an unconfirmed lead with no
+    share yet (it says what to measure), or a remark (near-floor: at the floor
+    itself nothing is left, and that is the answer, not an empty list)."""
+    return f.explains_pct is None or f.cause in INFORMATIONAL or f.explains_pct >= MODERATE_PCT
 
 
 def ranked(findings: list[Finding]) -> list[Finding]:

@@ -15,6 +15,10 @@ RETRACT_PER_MIN = 1.0  # SGLang: a retraction about once a minute is fine
 ROOM_USAGE = 0.9  # below this the KV cache has room: a queue is the server's
 SMALL_BATCH = 4.0  # running requests at or under this with no queue: the client sends few
 NEAR_FLOOR = 1.3  # within 1.3x of the floor: nothing big left
+# a step measured faster than this share of its memory-bandwidth floor moved fewer
+# bytes than the gap was told it must: the gap's inputs are off, not the server
+# (a little under 1x is the measurement's noise at the floor itself)
+GAP_MIN = 0.9
 MEM_FULL_PCT = 97.0  # NVML memory used at or above this share of the total: no room left
 
 
@@ -194,7 +198,7 @@ def queue_finding(w: Witnesses, busy_pct: float | None = None) -> Finding | None
 
 @rule("near-floor")
 def floor_finding(w: Witnesses, busy_pct: float | None = None) -> Finding | None:
-    if w.gap is None or not 0.0 < w.gap <= NEAR_FLOOR:  # a recorded gap of 0 (or NaN): no finding
+    if w.gap is None or not GAP_MIN <= w.gap <= NEAR_FLOOR:  # 0, NaN, faster than the floor
         return None
     left = max(0.0, (w.gap - 1.0) / w.gap * 100.0)
     return Finding(
@@ -213,6 +217,15 @@ def gap_lead(w: Witnesses, busy_pct: float | None) -> Finding | None:
     weights, the KV per token): with the GPU busy and no gap yet, a lead
     whose next step is the gap form (``G``: ``Y`` never asked
     for it, and a double read stayed unseen)."""
+    if w.gap is not None and 0.0 < w.gap < GAP_MIN:
+        return Finding(
+            cause="wasted-traffic", confirmed=False, explains_pct=None, host=w.host,
+            title=(f"the step runs {w.gap:.2f}x its memory floor, faster than the bytes allow: "
+                   "G's inputs are off (fewer bytes a step, or more GPUs or bandwidth)"),
+            evidence=[Evidence("gap", f"gap {w.gap:.2f}x (median of the phase): measured "
+                                      "faster than the floor", w.end, "gap")],
+            next=NextStep("gap", [], "G: correct the bytes a step must move (the active "
+                          "weights and KV), the GPUs or their bandwidth"))
     if w.gap is not None or w.traffic_ratio is not None:
         return None
     if busy_pct is None or busy_pct < GAP_BUSY_PCT:
