@@ -413,10 +413,13 @@ def test_a_hypothesis_whose_check_reads_a_cause_gets_its_confirmed_finding_as_ev
     assert len([e for e in session_events(session) if isinstance(e, ev.EvidenceLinked)]) == 1
 
 
-def test_without_auto_mode_only_the_witness_of_a_fix_runs_by_itself():
-    """Issue 49.3: after a restart the stall of the phase before is "not known
-    yet" until stacks are taken again; the cockpit takes them once (cheap,
-    never pauses), and nothing else runs without a key."""
+async def test_without_auto_mode_only_the_witness_of_a_fix_runs_by_itself():
+    """Issue 49.3: after a restart the stall and the launch-bound of the phase
+    before are "not known yet" until their witnesses are taken again; the
+    cockpit takes each once by itself — stacks (cheap, never pauses) and, once
+    the new server decodes, one capture (the change was made to fix it: on a
+    real H200 launch-bound stayed "not known yet" without a key) — and nothing
+    else runs without a key."""
     c, session, seen, live, _ = auto_cockpit(every_finding=False)
     decode(session, 1, 40, gen=900.0)
     capture(session, 20.0, EAGER)
@@ -426,17 +429,25 @@ def test_without_auto_mode_only_the_witness_of_a_fix_runs_by_itself():
     live.tick()
     told = [e for e in seen if isinstance(e, ev.TriageUpdated)]
     assert told[-1].findings[0].cause == "host-stall"
+    assert {f.cause for f in told[-1].findings} >= {"host-stall", "launch-bound"}
     assert c.probes.queued == [] and c.profiles.captured == []
     at(session, 45.0, ev.ServerEvent(server="s", host="gpu1", state="starting"))
-    decode(session, 46, 70, gen=2900.0)
+    decode(session, 46, 47, gen=2900.0)
     live.tick()
+    assert c.profiles.captured == []  # the new server's first second: no capture of its start
+    decode(session, 47, 70, gen=2900.0)
+    live.tick()
+    await asyncio.gather(*c.tasks)
     assert c.probes.queued == [("gpu1", "stacks", ["--seconds", "3", "--port", "30001"])]
+    assert c.profiles.captured == [("gpu1", "http://gpu1:30000", 5)]  # the form's URL
     notes = [e.text for e in seen if isinstance(e, ev.NoteAdded)]
-    assert notes == ["triage, to tell whether the change removed host-stall: "
-                     "stacks p1 queued on gpu1"]
+    assert notes[0] == ("triage, to tell whether the change removed host-stall: "
+                        "stacks p1 queued on gpu1")
+    assert notes[1].startswith("triage, to tell whether the change removed launch-bound: ")
     decode(session, 70, 72, gen=2900.0)
     live.tick()
-    assert len(c.probes.queued) == 1 and c.profiles.captured == []  # once per phase
+    await asyncio.gather(*c.tasks)
+    assert len(c.probes.queued) == 1 and len(c.profiles.captured) == 1  # once per phase
 
 
 def test_an_ssh_host_and_localhost_with_the_same_gpus_are_one_machine():

@@ -10,11 +10,13 @@ session time ``t`` is not run again there until a phase starts after
 transcript, the Hypotheses pane and the report show it), so a person
 sees what the cockpit did by itself.
 
-Without auto mode one cheap step still runs by itself: after a change (a
+Without auto mode one step still runs by itself: after a change (a
 restart, a change of level), the witness of a finding of the phase before
 that this phase has not taken again ("not known yet"), once per phase —
-stacks for a host stall — so "resolved" comes without a key when the fix
-worked. A capture or ncu still waits for Enter.
+stacks for a host stall, and a profile capture for launch-bound or
+host-sync once the new server decodes (the change was made to fix that
+cause; one capture of a few steps is how to know) — so "resolved" comes
+without a key when the fix worked. ncu still waits for Enter.
 """
 
 from __future__ import annotations
@@ -22,6 +24,17 @@ from __future__ import annotations
 from perftriage.core.model import events as ev
 from perftriage.services.triage.live import HostTriage, LiveTriage
 from perftriage.services.triage.next_step import CHEAP, StepHost, log_scan, plan, run
+
+
+# the witness a change is checked with, once the new server decodes: a capture too
+VERIFY = CHEAP | {"capture"}
+
+
+def decoding(ht: HostTriage) -> bool:
+    """The phase's server has decoded long enough for the before/after (its
+    log or its engine's /metrics read for the comparison's minimum seconds):
+    a capture now profiles steps, not the server's start."""
+    return "log" in ht.phase.measured or "engine" in ht.phase.measured
 
 
 class AutoSteps:
@@ -55,7 +68,8 @@ class AutoSteps:
                 if not (self.every_finding or verify):
                     continue
                 step = f.next
-                if step is None or step.kind not in CHEAP:
+                if step is None or step.kind not in (VERIFY if verify and decoding(ht)
+                                                     else CHEAP):
                     continue
                 key = (host, step.kind)
                 last = self.ran.get(key)
