@@ -83,6 +83,11 @@ async def test_the_planted_cause_is_the_top_finding(tmp_path: Path, name: str):
     assert phases and phases[-1].findings, describe(phases)
     top = phases[-1].findings[0]
     assert top.cause == name, describe(phases)
+    # each evidence line once (a CI screen showed "← gap at 0:05: gap 2.0x to the
+    # floor" twice; no transcript ever held it twice: this says it stays so)
+    for f in (f for ph in phases for f in ph.findings):
+        said = [(e.label, e.at, e.text) for e in f.evidence]
+        assert len(said) == len(set(said)), (f.cause, said)
 
 
 @pytest.mark.slow_first
