@@ -15,6 +15,7 @@ from tests.ui.test_tmux_typing import PERFTRIAGE, tmux, wait_for
 
 TAIL_KEYS = ("t", "label", "text", "state", "start", "end", "probe_id", "kind", "status",
              "summary", "capture_id", "reason", "detail", "lines")
+SETTLE_S = 0.5  # a failure's screen is captured again after this
 # the readings every second: they would fill the tail and say nothing of what happened
 READINGS = frozenset({"host.sample", "gpu.counters", "gap.sample", "engine.sample"})
 
@@ -98,7 +99,10 @@ class TmuxDemo:
         try:
             wait_for(ok, timeout, what)
         except AssertionError as exc:
-            raise AssertionError(f"{exc}; the screen:\n{seen[0] if seen else ''}\n"
+            # captured again a moment later: tmux (3.3) does not sync a frame's
+            # update, so a capture during a redraw can show a line twice
+            time.sleep(SETTLE_S)
+            raise AssertionError(f"{exc}; the screen:\n{self.screen()}\n"
                                  f"the transcript's last events:\n"
                                  f"{transcript_tail(self.sessions)}") from None
         return seen[0]
