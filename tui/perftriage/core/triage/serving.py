@@ -220,8 +220,9 @@ def gap_lead(w: Witnesses, busy_pct: float | None) -> Finding | None:
     if w.gap is not None and 0.0 < w.gap < GAP_MIN:
         return Finding(
             cause="wasted-traffic", confirmed=False, explains_pct=None, host=w.host,
-            title=(f"the step runs {w.gap:.2f}x its memory floor, faster than the bytes allow: "
-                   "G's inputs are off (fewer bytes a step, or more GPUs or bandwidth)"),
+            # what to do first: a 100-column row keeps about 45 characters of it
+            title=(f"G's inputs are off: the step runs {w.gap:.2f}x its memory floor, faster "
+                   "than the bytes allow (fewer bytes a step, or more GPUs or bandwidth)"),
             evidence=[Evidence("gap", f"gap {w.gap:.2f}x (median of the phase): measured "
                                       "faster than the floor", w.end, "gap")],
             next=NextStep("gap", [], "G: correct the bytes a step must move (the active "
