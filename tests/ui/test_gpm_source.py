@@ -245,3 +245,29 @@ def test_eight_gpus_with_counters_never_wrap_a_row(width, compact):
     rows = [line for line in block.plain.splitlines() if line.lstrip().startswith("GPU")]
     assert rows and all(len(r) <= width for r in rows), rows
     assert all("42%" in r for r in rows)  # the share stays, whatever else goes
+
+
+async def test_gap_monitor_samples_at_once_when_the_gap_is_recorded():
+    """CI's flake: G recorded the gap, and the triage a second later still
+    asked for it (its first sample was a second away), so Enter in the Triage
+    view opened the gap form again. The sample now follows the record at once,
+    and a second record with new inputs is sampled again from the same counters."""
+    from perftriage.core.analysis import counters as cnt
+    from perftriage.services.investigation.session import Session
+    from perftriage.services.sources.gap_monitor import gap_sources
+
+    session = Session("gap", hosts=["h"])
+    (mon,) = gap_sources(None, None, session)
+    assert mon.interval >= 1.0
+    session.emit(ev.GpuCountersSample(host="h", source="nvml-gpm", gpus=[
+        cnt.make_counters(0, peak_gbs=H200_PEAK, dram_busy_pct=90)]))
+    got: list[ev.GapSample] = []
+    session.subscribe(lambda e: got.append(e) if isinstance(e, ev.GapSample) else None)
+    for weights in (40.0, 20.0):
+        session.emit(ev.GapComputed(floor_ms=8.3, ceiling_tps=120, bandwidth_gbs_total=H200_PEAK,
+                                    measured_ms=9.0, inputs={"weights_gb": weights, "gpus": 1,
+                                                             "measured_ms": 9.0}))
+        await asyncio.sleep(0)  # one turn of the loop, far less than the monitor's second
+        await asyncio.sleep(0)
+    assert [s.host for s in got] == ["h", "h"]
+    assert got[1].floor_ms == pytest.approx(got[0].floor_ms / 2, rel=0.01)  # the new inputs

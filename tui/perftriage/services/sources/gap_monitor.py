@@ -3,6 +3,10 @@ host whose bandwidth counters are flowing, once roofline inputs exist (the
 G form). Replay and the Markdown report read these events; the Gap view
 computes the same figures from the state with the same function.
 
+A sample is taken at once when the gap is recorded (or its inputs change),
+not a second later: until the first sample the triage still asks for the
+gap, and Enter in the Triage view would open the form the user just filled.
+
 Also asks each host once for its NVLink capacity (``nvidia-smi nvlink -s``)
 and records it as host info (``nvlink_capacity_gbs``).
 """
@@ -14,7 +18,7 @@ from collections.abc import Callable
 
 from perftriage.core.analysis import gap as gap_math
 from perftriage.core.analysis.gap_live import live_gap
-from perftriage.core.model.events import Event, GapSample, HostInfo
+from perftriage.core.model.events import Event, GapComputed, GapSample, HostInfo
 from perftriage.core.model.state import SessionState
 from perftriage.services.sources.base import BaseSource, SourceKind
 from perftriage.transport.base import TransportError
@@ -24,7 +28,8 @@ INTERVAL_S = 1.0
 
 class GapMonitor(BaseSource):
     def __init__(self, state: SessionState, emit: Callable[[Event], object], registry,
-                 interval: float = INTERVAL_S) -> None:
+                 interval: float = INTERVAL_S,
+                 subscribe: Callable[[Callable[[Event], None]], object] | None = None) -> None:
         super().__init__()
         self.name, self.host = "gap", None
         self.session_state = state
@@ -33,6 +38,19 @@ class GapMonitor(BaseSource):
         self.interval = max(INTERVAL_S, interval)
         self._seen: dict[str, object] = {}  # host -> the counters event last used
         self._asked: set[str] = set()
+        if subscribe is not None:
+            subscribe(self._on_event)
+
+    def _on_event(self, event: Event) -> None:
+        """The gap recorded (G): sample it now, with its new inputs, from the
+        counters already read (after the emit that recorded it returns)."""
+        if not isinstance(event, GapComputed):
+            return
+        self._seen.clear()
+        try:
+            asyncio.get_running_loop().call_soon(self.tick)
+        except RuntimeError:  # no loop (a replay, a script): the next tick takes it
+            pass
 
     async def run(self) -> None:
         self.set_state("up")
@@ -73,7 +91,7 @@ class GapMonitor(BaseSource):
 
 def gap_sources(config, registry, session) -> list[GapMonitor]:
     """Source factory: the one live gap recorder."""
-    return [GapMonitor(session.state, session.emit, registry)]
+    return [GapMonitor(session.state, session.emit, registry, subscribe=session.subscribe)]
 
 
 GAP = SourceKind("gap", gap_sources)
