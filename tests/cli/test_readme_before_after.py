@@ -16,7 +16,7 @@ import shutil
 import pytest
 
 from tests.cli.test_watch import TMUX, perftriage_in_tmux
-from tests.support.tmux_demo import transcript_tail
+from tests.support.tmux_demo import engine_figures, transcript_tail
 from tests.ui.test_tmux_typing import tmux, wait_for
 
 
@@ -80,6 +80,9 @@ def test_the_readme_stacks_and_before_after_lines(tmp_path):
             print(tmux(sock, "display", "-p", "-t", "t", "#{window_width}x#{window_height}").stdout)
             print(screen())
             print(transcript_tail(sessions))
+            print("the engine's scrapes and the server's events (t type source state "
+                  "generation_tokens gen_throughput):")
+            print(engine_figures(sessions))
             raise
     finally:
         tmux(sock, "kill-server")

@@ -20,31 +20,70 @@ SETTLE_S = 0.5  # a failure's screen is captured again after this
 READINGS = frozenset({"host.sample", "gpu.counters", "gap.sample", "engine.sample"})
 
 
+def _one_line(e: dict) -> str:
+    what = {k: v for k, v in e.items() if k in TAIL_KEYS}
+    if e.get("type") == "triage.updated":
+        what["findings"] = [
+            (f.get("cause"), round(f.get("explains_pct") or 0),
+             (f.get("next") or {}).get("kind"),
+             [x.get("witness") for x in f.get("evidence", [])])
+            for f in e.get("findings", []) if isinstance(f, dict)]
+    return f"{e.get('type', '?')} {what}"
+
+
 def transcript_tail(sessions: Path, n: int = 40) -> str:
     """The sessions' last ``n`` events but the readings, one line each (what
     a failure in a tmux test needs: what the cockpit recorded, which step ran
     and how it ended, the server's last lines; a triage's findings by cause,
-    share, next step and the witnesses of their evidence). Escaped: the
-    transcript's bytes never reach the terminal as they are."""
-    out = []
+    share, next step and the witnesses of their evidence). A run of log
+    events is one line (CI's tail was 40 log lines and nothing else). Escaped:
+    the transcript's bytes never reach the terminal as they are."""
+    out: list[str] = []
     for path in sorted(sessions.glob("*.jsonl")):
-        events = []
+        lines: list[str] = []
+        run: list[dict] = []
+
+        def flush() -> None:
+            if run:
+                last = (run[-1].get("lines") or [""])[-1]
+                lines.append(f"log.lines x{len(run)} from t={run[0].get('t')} to "
+                             f"t={run[-1].get('t')}, the last: {last}")
+                run.clear()
+
         for line in path.read_text(errors="replace").splitlines():
             try:
                 e = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(e, dict) and e.get("type") not in READINGS:
-                events.append(e)
-        for e in events[-n:]:
-            what = {k: v for k, v in e.items() if k in TAIL_KEYS}
-            if e.get("type") == "triage.updated":
-                what["findings"] = [
-                    (f.get("cause"), round(f.get("explains_pct") or 0),
-                     (f.get("next") or {}).get("kind"),
-                     [x.get("witness") for x in f.get("evidence", [])])
-                    for f in e.get("findings", []) if isinstance(f, dict)]
-            out.append(ascii(f"{e.get('type', '?')} {what}")[1:-1][:400])
+            if not isinstance(e, dict) or e.get("type") in READINGS:
+                continue
+            if e.get("type") == "log.lines":
+                run.append(e)
+                continue
+            flush()
+            lines.append(_one_line(e))
+        flush()
+        out += [ascii(x)[1:-1][:400] for x in lines[-n:]]
+    return "\n".join(out)
+
+
+def engine_figures(sessions: Path) -> str:
+    """Each engine scrape as ``t source generation_tokens gen_throughput`` (a
+    before/after test's failure: did the counter reset at the restart, which
+    server answered)."""
+    out = []
+    for path in sorted(sessions.glob("*.jsonl")):
+        for line in path.read_text(errors="replace").splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(e, dict) and e.get("type") in ("engine.sample", "server"):
+                snap = e.get("snapshot") or {}
+                out.append(ascii(f"{e.get('t')} {e.get('type')} {e.get('source') or ''} "
+                                 f"{e.get('state') or ''} "
+                                 f"{(snap.get('counters') or {}).get('generation_tokens')} "
+                                 f"{(snap.get('gauges') or {}).get('gen_throughput')}")[1:-1])
     return "\n".join(out)
 
 
