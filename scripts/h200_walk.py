@@ -258,6 +258,17 @@ def config_toml(srv: Server, log: Path, root: Path, preamble: str) -> str:
             + " }\n")
 
 
+def resolved_on(screen: str, cause: str) -> bool:
+    """The screen says ``cause`` is resolved: the main screen's line names every
+    cause the fix resolved (``✔ launch-bound, wasted-traffic resolved``), the
+    Triage view one a line (``✔ launch-bound: resolved —``). The H200 walk of
+    2026-12-05 looked for ``launch-bound resolved`` alone and missed the first."""
+    flat = " ".join(screen.split())
+    names = r"[a-z][a-z-]*(?:, [a-z][a-z-]*)*"
+    return any(cause in m.group(1).split(", ")
+               for m in re.finditer(rf"✔ ({names}):? resolved", flat))
+
+
 def walk_one(cause: str, root: Path, gpu_load_gb: float, floor_gbs: float = 0.0) -> dict:
     """One cause: sshd, the server outside the cockpit, the cockpit in tmux."""
     root.mkdir(parents=True, exist_ok=True)
@@ -361,7 +372,7 @@ def fix(term: Term, cause: str, srv: Server, server: subprocess.Popen, log: Path
         out.update(resolved=False, why="the restarted server wrote no decode line in 60 s")
         return out
     want = f"{cause} resolved"
-    seen = term.wait(lambda x: want in " ".join(x.split()), RESOLVED_S)
+    seen = term.wait(lambda x: resolved_on(x, cause), RESOLVED_S)
     out["resolved"] = seen is not None
     if seen is not None:
         out["seconds_to_resolved"] = round(time.monotonic() - first_decode, 1)

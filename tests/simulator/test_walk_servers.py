@@ -63,3 +63,16 @@ def test_the_standin_row_is_slow_until_s_says_fast(walk, tmp_path):
     fixed = build_command(prof, *parse_overrides(srv.fix, placeholders(prof.command)),
                           log_only=True)  # the host follows that log already
     assert fixed.endswith(f"server.log fast ; }} >> {tmp_path / 'server.log'} 2>&1")
+
+
+def test_the_walk_reads_resolved_in_both_wordings(walk):
+    """The H200 walk of 2026-12-05: the product said "✔ launch-bound,
+    wasted-traffic resolved" 12 s after the fix's first decode, and the walk,
+    looking for "launch-bound resolved", tabled it as not resolved."""
+    main = "│ triage h200: ✔ launch-bound, wasted-traffic resolved · moderate · near-floo… │"
+    assert walk.resolved_on(main, "launch-bound") and walk.resolved_on(main, "wasted-traffic")
+    view = " ✔ launch-bound: resolved — capture prof2 at 0:31 no longer finds it"
+    assert walk.resolved_on(view, "launch-bound")
+    assert not walk.resolved_on(main, "host-stall")
+    assert not walk.resolved_on(" ✘ launch-bound: still there — 48 %", "launch-bound")
+    assert not walk.resolved_on("✔ host-stall, kv-pressure resolved", "stall")  # whole names
