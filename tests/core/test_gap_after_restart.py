@@ -59,3 +59,20 @@ def test_the_old_servers_rate_is_not_the_new_servers_gap():
     assert all(live is not None and live < 1.3 for live, _ in after)
     news = [live for live, _ in between + after if live is not None]
     assert median(news) < 1.3  # the after phase's median: 9.0 → about 1.1x, no longer "="
+
+
+def test_an_endpoint_that_stopped_answering_measures_nothing():
+    """A server perftriage did not start (no server event) dies: its
+    /metrics goes unanswered and its last mean ITL is not the gap's."""
+    from perftriage.core.analysis.gap_live import engine_rate
+    from tests.ui.test_engine_report import engine_events
+
+    state = SessionState()
+    for e in engine_events("sglang-0.5", ["a", "b"]):
+        e.host, e.source = "h", "engine:h"
+        apply(state, e)
+    tps, batch = engine_rate(state, "h")
+    assert tps is not None and batch == 32
+    apply(state, ev.EngineStatus(source="engine:h", host="h", state="retrying",
+                                 reason="connection refused", t=state.last_t + 1))
+    assert engine_rate(state, "h") == (None, None)

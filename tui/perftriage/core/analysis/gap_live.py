@@ -69,11 +69,12 @@ def engine_rate(state: SessionState, host: str | None = None) -> tuple[float | N
     (its /metrics): one decode step of ``batch`` requests takes the
     ITL, so measured ms/token is the ITL itself - more exact than the log's
     tokens/s. The endpoint of ``host`` first, else any; (None, None) without
-    one, or with only readings from before its server last started or stopped."""
+    one, or with only readings from before its server last started or
+    stopped, or while it does not answer."""
     engines = sorted(state.engines.values(), key=lambda es: es.host != host)
     for es in engines:
-        if not _fresh(state, es.host, es.sample_t):
-            continue
+        if es.conn_state in ("retrying", "down") or not _fresh(state, es.host, es.sample_t):
+            continue  # its last figures are of a server that no longer answers
         if ms := es.ms_per_token:
             running = es.figures.running
             batch = int(running) if running and running >= 1 else 1
