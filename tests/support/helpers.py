@@ -54,6 +54,23 @@ def app_opening(cockpit, screen):
     return OpeningApp(cockpit)
 
 
+def opened_then(screen_type, *keys: str, ready=None):
+    """A snapshot's ``run_before`` for an :func:`app_opening` app: waits until
+    ``screen_type`` is on top and ``ready(screen)`` holds, then presses
+    ``keys``. snap_compare's ``press`` alone can land before the screen is
+    pushed (it goes to the main screen): a loaded CI box took the Stacks
+    view's snapshot without the frame tree its Enter opens."""
+    async def run_before(pilot) -> None:
+        await wait_for(lambda: isinstance(pilot.app.screen, screen_type)
+                       and (ready is None or ready(pilot.app.screen)))
+        await pilot.pause()
+        if keys:
+            await pilot.press(*keys)
+        await pilot.pause()
+
+    return run_before
+
+
 async def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02):
     """Poll ``predicate`` until true (instead of sleeping a fixed time)."""
     loop = asyncio.get_running_loop()

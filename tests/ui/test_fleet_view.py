@@ -8,7 +8,7 @@ import pytest
 from textual.widgets import DataTable
 
 from tests.support.fleet_exporters import emulated_snapshot, parse_outliers
-from tests.support.helpers import app_opening, wait_for
+from tests.support.helpers import app_opening, opened_then, wait_for
 from perftriage.ui.app import PerftriageApp
 from perftriage.core.store.config import Config, FleetConfig
 from perftriage.ui.screens.fleet import FleetScreen
@@ -86,7 +86,8 @@ def _snapshot_app():
 
 
 def test_fleet_view_snapshot(snap_compare):
-    assert snap_compare(_snapshot_app(), terminal_size=(160, 45), press=["m", "m"])
+    assert snap_compare(_snapshot_app(), terminal_size=(160, 45),
+                        run_before=opened_then(FleetScreen, "m", "m"))
 
 
 async def test_a_big_fleet_draws_the_most_deviating_hosts_and_counts_the_rest():

@@ -23,7 +23,7 @@ from perftriage.ui.screens.profile import ProfileScreen, parse_capture_args
 from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts.registry import HostRegistry, local_host
 from perftriage.services.investigation.session import Session
-from tests.support.helpers import FIXTURES, app_opening
+from tests.support.helpers import FIXTURES, app_opening, opened_then
 from tests.support.helpers import wait_for
 from tests.support.profile_replay import profile_view_of
 from tests.support.sglang_profile_simulator import ProfilingServerSimulator
@@ -133,7 +133,8 @@ def _snapshot_app():
 
 
 def test_profile_view_snapshot(snap_compare):
-    assert snap_compare(_snapshot_app(), terminal_size=(160, 45), press=["d"])
+    assert snap_compare(_snapshot_app(), terminal_size=(160, 45),
+                        run_before=opened_then(ProfileScreen, "d"))
 
 
 def test_kernel_detail_snapshot(snap_compare):

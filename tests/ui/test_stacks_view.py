@@ -15,7 +15,7 @@ from perftriage.services.cockpit import Cockpit
 from perftriage.services.hosts.registry import HostRegistry
 from perftriage.ui.app import PerftriageApp
 from perftriage.ui.screens.stacks import StacksScreen
-from tests.support.helpers import app_opening, wait_for
+from tests.support.helpers import app_opening, opened_then, wait_for
 from tests.support.stacks_support import result, text
 from tests.support.stall_target import STALL_FUNCTION
 
@@ -102,8 +102,14 @@ def _snapshot_app():
     return app_opening(cockpit, StacksScreen)
 
 
+def _frames_then_enter():
+    """Enter on the top frame once the view's table has its rows."""
+    return opened_then(StacksScreen, "enter",
+                       ready=lambda s: s.query_one("#stacks-frames", DataTable).row_count > 0)
+
+
 def test_stacks_view_snapshot(snap_compare):
-    assert snap_compare(_snapshot_app(), terminal_size=(160, 45), press=["enter"])
+    assert snap_compare(_snapshot_app(), terminal_size=(160, 45), run_before=_frames_then_enter())
 
 
 async def test_k_samples_a_real_process_from_the_cockpit(tmp_path) -> None:
@@ -216,7 +222,7 @@ async def test_at_80_columns_a_frame_name_is_cut_in_its_middle():
 
 
 def test_stacks_view_at_100x30_snapshot(snap_compare):
-    assert snap_compare(_snapshot_app(), terminal_size=(100, 30), press=["enter"])
+    assert snap_compare(_snapshot_app(), terminal_size=(100, 30), run_before=_frames_then_enter())
 
 
 async def test_the_view_says_when_a_sample_is_too_few_to_say_anything():
