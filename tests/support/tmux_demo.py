@@ -20,6 +20,17 @@ SETTLE_S = 0.5  # a failure's screen is captured again after this
 READINGS = frozenset({"host.sample", "gpu.counters", "gap.sample", "engine.sample"})
 
 
+def _events(path: Path):
+    """The transcript's events as dicts, a line that is not one skipped."""
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(e, dict):
+            yield e
+
+
 def _one_line(e: dict) -> str:
     what = {k: v for k, v in e.items() if k in TAIL_KEYS}
     if e.get("type") == "triage.updated":
@@ -50,12 +61,8 @@ def transcript_tail(sessions: Path, n: int = 40) -> str:
                              f"t={run[-1].get('t')}, the last: {last}")
                 run.clear()
 
-        for line in path.read_text(errors="replace").splitlines():
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(e, dict) or e.get("type") in READINGS:
+        for e in _events(path):
+            if e.get("type") in READINGS:
                 continue
             if e.get("type") == "log.lines":
                 run.append(e)
@@ -73,12 +80,8 @@ def engine_figures(sessions: Path) -> str:
     server answered)."""
     out = []
     for path in sorted(sessions.glob("*.jsonl")):
-        for line in path.read_text(errors="replace").splitlines():
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(e, dict) and e.get("type") in ("engine.sample", "server"):
+        for e in _events(path):
+            if e.get("type") in ("engine.sample", "server"):
                 snap = e.get("snapshot") or {}
                 out.append(ascii(f"{e.get('t')} {e.get('type')} {e.get('source') or ''} "
                                  f"{e.get('state') or ''} "

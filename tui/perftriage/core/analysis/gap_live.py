@@ -32,17 +32,17 @@ def bytes_from_inputs(inputs: dict) -> float | None:
         return None
 
 
-def server_changed_at(state: SessionState, host: str | None) -> float | None:
+def server_changed_at(state: SessionState, host: str) -> float | None:
     """When a server perftriage runs on ``host`` last started, stopped,
     exited or failed (session time), or None. Not when it became ready: its
     first decode lines can come before its ready line."""
     for e in reversed(state.server_events):
-        if e.state != "ready" and (host is None or e.host == host):
+        if e.state != "ready" and e.host == host:
             return e.t
     return None
 
 
-def _fresh(state: SessionState, host: str | None, t: float | None) -> bool:
+def _fresh(state: SessionState, host: str, t: float | None) -> bool:
     """A reading at ``t`` is of the server running now: taken after its
     host's server last started or stopped."""
     changed = server_changed_at(state, host)

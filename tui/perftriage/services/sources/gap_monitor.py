@@ -14,6 +14,7 @@ and records it as host info (``nvlink_capacity_gbs``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 
 from perftriage.core.analysis import gap as gap_math
@@ -47,10 +48,8 @@ class GapMonitor(BaseSource):
         if not isinstance(event, GapComputed):
             return
         self._seen.clear()
-        try:
+        with contextlib.suppress(RuntimeError):  # no loop: the next tick takes it
             asyncio.get_running_loop().call_soon(self.tick)
-        except RuntimeError:  # no loop (a replay, a script): the next tick takes it
-            pass
 
     async def run(self) -> None:
         self.set_state("up")
