@@ -54,12 +54,13 @@ def app_opening(cockpit, screen):
     return OpeningApp(cockpit)
 
 
-def opened_then(screen_type, *keys: str, ready=None):
+def opened_then(screen_type, *keys: str, ready=None, settled=None):
     """A snapshot's ``run_before`` for an :func:`app_opening` app: waits until
     ``screen_type`` is on top and ``ready(screen)`` holds, then presses
-    ``keys``. snap_compare's ``press`` alone can land before the screen is
-    pushed (it goes to the main screen): a loaded CI box took the Stacks
-    view's snapshot without the frame tree its Enter opens."""
+    ``keys``, then waits for ``settled(screen)``. snap_compare's ``press``
+    alone can land before the screen is pushed (it goes to the main screen):
+    a loaded CI box took the Stacks view's snapshot without the frame tree
+    its Enter opens."""
     async def run_before(pilot) -> None:
         await wait_for(lambda: isinstance(pilot.app.screen, screen_type)
                        and (ready is None or ready(pilot.app.screen)))
@@ -67,6 +68,9 @@ def opened_then(screen_type, *keys: str, ready=None):
         if keys:
             await pilot.press(*keys)
         await pilot.pause()
+        if settled is not None:
+            await wait_for(lambda: settled(pilot.app.screen))
+            await pilot.pause()
 
     return run_before
 

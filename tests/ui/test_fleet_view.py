@@ -87,7 +87,15 @@ def _snapshot_app():
 
 def test_fleet_view_snapshot(snap_compare):
     assert snap_compare(_snapshot_app(), terminal_size=(160, 45),
-                        run_before=opened_then(FleetScreen, "m", "m"))
+                        run_before=opened_then(FleetScreen, "m", "m", settled=_host_column_fits))
+
+
+def _host_column_fits(screen) -> bool:
+    """The grid's host column as wide as its names ("node017"): a loaded box
+    took the snapshot before the table's idle pass sized it from its new rows
+    (the names cut to "node")."""
+    columns = screen.query_one("#fleet-grid", DataTable).ordered_columns
+    return bool(columns) and columns[0].content_width >= len("node017")
 
 
 async def test_a_big_fleet_draws_the_most_deviating_hosts_and_counts_the_rest():
