@@ -12,7 +12,7 @@ from perftriage.core.model.state import ProbeState
 from perftriage.core.probe_kinds.stacks_kind import STACKS_KIND, parse_args
 from perftriage.core.probe_kinds.kind import ProbeUsageError
 from perftriage.core.stacks.compare import compare, noise, two_proportion_z
-from perftriage.core.stacks.samples import headline, top_text
+from perftriage.core.stacks.samples import few_text, headline, too_few, top_text
 from perftriage.core.stacks.summary import StacksSummary, busy_share, from_detail, wall_pct
 from tests.support.stacks_support import result
 
@@ -88,3 +88,33 @@ def test_dump_is_one_word_and_not_with_seconds() -> None:
     with pytest.raises(ProbeUsageError, match="not both"):
         parse_args(["--dump", "--seconds", "3"])
     assert STACKS_KIND.form_value == "--seconds 3" and STACKS_KIND.engine
+
+
+def _empty_record(err: str) -> tuple[ProbeState, StacksSummary]:
+    args = ["--seconds", "3"]
+    v = STACKS_KIND.interpret(args, 0, result([{"pid": 42, "name": SIM, "rc": 0, "out": "",
+                                                "err": err}]), "")
+    p = ProbeState(probe_id="p4", host="localhost", kind="stacks", args=args, status=v.status,
+                   summary=v.summary, detail=v.detail)
+    s = from_detail(v.detail)
+    assert s is not None
+    return p, s
+
+
+def test_a_record_with_no_busy_sample_says_the_process_only_waited() -> None:
+    """CI's demo: a 3 s record of a simulator that slept through it came back
+    with 0 samples, and the view said "only 0 samples: too few for a share
+    to say anything". 300 ticks in which no thread ran is an answer."""
+    _, s = _empty_record("py-spy> Wrote raw flamegraph data to 'x'. Samples: 0 Errors: 0\n")
+    assert too_few(s) and s.processes[0].idle_pct == pytest.approx(100.0)
+    assert few_text(s) == ("no busy sample in 3 s at 100 Hz: the process only waited (py-spy "
+                           "keeps a sample when a thread runs), idle 100 % of wall time")
+    p, few = _record(1, 1)  # 2 busy samples: too few, and not "only waited"
+    assert few_text(few) == "only 2 samples: too few for a share to say anything (fewer than 5)"
+
+
+def test_py_spy_s_failed_reads_are_counted_in_the_notes() -> None:
+    p, s = _empty_record("py-spy> Wrote raw flamegraph data to 'x'. Samples: 0 Errors: 300\n")
+    assert "py-spy could not read 300 of 300 samples of pid 42" in p.summary
+    clean, _ = _empty_record("py-spy> Wrote raw flamegraph data to 'x'. Samples: 9 Errors: 0\n")
+    assert "could not read" not in clean.summary

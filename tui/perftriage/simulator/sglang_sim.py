@@ -307,6 +307,22 @@ def event_loop_normal(seconds: float) -> None:
     process_batch_result_decode(seconds)
 
 
+# Every scenario's scheduler also polls for new requests each pass, as SGLang's
+# does (``Scheduler.recv_requests``: non-blocking reads of its ZMQ sockets), a
+# small share of wall time that is the host waiting, not stalling: a stacks
+# record of a healthy server then has samples to share out (without it the
+# demo's 3 s record held 0 to 2 busy samples, "too few to say anything")
+RECV_SHARE = 0.1
+
+
+def recv_requests(seconds: float) -> None:
+    """The scheduler's poll for new requests (SGLang's ``Scheduler.recv_requests``)."""
+    end = time.perf_counter() + seconds
+    polls = 0
+    while time.perf_counter() < end:
+        polls += 1  # a zmq recv_pyobj(NOBLOCK) that found nothing
+
+
 # a scenario's stall_frame (the leaf py-spy shows) -> the call that spends the time in it
 STALLS = {"simulated_host_stall": simulated_host_stall,
           "simulated_late_rank_stall": simulated_late_rank_stall,
@@ -316,6 +332,7 @@ STALLS = {"simulated_host_stall": simulated_host_stall,
 def scenario_pass(sim: "Steady", due: int, sc: "Scenario") -> str:
     """One pass of a scenario's scheduler: its planted host work at its share
     of the pass, then the ``due`` log lines."""
+    recv_requests(RECV_SHARE * PASS_S)
     if sc.stall_share:
         STALLS.get(sc.stall_frame, simulated_host_stall)(sc.stall_share * PASS_S)
     if sc.forward_share:

@@ -287,6 +287,8 @@ def _where(frame) -> str:
     return f"{frame.file}:{frame.line}" if frame.line is not None else frame.file
 
 
+# py-spy record's last words: "Wrote raw flamegraph data to 'x'. Samples: 24 Errors: 1"
+_PYSPY_COUNTS = re.compile(r"Samples: ([0-9]{1,12}) Errors: ([0-9]{1,12})")
 _TRANSPORT_CUT = re.compile(r"\[… ([0-9,]{1,20}) bytes not kept …\]")
 
 
@@ -314,6 +316,12 @@ def _notes(data: dict[str, Any], summary: StacksSummary) -> list[str]:
         mib = max(_int(c.get("capped")) for c in cuts) >> 20
         notes.append(f"py-spy's output stopped at the {mib} MiB cap (pid "
                      f"{', '.join(map(str, capped[:5]))}{', …' if len(capped) > 5 else ''})")
+    unread = [(_int(t.get("pid")), int(m.group(2)), int(m.group(1)) + int(m.group(2)))
+              for t in targets if (m := _PYSPY_COUNTS.search(str(t.get("err", ""))))
+              and int(m.group(2))]
+    for pid, errors, tries in unread[:5]:
+        notes.append(f"py-spy could not read {errors} of {tries} samples of pid {pid} "
+                     "(a running process's memory changes under a non-pausing read)")
     bad = sum(p.bad_lines for p in summary.processes)
     if bad:
         notes.append(f"{plural(bad, 'bad py-spy line')} skipped")

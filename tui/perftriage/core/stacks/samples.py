@@ -86,6 +86,18 @@ def too_few(s: StacksSummary) -> bool:
     return sample_count(s) < MIN_SAMPLES
 
 
+def few_text(s: StacksSummary) -> str:
+    """Why a sample's shares say nothing. A record whose every process was read
+    and none ran in any tick did say something: the process only waited."""
+    n = sample_count(s)
+    if s.mode == "record" and n == 0 and s.processes and all(p.error is None
+                                                              for p in s.processes):
+        return (f"no busy sample in {s.seconds:g} s at {s.rate} Hz: the process only waited "
+                "(py-spy keeps a sample when a thread runs), idle 100 % of wall time")
+    return (f"only {plural(n, 'sample')}: too few for a share to say anything "
+            f"(fewer than {MIN_SAMPLES})")
+
+
 def sample_kind(s: StacksSummary) -> str:
     """What a sample measured: ``dump``, ``record``, with ``--gil``/``--native``.
     Shares of samples of different kinds are not like for like."""
