@@ -312,3 +312,22 @@ async def test_after_py_spy_was_not_found_k_offers_to_carry_it(tmp_path) -> None
         assert form.value == "--seconds 3 --carry"  # type: ignore[attr-defined]
         help_text = " ".join(str(s.render()) for s in app.screen.query(Static))
         assert "py-spy was not found there: --carry carries perftriage's own" in help_text
+
+
+async def test_the_columns_fit_their_cells_before_the_table_is_idle():
+    """CI-like load (and once a real demo) drew the view between the rows
+    going in and the table's idle pass that measures them: every cell stayed
+    cut to its column label's width ('recv_', '358' for pid 3582) until the
+    cursor moved. The widths are set with the rows, not on idle."""
+    from rich.cells import cell_len
+
+    app = _snapshot_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause(0.3)
+        screen = app.screen
+        table = screen.query_one("#stacks-frames", DataTable)
+        screen.show_state(app.session.state)  # refilled: no idle pass yet
+        assert table.row_count > 3
+        for i, column in enumerate(table.ordered_columns):
+            widest = max(cell_len(str(table.get_row_at(r)[i])) for r in range(table.row_count))
+            assert column.content_width >= widest, column.label

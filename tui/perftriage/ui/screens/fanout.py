@@ -19,6 +19,7 @@ from perftriage.core.model.state import Section, SessionState
 from perftriage.core.sanitize import visible, visible_lines
 from perftriage.ui.screens.detail_modal import DetailModal
 from perftriage.ui.widgets.footer import FittingFooter
+from perftriage.ui.widgets.row_table import fill
 
 
 VERDICT_STYLE = {"ok": "green", "failed": "red", "error": "bold red", "timeout": "red"}
@@ -70,9 +71,9 @@ class FanoutScreen(DetailModal):
         table = self.query_one(DataTable)
         row = table.cursor_row
         table.clear()
-        for g in self._groups:
-            table.add_row(Text(g.nodeset), str(len(g.hosts)), Text(g.verdict, style=VERDICT_STYLE.get(g.verdict, "yellow")),
-                          Text(visible(g.summary)))
+        fill(table, [(Text(g.nodeset), str(len(g.hosts)),
+                      Text(g.verdict, style=VERDICT_STYLE.get(g.verdict, "yellow")),
+                      Text(visible(g.summary))) for g in self._groups])
         if self._groups:
             table.move_cursor(row=min(row, len(self._groups) - 1), animate=False)
         self._show_selected()

@@ -36,6 +36,7 @@ from perftriage.core.view import fleet_view
 from perftriage.services.hosts.dig_in import DigInError
 from perftriage.ui.widgets.format import sparkline
 from perftriage.ui.widgets.footer import FittingFooter
+from perftriage.ui.widgets.row_table import fill
 
 MAX_OUTLIER_ROWS = 200
 # Grid rows drawn: the most deviating hosts. Nobody reads row 400 of 512;
@@ -217,11 +218,11 @@ class FleetScreen(Screen[str | None]):
                          style=fleet_view.OUTLIER_STYLE if r.worst > threshold else "dim")
             rows.append([Text(r.host), worst] + [
                 fleet_view.cell(self.metric, v, d, threshold) for v, d in zip(r.values, r.distances)])
-        table.add_rows(rows)
         if len(grid.rows) > GRID_ROWS:
             rest = grid.rows[GRID_ROWS:]
             rows_left = Text(f"+{len(rest)} hosts within {rest[0].worst:.1f} MADs", style="dim")
-            table.add_row(rows_left, Text(""), *[Text("") for _ in grid.columns])
+            rows.append([rows_left, Text(""), *[Text("") for _ in grid.columns]])
+        fill(table, rows)
         hosts = [r.host for r in grid.rows[:GRID_ROWS]]
         if keep in hosts:
             table.move_cursor(row=hosts.index(keep), animate=False)
@@ -232,9 +233,8 @@ class FleetScreen(Screen[str | None]):
         at = previous[table.cursor_row] if table.row_count and table.cursor_row < len(previous) else None
         table.clear()
         shown = outliers[:MAX_OUTLIER_ROWS]
-        for i, o in enumerate(shown, 1):
-            table.add_row(str(i), Text(o.sentence(), style=fleet_view.OUTLIER_STYLE if i == 1
-                                       else ""), Text(f"{o.distance:.1f}", justify="right"))
+        fill(table, [(str(i), Text(o.sentence(), style=fleet_view.OUTLIER_STYLE if i == 1 else ""),
+                      Text(f"{o.distance:.1f}", justify="right")) for i, o in enumerate(shown, 1)])
         self._outliers = shown
         # a refresh keeps the cursor on the same outlier (host, GPU, metric)
         where = [(o.host, o.gpu, o.metric) for o in shown]

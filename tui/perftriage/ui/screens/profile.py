@@ -48,7 +48,7 @@ from perftriage.services.profile.capture import CaptureFailed, via_text
 from perftriage.transport.base import TransportError
 from perftriage.transport.http_get import BadUrl, parse_http_url
 from perftriage.ui.widgets.footer import FittingFooter
-from perftriage.ui.widgets.row_table import last_column_room
+from perftriage.ui.widgets.row_table import fill, last_column_room
 from perftriage.core.refusals import refusal
 
 BUCKET_STYLE = {
@@ -249,15 +249,13 @@ class ProfileScreen(Screen[None]):
         names = short_names([k.name for k in s.kernels[:KERNEL_ROWS]],
                             min(NAME_MAX_WIDTH, last_column_room(
                                 self.size.width, cols + ["bucket"], rows, NAME_MIN_WIDTH)))
-        for row, name in zip(rows, names):
-            kernels.add_row(*row, Text(name))
-        for b in s.buckets:
-            buckets.add_row(Text(visible(b.bucket), style=BUCKET_STYLE.get(b.bucket, "")),
-                            f"{b.total_ms:.3f}", f"{b.pct:.1f}%")
-        for r in s.per_rank:
-            # Text: a str cell is read as Rich markup, and a rank is named by its file
-            ranks.add_row(Text(visible(r.rank)), _num(r.window_ms, ".2f"), f"{r.kernel_ms:.2f}",
-                          _num(r.idle_pct, ".1f", "%"), _num(r.exposed_comm_ms, ".3f"))
+        fill(kernels, [(*row, Text(name)) for row, name in zip(rows, names)])
+        fill(buckets, [(Text(visible(b.bucket), style=BUCKET_STYLE.get(b.bucket, "")),
+                        f"{b.total_ms:.3f}", f"{b.pct:.1f}%") for b in s.buckets])
+        # Text: a str cell is read as Rich markup, and a rank is named by its file
+        fill(ranks, [(Text(visible(r.rank)), _num(r.window_ms, ".2f"), f"{r.kernel_ms:.2f}",
+                      _num(r.idle_pct, ".1f", "%"), _num(r.exposed_comm_ms, ".3f"))
+                     for r in s.per_rank])
         self.query_one("#profile-compare", Static).update(self._compare_text(state, cap))
 
     def _compare_text(self, state: SessionState, cap: ProfileCaptured) -> Text:

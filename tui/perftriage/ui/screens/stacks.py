@@ -30,10 +30,9 @@ from perftriage.core.profile.table import short_name
 from perftriage.core.sanitize import visible
 from perftriage.core.stacks.compare import FrameChange, baseline, compare, noise
 from perftriage.core.stacks.samples import (
-    MIN_SAMPLES,
+    few_text,
     headline,
     plural,
-    sample_count,
     sample_kind,
     samples,
     short_where,
@@ -45,6 +44,7 @@ from perftriage.core.stacks.summary import FrameRow, StacksSummary, wall_pct
 from perftriage.ui.app_context import app_context, refuse_in_replay
 from perftriage.ui.screens.views import close_view
 from perftriage.ui.widgets.footer import FittingFooter
+from perftriage.ui.widgets.row_table import fill
 
 FRAME_ROWS = 15  # per process
 FIXED_COLUMNS = 7 + 6 + 6 + 6 + 2 * 6 + 2 + 2  # pid, wall, self, total, padding, border, scrollbar
@@ -130,8 +130,6 @@ class StacksScreen(Screen[None]):
         table = self.query_one("#stacks-frames", DataTable)
         cursor = table.cursor_row
         table.clear()
-        for column in table.columns.values():  # clear() keeps a wider screen's widths
-            column.content_width = column.label.cell_len
         self._rows = []
         if not found:
             head.update(Text("No stacks sample yet: k samples the engine's Python with py-spy "
@@ -144,25 +142,25 @@ class StacksScreen(Screen[None]):
         text = Text(f"[{i + 1}/{len(found)}] " + visible(headline(p, s, top=False))
                     + "".join(f"\n{visible(x)}" for x in top or ()))
         if too_few(s):  # as the report says of it: its shares say nothing
-            text.append(f"\nonly {plural(sample_count(s), 'sample')}: too few for a share to say "
-                        f"anything (fewer than {MIN_SAMPLES}); k takes a 3 s record",
-                        style="yellow")
+            text.append(f"\n{few_text(s)}; k takes a 3 s record", style="yellow")
         head.update(text)
         box = width if width < NARROW else width * 2 // 3
         name_w, where_w = column_widths(
             box, [f for proc in s.processes for f in proc.frames[:FRAME_ROWS]])
+        rows: list[tuple[str | Text, ...]] = []
         for proc in s.processes:
             if proc.error is not None:
-                table.add_row(str(proc.pid), "", "", "", Text(visible(proc.error), style="red"), "")
+                rows.append((str(proc.pid), "", "", "", Text(visible(proc.error), style="red"), ""))
                 self._rows.append((proc.pid, "", ""))
                 continue
             for f in proc.frames[:FRAME_ROWS]:
                 # a dump's samples are its threads, not time: no wall share
                 wall = f"{wall_pct(f, proc):.1f}%" if s.mode == "record" else ""
-                table.add_row(str(proc.pid), wall, f"{f.self_pct:.1f}%", f"{f.total_pct:.1f}%",
-                              Text(short_name(f.name, name_w)),  # its middle cut: both ends say which
-                              Text(visible(short_where(f, where_w))))
+                rows.append((str(proc.pid), wall, f"{f.self_pct:.1f}%", f"{f.total_pct:.1f}%",
+                             Text(short_name(f.name, name_w)),  # its middle cut: both ends say which
+                             Text(visible(short_where(f, where_w)))))
                 self._rows.append((proc.pid, f.name, f.file))
+        fill(table, rows, refit=True)
         if 0 < cursor < table.row_count:
             table.move_cursor(row=cursor)
         self.query_one("#stacks-side", Static).update(

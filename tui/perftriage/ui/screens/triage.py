@@ -38,7 +38,7 @@ from perftriage.ui.screens.views import close_view
 from perftriage.ui.app_context import app_context
 from perftriage.ui.widgets.logs import LogsPane
 from perftriage.ui.widgets.footer import FittingFooter
-from perftriage.ui.widgets.row_table import last_column_room
+from perftriage.ui.widgets.row_table import fill, last_column_room
 from perftriage.ui.widgets.finding_rich import finding_text, row_cells
 from perftriage.ui.widgets.triage_text import (
     FAILED_STYLE,
@@ -138,9 +138,9 @@ class TriageScreen(Screen[None]):
         # below): the table never scrolls sideways
         headers = [c.label.plain for c in table.columns.values()][:-1]
         room = last_column_room(self.size.width, headers, rows, TITLE_MIN_WIDTH)
-        for i, cells in enumerate(rows):
+        for cells in rows:
             cells[-1].truncate(room, overflow="ellipsis")
-            table.add_row(*cells, key=f"{i}")
+        fill(table, rows)
         self.query_one("#triage-head", Static).update(self._head(state, hosts))
         self.query_one("#triage-earlier", Static).update(earlier)
         self.query_one("#triage-earlier", Static).display = bool(earlier)

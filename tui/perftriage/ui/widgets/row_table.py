@@ -1,9 +1,13 @@
 """A row-cursor DataTable whose Home and End move the selection to the
-first and last row (DataTable's own Home/End scroll sideways)."""
+first and last row (DataTable's own Home/End scroll sideways), and the one
+way a view refills a table (:func:`fill`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.cells import cell_len
+from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
@@ -34,3 +38,21 @@ def last_column_room(screen_width: int, headers: list[str], rows: list[list], mi
     used = sum(max([cell_len(h)] + [cell_len(str(r[i])) for r in rows]) + 2
                for i, h in enumerate(headers))
     return max(minimum, screen_width - used - 2 - 2 - 2 - 2)
+
+
+def _width(cell: object) -> int:
+    text = cell if isinstance(cell, Text) else Text.from_markup(str(cell))  # str: markup
+    return max((cell_len(line) for line in text.plain.splitlines()), default=0)
+
+
+def fill(table: DataTable, rows: Sequence[Sequence[object]], *, refit: bool = False) -> None:
+    """Add ``rows`` with each column already as wide as they need. DataTable
+    measures new rows only on its idle pass: a frame drawn before it (on a
+    busy machine) cached every cell cut to the column's old width, its
+    label's on a first fill ('node' for a host, '358' for pid 3582), until
+    the cursor moved. ``refit``: fit this fill alone (clear() keeps the
+    widths of wider rows gone)."""
+    for i, column in enumerate(table.ordered_columns):
+        widest = max([column.label.cell_len, *(_width(r[i]) for r in rows if i < len(r))])
+        column.content_width = widest if refit else max(column.content_width, widest)
+    table.add_rows(rows)
