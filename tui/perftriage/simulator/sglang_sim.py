@@ -316,7 +316,8 @@ RECV_SHARE = 0.1
 
 
 def recv_requests(seconds: float) -> None:
-    """The scheduler's poll for new requests (SGLang's ``Scheduler.recv_requests``)."""
+    """The scheduler's poll for new requests (SGLang's ``Scheduler.recv_requests``).
+    Its loop is its own, not ``_burn``'s: py-spy names the leaf frame."""
     end = time.perf_counter() + seconds
     polls = 0
     while time.perf_counter() < end:

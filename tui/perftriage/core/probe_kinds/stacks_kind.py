@@ -316,12 +316,15 @@ def _notes(data: dict[str, Any], summary: StacksSummary) -> list[str]:
         mib = max(_int(c.get("capped")) for c in cuts) >> 20
         notes.append(f"py-spy's output stopped at the {mib} MiB cap (pid "
                      f"{', '.join(map(str, capped[:5]))}{', …' if len(capped) > 5 else ''})")
-    unread = [(_int(t.get("pid")), int(m.group(2)), int(m.group(1)) + int(m.group(2)))
-              for t in targets if (m := _PYSPY_COUNTS.search(str(t.get("err", ""))))
-              and int(m.group(2))]
-    for pid, errors, tries in unread[:5]:
-        notes.append(f"py-spy could not read {errors} of {tries} samples of pid {pid} "
-                     "(a running process's memory changes under a non-pausing read)")
+    unread = []
+    for t in targets:
+        m = _PYSPY_COUNTS.search(str(t.get("err", "")))
+        if m and int(m.group(2)):
+            read, failed = int(m.group(1)), int(m.group(2))
+            unread.append(f"py-spy could not read {failed} of {read + failed} samples of pid "
+                          f"{_int(t.get('pid'))} (a running process's memory changes under a "
+                          "non-pausing read)")
+    notes += unread[:5]
     bad = sum(p.bad_lines for p in summary.processes)
     if bad:
         notes.append(f"{plural(bad, 'bad py-spy line')} skipped")
